@@ -1,0 +1,115 @@
+"""Provides the loaders of tasks/ and sessions/ files; every error names the file and the field."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from centaur_tui.domain.errors import ConfigError
+from centaur_tui.domain.session import Session
+from centaur_tui.domain.study import Study
+from centaur_tui.domain.task import Task, Universal
+
+UNIVERSAL_FILE = "universal.toml"
+"""File in the tasks folder holding the general dimensions and universal prompts."""
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(str(path), None, "file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), None, f"malformed TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(str(path), None, f"cannot read: {exc.strerror}") from None
+
+
+def _loc(loc: tuple[Any, ...], data: Any) -> str:
+    """Turn a pydantic location into a field path, naming list items by their name or id."""
+    path = ""
+    node = data
+    for item in loc:
+        if isinstance(item, int) and isinstance(node, list) and 0 <= item < len(node):
+            node = node[item]
+            label = (node.get("name") or node.get("id")) if isinstance(node, dict) else None
+            path += f"[{item} {label!r}]" if label else f"[{item}]"
+        else:
+            path += f".{item}" if path else str(item)
+            node = node.get(item) if isinstance(node, dict) else None
+    return path or "(top level)"
+
+
+def _validate(model: type[M], data: dict[str, Any], path: Path) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = _loc(tuple(err["loc"]), data)
+        msg = err["msg"].removeprefix("Value error, ")
+        more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
+        raise ConfigError(str(path), field, msg + more) from None
+
+
+def load_task(path: Path) -> Task:
+    """Load one task file."""
+    task = _validate(Task, _read_toml(path), path)
+    if task.id != path.stem:
+        raise ConfigError(str(path), "id", f"id {task.id!r} must match the file name {path.stem!r}")
+    return task
+
+
+def load_universal(tasks_dir: Path) -> Universal:
+    """Load the general dimensions and universal prompts shared by all tasks."""
+    return _validate(Universal, _read_toml(tasks_dir / UNIVERSAL_FILE), tasks_dir / UNIVERSAL_FILE)
+
+
+def load_tasks(tasks_dir: Path) -> tuple[dict[str, Task], Universal]:
+    """Load every task file in a folder (all *.toml but universal.toml), sorted by id."""
+    if not tasks_dir.is_dir():
+        raise ConfigError(str(tasks_dir), None, "tasks folder not found")
+    universal = load_universal(tasks_dir)
+    general = {d.id for d in universal.general_dimensions}
+    tasks: dict[str, Task] = {}
+    for path in sorted(tasks_dir.glob("*.toml")):
+        if path.name == UNIVERSAL_FILE:
+            continue
+        task = load_task(path)
+        clash = general & {d.id for d in task.dimensions}
+        if clash:
+            raise ConfigError(str(path), "dimensions", f"ids {sorted(clash)} clash with general dimensions")
+        tasks[task.id] = task
+    return tasks, universal
+
+
+def load_session(path: Path | str) -> Study:
+    """Load and validate a session file with its tasks; nothing is written."""
+    path = Path(path)
+    data = _read_toml(path)
+    session = _validate(Session, data, path)
+    tasks_dir = (path.parent / session.tasks_dir).resolve()
+    all_tasks, universal = load_tasks(tasks_dir)
+    for i, task_id in enumerate(session.tasks):
+        if task_id not in all_tasks:
+            known = ", ".join(sorted(all_tasks)) or "none"
+            raise ConfigError(str(path), f"tasks[{i}]", f"unknown task {task_id!r} (known: {known})")
+    for i, expert in enumerate(session.experts):
+        for task_id in expert.tasks:
+            if task_id not in session.tasks:
+                raise ConfigError(str(path), f"experts[{i} {expert.id!r}].tasks", f"task {task_id!r} is not in this session")
+    for i, model in enumerate(session.models):
+        for knob in ("automation_skill", "coaching_skill"):
+            for task_id in getattr(model.simulation, knob).tasks:
+                if task_id not in all_tasks:
+                    raise ConfigError(
+                        str(path), f"models[{i} {model.name!r}].simulation.{knob}.tasks", f"unknown task {task_id!r}"
+                    )
+    database = (path.parent / (session.database or f"{session.name}.db")).resolve()
+    tasks = {t: all_tasks[t] for t in session.tasks}
+    return Study(session=session, tasks=tasks, universal=universal, session_file=path.resolve(), database=database)

@@ -1,0 +1,283 @@
+"""Provides the `centaur` command: tasks, check, run, export (and the app, when a terminal is there)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from centaur_tui.catalog import load_session, load_tasks
+from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.plan import STAGES, summarize
+from centaur_tui.domain.study import Study
+
+SIMULATED_BANNER = "SIMULATED DATA: calls go to the seeded simulated provider, not to language models."
+
+
+def _default_tasks_dir() -> Path:
+    return Path(os.environ.get("CENTAUR_TASKS", "tasks"))
+
+
+def resolve_session(value: str) -> Path:
+    """Accept a session file path or a bare name in sessions/."""
+    path = Path(value)
+    if path.exists() or path.suffix == ".toml":
+        return path
+    candidate = Path(os.environ.get("CENTAUR_SESSIONS", "sessions")) / f"{value}.toml"
+    return candidate if candidate.exists() else path
+
+
+class CentaurGroup(click.Group):
+    """Prints CentaurErrors as one clear line and exits 2, instead of a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CentaurError as exc:
+            click.secho(f"{exc.title}: {exc.message}", fg="red", err=True)
+            sys.exit(exc.exit_code)
+
+
+@click.group(cls=CentaurGroup, invoke_without_command=True)
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """centaur-tui: run CentaurBench sessions and let experts judge them blind."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+
+
+def main() -> None:
+    cli()
+
+
+# -- tasks -----------------------------------------------------------------------------------
+
+
+@cli.group("tasks", invoke_without_command=True)
+@click.option("--dir", "tasks_dir", type=click.Path(path_type=Path), default=None, help="Tasks folder (default: ./tasks).")
+@click.pass_context
+def tasks_cmd(ctx: click.Context, tasks_dir: Path | None) -> None:
+    """List the tasks; `centaur tasks show ID` prints one with its rubric."""
+    ctx.obj = tasks_dir or _default_tasks_dir()
+    if ctx.invoked_subcommand is None:
+        tasks, universal = load_tasks(ctx.obj)
+        click.echo(f"{len(tasks)} tasks in {ctx.obj} (+ {len(universal.general_dimensions)} general dimensions)")
+        width = max((len(t) for t in tasks), default=2)
+        for task in tasks.values():
+            click.echo(
+                f"  {task.id:<{width}}  {task.title} | {task.source} | {task.type} | {task.deliverable} "
+                f"| {len(task.dimensions)} dimensions, {len(task.requirements)} requirements"
+            )
+
+
+@tasks_cmd.command("show")
+@click.argument("task_id")
+@click.pass_obj
+def tasks_show(tasks_dir: Path, task_id: str) -> None:
+    """Print one task: prompt, requirements and rubric."""
+    tasks, universal = load_tasks(tasks_dir)
+    if task_id not in tasks:
+        raise CentaurError(f"unknown task {task_id!r} (known: {', '.join(tasks)})", title="Unknown task")
+    t = tasks[task_id]
+    click.secho(f"{t.title}  [{t.id}]", bold=True)
+    click.echo(f"Source: {t.source}   Type: {t.type}   Deliverable: {t.deliverable}\n")
+    click.secho("Prompt", bold=True)
+    click.echo(t.prompt.strip() + "\n")
+    click.secho("Requirements", bold=True)
+    for r in t.requirements:
+        click.echo(f"  - {r.label} [{r.dimension}, difficulty {r.difficulty:.2f}]: {r.text}")
+    click.echo()
+    for heading, dims in (("Task-specific rubric", t.dimensions), ("General rubric", universal.general_dimensions)):
+        click.secho(heading, bold=True)
+        for d in dims:
+            click.echo(f"  {d.id} - {d.name}: {d.description}")
+            click.echo(f"      low (1-3): {d.low}")
+            click.echo(f"      high (8-10): {d.high}")
+        click.echo()
+
+
+# -- check -----------------------------------------------------------------------------------
+
+
+def _plan_text(study: Study) -> list[str]:
+    s = study.session
+    plan = summarize(s)
+    lines = [
+        f"Session {s.name}: {plan.runs} run(s) x {plan.tasks} task(s); "
+        f"{len(s.automation_candidates)} automation candidates, {len(s.augmentation_candidates)} augmentation "
+        f"candidates (incl. plain), worker {s.worker.name}, {len(s.judges)} judges, orders={s.judging.orders}",
+        "Calls per stage (without re-asks of invalid judge replies):",
+    ]
+    for stage in STAGES:
+        lines.append(f"  {stage:<11} {plan.calls[stage]:>8,}")
+    lines.append(f"  {'total':<11} {plan.total_calls:>8,}  (at most {plan.max_judging_calls:,} judging calls with re-asks)")
+    lines.append(
+        f"Comparisons: {plan.total_comparisons:,} "
+        + "(" + ", ".join(f"{m} {n:,}" for m, n in plan.comparisons.items()) + ")"
+    )
+    lines.append(f"Judgments: {plan.total_judgments:,}; judge pairs (for agreement): {plan.judge_pairs:,}")
+    lines.append("Judgments per judge:")
+    for judge in s.judges:
+        lines.append(f"  {judge.name:<24} {judge.family:<12} {plan.judgments_per_judge[judge.name]:>8,}")
+    lines.append("Comparisons by number of eligible judges:")
+    for k, n in plan.comparisons_by_eligible.items():
+        lines.append(f"  {k} judge(s): {n:>8,}")
+    lines.extend(f"Note: {n}" for n in plan.notes)
+    return lines
+
+
+@cli.command()
+@click.argument("session")
+def check(session: str) -> None:
+    """Validate a session file and print its plan; sends no call, writes nothing."""
+    study = load_session(resolve_session(session))
+    if study.session.simulated:
+        click.secho(SIMULATED_BANNER, fg="yellow")
+    for line in _plan_text(study):
+        click.echo(line)
+    from centaur_tui.llm import missing_keys
+
+    endpoints = [(m.name, m) for m in study.session.models] + [(study.session.worker.name, study.session.worker)]
+    endpoints += [(j.name, j) for j in study.session.judges]
+    missing = {(name, e.model, v) for name, e in endpoints for v in missing_keys(e)}
+    for name, model, var in sorted(missing):
+        click.secho(f"Warning: {name} ({model}) needs {var}, which is not set; `centaur run` will refuse.", fg="yellow")
+    click.echo(f"Database: {study.database}")
+    click.secho("Session is valid.", fg="green")
+
+
+# -- run -------------------------------------------------------------------------------------
+
+
+class LinePrinter:
+    """Prints progress per stage: rewritten in place on a terminal, every few seconds otherwise."""
+
+    def __init__(self, stream: Any = None, interval: float = 2.0) -> None:
+        self.stream = stream or sys.stdout
+        self.tty = self.stream.isatty()
+        self.interval = 0.0 if self.tty else interval
+        self._last = 0.0
+
+    def line(self, progress: Any) -> str:
+        parts = []
+        for name, st in progress.stages.items():
+            if st.planned:
+                extra = f" err {st.failed}" if st.failed else ""
+                extra += f" inv {st.invalid}" if st.invalid else ""
+                parts.append(f"{name} {st.done}/{st.planned}{extra}")
+        cost = f"${progress.cost:.4f}" + ("" if all(s.cost_known for s in progress.stages.values()) else "+?")
+        return (
+            f"[{progress.elapsed:6.1f}s] " + " | ".join(parts)
+            + f" | tokens {progress.tokens:,} | cost {cost} | retries {progress.retries} | in flight {progress.in_flight}"
+        )
+
+    def update(self, progress: Any) -> None:
+        now = time.monotonic()
+        if not progress.finished and now - self._last < self.interval:
+            return
+        self._last = now
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + self.line(progress) + ("\n" if progress.finished else ""))
+        else:
+            self.stream.write(self.line(progress) + "\n")
+        self.stream.flush()
+
+
+def _require_keys(study: Study) -> None:
+    from centaur_tui.llm import require_keys
+
+    s = study.session
+    require_keys([(m.name, m) for m in s.models] + [(s.worker.name, s.worker)] + [(j.name, j) for j in s.judges])
+
+
+def run_study(study: Study, quiet: bool = False) -> Any:
+    """Run a study with a line printer; Ctrl-C (or SIGTERM) stops cleanly, keeping every answer."""
+    from centaur_tui.pipeline import run_session
+    from centaur_tui.store import Store
+
+    _require_keys(study)
+    if study.session.simulated:
+        click.secho(SIMULATED_BANNER, fg="yellow")
+    previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        with Store(study.database) as store:
+            try:
+                outcome = run_session(study, store, None if quiet else LinePrinter())
+            except KeyboardInterrupt:
+                counts = store.counts()
+                click.secho(
+                    f"\nStopped. {counts['calls']:,} answered calls and {counts['judgments']:,} judgments are stored in "
+                    f"{study.database}; run the same command again to resume.",
+                    fg="yellow", err=True,
+                )
+                sys.exit(130)
+            counts = store.counts()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    p = outcome.progress
+    click.echo(
+        f"Done in {p.elapsed:.1f}s: {sum(s.sent for s in p.stages.values()):,} calls sent, "
+        f"{sum(s.cached for s in p.stages.values()):,} items already stored. Store: {counts['outputs']:,} outputs, "
+        f"{counts['comparisons']:,} comparisons, {counts['judgments']:,} judgments "
+        f"({counts['invalid_judgments']:,} invalid), {counts['call_errors']:,} failed attempts logged."
+    )
+    if not outcome.complete:
+        click.secho(
+            f"Incomplete: {outcome.missing_outputs} output(s) failed and {outcome.unjudged} judgment(s) could not be "
+            "made; run again to retry them. Last error: " + (p.last_error or "-"),
+            fg="yellow",
+        )
+    return outcome
+
+
+@cli.command()
+@click.argument("session")
+@click.option("--quiet", is_flag=True, help="No progress lines.")
+def run(session: str, quiet: bool) -> None:
+    """Run (or resume) a session: generation, assistance, worker and judging calls."""
+    study = load_session(resolve_session(session))
+    outcome = run_study(study, quiet=quiet)
+    if not outcome.complete:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("session")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Folder for the CSV files.")
+def export(session: str, out_dir: Path) -> None:
+    """Write judgments.csv, scores.csv and outputs.csv of a session."""
+    from centaur_tui.pipeline.export import export_session
+    from centaur_tui.store import Store
+
+    study = load_session(resolve_session(session))
+    if not study.database.exists():
+        raise CentaurError(f"{study.database} does not exist yet: run the session first", title="Nothing to export")
+    with Store(study.database) as store:
+        simulated = store.meta().get("simulated") == "true"
+        written = export_session(store, out_dir)
+    if simulated:
+        click.secho(SIMULATED_BANNER, fg="yellow")
+    for name, n in written.items():
+        click.echo(f"{out_dir / name}: {n:,} rows")
+
+
+@cli.command()
+@click.option("--session", "session", default="sessions/demo.toml", show_default=True)
+def demo(session: str) -> None:
+    """Run the demo session end to end (offline, simulated) and export it to out/demo."""
+    study = load_session(resolve_session(session))
+    outcome = run_study(study)
+    from centaur_tui.pipeline.export import export_session
+    from centaur_tui.store import Store
+
+    with Store(study.database) as store:
+        written = export_session(store, Path("out") / study.session.name)
+    for name, n in written.items():
+        click.echo(f"exported {Path('out') / study.session.name / name}: {n:,} rows")
+    if not outcome.complete:
+        sys.exit(1)

@@ -1,0 +1,1 @@
+"""Provides the domain layer: pydantic models and pure functions, no I/O."""

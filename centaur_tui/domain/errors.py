@@ -1,0 +1,55 @@
+"""Provides the error types shown to people: each carries a title and a message."""
+
+from __future__ import annotations
+
+
+class CentaurError(Exception):
+    """An error meant for the user: the CLI prints it and exits 2, the TUI notifies.
+
+    Args:
+        message: What went wrong and where, in words a user can act on.
+        title: A short heading for the error.
+    """
+
+    exit_code = 2
+    title = "Error"
+
+    def __init__(self, message: str, *, title: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if title is not None:
+            self.title = title
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(CentaurError):
+    """A task or session file is malformed or inconsistent; names the file and the field."""
+
+    title = "Invalid configuration"
+
+    def __init__(self, file: str, field: str | None, problem: str) -> None:
+        where = f"{file}: {field}" if field else file
+        super().__init__(f"{where}: {problem}")
+        self.file = file
+        self.field = field
+        self.problem = problem
+
+
+class ProviderError(CentaurError):
+    """A model provider refused or failed in a way retrying will not fix."""
+
+    title = "Provider error"
+
+
+class MissingKeyError(CentaurError):
+    """A real model needs an API key that is not in the environment."""
+
+    title = "Missing API key"
+
+
+class StoreError(CentaurError):
+    """The session database cannot be used as asked."""
+
+    title = "Store error"

@@ -1,0 +1,122 @@
+"""Provides judge-reply validation and the judgment records shared by LLM judges and experts."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from centaur_tui.domain.task import Rubric
+
+JudgeKind = Literal["llm", "expert"]
+
+
+class InvalidReply(ValueError):
+    """A judge reply that cannot be used; `reason` says why, for the store and the user."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A validated judge reply in presented order: scores per dimension for options 1 and 2."""
+
+    scores_1: dict[str, int]
+    scores_2: dict[str, int]
+    stated_mean_1: float | None
+    stated_mean_2: float | None
+    winner: Literal["option_1", "option_2", "tie"]
+    rationale: str
+
+    @property
+    def mean_1(self) -> float:
+        return sum(self.scores_1.values()) / len(self.scores_1)
+
+    @property
+    def mean_2(self) -> float:
+        return sum(self.scores_2.values()) / len(self.scores_2)
+
+
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+
+
+def _extract_json(text: str) -> Any:
+    stripped = _FENCE.sub("", text.strip())
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if start < 0 or end <= start:
+        raise InvalidReply("reply holds no JSON object")
+    try:
+        return json.loads(stripped[start : end + 1])
+    except json.JSONDecodeError as exc:
+        raise InvalidReply(f"reply is not valid JSON ({exc.msg} at char {exc.pos})") from None
+
+
+def _score(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidReply(f"{where} is not a number ({value!r})")
+    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+        raise InvalidReply(f"{where} is not an integer ({value!r})")
+    score = int(value)
+    if not 1 <= score <= 10:
+        raise InvalidReply(f"{where} is outside 1-10 ({score})")
+    return score
+
+
+def _option(data: Any, label: str, rubric: Rubric) -> tuple[dict[str, int], float | None]:
+    if not isinstance(data, dict) or not isinstance(data.get("scores"), dict):
+        raise InvalidReply(f"{label} has no 'scores' object")
+    by_key = {str(k).strip().lower(): v for k, v in data["scores"].items()}
+    scores: dict[str, int] = {}
+    for dim in rubric.all:
+        # Accept the id or the display name: real models echo either.
+        value = by_key.get(dim.id, by_key.get(dim.name.lower()))
+        if value is None:
+            raise InvalidReply(f"{label} lacks a score for dimension '{dim.id}'")
+        scores[dim.id] = _score(value, f"{label}.{dim.id}")
+    known = {d.id for d in rubric.all} | {d.name.lower() for d in rubric.all}
+    unknown = sorted(k for k in by_key if k not in known)
+    if unknown:
+        raise InvalidReply(f"{label} scores unknown dimension(s): {', '.join(unknown)}")
+    stated = data.get("average")
+    if stated is not None and (isinstance(stated, bool) or not isinstance(stated, (int, float))):
+        raise InvalidReply(f"{label}.average is not a number ({stated!r})")
+    return scores, (float(stated) if stated is not None else None)
+
+
+_WINNERS = {
+    "option_1": "option_1", "option 1": "option_1", "1": "option_1", "option1": "option_1",
+    "option_2": "option_2", "option 2": "option_2", "2": "option_2", "option2": "option_2",
+    "tie": "tie",
+}
+
+
+def parse_judge_reply(text: str, rubric: Rubric, allow_ties: bool) -> Verdict:
+    """Validate a judge reply; raise InvalidReply naming the first problem found.
+
+    Checks: a JSON object; every rubric dimension scored for both options with an integer
+    1-10; a winner among the allowed values; a non-empty rationale.
+    """
+    data = _extract_json(text)
+    if not isinstance(data, dict):
+        raise InvalidReply("reply JSON is not an object")
+    scores_1, mean_1 = _option(data.get("option_1"), "option_1", rubric)
+    scores_2, mean_2 = _option(data.get("option_2"), "option_2", rubric)
+    raw_winner = data.get("winner")
+    winner = _WINNERS.get(str(raw_winner).strip().lower()) if raw_winner is not None else None
+    if winner is None:
+        raise InvalidReply(f"winner {raw_winner!r} is not one of option_1, option_2{', tie' if allow_ties else ''}")
+    if winner == "tie" and not allow_ties:
+        raise InvalidReply("winner is 'tie' but this session does not allow ties")
+    rationale = data.get("rationale")
+    if not isinstance(rationale, str) or not rationale.strip():
+        raise InvalidReply("rationale is missing or empty")
+    return Verdict(scores_1, scores_2, mean_1, mean_2, winner, rationale.strip())  # type: ignore[arg-type]
+
+
+def winner_candidate(verdict_winner: str, option_1: str, option_2: str) -> str:
+    """The winner as a candidate name (or 'tie') from a presented-order winner."""
+    return {"option_1": option_1, "option_2": option_2}.get(verdict_winner, "tie")

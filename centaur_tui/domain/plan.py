@@ -1,0 +1,176 @@
+"""Provides the study design: tournaments, comparisons, eligibility, seeded order, call keys, counts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any, Literal
+
+from centaur_tui.domain.session import JudgeSpec, Session
+
+Mode = Literal["automation", "augmentation"]
+MODES: tuple[Mode, ...] = ("automation", "augmentation")
+STAGES = ("automation", "assistance", "worker", "judging")
+
+
+def digest(*parts: Any) -> str:
+    """Stable SHA-256 hex digest of JSON-serialisable parts."""
+    raw = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def call_key(model: str, messages: list[dict[str, str]], params: dict[str, Any], sample: str) -> str:
+    """Content address of one provider call.
+
+    `sample` names the replicate (stage and run, plus the attempt for judge re-asks), so
+    repeated runs are distinct samples while an identical request in the same run is one call.
+    """
+    return digest(model, messages, params, sample)
+
+
+def seed_for(key: str) -> int:
+    """A 31-bit seed derived from a call key (sent as `seed` to simulated models)."""
+    return int(key[:8], 16) & 0x7FFFFFFF
+
+
+def output_id(run: int, task: str, mode: str, candidate: str, worker: str) -> str:
+    return "o" + digest("output", run, task, mode, candidate, worker)[:16]
+
+
+def assistance_id(run: int, task: str, assistant: str) -> str:
+    return "a" + digest("assistance", run, task, assistant)[:16]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One pair of a round-robin tournament; `candidate_a` < `candidate_b` (canonical order)."""
+
+    run: int
+    task: str
+    mode: Mode
+    candidate_a: str
+    candidate_b: str
+    worker: str = ""
+
+    @property
+    def id(self) -> str:
+        # Opaque on purpose: comparison ids travel to experts and must reveal nothing.
+        return "c" + digest("comparison", self.run, self.task, self.mode, self.candidate_a, self.candidate_b, self.worker)[:16]
+
+    @property
+    def candidates(self) -> tuple[str, str]:
+        return (self.candidate_a, self.candidate_b)
+
+
+def candidates_for(session: Session, mode: Mode) -> tuple[str, ...]:
+    return session.automation_candidates if mode == "automation" else session.augmentation_candidates
+
+
+def comparisons(session: Session, run: int, task: str, mode: Mode) -> list[Comparison]:
+    """Round robin of one (run, task, mode): every unordered pair of candidates once."""
+    names = sorted(candidates_for(session, mode))
+    return [Comparison(run, task, mode, a, b) for a, b in combinations(names, 2)]
+
+
+def all_comparisons(session: Session) -> list[Comparison]:
+    return [
+        c
+        for run in range(1, session.runs + 1)
+        for task in session.tasks
+        for mode in MODES
+        for c in comparisons(session, run, task, mode)
+    ]
+
+
+def eligible_judges(session: Session, comparison: Comparison) -> list[JudgeSpec]:
+    """Judges whose family wrote (or, in augmentation, guided) neither output."""
+    families = {session.candidate_family(comparison.mode, c) for c in comparison.candidates}
+    families.discard(None)
+    return [j for j in session.judges if j.family not in families]
+
+
+def presented_orders(session: Session, comparison: Comparison, judge: str) -> list[tuple[int, tuple[str, str]]]:
+    """The order(s) in which a judge sees a comparison, as (presentation index, (first, second)).
+
+    With `orders = "one"` the order is drawn per (comparison, judge) from the session seed;
+    with `orders = "both"` the pair is judged twice, once in each order.
+    """
+    a, b = comparison.candidates
+    if session.judging.orders == "both":
+        return [(0, (a, b)), (1, (b, a))]
+    flip = int(digest("order", session.seed, comparison.id, judge)[:8], 16) & 1
+    return [(0, (b, a) if flip else (a, b))]
+
+
+@dataclass
+class PlanSummary:
+    """What `centaur check` prints: the size of a session before any call is sent."""
+
+    runs: int
+    tasks: int
+    calls: dict[str, int]
+    comparisons: dict[str, int]
+    judgments_per_judge: dict[str, int]
+    comparisons_by_eligible: dict[int, int]
+    judge_pairs: int
+    orders: int = 1
+    max_judging_calls: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total_comparisons(self) -> int:
+        return sum(self.comparisons.values())
+
+    @property
+    def total_judgments(self) -> int:
+        return sum(self.judgments_per_judge.values())
+
+    @property
+    def total_calls(self) -> int:
+        return sum(self.calls.values())
+
+
+def summarize(session: Session) -> PlanSummary:
+    """Count calls per stage, comparisons, judgments per judge and judges per comparison."""
+    n_runs, n_tasks = session.runs, len(session.tasks)
+    auto, assistants = session.automation_candidates, session.assistants
+    orders = 2 if session.judging.orders == "both" else 1
+    per_judge: Counter[str] = Counter({j.name: 0 for j in session.judges})
+    by_eligible: Counter[int] = Counter()
+    per_mode: Counter[str] = Counter()
+    pairs = 0
+    # Eligibility depends only on the pair, so count one (run, task) and scale.
+    for mode in MODES:
+        for c in comparisons(session, 1, session.tasks[0], mode):
+            judges = eligible_judges(session, c)
+            per_mode[mode] += n_runs * n_tasks
+            by_eligible[len(judges)] += n_runs * n_tasks
+            pairs += n_runs * n_tasks * len(judges) * (len(judges) - 1) // 2
+            for j in judges:
+                per_judge[j.name] += n_runs * n_tasks * orders
+    judging = sum(per_judge.values())
+    calls = {
+        "automation": n_runs * n_tasks * len(auto),
+        "assistance": n_runs * n_tasks * len(assistants),
+        "worker": n_runs * n_tasks * (len(assistants) + 1 if assistants else 0),
+        "judging": judging,
+    }
+    summary = PlanSummary(
+        runs=n_runs,
+        tasks=n_tasks,
+        calls=calls,
+        comparisons=dict(per_mode),
+        judgments_per_judge=dict(per_judge),
+        comparisons_by_eligible=dict(sorted(by_eligible.items())),
+        judge_pairs=pairs,
+        orders=orders,
+        max_judging_calls=judging * (1 + session.judging.max_invalid_retries),
+    )
+    if by_eligible.get(0):
+        summary.notes.append(f"{by_eligible[0]} comparisons have no eligible judge and will stay unjudged")
+    if by_eligible.get(1):
+        summary.notes.append(f"{by_eligible[1]} comparisons have one eligible judge: no inter-judge agreement there")
+    return summary

@@ -1,0 +1,111 @@
+"""Provides the records the pipeline stores and reads back: calls, texts, comparisons, judgments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from centaur_tui.domain.judgment import JudgeKind
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One answered provider call, kept so that it is never sent (or paid for) again."""
+
+    key: str
+    stage: str
+    model: str
+    sample: str
+    messages_json: str
+    params_json: str
+    response: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost: float | None
+    latency_s: float
+    attempts: int
+    simulated: bool
+
+
+@dataclass(frozen=True)
+class CallFailure:
+    """One failed attempt of a call (kept for audit; the call is retried or re-sent later)."""
+
+    key: str
+    stage: str
+    model: str
+    attempt: int
+    error_type: str
+    message: str
+    final: bool
+
+
+@dataclass(frozen=True)
+class AssistanceRecord:
+    id: str
+    run: int
+    task: str
+    assistant: str
+    text: str
+    call_key: str
+
+
+@dataclass(frozen=True)
+class OutputRecord:
+    """One deliverable of (run, task, mode, candidate, worker)."""
+
+    id: str
+    run: int
+    task: str
+    mode: str
+    candidate: str
+    worker: str
+    text: str
+    assistance_id: str | None
+    call_key: str | None
+    worker_kind: Literal["model", "expert"] = "model"
+
+
+@dataclass(frozen=True)
+class ComparisonRecord:
+    id: str
+    run: int
+    task: str
+    mode: str
+    candidate_a: str
+    candidate_b: str
+    output_a: str
+    output_b: str
+
+
+@dataclass(frozen=True)
+class ScoreRecord:
+    candidate: str
+    dimension: str
+    dimension_kind: Literal["task", "general"]
+    score: int
+
+
+@dataclass(frozen=True)
+class JudgmentRecord:
+    """One judge's verdict on one comparison, valid or not; option1/option2 in presented order."""
+
+    comparison_id: str
+    judge: str
+    judge_kind: JudgeKind
+    judge_family: str | None
+    presentation: int
+    option1: str
+    option2: str
+    winner: str | None
+    option1_mean: float | None
+    option2_mean: float | None
+    valid: bool
+    invalid_reason: str | None
+    rationale: str | None
+    call_key: str | None
+    attempts: int
+    scores: tuple[ScoreRecord, ...] = field(default_factory=tuple)
+    revision: int = 0
+    seconds: float | None = None
+    id: int | None = None

@@ -1,0 +1,25 @@
+"""Provides the litellm gateway and the simulated provider; the only package importing litellm."""
+
+from centaur_tui.llm.gateway import (
+    CallFailed,
+    CallRequest,
+    CallResult,
+    FatalProviderError,
+    Gateway,
+    missing_keys,
+    require_keys,
+    supports_json_mode,
+)
+from centaur_tui.llm.simulation import make_world
+
+__all__ = [
+    "CallFailed",
+    "CallRequest",
+    "CallResult",
+    "FatalProviderError",
+    "Gateway",
+    "make_world",
+    "missing_keys",
+    "require_keys",
+    "supports_json_mode",
+]

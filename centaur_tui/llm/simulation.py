@@ -1,0 +1,262 @@
+"""Provides the simulation behind the simulated provider: a seeded simulation of solvers, assistants, a worker and judges.
+
+It is not a language model. It is registered with litellm as the custom provider `simulated`,
+so the real litellm code path runs. Each call is seeded by its call key (sent as `seed`):
+the same call gives the same text, repeated runs give distinct samples.
+
+- Deliverables cover a task's requirements; a requirement is covered with probability
+  logistic(8 (skill - difficulty)), and covered ones get 1-3 sentences of detail.
+- Assistance texts point the worker at requirements (more, and more specifically, the
+  higher the coaching skill) and a poor coach steers the worker away from some ("leave out
+  ...", as in the paper's Table 2), so plain can beat assisted.
+- The worker reads only its prompt: which requirements the assistance text points at or
+  steers away from.
+- Judges read only the two option texts: which requirements each covers and in how much
+  detail, plus Gaussian noise and position bias. There is no channel to the author's identity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from centaur_tui.domain.study import Study
+from centaur_tui.domain.session import Faults, JudgeSimulation, ModelSimulation, WorkerSimulation
+from centaur_tui.domain.task import PLACEHOLDER, Requirement, Task, Universal
+
+_DETAILS = (
+    "The figures the brief gives are used as stated, and each one is checked against its limit.",
+    "Where the brief leaves a gap, the assumption is named and its effect on the result is shown.",
+    "A worked example makes the point concrete for the reader.",
+)
+_FILLER = (
+    "Read the whole prompt before starting and keep it open while working.",
+    "Organise the answer with clear headings in a logical order.",
+    "Keep the client's goal in view throughout.",
+    "Make sure you understand the expectations of the task.",
+)
+
+
+@dataclass
+class World:
+    """What the simulation knows: the tasks, the universal prompts and every simulated model's knobs."""
+
+    tasks: dict[str, Task]
+    universal: Universal
+    candidates: dict[str, ModelSimulation] = field(default_factory=dict)
+    workers: dict[str, WorkerSimulation] = field(default_factory=dict)
+    judges: dict[str, JudgeSimulation] = field(default_factory=dict)
+    faults: Faults = field(default_factory=Faults)
+
+    def __post_init__(self) -> None:
+        u = self.universal
+        self._kinds = {
+            u.automation_system: "automation",
+            u.assistance_system: "assistance",
+            u.worker_system: "worker",
+            u.judge_system: "judge",
+        }
+        self._judge_re = _template_regex(u.judge_prompt)
+        self._worker_re = _template_regex(u.worker_prompt)
+
+    def kind(self, system: str) -> str:
+        kind = self._kinds.get(system)
+        if kind is None:
+            raise ValueError("simulated provider: unknown system prompt (not one of the session's universal prompts)")
+        return kind
+
+    def task_in(self, text: str) -> Task:
+        for task in self.tasks.values():
+            if task.prompt in text:
+                return task
+        raise ValueError("simulated provider: the prompt holds none of the session's tasks")
+
+
+_WORLDS: dict[str, World] = {}
+_WORLDS_LOCK = threading.Lock()
+
+
+def register_world(world_id: str, world: World) -> None:
+    """Make a world known to the provider; calls name it in `metadata={"simulation": world_id}`."""
+    with _WORLDS_LOCK:
+        _WORLDS[world_id] = world
+
+
+def _template_regex(template: str) -> re.Pattern[str]:
+    """A regex that recovers the placeholder values from a rendered template."""
+    pattern, last = "", 0
+    for m in PLACEHOLDER.finditer(template):
+        pattern += re.escape(template[last : m.start()]) + f"(?P<{m.group(1)}>.*?)"
+        last = m.end()
+    pattern += re.escape(template[last:])
+    return re.compile("^" + pattern + "$", re.DOTALL)
+
+
+def _logistic(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def _cover_prob(skill: float, req: Requirement) -> float:
+    return _logistic(8.0 * (skill - req.difficulty))
+
+
+# -- texts ------------------------------------------------------------------------------------
+
+
+def deliverable(task: Task, coverage: dict[str, int], rng: random.Random) -> str:
+    """A readable skeleton deliverable: one bullet per covered requirement, with 1-3 detail sentences."""
+    lines = [f"# {task.title}: {task.deliverable}", "", "This deliverable answers the brief point by point.", ""]
+    for dim in task.dimensions:
+        reqs = [r for r in task.requirements if r.dimension == dim.id and coverage.get(r.id, 0) > 0]
+        if not reqs:
+            continue
+        lines.append(f"## {dim.name}")
+        for r in reqs:
+            details = " ".join(_DETAILS[: coverage[r.id]])
+            lines.append(f"- **{r.label}.** {r.text} {details}")
+        lines.append("")
+    lines.append(rng.choice(["Next steps are listed above.", "Questions are welcome.", "This closes the brief."]))
+    return "\n".join(lines)
+
+
+def assistance(task: Task, skill: float, rng: random.Random) -> str:
+    """A three-phase assistance text; poor coaches echo the prompt and steer the worker wrong."""
+    pointed, steered = [], []
+    for r in task.requirements:
+        if rng.random() < _logistic(8.0 * (skill - 0.8 * r.difficulty)):
+            pointed.append(r)
+        elif rng.random() < max(0.0, 0.55 - skill):
+            steered.append(r)
+    lines = ["## Phase 1: Requirements check"]
+    for r in pointed:
+        specific = " (be specific: give the exact figures and how you got them)" if rng.random() < skill else ""
+        lines.append(f"- Check: {r.label}.{specific}")
+    for r in steered:
+        lines.append(f"- Keep it lean: leave out {r.label}; it is not needed here.")
+    lines.append(f"- {rng.choice(_FILLER)}")
+    lines += ["", "## Phase 2: Execution plan"]
+    steps = ["Draft the sections in the order of the requirements above.", rng.choice(_FILLER)]
+    if skill > 0.6:
+        steps.insert(0, "State your assumptions before the main content.")
+    lines += [f"{i}. {s}" for i, s in enumerate(steps, 1)]
+    lines += ["", "## Phase 3: Final checklist"]
+    lines += [f"- [ ] {r.label}" for r in pointed] or ["- [ ] Re-read the prompt."]
+    return "\n".join(lines)
+
+
+def read_guidance(task: Task, guidance: str) -> tuple[set[str], set[str], set[str]]:
+    """What a worker takes from an assistance text: requirements pointed at, made specific, steered away."""
+    pointed, specific, steered = set(), set(), set()
+    for line in guidance.lower().splitlines():
+        for r in task.requirements:
+            if r.label.lower() in line:
+                if "leave out" in line or "without" in line or "do not" in line:
+                    steered.add(r.id)
+                else:
+                    pointed.add(r.id)
+                    if "be specific" in line:
+                        specific.add(r.id)
+    return pointed - steered, specific - steered, steered
+
+
+def read_deliverable(task: Task, text: str) -> dict[str, int]:
+    """What a judge sees in a deliverable: per requirement, 0 if absent, else its detail level 1-3."""
+    seen: dict[str, int] = {}
+    lowered = text.lower()
+    for r in task.requirements:
+        at = lowered.find(r.label.lower())
+        if at < 0:
+            seen[r.id] = 0
+            continue
+        end = lowered.find("\n", at)
+        line = lowered[at : end if end >= 0 else len(lowered)]
+        seen[r.id] = 1 + sum(1 for d in _DETAILS[1:] if d.lower() in line)
+    return seen
+
+
+def _dimension_value(task: Task, seen: dict[str, int], dimension: str | None) -> float:
+    reqs = [r for r in task.requirements if dimension is None or r.dimension == dimension]
+    if not reqs:
+        return 0.0
+    return sum((0.55 + 0.15 * (seen[r.id] - 1)) if seen[r.id] else 0.0 for r in reqs) / len(reqs)
+
+
+def judge_reply(
+    task: Task, universal: Universal, knobs: JudgeSimulation, text_1: str, text_2: str, allow_ties: bool,
+    rng: random.Random,
+) -> dict[str, Any]:
+    """Score both options on every dimension from what they visibly cover, with noise and bias."""
+    options = []
+    for index, text in enumerate((text_1, text_2)):
+        seen = read_deliverable(task, text)
+        overall = _dimension_value(task, seen, None)
+        scores = {}
+        for dim in task.dimensions:
+            scores[dim.id] = 1 + 9 * _dimension_value(task, seen, dim.id)
+        for dim in universal.general_dimensions:
+            scores[dim.id] = 1.5 + 8 * overall
+        bias = knobs.position_bias if index == 0 else 0.0
+        ints = {k: int(min(10, max(1, round(v + bias + rng.gauss(0, knobs.noise))))) for k, v in scores.items()}
+        options.append(ints)
+    means = [sum(o.values()) / len(o) for o in options]
+    gap = means[0] - means[1]
+    if allow_ties and abs(gap) < knobs.tie_margin:
+        winner = "tie"
+    elif gap == 0:
+        winner = "option_1" if rng.random() < 0.5 else "option_2"
+    else:
+        winner = "option_1" if gap > 0 else "option_2"
+    better = "Option 1" if winner == "option_1" else "Option 2"
+    rationale = (
+        "Both options cover the brief about equally well."
+        if winner == "tie"
+        else f"{better} covers more of the stated requirements and explains them in more detail."
+    )
+    return {
+        "option_1": {"scores": options[0], "average": round(means[0], 2)},
+        "option_2": {"scores": options[1], "average": round(means[1], 2)},
+        "winner": winner,
+        "rationale": rationale,
+    }
+
+
+def corrupt(reply: dict[str, Any], rng: random.Random) -> str:
+    """An invalid judge reply of one of the kinds real judges produce."""
+    kind = rng.randrange(4)
+    if kind == 0:
+        return "Option 1 is better overall; it is clearer and more complete."
+    if kind == 1:
+        broken = json.loads(json.dumps(reply))
+        broken["option_2"]["scores"].pop(next(iter(broken["option_2"]["scores"])))
+        return json.dumps(broken)
+    if kind == 2:
+        broken = json.loads(json.dumps(reply))
+        key = next(iter(broken["option_1"]["scores"]))
+        broken["option_1"]["scores"][key] = 11
+        return json.dumps(broken)
+    return json.dumps({**reply, "winner": "both"})
+
+
+
+def make_world(study: Study) -> tuple[str, World]:
+    """Build (and register) the simulation world of a study; returns its id for call metadata."""
+    s = study.session
+    world = World(tasks=dict(study.tasks), universal=study.universal, faults=s.faults)
+    for m in s.models:
+        if m.simulated:
+            world.candidates[m.model] = m.simulation
+    if s.worker.simulated:
+        world.workers[s.worker.model] = s.worker.simulation
+    for j in s.judges:
+        if j.simulated:
+            world.judges[j.model] = j.simulation
+    world_id = f"{s.name}:{study.session_file}:{id(world)}"
+    register_world(world_id, world)
+    return world_id, world

@@ -1,0 +1,62 @@
+"""Provides the progress counters the pipeline updates and the Protocol displays implement."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from centaur_tui.domain.plan import STAGES
+
+
+@dataclass
+class StageProgress:
+    """Counters of one stage. `done` includes items found already stored (`cached`)."""
+
+    planned: int = 0
+    done: int = 0
+    cached: int = 0
+    sent: int = 0
+    failed: int = 0
+    invalid: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    cost_known: bool = True
+
+    @property
+    def left(self) -> int:
+        return max(0, self.planned - self.done - self.failed)
+
+
+@dataclass
+class Progress:
+    """Live state of a run; displays read it (on a timer) and never write it."""
+
+    session: str
+    simulated: bool
+    stages: dict[str, StageProgress] = field(default_factory=lambda: {s: StageProgress() for s in STAGES})
+    retries: int = 0
+    in_flight: int = 0
+    started: float = field(default_factory=time.monotonic)
+    finished: bool = False
+    last_error: str | None = None
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    @property
+    def cost(self) -> float:
+        return sum(s.cost for s in self.stages.values())
+
+    @property
+    def tokens(self) -> int:
+        return sum(s.prompt_tokens + s.completion_tokens for s in self.stages.values())
+
+
+class ProgressSink(Protocol):
+    """Anything that shows progress: the CLI's line printer, the TUI's timer, a test recorder."""
+
+    def update(self, progress: Progress) -> None:
+        """Called a few times a second during a run, and once at the end."""

@@ -1,0 +1,1 @@
+"""Provides the statistics: pure functions of tidy DataFrames; the only package importing pandas/scipy."""

@@ -1,0 +1,345 @@
+"""Provides Store: the SQLite session database (WAL, foreign keys, busy timeout, short writes).
+
+Every write is one `BEGIN IMMEDIATE` transaction (a plain `BEGIN` lost writes to "database is
+locked" with a second writer, see NOTES.md), committed right after each completed call, so a
+killed process loses at most the calls still in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from centaur_tui.store._lazy import import_sqlite_utils
+
+from centaur_tui.domain.errors import StoreError
+
+sqlite_utils = import_sqlite_utils()
+from centaur_tui.domain.records import (
+    AssistanceRecord,
+    CallFailure,
+    CallRecord,
+    ComparisonRecord,
+    JudgmentRecord,
+    OutputRecord,
+    ScoreRecord,
+)
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS calls (
+    key TEXT PRIMARY KEY, stage TEXT NOT NULL, model TEXT NOT NULL, sample TEXT NOT NULL,
+    messages TEXT NOT NULL, params TEXT NOT NULL, response TEXT NOT NULL,
+    prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, latency_s REAL NOT NULL,
+    attempts INTEGER NOT NULL, simulated INTEGER NOT NULL, created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS call_errors (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, stage TEXT NOT NULL, model TEXT NOT NULL,
+    attempt INTEGER NOT NULL, error_type TEXT NOT NULL, message TEXT NOT NULL, final INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS call_errors_key ON call_errors (key);
+CREATE TABLE IF NOT EXISTS assistance_texts (
+    id TEXT PRIMARY KEY, run INTEGER NOT NULL, task TEXT NOT NULL, assistant TEXT NOT NULL,
+    text TEXT NOT NULL, call_key TEXT REFERENCES calls (key), created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outputs (
+    id TEXT PRIMARY KEY, run INTEGER NOT NULL, task TEXT NOT NULL, mode TEXT NOT NULL,
+    candidate TEXT NOT NULL, worker TEXT NOT NULL, worker_kind TEXT NOT NULL DEFAULT 'model',
+    text TEXT NOT NULL, assistance_id TEXT REFERENCES assistance_texts (id),
+    call_key TEXT REFERENCES calls (key), created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS outputs_tournament ON outputs (run, task, mode);
+CREATE TABLE IF NOT EXISTS comparisons (
+    id TEXT PRIMARY KEY, run INTEGER NOT NULL, task TEXT NOT NULL, mode TEXT NOT NULL,
+    candidate_a TEXT NOT NULL, candidate_b TEXT NOT NULL,
+    output_a TEXT NOT NULL REFERENCES outputs (id), output_b TEXT NOT NULL REFERENCES outputs (id)
+);
+CREATE INDEX IF NOT EXISTS comparisons_tournament ON comparisons (run, task, mode);
+CREATE TABLE IF NOT EXISTS judgments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    comparison_id TEXT NOT NULL REFERENCES comparisons (id),
+    judge TEXT NOT NULL, judge_kind TEXT NOT NULL, judge_family TEXT,
+    presentation INTEGER NOT NULL, revision INTEGER NOT NULL DEFAULT 0,
+    option1 TEXT NOT NULL, option2 TEXT NOT NULL, winner TEXT,
+    option1_mean REAL, option2_mean REAL, valid INTEGER NOT NULL, invalid_reason TEXT,
+    rationale TEXT, call_key TEXT REFERENCES calls (key), attempts INTEGER NOT NULL,
+    seconds REAL, created_at TEXT NOT NULL,
+    UNIQUE (comparison_id, judge, presentation, revision)
+);
+CREATE INDEX IF NOT EXISTS judgments_judge ON judgments (judge);
+CREATE TABLE IF NOT EXISTS scores (
+    judgment_id INTEGER NOT NULL REFERENCES judgments (id), candidate TEXT NOT NULL,
+    dimension TEXT NOT NULL, dimension_kind TEXT NOT NULL, score INTEGER NOT NULL,
+    PRIMARY KEY (judgment_id, candidate, dimension)
+);
+"""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class Store:
+    """The database of one session. One writer connection per process; safe across threads.
+
+    Args:
+        path: The SQLite file; created with its schema if missing.
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA busy_timeout=10000")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open the session database ({exc})") from None
+        self._conn = conn
+        self._lock = threading.RLock()
+        self.db = sqlite_utils.Database(conn)
+        self._create_schema()
+
+    def _create_schema(self) -> None:
+        with self._lock:
+            # executescript commits on its own; statements are all IF NOT EXISTS, so it is idempotent.
+            self._conn.executescript(_SCHEMA)
+            with self.write() as c:
+                c.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            version = int(self.meta().get("schema_version", SCHEMA_VERSION))
+            if version != SCHEMA_VERSION:
+                raise StoreError(f"{self.path}: schema version {version}, this program reads {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction, started with BEGIN IMMEDIATE."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            else:
+                self._conn.execute("COMMIT")
+
+    def _rows(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.db.query(sql, params))
+
+    # -- meta ---------------------------------------------------------------------------------
+
+    def meta(self) -> dict[str, str]:
+        return {r["key"]: r["value"] for r in self._rows("SELECT key, value FROM meta")}
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        with self.write() as c:
+            c.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def answered_keys(self) -> set[str]:
+        with self._lock:
+            return {row[0] for row in self._conn.execute("SELECT key FROM calls")}
+
+    def call_response(self, key: str) -> str | None:
+        with self._lock:
+            row = self._conn.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def call(self, key: str) -> dict[str, Any] | None:
+        rows = self._rows("SELECT * FROM calls WHERE key = ?", (key,))
+        return rows[0] if rows else None
+
+    @staticmethod
+    def _insert_call(c: sqlite3.Connection, r: CallRecord) -> None:
+        c.execute(
+            "INSERT OR IGNORE INTO calls (key, stage, model, sample, messages, params, response, prompt_tokens,"
+            " completion_tokens, cost, latency_s, attempts, simulated, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                r.key, r.stage, r.model, r.sample, r.messages_json, r.params_json, r.response, r.prompt_tokens,
+                r.completion_tokens, r.cost, r.latency_s, r.attempts, int(r.simulated), _now(),
+            ),
+        )
+
+    def record_call(self, record: CallRecord) -> None:
+        with self.write() as c:
+            self._insert_call(c, record)
+
+    def record_failure(self, failure: CallFailure) -> None:
+        with self.write() as c:
+            c.execute(
+                "INSERT INTO call_errors (key, stage, model, attempt, error_type, message, final, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (failure.key, failure.stage, failure.model, failure.attempt, failure.error_type,
+                 failure.message[:2000], int(failure.final), _now()),
+            )
+
+    # -- texts --------------------------------------------------------------------------------
+
+    def save_assistance(self, record: AssistanceRecord, call: CallRecord | None = None) -> None:
+        """Store an assistance text (and the call that produced it) in one transaction."""
+        with self.write() as c:
+            if call is not None:
+                self._insert_call(c, call)
+            c.execute(
+                "INSERT OR IGNORE INTO assistance_texts (id, run, task, assistant, text, call_key, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (record.id, record.run, record.task, record.assistant, record.text, record.call_key, _now()),
+            )
+
+    def save_output(self, record: OutputRecord, call: CallRecord | None = None) -> None:
+        """Store an output (and the call that produced it) in one transaction."""
+        with self.write() as c:
+            if call is not None:
+                self._insert_call(c, call)
+            c.execute(
+                "INSERT OR IGNORE INTO outputs (id, run, task, mode, candidate, worker, worker_kind, text,"
+                " assistance_id, call_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (record.id, record.run, record.task, record.mode, record.candidate, record.worker,
+                 record.worker_kind, record.text, record.assistance_id, record.call_key, _now()),
+            )
+
+    def assistance_texts(self) -> dict[str, AssistanceRecord]:
+        return {
+            r["id"]: AssistanceRecord(r["id"], r["run"], r["task"], r["assistant"], r["text"], r["call_key"])
+            for r in self._rows("SELECT id, run, task, assistant, text, call_key FROM assistance_texts")
+        }
+
+    def outputs(self) -> dict[str, OutputRecord]:
+        return {
+            r["id"]: OutputRecord(
+                r["id"], r["run"], r["task"], r["mode"], r["candidate"], r["worker"], r["text"],
+                r["assistance_id"], r["call_key"], r["worker_kind"],
+            )
+            for r in self._rows("SELECT * FROM outputs")
+        }
+
+    # -- comparisons and judgments ------------------------------------------------------------
+
+    def save_comparisons(self, records: list[ComparisonRecord]) -> None:
+        with self.write() as c:
+            c.executemany(
+                "INSERT OR IGNORE INTO comparisons (id, run, task, mode, candidate_a, candidate_b, output_a, output_b)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(r.id, r.run, r.task, r.mode, r.candidate_a, r.candidate_b, r.output_a, r.output_b) for r in records],
+            )
+
+    def comparisons(self) -> dict[str, ComparisonRecord]:
+        return {r["id"]: ComparisonRecord(**r) for r in self._rows("SELECT * FROM comparisons")}
+
+    def save_judgment(self, record: JudgmentRecord, calls: tuple[CallRecord, ...] = ()) -> int | None:
+        """Store a judgment with its scores (and its calls) in one transaction.
+
+        Returns the new row id, or None when the same (comparison, judge, presentation,
+        revision) is already stored: judgments are never duplicated.
+        """
+        with self.write() as c:
+            for call in calls:
+                self._insert_call(c, call)
+            cur = c.execute(
+                "INSERT OR IGNORE INTO judgments (comparison_id, judge, judge_kind, judge_family, presentation,"
+                " revision, option1, option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale,"
+                " call_key, attempts, seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.comparison_id, record.judge, record.judge_kind, record.judge_family, record.presentation,
+                    record.revision, record.option1, record.option2, record.winner, record.option1_mean,
+                    record.option2_mean, int(record.valid), record.invalid_reason, record.rationale,
+                    record.call_key, record.attempts, record.seconds, _now(),
+                ),
+            )
+            if cur.rowcount == 0:
+                return None
+            judgment_id = cur.lastrowid
+            c.executemany(
+                "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
+                [(judgment_id, s.candidate, s.dimension, s.dimension_kind, s.score) for s in record.scores],
+            )
+            return judgment_id
+
+    def judged_slots(self) -> set[tuple[str, str, int]]:
+        """(comparison_id, judge, presentation) of every stored judgment."""
+        with self._lock:
+            return {tuple(r) for r in self._conn.execute("SELECT comparison_id, judge, presentation FROM judgments")}  # type: ignore[misc]
+
+    # -- counts and exports -------------------------------------------------------------------
+
+    def counts(self) -> dict[str, Any]:
+        """Totals for progress displays: rows per table, judgments by validity, tokens and cost."""
+        with self._lock:
+            q = lambda sql: self._conn.execute(sql).fetchone()  # noqa: E731
+            calls, p_tok, c_tok, cost = q(
+                "SELECT count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), sum(cost) FROM calls"
+            )
+            by_stage = dict(self._conn.execute("SELECT stage, count(*) FROM calls GROUP BY stage").fetchall())
+            valid, invalid = q("SELECT coalesce(sum(valid), 0), coalesce(sum(1 - valid), 0) FROM judgments")
+            return {
+                "calls": calls,
+                "calls_by_stage": by_stage,
+                "prompt_tokens": p_tok,
+                "completion_tokens": c_tok,
+                "cost": cost,
+                "call_errors": q("SELECT count(*) FROM call_errors")[0],
+                "assistance_texts": q("SELECT count(*) FROM assistance_texts")[0],
+                "outputs": q("SELECT count(*) FROM outputs")[0],
+                "comparisons": q("SELECT count(*) FROM comparisons")[0],
+                "judgments": valid + invalid,
+                "valid_judgments": valid,
+                "invalid_judgments": invalid,
+            }
+
+    def judgment_rows(self) -> list[dict[str, Any]]:
+        """One tidy row per judgment (valid or not), in the export's column order."""
+        return self._rows(
+            "SELECT c.run, c.task, c.mode, j.comparison_id, j.judge, j.judge_kind, j.judge_family,"
+            " j.option1, j.option2, j.winner, j.option1_mean, j.option2_mean, j.valid, j.invalid_reason,"
+            " j.rationale, j.id AS judgment_id, j.presentation, j.revision, j.attempts, j.seconds"
+            " FROM judgments j JOIN comparisons c ON c.id = j.comparison_id ORDER BY j.id"
+        )
+
+    def score_rows(self) -> list[dict[str, Any]]:
+        return self._rows(
+            "SELECT j.comparison_id, j.judge, s.candidate, s.dimension, s.dimension_kind, s.score,"
+            " s.judgment_id FROM scores s JOIN judgments j ON j.id = s.judgment_id ORDER BY s.judgment_id, s.rowid"
+        )
+
+    def output_rows(self) -> list[dict[str, Any]]:
+        return self._rows(
+            "SELECT o.run, o.task, o.mode, o.candidate, o.worker, o.text, a.text AS assistance_text, o.id AS output_id"
+            " FROM outputs o LEFT JOIN assistance_texts a ON a.id = o.assistance_id"
+            " ORDER BY o.run, o.task, o.mode, o.candidate"
+        )
+
+    def error_rows(self) -> list[dict[str, Any]]:
+        return self._rows("SELECT * FROM call_errors ORDER BY id")
+
+    @staticmethod
+    def scores_of(rows: list[dict[str, Any]]) -> tuple[ScoreRecord, ...]:
+        return tuple(ScoreRecord(r["candidate"], r["dimension"], r["dimension_kind"], r["score"]) for r in rows)
+
+
+def dumps(value: Any) -> str:
+    """Compact, stable JSON used for stored messages and parameters."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

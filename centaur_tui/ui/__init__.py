@@ -1,0 +1,1 @@
+"""Provides the Textual app: screens, widgets and styles; the only package importing textual."""
