@@ -1,0 +1,91 @@
+"""Killing a run (SIGKILL) and running again ends exactly where an uninterrupted run ends."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .conftest import small_session_toml
+
+CENTAUR = [sys.executable, "-m", "centaur_tui.cli"]
+
+
+def _count(db: Path, table: str) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _snapshot(db: Path) -> dict[str, object]:
+    with sqlite3.connect(db) as conn:
+        judgments = conn.execute(
+            "SELECT comparison_id, judge, presentation, option1, option2, winner, valid, invalid_reason, attempts,"
+            " call_key FROM judgments ORDER BY comparison_id, judge, presentation"
+        ).fetchall()
+        scores = conn.execute(
+            "SELECT j.comparison_id, j.judge, s.candidate, s.dimension, s.score FROM scores s"
+            " JOIN judgments j ON j.id = s.judgment_id ORDER BY 1, 2, 3, 4"
+        ).fetchall()
+        outputs = conn.execute("SELECT id, text FROM outputs ORDER BY id").fetchall()
+        calls = conn.execute("SELECT key FROM calls ORDER BY key").fetchall()
+        comparisons = conn.execute("SELECT * FROM comparisons ORDER BY id").fetchall()
+    return {"judgments": judgments, "scores": scores, "outputs": outputs, "calls": calls, "comparisons": comparisons}
+
+
+def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    text = small_session_toml(
+        name="killed", tasks=("counseling",), faults="latency_s = 0.01\ninvalid_reply_rate = 0.1",
+        limits="concurrency = 8\nper_model_concurrency = 4\nbackoff_base_s = 0.0\nbackoff_max_s = 0.0",
+    )
+    killed = tmp_path / "killed.toml"
+    killed.write_text(text)
+    reference = tmp_path / "reference.toml"
+    reference.write_text(text.replace('name = "killed"', 'name = "reference"'))
+
+    proc = subprocess.Popen([*CENTAUR, "run", str(killed), "--quiet"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    db = tmp_path / "killed.db"
+    while _count(db, "judgments") < 15 and time.monotonic() < deadline:
+        assert proc.poll() is None, "the run finished before it could be killed"
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = _count(db, "judgments")
+    assert 15 <= partial
+
+    resumed = subprocess.run([*CENTAUR, "run", str(killed), "--quiet"], env=env, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    full = subprocess.run([*CENTAUR, "run", str(reference), "--quiet"], env=env, capture_output=True, text=True)
+    assert full.returncode == 0, full.stderr
+
+    a, b = _snapshot(db), _snapshot(tmp_path / "reference.db")
+    assert len(a["judgments"]) > partial
+    for table in a:
+        assert a[table] == b[table], table
+
+
+def test_sigint_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
+    path = tmp_path / "stopped.toml"
+    path.write_text(small_session_toml(name="stopped", tasks=("counseling",), faults="latency_s = 0.05",
+                                       limits="concurrency = 4\nper_model_concurrency = 4"))
+    proc = subprocess.Popen([*CENTAUR, "run", str(path), "--quiet"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    db = tmp_path / "stopped.db"
+    deadline = time.monotonic() + 60
+    while _count(db, "calls") < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, out + err
+    assert "run the same command again to resume" in err
