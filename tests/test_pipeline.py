@@ -184,3 +184,29 @@ def test_run_command_prints_progress_and_summary(write_session) -> None:
     assert "SIMULATED" in out.output and "judging" in out.output and "Done in" in out.output
     again = CliRunner().invoke(cli, ["run", str(path)])
     assert "Done in" in again.output and " 0 calls sent" in again.output
+
+
+def test_a_fatal_provider_error_stops_the_run_and_keeps_answers(write_session, monkeypatch) -> None:
+    from centaur_tui.domain.errors import ProviderError
+    from centaur_tui.llm import FatalProviderError, Gateway
+
+    original = Gateway.complete
+
+    async def refuse_gamma(self, req):
+        if req.endpoint.model == "simulated/gamma":
+            raise FatalProviderError("simulated/gamma: AuthenticationError: bad key", "AuthenticationError", 1)
+        return await original(self, req)
+
+    monkeypatch.setattr(Gateway, "complete", refuse_gamma)
+    path = write_session(tasks=("counseling",))
+    study = load_session(path)
+    store = Store(study.database)
+    with pytest.raises(ProviderError, match="AuthenticationError"):
+        asyncio.run(Pipeline(study, store).run())
+    kept = store.counts()["calls"]
+    store.close()
+    monkeypatch.setattr(Gateway, "complete", original)
+    pipe, store = run(path)
+    assert store.counts()["calls"] == summarize(pipe.session).total_calls
+    assert sent(pipe) == summarize(pipe.session).total_calls - kept
+    store.close()

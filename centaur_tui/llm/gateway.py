@@ -162,8 +162,10 @@ class Gateway:
                     started = time.perf_counter()  # latency of the call itself, not of the queue
                     self.in_flight += 1
                     try:
+                        # litellm enforces `timeout` itself; this guard only catches a provider
+                        # path that ignores it, so it sits a little beyond.
                         response = await asyncio.wait_for(
-                            self._llm.acompletion(**kwargs), timeout=self.limits.timeout_s + 5
+                            self._llm.acompletion(**kwargs), timeout=self.limits.timeout_s * 1.25 + 0.5
                         )
                     finally:
                         self.in_flight -= 1
