@@ -98,6 +98,7 @@ class Pipeline:
         self._gateway = gateway
         self._world_id: str | None = None
         self._json_mode: dict[str, bool] = {}
+        self._prices_registered = False
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -123,8 +124,7 @@ class Pipeline:
             key=key, stage=stage, endpoint=endpoint, messages=messages, params={**params, **extra}, sample=sample,
             metadata={"simulation": self._world_id} if endpoint.simulated else {},
         )
-        assert self._gateway is not None
-        result = await self._gateway.complete(request)
+        result = await self._ensure_gateway().complete(request)
         st = self.progress.stages[stage]
         st.sent += 1
         st.prompt_tokens += result.prompt_tokens or 0
@@ -143,6 +143,16 @@ class Pipeline:
         )
         self._answered.add(key)
         return key, result.text
+
+    def _ensure_gateway(self) -> Gateway:
+        # Built on the first call that is not stored yet: resuming a finished session then
+        # never imports litellm (about 3 s).
+        if self._gateway is None:
+            self._gateway = Gateway(self.session.limits, on_failure=self._record_failure)
+        if not self._prices_registered:
+            self._gateway.register_prices([*self.session.models, self.session.worker, *self.session.judges])
+            self._prices_registered = True
+        return self._gateway
 
     def _gen_params(self) -> dict[str, Any]:
         g = self.session.generation
@@ -360,8 +370,6 @@ class Pipeline:
         )
         if self.session.simulated:
             self._world_id, _ = make_world(self.study)
-        if self._gateway is None:
-            self._gateway = Gateway(self.session.limits, on_failure=self._record_failure)
         ticker = asyncio.create_task(self._ticker())
         tournaments = [
             asyncio.create_task(self._tournament(run, task_id, mode))
