@@ -92,7 +92,7 @@ def test_demo_session_is_valid_and_simulated() -> None:
 BAD_SESSIONS = [
     ("malformed TOML", lambda s: s.replace("runs = 1", "runs = = 1"), "malformed TOML"),
     ("unknown task", lambda s: s.replace('"tutoring"', '"juggling"'), "tasks[1]: unknown task 'juggling'"),
-    ("duplicate model", lambda s: s.replace('name = "Beta"', 'name = "Alpha"'), "duplicate model names: Alpha"),
+    ("duplicate model", lambda s: s.replace('name = "Beta"', 'name = "Alpha"'), "models: duplicate model names: Alpha"),
     ("judge without family", lambda s: s.replace('family = "West"\n', ""), "judges[2 'JudgeWest'].family"),
     ("runs below 1", lambda s: s.replace("runs = 1", "runs = 0"), "runs: Input should be greater than or equal to 1"),
     ("unknown field", lambda s: s.replace("seed = 7", "seed = 7\nsede = 8"), "sede: Extra inputs are not permitted"),

@@ -169,7 +169,7 @@ class LinePrinter:
             if st.planned:
                 extra = f" err {st.failed}" if st.failed else ""
                 extra += f" inv {st.invalid}" if st.invalid else ""
-                parts.append(f"{name} {st.done}/{st.planned}{extra}")
+                parts.append(f"{name} {st.done}/{st.planned} ({st.left} left){extra}")
         cost = f"${progress.cost:.4f}" + ("" if all(s.cost_known for s in progress.stages.values()) else "+?")
         return (
             f"[{progress.elapsed:6.1f}s] " + " | ".join(parts)
@@ -195,6 +195,11 @@ def _require_keys(study: Study) -> None:
     require_keys([(m.name, m) for m in s.models] + [(s.worker.name, s.worker)] + [(j.name, j) for j in s.judges])
 
 
+def _stop_on_sigterm(signum: int, frame: Any) -> None:
+    # Treat `kill` like Ctrl-C: stored work is committed per call, so stopping is safe.
+    raise KeyboardInterrupt
+
+
 def run_study(study: Study, quiet: bool = False) -> Any:
     """Run a study with a line printer; Ctrl-C (or SIGTERM) stops cleanly, keeping every answer."""
     from centaur_tui.pipeline import run_session
@@ -203,7 +208,7 @@ def run_study(study: Study, quiet: bool = False) -> Any:
     _require_keys(study)
     if study.session.simulated:
         click.secho(SIMULATED_BANNER, fg="yellow")
-    previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         with Store(study.database) as store:
             try:

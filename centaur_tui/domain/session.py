@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
 from centaur_tui.domain.task import SLUG, Strict
 
@@ -172,26 +172,44 @@ class Session(Strict):
     judges: tuple[JudgeSpec, ...] = Field(min_length=1)
     experts: tuple[ExpertSpec, ...] = ()
 
-    @model_validator(mode="after")
-    def _check_names(self) -> Session:
-        names = [m.name for m in self.models]
+    @field_validator("models")
+    @classmethod
+    def _unique_models(cls, v: tuple[ModelSpec, ...]) -> tuple[ModelSpec, ...]:
+        names = [m.name for m in v]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"duplicate model names: {', '.join(dupes)}")
         if PLAIN in names:
             raise ValueError(f"{PLAIN!r} is reserved for the unaided worker")
-        judge_names = [j.name for j in self.judges]
-        dupes = sorted({n for n in judge_names if judge_names.count(n) > 1})
+        if not any(m.automation or m.augmentation for m in v):
+            raise ValueError("no model takes part in automation or augmentation")
+        return v
+
+    @field_validator("judges")
+    @classmethod
+    def _unique_judges(cls, v: tuple[JudgeSpec, ...]) -> tuple[JudgeSpec, ...]:
+        names = [j.name for j in v]
+        dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"duplicate judge names: {', '.join(dupes)}")
-        if len(set(self.tasks)) != len(self.tasks):
-            raise ValueError("a task is listed twice")
-        expert_ids = [e.id for e in self.experts]
-        if len(set(expert_ids)) != len(expert_ids):
-            raise ValueError("duplicate expert ids")
-        if not any(m.automation for m in self.models) and not any(m.augmentation for m in self.models):
-            raise ValueError("no model takes part in automation or augmentation")
-        return self
+        return v
+
+    @field_validator("tasks")
+    @classmethod
+    def _unique_tasks(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        dupes = sorted({t for t in v if v.count(t) > 1})
+        if dupes:
+            raise ValueError(f"task(s) listed twice: {', '.join(dupes)}")
+        return v
+
+    @field_validator("experts")
+    @classmethod
+    def _unique_experts(cls, v: tuple[ExpertSpec, ...]) -> tuple[ExpertSpec, ...]:
+        ids = [e.id for e in v]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate expert ids: {', '.join(dupes)}")
+        return v
 
     @property
     def automation_candidates(self) -> tuple[str, ...]:
