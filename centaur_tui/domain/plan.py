@@ -22,13 +22,24 @@ def digest(*parts: Any) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
+def canonical_json(value: Any) -> str:
+    """Compact, key-sorted JSON: the form in which messages and parameters are hashed and stored."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def call_key_of(model: str, messages_json: str, params_json: str, sample: str) -> str:
+    """Content address from already serialised parts (the pipeline stores the same strings)."""
+    raw = "\x00".join((model, messages_json, params_json, sample))
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
 def call_key(model: str, messages: list[dict[str, str]], params: dict[str, Any], sample: str) -> str:
     """Content address of one provider call.
 
     `sample` names the replicate (stage and run, plus the attempt for judge re-asks), so
     repeated runs are distinct samples while an identical request in the same run is one call.
     """
-    return digest(model, messages, params, sample)
+    return call_key_of(model, canonical_json(messages), canonical_json(params), sample)
 
 
 def seed_for(key: str) -> int:

@@ -9,7 +9,6 @@ wall-time benchmark (bench/pipeline.py) depends on.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +20,8 @@ from centaur_tui.domain.plan import (
     Comparison,
     Mode,
     assistance_id,
-    call_key,
+    call_key_of,
+    canonical_json,
     candidates_for,
     comparisons,
     eligible_judges,
@@ -51,10 +51,6 @@ from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, CallRequest, FatalProviderError, Gateway, make_world, supports_json_mode
 from centaur_tui.pipeline.progress import Progress, ProgressSink
 from centaur_tui.store import Store
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass
@@ -112,7 +108,8 @@ class Pipeline:
         self, stage: str, endpoint: Endpoint, messages: list[dict[str, str]], params: dict[str, Any], sample: str
     ) -> tuple[str, str]:
         """Return (key, response text): from the store if answered before, else from the provider."""
-        key = call_key(endpoint.model, messages, params, sample)
+        messages_json, params_json = canonical_json(messages), canonical_json(params)
+        key = call_key_of(endpoint.model, messages_json, params_json, sample)
         stored = self.store.call_response(key) if key in self._answered else None
         if stored is not None:
             return key, stored
@@ -135,8 +132,8 @@ class Pipeline:
             st.cost += result.cost
         self.store.record_call(
             CallRecord(
-                key=key, stage=stage, model=endpoint.model, sample=sample, messages_json=_dumps(messages),
-                params_json=_dumps(params), response=result.text, prompt_tokens=result.prompt_tokens,
+                key=key, stage=stage, model=endpoint.model, sample=sample, messages_json=messages_json,
+                params_json=params_json, response=result.text, prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens, cost=result.cost, latency_s=result.latency_s,
                 attempts=result.attempts, simulated=endpoint.simulated,
             )

@@ -7,7 +7,6 @@ killed process loses at most the calls still in flight.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -339,7 +338,3 @@ class Store:
     def scores_of(rows: list[dict[str, Any]]) -> tuple[ScoreRecord, ...]:
         return tuple(ScoreRecord(r["candidate"], r["dimension"], r["dimension_kind"], r["score"]) for r in rows)
 
-
-def dumps(value: Any) -> str:
-    """Compact, stable JSON used for stored messages and parameters."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
