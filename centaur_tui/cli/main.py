@@ -286,3 +286,7 @@ def demo(session: str) -> None:
         click.echo(f"exported {Path('out') / study.session.name / name}: {n:,} rows")
     if not outcome.complete:
         sys.exit(1)
+from centaur_tui.cli.report_cmd import report  # noqa: E402
+cli.add_command(report)
+from centaur_tui.cli.import_cmd import import_  # noqa: E402
+cli.add_command(import_)

@@ -1,0 +1,111 @@
+"""Provides the small helpers the statistics share: guarded correlations and permutation p-values."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from functools import lru_cache
+from itertools import permutations
+
+import numpy as np
+from scipy import stats
+
+EXACT_PERMUTATION_MAX_N = 9
+"""Largest n for which the permutation p-value enumerates all n! pairings (9! = 362,880)."""
+
+MONTE_CARLO_RESAMPLES = 100_000
+
+
+def _clean(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    return x[keep], y[keep]
+
+
+def correlation(x: np.ndarray, y: np.ndarray, kind: str = "spearman", min_n: int = 3) -> tuple[float, float, int, str | None]:
+    """Spearman or Pearson correlation that never raises.
+
+    Pairs with a missing value are dropped.
+
+    Args:
+        x: First variable.
+        y: Second variable.
+        kind: "spearman" or "pearson".
+        min_n: Fewest complete pairs for a correlation.
+
+    Returns:
+        (coefficient, two-sided p-value from scipy's default, n, reason); the first two are
+        NaN and the reason says why when the correlation is undefined.
+    """
+    x, y = _clean(x, y)
+    n = len(x)
+    if n < min_n:
+        return math.nan, math.nan, n, f"fewer than {min_n} complete pairs (n = {n})"
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan, math.nan, n, "one variable is constant"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = stats.spearmanr(x, y) if kind == "spearman" else stats.pearsonr(x, y)
+    return float(res.statistic), float(res.pvalue), n, None
+
+
+@lru_cache(maxsize=4)
+def _all_permutations(n: int) -> np.ndarray:
+    flat = np.fromiter((i for p in permutations(range(n)) for i in p), dtype=np.int8, count=math.factorial(n) * n)
+    return flat.reshape(-1, n)
+
+
+def permutation_p_spearman(x: np.ndarray, y: np.ndarray, seed: int = 0) -> tuple[float, str]:
+    """Two-sided permutation p-value of Spearman's rho: share of pairings at least as extreme.
+
+    Exact (all n! pairings) for n <= 9; Monte Carlo with 100,000 pairings otherwise.
+
+    Args:
+        x: First variable (missing pairs are dropped).
+        y: Second variable.
+        seed: Seed of the Monte Carlo draw.
+
+    Returns:
+        (p-value, method) where method is "exact" or "monte carlo"; NaN p when undefined.
+    """
+    x, y = _clean(x, y)
+    n = len(x)
+    if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan, "undefined"
+    rx = stats.rankdata(x) - (n + 1) / 2
+    ry = stats.rankdata(y) - (n + 1) / 2
+    observed = float(rx @ ry)
+    if n <= EXACT_PERMUTATION_MAX_N:
+        perms = _all_permutations(n)
+        method = "exact"
+    else:
+        rng = np.random.default_rng(seed)
+        perms = np.argsort(rng.random((MONTE_CARLO_RESAMPLES, n)), axis=1)
+        method = "monte carlo"
+    null = ry[perms] @ rx
+    # Rounding guard: statistics equal to the observed one up to float error count as extreme.
+    tol = 1e-9 * max(1.0, abs(observed))
+    p = float(np.mean(np.abs(null) >= abs(observed) - tol))
+    if method == "monte carlo":
+        p = (p * len(perms) + 1) / (len(perms) + 1)
+    return p, method
+
+
+def se_over_runs(values: np.ndarray) -> float:
+    """Standard error of a mean: sample SD (ddof 1) / sqrt(n); NaN for fewer than two values."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if len(v) < 2:
+        return math.nan
+    return float(np.std(v, ddof=1) / math.sqrt(len(v)))
+
+
+def clean_float(value: float | None, digits: int | None = None) -> float | None:
+    """A float for JSON: None for NaN/inf/None, optionally rounded."""
+    if value is None:
+        return None
+    value = float(value)
+    if not math.isfinite(value):
+        return None
+    return round(value, digits) if digits is not None else value

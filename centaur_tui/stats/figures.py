@@ -1,0 +1,265 @@
+"""Provides the report's figures as PNG files (matplotlib, Agg backend): the paper's Figures 7-15.
+
+Figures are drawn from the report document (plus the rubric-vs-win-rate cells for Figure
+13A), with `matplotlib.figure.Figure` and no pyplot state, so drawing is thread-safe and
+needs no display. Every figure of simulated data says SIMULATED DATA in its title and in
+a footer.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # never a GUI backend: reports run headless
+
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from centaur_tui.stats.report import Report  # noqa: E402
+
+DPI = 130
+
+
+def _nan(v: Any) -> float:
+    return math.nan if v is None else float(v)
+
+
+def _finish(fig: Figure, doc: dict[str, Any], title: str, path: Path) -> Path:
+    if doc.get("simulated"):
+        title = f"SIMULATED DATA - {title}"
+        # Keep the bottom 4% free for the footer (constrained layout ignores fig.text).
+        fig.get_layout_engine().set(rect=(0, 0.04, 1, 0.96))
+        fig.text(0.5, 0.005, "SIMULATED DATA: seeded simulated provider, not language models", ha="center",
+                 va="bottom", fontsize=8, color="crimson")
+    fig.suptitle(title, fontsize=11, color="crimson" if doc.get("simulated") else "black")
+    fig.savefig(path, dpi=DPI)
+    return path
+
+
+def _empty(ax: Any, text: str = "no data") -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="grey")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def rank_heatmap(doc: dict[str, Any], mode_doc: dict[str, Any], path: Path, number: int) -> Path:
+    """Figures 7 and 8: rank of ranks by task (rows) and candidate (columns)."""
+    tasks, names = mode_doc["tasks"], mode_doc["candidates"]
+    grid = np.full((len(tasks), len(names)), np.nan)
+    for r in mode_doc["matrix"]:
+        if r["task"] in tasks and r["candidate"] in names:
+            grid[tasks.index(r["task"]), names.index(r["candidate"])] = _nan(r["rank_of_ranks"])
+    fig = Figure(figsize=(1.0 + 0.75 * max(len(names), 2), 1.4 + 0.45 * max(len(tasks), 1)), layout="constrained")
+    ax = fig.add_subplot()
+    if grid.size and np.isfinite(grid).any():
+        im = ax.imshow(grid, cmap="viridis_r", aspect="auto", vmin=1, vmax=max(len(names), 2))
+        for i in range(len(tasks)):
+            for k in range(len(names)):
+                if np.isfinite(grid[i, k]):
+                    ax.text(k, i, f"{int(grid[i, k])}", ha="center", va="center", fontsize=8,
+                            color="white" if grid[i, k] > len(names) / 2 else "black")
+        ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
+        ax.set_yticks(range(len(tasks)), tasks, fontsize=8)
+        fig.colorbar(im, ax=ax, label="rank of ranks (1 = best)", shrink=0.8)
+    else:
+        _empty(ax)
+    title = f"Figure {number}: {mode_doc['mode']} rank of ranks by task ({mode_doc['runs']} runs, n = {mode_doc['n']:,})"
+    return _finish(fig, doc, title, path)
+
+
+def cross_mode_scatter(doc: dict[str, Any], path: Path) -> Path:
+    """Figure 9: reverse overall mean rank, automation (x) vs augmentation (y), assistant models only."""
+    by_mode = {m["mode"]: {r["candidate"]: _nan(r["mean_rank"]) for r in m["overall"]} for m in doc["modes"]}
+    model_row = next((r for r in doc["cross_mode"]["rows"] if r["task"] == "(model level)"), None)
+    models = model_row["models"] if model_row else []
+    fig = Figure(figsize=(6, 5.5), layout="constrained")
+    ax = fig.add_subplot()
+    if models and "automation" in by_mode and "augmentation" in by_mode:
+        top = len(models) + 1
+        x = np.array([top - by_mode["automation"].get(m, math.nan) for m in models])
+        y = np.array([top - by_mode["augmentation"].get(m, math.nan) for m in models])
+        ax.scatter(x, y, color="tab:blue")
+        for m, a, b in zip(models, x, y, strict=True):
+            ax.annotate(m, (a, b), textcoords="offset points", xytext=(4, 3), fontsize=8)
+        finite = np.concatenate([x[np.isfinite(x)], y[np.isfinite(y)]])
+        if finite.size:
+            lo, hi = finite.min() - 0.5, finite.max() + 0.5
+            ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--")
+        ax.set_xlabel(f"automation reverse rank ({top} - mean rank)")
+        ax.set_ylabel(f"augmentation reverse rank ({top} - mean rank)")
+        rho = model_row.get("rho") if model_row else None
+        p = model_row.get("p") if model_row else None
+        ax.set_title(f"Spearman rho = {'NaN' if rho is None else f'{rho:.2f}'}, "
+                     f"p = {'NaN' if p is None else f'{p:.3f}'}, n = {len(models)}", fontsize=9)
+    else:
+        _empty(ax, "needs both modes")
+    return _finish(fig, doc, "Figure 9: automation vs augmentation (higher = better)", path)
+
+
+def mean_rank_panels(doc: dict[str, Any], mode_doc: dict[str, Any], path: Path, number: int) -> Path:
+    """Figures 10 and 11: mean rank with SE bars, one panel per task."""
+    tasks, names = mode_doc["tasks"], mode_doc["candidates"]
+    cols = min(4, max(len(tasks), 1))
+    rows = max(1, math.ceil(len(tasks) / cols))
+    fig = Figure(figsize=(3.2 * cols, 0.35 * len(names) * rows + 1.5), layout="constrained")
+    cell = {(r["task"], r["candidate"]): r for r in mode_doc["matrix"]}
+    if not tasks:
+        _empty(fig.add_subplot())
+    for i, task in enumerate(tasks):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        means = np.array([_nan(cell.get((task, n), {}).get("mean_rank")) for n in names])
+        ses = np.array([_nan(cell.get((task, n), {}).get("se")) for n in names])
+        ypos = np.arange(len(names))
+        ax.errorbar(means, ypos, xerr=np.nan_to_num(ses), fmt="o", ms=4, capsize=2)
+        ax.set_yticks(ypos, names if i % cols == 0 else [], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlim(0.5, len(names) + 0.5)
+        ax.set_title(task, fontsize=9)
+        ax.grid(axis="x", lw=0.3)
+    title = f"Figure {number}: {mode_doc['mode']} mean rank ± SE by task ({mode_doc['runs']} runs; 1 = best)"
+    return _finish(fig, doc, title, path)
+
+
+def profiles(doc: dict[str, Any], path: Path, mode: str = "augmentation") -> Path:
+    """Figure 12: mean general-rubric score per dimension and candidate."""
+    prof = doc["validity"]["profiles"]
+    dims = prof["dimensions"]
+    rows = prof.get(mode, [])
+    fig = Figure(figsize=(8, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    names = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
+    by = {(r["candidate"], r["dimension"]): r["mean"] for r in rows}
+    drawn = 0
+    for name in names:
+        ys = [_nan(by.get((name, d))) for d in dims]
+        if all(math.isnan(y) for y in ys):
+            continue
+        ax.plot(range(len(dims)), ys, marker="o", ms=3, lw=1, label=name)
+        drawn += 1
+    if drawn:
+        ax.set_xticks(range(len(dims)), [d.replace("_", "\n") for d in dims], fontsize=8)
+        ax.set_ylabel("mean score (1-10)")
+        ax.legend(fontsize=7, ncol=2)
+    else:
+        _empty(ax)
+    return _finish(fig, doc, f"Figure 12: general-rubric profiles ({mode})", path)
+
+
+def validity_panels(doc: dict[str, Any], report: Report, path: Path) -> Path:
+    """Figure 13: (A) rubric mean vs win rate per cell; (B) choice-rubric consistency per judge."""
+    fig = Figure(figsize=(10, 4.5), layout="constrained")
+    ax_a, ax_b = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+    cells = report.tables.get("cells")
+    rw = doc["validity"]["rubric_vs_win_rate"]
+    if cells is not None and len(cells) and cells["rubric_mean"].notna().any():
+        ax_a.scatter(cells["rubric_mean"], cells["win_rate"], s=6, alpha=0.35)
+        ax_a.set_xlabel("mean rubric score")
+        ax_a.set_ylabel("win rate")
+    else:
+        _empty(ax_a)
+    r = rw.get("r")
+    ax_a.set_title(f"A: r = {'NaN' if r is None else f'{r:.2f}'}, n = {rw['n']:,} cells", fontsize=9)
+    rows = [x for x in doc["validity"]["choice_rubric"]["rows"] if x["judge"] != "(all judges)"]
+    shares = [100 * _nan(x["share"]) for x in rows]
+    if rows:
+        ax_b.bar(range(len(rows)), np.nan_to_num(shares), color="tab:green")
+        ax_b.set_xticks(range(len(rows)), [x["judge"] for x in rows], rotation=30, ha="right", fontsize=8)
+        for i, (x, s) in enumerate(zip(rows, shares, strict=True)):
+            ax_b.text(i, (0 if math.isnan(s) else s) + 0.5, "NaN" if math.isnan(s) else f"{s:.1f}%\nn={x['n']:,}",
+                      ha="center", fontsize=7)
+        finite = [s for s in shares if not math.isnan(s)]
+        ax_b.set_ylim(max(0, min(finite, default=0) - 10), 105)
+        ax_b.set_ylabel("% winner has higher rubric average")
+    else:
+        _empty(ax_b)
+    ax_b.set_title("B: choice-rubric consistency by judge", fontsize=9)
+    return _finish(fig, doc, "Figure 13: validity of rubric-guided pairwise judging", path)
+
+
+def reliability_panels(doc: dict[str, Any], path: Path) -> Path:
+    """Figure 14: (A) raw agreement and alpha overall and per mode; (B) alpha by task and mode."""
+    rows = doc["reliability"]["rows"]
+    fig = Figure(figsize=(11, 4.8), layout="constrained")
+    ax_a, ax_b = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+    top = [r for r in rows if r["scope"] in ("overall", "mode")]
+    labels = ["overall" if r["scope"] == "overall" else r["mode"] for r in top]
+    x = np.arange(len(top))
+    agree = [_nan(r["raw_agreement"]) for r in top]
+    alpha = [_nan(r["alpha"]) for r in top]
+    ax_a.bar(x - 0.2, np.nan_to_num(agree), 0.4, label="raw agreement")
+    ax_a.bar(x + 0.2, np.nan_to_num(alpha), 0.4, label="Krippendorff's alpha (nominal)")
+    for i, (g, a, r) in enumerate(zip(agree, alpha, top, strict=True)):
+        ax_a.text(i - 0.2, (0 if math.isnan(g) else g) + 0.01, "NaN" if math.isnan(g) else f"{g:.1%}", ha="center",
+                  fontsize=7)
+        ax_a.text(i + 0.2, (0 if math.isnan(a) else max(a, 0)) + 0.01, "NaN" if math.isnan(a) else f"{a:.3f}",
+                  ha="center", fontsize=7)
+        ax_a.text(i, -0.08, f"{r['units']:,} units", ha="center", fontsize=7, transform=ax_a.get_xaxis_transform())
+    ax_a.set_xticks(x, labels)
+    ax_a.set_ylim(min(0, *[a for a in alpha if not math.isnan(a)], 0) - 0.05, 1.05)
+    ax_a.legend(fontsize=7)
+    ax_a.set_title("A: agreement overall and by mode", fontsize=9)
+    per = [r for r in rows if r["scope"] == "task x mode"]
+    tasks = list(dict.fromkeys(r["task"] for r in per))
+    modes = list(dict.fromkeys(r["mode"] for r in per))
+    if per:
+        width = 0.8 / max(len(modes), 1)
+        for k, mode in enumerate(modes):
+            vals = [next((_nan(r["alpha"]) for r in per if r["task"] == t and r["mode"] == mode), math.nan) for t in tasks]
+            ax_b.bar(np.arange(len(tasks)) + (k - (len(modes) - 1) / 2) * width, np.nan_to_num(vals), width, label=mode)
+        ax_b.set_xticks(range(len(tasks)), tasks, rotation=30, ha="right", fontsize=8)
+        ax_b.set_ylabel("Krippendorff's alpha")
+        ax_b.legend(fontsize=7)
+    else:
+        _empty(ax_b)
+    ax_b.set_title("B: alpha by task and mode (NaN drawn as 0)", fontsize=9)
+    return _finish(fig, doc, "Figure 14: inter-judge reliability", path)
+
+
+def criterion_panels(doc: dict[str, Any], path: Path) -> Path:
+    """Figure 15: mean within-family rank (± SD over task-runs) per judge and family."""
+    crit = doc["validity"]["criterion"]
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in crit["ranks"]:
+        groups.setdefault((r["judge"], r["family"]), []).append(r)
+    shares = {(p["judge"], p["family"]): p for p in crit["pairs"]}
+    n = max(len(groups), 1)
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    fig = Figure(figsize=(4 * cols, 3.2 * rows), layout="constrained")
+    if not groups:
+        _empty(fig.add_subplot(), "no family with two or more release-ordered models")
+    for i, ((judge, family), items) in enumerate(sorted(groups.items())):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        items = sorted(items, key=lambda r: r["release_order"])
+        ax.bar(range(len(items)), [_nan(r["mean_rank"]) for r in items],
+               yerr=np.nan_to_num([_nan(r["sd"]) for r in items]), capsize=3, color="tab:purple")
+        ax.set_xticks(range(len(items)), [r["candidate"] for r in items], rotation=30, ha="right", fontsize=7)
+        ax.set_ylabel("mean within-family rank", fontsize=8)
+        share = shares.get((judge, family), {}).get("share_later")
+        ax.set_title(f"{judge} judges {family}: later preferred "
+                     f"{'NaN' if share is None else f'{share:.0%}'}", fontsize=8)
+    return _finish(fig, doc, "Figure 15: criterion validity, release order (automation)", path)
+
+
+def draw_all(report: Report, out_dir: Path) -> list[Path]:
+    """Draw every figure of a report into `out_dir`; returns the files written."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    doc = report.doc
+    written = []
+    numbers = {"automation": (7, 10), "augmentation": (8, 11)}
+    for m in doc["modes"]:
+        heat, bars = numbers.get(m["mode"], (0, 0))
+        tag = m["mode"]
+        written.append(rank_heatmap(doc, m, out_dir / f"fig{heat:02d}_{tag}_rank_heatmap.png", heat))
+        written.append(mean_rank_panels(doc, m, out_dir / f"fig{bars:02d}_{tag}_mean_ranks.png", bars))
+    written.append(cross_mode_scatter(doc, out_dir / "fig09_automation_vs_augmentation.png"))
+    written.append(profiles(doc, out_dir / "fig12_general_rubric_profiles.png"))
+    written.append(validity_panels(doc, report, out_dir / "fig13_validity.png"))
+    written.append(reliability_panels(doc, out_dir / "fig14_reliability.png"))
+    written.append(criterion_panels(doc, out_dir / "fig15_criterion_validity.png"))
+    return sorted(written)

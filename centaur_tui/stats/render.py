@@ -1,0 +1,421 @@
+"""Provides the plain-text and Markdown renderings of a report document (no pandas: reads the dict only).
+
+Both renderings are built from the same list of sections (title, notes, table), so the
+terminal report and the Markdown report always hold the same numbers. Text tables wider
+than the page are split into column blocks that repeat the first column.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+WIDTH = 118
+"""Widest text line; reports stay readable at 100-120 columns."""
+
+STATUS_WORDS = {
+    "invalid": "invalid", "superseded": "superseded revisions", "other_kind": "other judge kind",
+    "ineligible": "ineligible judge", "unknown_comparison": "unknown comparison", "malformed": "malformed",
+}
+RANK_METHOD_WORDS = {
+    "mean_win_rate": "win rates averaged over eligible judges, then ranked (average ranks for ties)",
+    "rank_per_judge": "each judge ranks by win rate, ranks averaged over judges (paper's literal wording)",
+    "pooled": "one win rate pooled over all judges, then ranked (average ranks for ties)",
+}
+
+
+@dataclass
+class Section:
+    """One block of the report: a heading, notes, and an optional table."""
+
+    title: str
+    notes: list[str] = field(default_factory=list)
+    headers: list[str] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)
+    level: int = 2
+    align: str = ""  # one char per column: l or r; default: first left, rest right
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def num(v: Any, digits: int = 2) -> str:
+    """A number for a table; "NaN" for a missing value."""
+    if _missing(v):
+        return "NaN"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return f"{v:.{digits}f}"
+
+
+def pct(v: Any, digits: int = 1) -> str:
+    return "NaN" if _missing(v) else f"{100 * v:.{digits}f}%"
+
+
+def pval(v: Any) -> str:
+    if _missing(v):
+        return "NaN"
+    return "<0.001" if v < 0.001 else f"{v:.3f}"
+
+
+def excluded_text(excluded: dict[str, int] | None, extra: Sequence[tuple[str, int]] = ()) -> str:
+    """'excluded: 12 invalid, 3 ineligible judge' or 'excluded: none'."""
+    parts = [f"{n:,} {STATUS_WORDS.get(k, k)}" for k, n in (excluded or {}).items() if n]
+    parts += [f"{n:,} {label}" for label, n in extra if n]
+    return "excluded: " + (", ".join(parts) if parts else "none")
+
+
+def _reasons(rows: list[dict[str, Any]]) -> list[str]:
+    counts = Counter(r["reason"] for r in rows if r.get("reason"))
+    return [f"NaN where {reason} ({n} cell{'s' if n > 1 else ''})" for reason, n in counts.items()]
+
+
+def _title(doc: dict[str, Any], text: str) -> str:
+    return f"{text} [SIMULATED DATA]" if doc.get("simulated") else text
+
+
+def sections(doc: dict[str, Any]) -> list[Section]:
+    """The report as sections, in print order."""
+    out: list[Section] = []
+    counts = doc["counts"]
+    by_status = counts["by_status"]
+    opts = doc["options"]
+    head = Section(_title(doc, f"CentaurBench report: session {doc['session'] or '(unnamed)'}"), level=1)
+    if doc.get("simulated"):
+        head.notes.append(doc["banner"])
+    head.notes += [
+        f"{counts['runs']} run(s), {len(counts['tasks'])} task(s), modes: {', '.join(counts['modes']) or 'none'}; "
+        f"{counts['comparisons']:,} comparisons, {counts['judgments']:,} judgments stored, "
+        f"{by_status.get('ok', 0):,} used; " + excluded_text({k: v for k, v in by_status.items() if k != 'ok'}),
+        f"Judges used ({', '.join(opts['judge_kinds'])}): {', '.join(counts['judges']) or 'none'}",
+        f"Within-run rank: {RANK_METHOD_WORDS.get(opts['rank_method'], opts['rank_method'])}. 1 = best.",
+    ]
+    out.append(head)
+    for m in doc["modes"]:
+        out += _mode_sections(doc, m)
+    out.append(_best_section(doc))
+    out.append(_cross_section(doc))
+    out.append(_reliability_section(doc))
+    out += _validity_sections(doc)
+    return out
+
+
+def _task_header(task: str) -> str:
+    """A task id as a header of at most two short lines (operations_research -> operations/research)."""
+    return task.replace("_", "\n", 1) if len(task) > 11 else task
+
+
+def _mode_sections(doc: dict[str, Any], m: dict[str, Any]) -> list[Section]:
+    mode = m["mode"].capitalize()
+    tasks, names = m["tasks"], m["candidates"]
+    cell = {(r["task"], r["candidate"]): r for r in m["matrix"]}
+    overall = {r["candidate"]: r for r in m["overall"]}
+    counts = (
+        f"n = {m['n']:,} judgments used; {excluded_text(m['excluded'])}; candidate-runs without a usable judgment: "
+        f"{m['missing_cells']:,} of {m['cells']:,}; {m['runs']} run(s)."
+    )
+    number = {"automation": (7, 10), "augmentation": (8, 11)}.get(m["mode"], (None, None))
+    rr = Section(_title(doc, f"{mode}: rank of ranks by task" + (f" (Figure {number[0]})" if number[0] else "")))
+    rr.notes.append(counts + " Each task's mean ranks over runs, ranked with the min method (exact ties share a "
+                    "rank, the next is skipped: 1, 1, 3); 1 = best.")
+    rr.headers = ["candidate", *[_task_header(t) for t in tasks], "overall"]
+    for name in names:
+        row = [name]
+        for t in tasks:
+            r = cell.get((t, name))
+            row.append("NaN" if r is None or _missing(r["rank_of_ranks"]) else str(int(r["rank_of_ranks"])))
+        o = overall.get(name)
+        row.append("NaN" if o is None or _missing(o["overall_rank"]) else str(int(o["overall_rank"])))
+        rr.rows.append(row)
+
+    matrix = Section(_title(doc, f"{mode}: mean rank ± SE by task" + (f" (Figure {number[1]})" if number[1] else "")))
+    matrix.notes.append(counts + " Mean of the within-run ranks over runs ± SE = SD over runs / sqrt(runs).")
+    matrix.headers = ["candidate", *[_task_header(t) for t in tasks]]
+    for name in names:
+        row = [name]
+        for t in tasks:
+            r = cell.get((t, name))
+            row.append("NaN" if r is None or _missing(r["mean_rank"]) else f"{r['mean_rank']:.2f}±{num(r['se'])}")
+        matrix.rows.append(row)
+    matrix.notes += _reasons(m["matrix"])
+
+    ov = Section(_title(doc, f"{mode}: overall ordering"))
+    bt = {r["candidate"]: r for r in m["bradley_terry"]}
+    boot = doc["options"]["bootstrap"]
+    ov.notes.append(
+        "Overall mean rank = mean of the per-task mean ranks, ranked with the min method; SE = SD over runs of each "
+        "run's task-averaged rank / sqrt(runs). Bradley-Terry theta = log strength (mean 0) pooled over tasks and "
+        f"runs, ties = half wins; {int(doc['options']['confidence'] * 100)}% interval from {boot} cluster-bootstrap "
+        "replicates over comparisons."
+    )
+    ov.headers = ["rank", "candidate", "mean rank", "SE", "tasks", "runs", "BT theta", "BT interval", "BT games"]
+    for r in m["overall"]:
+        b = bt.get(r["candidate"], {})
+        interval = "NaN" if _missing(b.get("ci_low")) else f"[{b['ci_low']:+.2f}, {b['ci_high']:+.2f}]"
+        ov.rows.append([
+            "NaN" if _missing(r["overall_rank"]) else str(int(r["overall_rank"])), r["candidate"], num(r["mean_rank"]),
+            num(r["se"]), str(r["tasks"]), str(r["runs"]),
+            "NaN" if _missing(b.get("theta")) else f"{b['theta']:+.2f}", interval, num(b.get("games", 0)),
+        ])
+    ov.align = "rlrrrrrrr"
+    ov.notes += _reasons(m["overall"]) + _reasons(m["bradley_terry"])
+    return [rr, matrix, ov]
+
+
+def _best_section(doc: dict[str, Any]) -> Section:
+    s = Section(_title(doc, "Best candidate by task and mode (Appendix D)"))
+    s.notes.append("Lowest mean rank over runs; exact ties are joined with ' / '. Best assisted leaves out plain.")
+    modes = [m["mode"] for m in doc["modes"]]
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in doc["best_by_task"]:
+        rows.setdefault(r["task"], {})[r["mode"]] = r
+    s.headers = ["task", *[f"{m} (mean rank)" for m in modes]]
+    if "augmentation" in modes:
+        s.headers.append("best assisted (mean rank)")
+    for task, by_mode in rows.items():
+        row = [task]
+        for m in modes:
+            r = by_mode.get(m)
+            row.append("NaN" if not r or not r["best"] else f"{r['best']} ({num(r['best_mean_rank'])})")
+        if "augmentation" in modes:
+            r = by_mode.get("augmentation")
+            row.append("NaN" if not r or not r["best_assisted"] else
+                       f"{r['best_assisted']} ({num(r['best_assisted_mean_rank'])})")
+        s.rows.append(row)
+    s.align = "l" * len(s.headers)
+    return s
+
+
+def _cross_section(doc: dict[str, Any]) -> Section:
+    s = Section(_title(doc, "Automation vs augmentation: Spearman correlation of mean ranks (Table 1)"))
+    cm = doc["cross_mode"]
+    s.notes.append(
+        "Over the assistant models in both modes (plain and automation-only models left out"
+        + (f": {', '.join(cm['only_automation'])}" if cm["only_automation"] else "")
+        + "); p = scipy's two-sided p-value; exact p = permutation p-value over all pairings. Descriptive: n is small."
+    )
+    s.headers = ["task", "n", "rho", "p", "exact p", "note"]
+    for r in cm["rows"]:
+        s.rows.append([r["task"], str(r["n"]), num(r["rho"]), pval(r["p"]),
+                       pval(r["p_permutation"]) + (" (MC)" if r.get("permutation_method") == "monte carlo" else ""),
+                       r["reason"] or ""])
+    return s
+
+
+def _reliability_section(doc: dict[str, Any]) -> Section:
+    s = Section(_title(doc, "Inter-judge reliability (Appendix F)"))
+    rows = doc["reliability"]["rows"]
+    s.notes.append(
+        "Unit = comparison; one rating per (comparison, judge) in canonical order (candidates sorted by name: "
+        "0 = first wins, 1 = second wins, 2 = tie); only comparisons with at least two valid ratings. Raw agreement = "
+        "agreeing judge pairs / all judge pairs. Alpha = Krippendorff's nominal alpha (judges x units, missing = NaN)."
+    )
+    s.headers = ["scope", "units", "excl. units", "ratings", "pairs", "agreement", "alpha", "excluded judgments", "note"]
+    for r in rows:
+        label = "overall" if r["scope"] == "overall" else (r["mode"] if r["scope"] == "mode" else f"{r['task']} / {r['mode']}")
+        excl = excluded_text(r["excluded"], [("repeats", r.get("repeats_dropped", 0))]).removeprefix("excluded: ")
+        s.rows.append([label, num(r["units"]), num(r["excluded_units"]), num(r["ratings"]), num(r["pairs"]),
+                       pct(r["raw_agreement"]), num(r["alpha"], 3), excl, r["reason"] or ""])
+    s.align = "lrrrrrrll"
+    return s
+
+
+def _validity_sections(doc: dict[str, Any]) -> list[Section]:
+    v = doc["validity"]
+    out = []
+    cr = Section(_title(doc, "Choice-rubric consistency"))
+    cr.notes.append(
+        "Share of decisive judgments (winner not tie, unequal averages) whose winner has the higher unweighted mean "
+        "of all its rubric scores (recomputed). Ties, equal averages and incompletely scored judgments are counted "
+        f"and left out. Stated averages further than {v['choice_rubric']['tolerance']} from the recomputed ones: "
+        f"{v['choice_rubric']['stated_mismatches']:,}."
+    )
+    cr.headers = ["judge", "n", "agree", "share", "ties", "equal avg", "missing scores", "stated off", "excluded"]
+    for r in v["choice_rubric"]["rows"]:
+        cr.rows.append([r["judge"], num(r["n"]), num(r["agree"]), pct(r["share"]), num(r["ties"]),
+                        num(r["equal_averages"]), num(r["missing_scores"]),
+                        f"{r['stated_mismatch']:,}/{r['stated_checked']:,}",
+                        excluded_text(r["excluded"]).removeprefix("excluded: ")])
+    cr.align = "lrrrrrrrl"
+    out.append(cr)
+
+    rw = v["rubric_vs_win_rate"]
+    rs = Section(_title(doc, "Rubric score vs win rate (Figure 13A)"))
+    rs.notes.append(
+        f"Pearson r = {num(rw['r'])} over n = {rw['n']:,} cells (run x task x mode x judge x candidate; "
+        f"{rw['missing']:,} cells without a complete rubric score left out). Descriptive: cells are not independent."
+        + (f" NaN: {rw['reason']}." if rw.get("reason") else "")
+    )
+    out.append(rs)
+
+    cv = Section(_title(doc, "Criterion validity: release order within families (automation, Figure 15)"))
+    crit = v["criterion"]
+    if not crit["pairs"]:
+        cv.notes.append("No family has two or more models with a release_order in the session file: nothing to check.")
+    else:
+        cv.notes.append("Share of a judge's direct choices between two models of a family that favour the later "
+                        "release (ties counted, not in favour); mean within-family rank (SD) over task-runs, 1 = best.")
+        cv.headers = ["judge", "family", "n", "later", "earlier", "ties", "share later"]
+        for r in crit["pairs"]:
+            cv.rows.append([r["judge"], r["family"], num(r["n"]), num(r["later"]), num(r["earlier"]), num(r["ties"]),
+                            pct(r["share_later"])])
+        cv.align = "llrrrrr"
+    out.append(cv)
+    if crit["ranks"]:
+        ranks = Section(_title(doc, "Criterion validity: mean within-family rank by judge (Figure 15)"), level=3)
+        ranks.notes.append("From each judge's direct choices between models of the family, per task-run (average ranks "
+                           "for ties); mean and SD over task-runs; models from oldest to newest.")
+        ranks.headers = ["judge", "family", "model", "release", "mean rank", "SD", "task-runs"]
+        for r in sorted(crit["ranks"], key=lambda x: (x["family"], x["judge"], x["release_order"])):
+            ranks.rows.append([r["judge"], r["family"], r["candidate"], str(r["release_order"]), num(r["mean_rank"]),
+                               num(r["sd"]), num(r["task_runs"])])
+        ranks.align = "lllrrrr"
+        out.append(ranks)
+
+    prof = v["profiles"]
+    dims = prof["dimensions"]
+    for mode in ("augmentation",):
+        rows = prof[mode]
+        gp = Section(_title(doc, f"General-rubric profiles ({mode}, Figure 12)"))
+        gp.notes.append("Mean score per general dimension pooled over tasks, runs and judges; in parentheses the "
+                        "judge-balanced mean (mean of per-judge means). n = scores per cell.")
+        by = {(r["candidate"], r["dimension"]): r for r in rows}
+        names = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
+        gp.headers = ["candidate", *[d.replace("_", " ") for d in dims], "n"]
+        for name in names:
+            cells = [by.get((name, d)) for d in dims]
+            if not any(cells):
+                continue
+            gp.rows.append([name, *[("NaN" if c is None else f"{c['mean']:.2f} ({c['judge_balanced']:.2f})") for c in cells],
+                            num(sum(c["n"] for c in cells if c))])
+        if not gp.rows:
+            gp.notes.append("No usable general-dimension scores in this mode.")
+        out.append(gp)
+
+    st = Section(_title(doc, "Standardised rubric ranking vs pairwise ranking (robustness, Section 3.3)"))
+    st.notes.append("Each option's rubric average z-scored within (judge, task, mode), averaged per (run, task, mode, "
+                    "candidate), ranked per run, averaged over runs; Spearman rho with the pairwise mean ranks.")
+    st.headers = ["task", "mode", "n", "rho", "p", "zero-spread", "note"]
+    for r in v["standardised"]["rows"]:
+        st.rows.append([r["task"], r["mode"], str(r["n"]), num(r["rho"]), pval(r["p"]), num(r["zero_spread"]),
+                        r["reason"] or ""])
+    st.align = "llrrrrl"
+    out.append(st)
+
+    pb = Section(_title(doc, "Position bias"))
+    pb.notes.append("Share of decisive choices that went to the option shown first; exact two-sided binomial test "
+                    "against 0.5. Flip rate: share of pairs judged in both orders whose verdicts differ.")
+    pb.headers = ["judge", "n", "first", "share first", "p", "ties", "both orders", "flip rate", "excluded"]
+    for r in v["position_bias"]["rows"]:
+        pb.rows.append([r["judge"], num(r["n"]), num(r["first"]), pct(r["share_first"]), pval(r["p"]), num(r["ties"]),
+                        num(r["both_orders"]), pct(r["flip_rate"]) if r["both_orders"] else "-",
+                        excluded_text(r["excluded"]).removeprefix("excluded: ")])
+    pb.align = "lrrrrrrrl"
+    out.append(pb)
+    return out
+
+
+# -- text -------------------------------------------------------------------------------------
+
+
+def _wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
+    words, lines, line = text.split(), [], indent
+    for w in words:
+        if len(line) + len(w) + (1 if line.strip() else 0) > width and line.strip():
+            lines.append(line)
+            line = indent + w
+        else:
+            line = (line + " " + w) if line.strip() else indent + w
+    if line.strip():
+        lines.append(line)
+    return lines
+
+
+def _text_table(s: Section, width: int = WIDTH) -> list[str]:
+    if not s.headers:
+        return []
+    n = len(s.headers)
+    align = s.align or ("l" + "r" * (n - 1))
+    head = [h.split("\n") for h in s.headers]
+    depth = max(len(h) for h in head)
+    head = [[""] * (depth - len(h)) + h for h in head]  # bottom-aligned header lines
+    widths = [max(max(len(x) for x in head[i]), *(len(r[i]) for r in s.rows)) if s.rows
+              else max(len(x) for x in head[i]) for i in range(n)]
+    # Split into column blocks that fit, each repeating the first column.
+    blocks, current, used = [], [], widths[0]
+    for i in range(1, n):
+        if current and used + 2 + widths[i] > width:
+            blocks.append(current)
+            current, used = [], widths[0]
+        current.append(i)
+        used += 2 + widths[i]
+    blocks.append(current)
+    lines: list[str] = []
+    for b, cols in enumerate(blocks):
+        idx = [0, *cols]
+
+        def fmt(cells: list[str]) -> str:
+            return "  ".join(
+                cells[i].ljust(widths[i]) if align[i] == "l" else cells[i].rjust(widths[i]) for i in idx
+            ).rstrip()
+
+        if b:
+            lines.append("")
+        lines += [fmt([h[k] for h in head]) for k in range(depth)]
+        lines.append("  ".join("-" * widths[i] for i in idx))
+        lines += [fmt(r) for r in s.rows]
+    return lines
+
+
+def to_text(doc: dict[str, Any], width: int = WIDTH) -> str:
+    """The report as plain text for a terminal (at most `width` columns, except overlong cells)."""
+    lines: list[str] = []
+    for s in sections(doc):
+        if lines:
+            lines.append("")
+        bar = "=" if s.level == 1 else "-"
+        lines.append(s.title)
+        lines.append(bar * min(len(s.title), width))
+        for note in s.notes:
+            lines += _wrap(note, width)
+        if s.headers:
+            lines.append("")
+            lines += _text_table(s, width)
+    if doc.get("simulated"):
+        lines += ["", doc["banner"]]
+    return "\n".join(lines) + "\n"
+
+
+# -- markdown ---------------------------------------------------------------------------------
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "_" if "\n" in text and " " not in text else " ")
+
+
+def to_markdown(doc: dict[str, Any]) -> str:
+    """The report as Markdown (GitHub tables), ready to paste."""
+    lines: list[str] = []
+    for s in sections(doc):
+        lines.append("#" * s.level + " " + s.title)
+        lines.append("")
+        for note in s.notes:
+            is_banner = doc.get("simulated") and note == doc.get("banner")
+            lines.append(f"> **{note}**" if is_banner else note)
+            lines.append("")
+        if s.headers:
+            align = s.align or ("l" + "r" * (len(s.headers) - 1))
+            lines.append("| " + " | ".join(_md_cell(h) for h in s.headers) + " |")
+            lines.append("|" + "|".join(":---" if a == "l" else "---:" for a in align) + "|")
+            lines += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in s.rows]
+            lines.append("")
+    if doc.get("simulated"):
+        lines.append(f"> **{doc['banner']}**")
+        lines.append("")
+    return "\n".join(lines)

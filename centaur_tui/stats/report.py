@@ -1,0 +1,219 @@
+"""Provides the report document: every statistic of STATISTICS.md as one JSON-ready dict (docs/report.md).
+
+`build_report` runs the statistics on the tidy frames and returns a `Report`: `doc`, the
+document that `centaur report` prints, writes as JSON and Markdown, and draws figures
+from; and `tables`, the frames behind it (for figures and for the TUI).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from centaur_tui.stats.bradley_terry import bradley_terry
+from centaur_tui.stats.common import clean_float
+from centaur_tui.stats.frames import STATUSES, Frames, status_counts
+from centaur_tui.stats.rankings import (
+    RankMethod,
+    best_by_task,
+    cross_mode_spearman,
+    mean_ranks,
+    overall,
+    win_rates,
+    within_run_ranks,
+)
+from centaur_tui.stats.reliability import reliability_table
+from centaur_tui.stats.validity import (
+    choice_rubric_consistency,
+    criterion_validity,
+    general_profiles,
+    position_bias,
+    rubric_vs_win_rate,
+    rubric_win_rate_cells,
+    standardised_rubric_ranking,
+    stated_average_mismatches,
+)
+
+SCHEMA = "centaur-report/1"
+SIMULATED_BANNER = "SIMULATED DATA: every number below comes from the seeded simulated provider, not from language models."
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Choices a report is built with; all are written into the document.
+
+    Attributes:
+        rank_method: Within-run rank method (mean_win_rate, rank_per_judge or pooled).
+        bootstrap: Bradley-Terry bootstrap replicates (0: no intervals).
+        confidence: Coverage of the Bradley-Terry intervals.
+        seed: Seed of the bootstrap.
+        permutation: Also compute exact permutation p-values for the cross-mode correlations.
+        judge_kinds: Judge kinds the statistics use ("llm", "expert").
+    """
+
+    rank_method: RankMethod = "mean_win_rate"
+    bootstrap: int = 200
+    confidence: float = 0.95
+    seed: int = 0
+    permutation: bool = True
+    judge_kinds: tuple[str, ...] = ("llm",)
+
+
+@dataclass
+class Report:
+    """A built report: the JSON-ready document and the frames behind it."""
+
+    doc: dict[str, Any]
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+
+def _value(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _value(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [_value(x) for x in v]
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return clean_float(float(v))
+    if v is None or v is pd.NA or v is pd.NaT:
+        return None
+    return v if isinstance(v, str) else str(v)
+
+
+def records(frame: pd.DataFrame, columns: list[str] | None = None) -> list[dict[str, Any]]:
+    """Rows of a frame as JSON-ready dicts (NaN becomes None, numpy scalars become Python ones)."""
+    if columns is not None:
+        frame = frame[columns]
+    cols = list(frame.columns)
+    return [{c: _value(v) for c, v in zip(cols, row, strict=True)} for row in frame.itertuples(index=False, name=None)]
+
+
+def _order(frame: pd.DataFrame, column: str, order: list[str]) -> pd.DataFrame:
+    pos = {name: i for i, name in enumerate(order)}
+    return frame.assign(_o=frame[column].map(pos).fillna(len(pos))).sort_values(["_o", column]).drop(columns="_o")
+
+
+def build_report(frames: Frames, options: ReportOptions | None = None) -> Report:
+    """Compute every statistic and assemble the report document.
+
+    Args:
+        frames: The tidy frames (`build_frames`).
+        options: Method choices; defaults follow STATISTICS.md.
+
+    Returns:
+        The report; its `doc` is JSON-serialisable (NaN as null, with a reason beside it).
+    """
+    options = options or ReportOptions()
+    design = frames.design
+    tasks = frames.tasks()
+    modes = frames.modes()
+    j = frames.judgments
+
+    rates = win_rates(frames)
+    ranks = within_run_ranks(frames, options.rank_method, rates=rates)
+    means = mean_ranks(ranks)
+    over = overall(ranks, means)
+    bt = bradley_terry(frames.ok, frames.candidates, ("mode",), options.bootstrap, options.confidence, options.seed)
+    bt_task = bradley_terry(frames.ok, frames.candidates, ("task", "mode"), 0, options.confidence, options.seed)
+
+    mode_docs = []
+    for mode in modes:
+        names = frames.candidate_names(mode)
+        jm = j[j["mode"] == mode]
+        rm = ranks[ranks["mode"] == mode]
+        mm = _order(_order(means[means["mode"] == mode], "candidate", names), "task", tasks)
+        om = over[over["mode"] == mode].sort_values(["overall_rank", "candidate"])
+        runs = sorted(rm["run"].unique().tolist())
+        mode_docs.append({
+            "mode": mode,
+            "candidates": names,
+            "tasks": [t for t in tasks if t in set(rm["task"])],
+            "runs": len(runs),
+            "n": int((jm["status"] == "ok").sum()),
+            "excluded": status_counts(jm),
+            "missing_cells": int(rm["rank"].isna().sum()),
+            "cells": len(rm),
+            "matrix": records(mm, ["task", "candidate", "mean_rank", "sd", "se", "runs", "missing_runs",
+                                   "rank_of_ranks", "reason"]),
+            "overall": records(om, ["candidate", "mean_rank", "se", "tasks", "runs", "overall_rank", "reason"]),
+            "bradley_terry": records(bt[bt["mode"] == mode].sort_values(["rank", "candidate"]),
+                                     ["candidate", "theta", "ci_low", "ci_high", "games", "rank", "comparisons",
+                                      "reason"]),
+            "bradley_terry_by_task": records(_order(bt_task[bt_task["mode"] == mode], "task", tasks),
+                                             ["task", "candidate", "theta", "games", "rank", "reason"]),
+        })
+
+    best = best_by_task(means, over, design.plain, tasks)
+    # The worker model is an automation candidate only, so the intersection leaves it out.
+    cross = cross_mode_spearman(means, over, design.plain, tasks, options.permutation)
+    auto_models = set(frames.candidate_names("automation"))
+    aug_models = set(frames.candidate_names("augmentation")) - {design.plain}
+
+    rel = reliability_table(frames)
+    consistency = choice_rubric_consistency(frames)
+    mismatches = stated_average_mismatches(frames)
+    cells = rubric_win_rate_cells(frames, rates)
+    rubric_r = rubric_vs_win_rate(cells)
+    crit_pairs, crit_ranks = criterion_validity(frames)
+    profiles = general_profiles(frames, "augmentation")
+    profiles_auto = general_profiles(frames, "automation")
+    z_ranks, z_agree = standardised_rubric_ranking(frames, means)
+    bias = position_bias(frames)
+
+    status = j["status"].value_counts()
+    doc: dict[str, Any] = {
+        "schema": SCHEMA,
+        "session": design.session,
+        "simulated": bool(design.simulated),
+        "banner": SIMULATED_BANNER if design.simulated else None,
+        "options": _value(asdict(options)),
+        "counts": {
+            "comparisons": len(frames.comparisons),
+            "judgments": len(j),
+            "by_status": {s: int(status.get(s, 0)) for s in STATUSES},
+            "runs": len(frames.runs),
+            "tasks": tasks,
+            "modes": modes,
+            "judges": sorted(str(x) for x in j.loc[j["status"] == "ok", "judge"].unique()),
+        },
+        "modes": mode_docs,
+        "best_by_task": records(best),
+        "cross_mode": {
+            "rows": records(cross),
+            "only_automation": sorted(auto_models - aug_models),
+            "only_augmentation": sorted(aug_models - auto_models),
+        },
+        "reliability": {"rows": records(rel)},
+        "validity": {
+            "choice_rubric": {"rows": records(consistency), "stated_mismatches": len(mismatches),
+                              "tolerance": 0.05},
+            "rubric_vs_win_rate": {**_value(rubric_r), "cells": len(cells)},
+            "criterion": {"pairs": records(crit_pairs), "ranks": records(crit_ranks)},
+            "profiles": {
+                "augmentation": records(profiles), "automation": records(profiles_auto),
+                "dimensions": list(design.general_dimensions) or sorted(profiles["dimension"].unique().tolist()),
+            },
+            "standardised": {"rows": records(z_agree)},
+            "position_bias": {"rows": records(bias)},
+        },
+    }
+    tables = {
+        "win_rates": rates, "ranks": ranks, "means": means, "overall": over, "bradley_terry": bt,
+        "bradley_terry_by_task": bt_task, "best": best, "cross_mode": cross, "reliability": rel,
+        "consistency": consistency, "stated_mismatches": mismatches, "cells": cells, "criterion_pairs": crit_pairs,
+        "criterion_ranks": crit_ranks, "profiles": profiles, "standardised_ranks": z_ranks,
+        "standardised": z_agree, "position_bias": bias,
+    }
+    return Report(doc=doc, tables=tables)
+
+
+def is_missing(value: Any) -> bool:
+    """True for None and NaN (as found in the document)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))

@@ -1,0 +1,435 @@
+"""Provides the import of judgments in the export format (judgments.csv + scores.csv) into a session database.
+
+Reading validates every row against the session's comparisons and rubrics and collects the
+problems, each naming the file, the row and the column; nothing is written unless the
+whole import is valid. Writing is one `BEGIN IMMEDIATE` transaction and idempotent: a
+judgment is identified by (comparison_id, judge, presentation, revision), the table's
+unique key; an identical stored judgment is left alone, a different one is a conflict (a
+correction must come as a new revision). Judgment ids from the file are kept when they are
+free, so an export imported into a copy of the session without judgments exports to the
+same files.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRecord
+from centaur_tui.domain.task import Rubric
+from centaur_tui.store.db import Store
+
+REQUIRED_JUDGMENT_COLUMNS = (
+    "run", "task", "mode", "comparison_id", "judge", "judge_kind", "judge_family", "option1", "option2",
+    "winner", "option1_mean", "option2_mean", "valid", "invalid_reason", "rationale",
+)
+OPTIONAL_JUDGMENT_COLUMNS = ("judgment_id", "presentation", "revision", "attempts", "seconds")
+SCORE_COLUMNS = ("comparison_id", "judge", "candidate", "dimension", "dimension_kind", "score", "judgment_id")
+JUDGE_KINDS = ("llm", "expert")
+MAX_PROBLEMS = 25
+"""Problems listed in one error message; the rest are counted."""
+
+
+class ImportFileError(CentaurError):
+    """A file to import is malformed or does not fit the session; lists every problem found."""
+
+    title = "Invalid import"
+
+
+class ImportConflictError(CentaurError):
+    """A judgment in the files differs from the stored judgment with the same key."""
+
+    title = "Import conflict"
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What an import did."""
+
+    judgments: int
+    inserted: int
+    unchanged: int
+    scores: int
+
+
+@dataclass
+class _Problems:
+    items: list[str] = field(default_factory=list)
+    count: int = 0
+
+    def add(self, where: str, message: str) -> None:
+        self.count += 1
+        if len(self.items) < MAX_PROBLEMS:
+            self.items.append(f"{where}: {message}")
+
+    def raise_if_any(self) -> None:
+        if self.count:
+            more = f"\n  ... and {self.count - len(self.items)} more" if self.count > len(self.items) else ""
+            raise ImportFileError(
+                f"{self.count} problem(s); nothing was imported:\n  " + "\n  ".join(self.items) + more
+            )
+
+
+def _read_csv(path: Path, problems: _Problems) -> tuple[list[str], list[tuple[int, int, dict[str, str]]]]:
+    """Header and (row number, line number, row) of a CSV file."""
+    if not path.is_file():
+        raise ImportFileError(f"{path}: file not found (expected the export format: judgments.csv and scores.csv)")
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            header = list(reader.fieldnames or [])
+            rows = []
+            for i, row in enumerate(reader, start=1):
+                if None in row:
+                    problems.add(f"{path.name} row {i} (line {reader.line_num})", "more cells than header columns")
+                    row.pop(None)
+                rows.append((i, reader.line_num, {k: (v if v is not None else "") for k, v in row.items()}))
+    except UnicodeDecodeError as exc:
+        raise ImportFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except csv.Error as exc:
+        raise ImportFileError(f"{path}: malformed CSV ({exc})") from None
+    return header, rows
+
+
+def _check_header(name: str, header: list[str], required: tuple[str, ...], optional: tuple[str, ...]) -> None:
+    missing = [c for c in required if c not in header]
+    unknown = [c for c in header if c not in required and c not in optional]
+    dupes = sorted({c for c in header if header.count(c) > 1})
+    problems = []
+    if missing:
+        problems.append(f"missing column(s): {', '.join(missing)}")
+    if unknown:
+        problems.append(f"unknown column(s): {', '.join(unknown)} (known: {', '.join(required + optional)})")
+    if dupes:
+        problems.append(f"duplicate column(s): {', '.join(dupes)}")
+    if problems:
+        raise ImportFileError(f"{name}, header: " + "; ".join(problems))
+
+
+def _int(text: str, *, low: int | None = None, high: int | None = None) -> int:
+    value = int(text.strip())  # raises ValueError on "7.5", "", "x"
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f"{low}-{high}" if high is not None else f">= {low}"
+        raise ValueError(f"{value} is outside {bounds}")
+    return value
+
+
+def _float(text: str) -> float | None:
+    if text.strip() == "":
+        return None
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("not a finite number")
+    return value
+
+
+_BOOLS = {"true": True, "false": False, "1": True, "0": False}
+_OPTION_WORDS = {"option1": 0, "option_1": 0, "option2": 1, "option_2": 1}
+
+
+@dataclass
+class _Pending:
+    record: JudgmentRecord
+    where: str
+    task: str
+    scores: list[ScoreRecord] = field(default_factory=list)
+
+
+def read_export(
+    directory: Path,
+    comparisons: Mapping[str, ComparisonRecord],
+    rubrics: Mapping[str, Rubric],
+) -> list[JudgmentRecord]:
+    """Read and validate judgments.csv and scores.csv of an export folder.
+
+    Args:
+        directory: Folder holding judgments.csv and scores.csv (the format `centaur export` writes).
+        comparisons: The session's comparisons by id (`Store.comparisons()`).
+        rubrics: The rubric of each task of the session.
+
+    Returns:
+        The judgments with their scores, in file order; `id` is the file's judgment_id (or None).
+
+    Raises:
+        ImportFileError: listing every problem found (file, row, column); nothing is returned.
+    """
+    problems = _Problems()
+    j_path, s_path = Path(directory) / "judgments.csv", Path(directory) / "scores.csv"
+    j_header, j_rows = _read_csv(j_path, problems)
+    _check_header("judgments.csv", j_header, REQUIRED_JUDGMENT_COLUMNS, OPTIONAL_JUDGMENT_COLUMNS)
+    s_header, s_rows = _read_csv(s_path, problems)
+    _check_header("scores.csv", s_header, SCORE_COLUMNS, ())
+
+    pending: list[_Pending] = []
+    by_id: dict[int, _Pending] = {}
+    by_pair: dict[tuple[str, str], list[_Pending]] = {}
+    keys: dict[tuple[str, str, int, int], str] = {}
+    for i, line, row in j_rows:
+        where = f"judgments.csv row {i} (line {line})"
+        bad = len(problems.items), problems.count
+
+        def err(column: str, message: str, where: str = where) -> None:
+            problems.add(f"{where}, column {column}", message)
+
+        cid = row["comparison_id"].strip()
+        comp = comparisons.get(cid)
+        if comp is None:
+            err("comparison_id", f"unknown comparison {cid!r} (not in this session)")
+            continue
+        try:
+            if _int(row["run"]) != comp.run:
+                err("run", f"{row['run']!r} but comparison {cid} is in run {comp.run}")
+        except ValueError:
+            err("run", f"{row['run']!r} is not an integer")
+        for column, expected in (("task", comp.task), ("mode", comp.mode)):
+            if row[column].strip() != expected:
+                err(column, f"{row[column]!r} but comparison {cid} is {column} {expected!r}")
+        judge = row["judge"].strip()
+        if not judge:
+            err("judge", "empty")
+        kind = row["judge_kind"].strip()
+        if kind not in JUDGE_KINDS:
+            err("judge_kind", f"{kind!r} is not one of {', '.join(JUDGE_KINDS)}")
+        option1, option2 = row["option1"].strip(), row["option2"].strip()
+        pair = {comp.candidate_a, comp.candidate_b}
+        for column, value in (("option1", option1), ("option2", option2)):
+            if value not in pair:
+                err(column, f"{value!r} is not a candidate of comparison {cid} ({comp.candidate_a}, {comp.candidate_b})")
+        if option1 == option2 and option1 in pair:
+            err("option2", "same candidate as option1")
+        valid_text = row["valid"].strip().lower()
+        valid = _BOOLS.get(valid_text)
+        if valid is None:
+            err("valid", f"{row['valid']!r} is not true or false")
+        winner_text = row["winner"].strip()
+        winner: str | None = None
+        reason = row["invalid_reason"] if row["invalid_reason"].strip() else None
+        if valid is True:
+            if winner_text in (option1, option2, "tie"):
+                winner = winner_text
+            elif winner_text.lower() in _OPTION_WORDS:
+                winner = (option1, option2)[_OPTION_WORDS[winner_text.lower()]]
+            else:
+                err("winner", f"{winner_text!r} is not option1 ({option1}), option2 ({option2}) or tie")
+            if reason is not None:
+                err("invalid_reason", "given for a valid judgment")
+        elif valid is False:
+            if winner_text:
+                err("winner", f"{winner_text!r} given for an invalid judgment (must be empty)")
+            if reason is None:
+                err("invalid_reason", "empty for an invalid judgment (say why it is invalid)")
+        means: list[float | None] = []
+        for column in ("option1_mean", "option2_mean"):
+            try:
+                means.append(_float(row[column]))
+            except ValueError:
+                err(column, f"{row[column]!r} is not a number")
+                means.append(None)
+        ints: dict[str, int | None] = {}
+        for column, default, low in (("presentation", 0, 0), ("revision", 0, 0), ("attempts", 1, 0), ("judgment_id", None, 1)):
+            text = row.get(column, "")
+            try:
+                ints[column] = default if text.strip() == "" else _int(text, low=low)
+            except ValueError as exc:
+                err(column, f"{text!r} is not an integer >= {low}" + (f" ({exc})" if "outside" in str(exc) else ""))
+                ints[column] = default
+        try:
+            seconds = _float(row.get("seconds", ""))
+            if seconds is not None and seconds < 0:
+                raise ValueError
+        except ValueError:
+            err("seconds", f"{row.get('seconds')!r} is not a non-negative number")
+            seconds = None
+        if (len(problems.items), problems.count) != bad:
+            continue
+        key = (cid, judge, int(ints["presentation"] or 0), int(ints["revision"] or 0))
+        if key in keys:
+            err("comparison_id", f"same comparison, judge, presentation and revision as {keys[key]}")
+            continue
+        keys[key] = f"row {i}"
+        record = JudgmentRecord(
+            comparison_id=cid, judge=judge, judge_kind=kind, judge_family=row["judge_family"].strip() or None,  # type: ignore[arg-type]
+            presentation=key[2], option1=option1, option2=option2, winner=winner, option1_mean=means[0],
+            option2_mean=means[1], valid=bool(valid), invalid_reason=reason,
+            rationale=row["rationale"] if row["rationale"] != "" else None, call_key=None,
+            attempts=int(ints["attempts"] if ints["attempts"] is not None else 1), revision=key[3], seconds=seconds,
+            id=ints["judgment_id"],
+        )
+        item = _Pending(record, where, comp.task)
+        if record.id is not None:
+            if record.id in by_id:
+                err("judgment_id", f"{record.id} appears twice (also {by_id[record.id].where})")
+                continue
+            by_id[record.id] = item
+        pending.append(item)
+        by_pair.setdefault((cid, judge), []).append(item)
+
+    seen_scores: set[tuple[int, str, str]] = set()
+    for i, line, row in s_rows:
+        where = f"scores.csv row {i} (line {line})"
+
+        def serr(column: str, message: str, where: str = where) -> None:
+            problems.add(f"{where}, column {column}", message)
+
+        jid_text = row["judgment_id"].strip()
+        cid, judge = row["comparison_id"].strip(), row["judge"].strip()
+        item: _Pending | None = None
+        if jid_text:
+            try:
+                item = by_id.get(_int(jid_text, low=1))
+            except ValueError:
+                serr("judgment_id", f"{jid_text!r} is not a positive integer")
+                continue
+            if item is None:
+                serr("judgment_id", f"{jid_text} is not a judgment_id of a valid row in judgments.csv")
+                continue
+            if (item.record.comparison_id, item.record.judge) != (cid, judge):
+                serr("comparison_id", f"{cid}/{judge} but judgment {jid_text} is {item.record.comparison_id}/"
+                                      f"{item.record.judge}")
+                continue
+        else:
+            matches = by_pair.get((cid, judge), [])
+            if len(matches) != 1:
+                serr("judgment_id", "empty, and " + (
+                    f"no judgment of {judge!r} on {cid!r} in judgments.csv" if not matches
+                    else f"{judge!r} judged {cid!r} {len(matches)} times: give judgment_id to say which"))
+                continue
+            item = matches[0]
+        rec = item.record
+        if not rec.valid:
+            serr("judgment_id", f"scores for an invalid judgment ({item.where})")
+            continue
+        candidate = row["candidate"].strip()
+        if candidate not in (rec.option1, rec.option2):
+            serr("candidate", f"{candidate!r} is neither option of the judgment ({rec.option1}, {rec.option2})")
+            continue
+        rubric = rubrics.get(item.task)
+        dim = row["dimension"].strip()
+        if rubric is None:
+            serr("dimension", f"task {item.task!r} has no rubric in this session")
+            continue
+        if dim not in rubric.ids:
+            serr("dimension", f"{dim!r} is not a dimension of task {item.task!r} ({', '.join(rubric.ids)})")
+            continue
+        kind = row["dimension_kind"].strip()
+        if kind != rubric.kind(dim):
+            serr("dimension_kind", f"{kind!r} but {dim!r} is a {rubric.kind(dim)} dimension")
+            continue
+        try:
+            score = _int(row["score"], low=1, high=10)
+        except ValueError:
+            serr("score", f"{row['score']!r} is not an integer from 1 to 10")
+            continue
+        skey = (id(item), candidate, dim)
+        if skey in seen_scores:
+            serr("dimension", f"{candidate!r} scored twice on {dim!r} in the same judgment")
+            continue
+        seen_scores.add(skey)
+        item.scores.append(ScoreRecord(candidate, dim, kind, score))  # type: ignore[arg-type]
+
+    for item in pending:
+        rec = item.record
+        if not rec.valid:
+            continue
+        rubric = rubrics.get(item.task)
+        if rubric is None:
+            problems.add(item.where, f"task {item.task!r} has no rubric in this session")
+            continue
+        for candidate in (rec.option1, rec.option2):
+            have = {s.dimension for s in item.scores if s.candidate == candidate}
+            missing = [d for d in rubric.ids if d not in have]
+            if missing:
+                problems.add(f"{item.where}", f"valid judgment lacks scores.csv rows for {candidate!r} on "
+                                              f"{', '.join(missing)}")
+    problems.raise_if_any()
+    return [JudgmentRecord(**{**_fields(p.record), "scores": tuple(p.scores)}) for p in pending]
+
+
+def _fields(record: JudgmentRecord) -> dict[str, object]:
+    return {f: getattr(record, f) for f in JudgmentRecord.__dataclass_fields__}
+
+
+_COMPARED = ("judge_kind", "judge_family", "option1", "option2", "winner", "option1_mean", "option2_mean",
+             "valid", "invalid_reason", "rationale", "attempts", "seconds")
+
+
+def store_judgments(store: Store, records: Sequence[JudgmentRecord]) -> ImportSummary:
+    """Store judgments with their scores in one BEGIN IMMEDIATE transaction, idempotently.
+
+    Args:
+        store: The session database.
+        records: Validated judgments (`read_export`); `id` is kept as the row id when free.
+
+    Returns:
+        How many were inserted and how many were already stored identically.
+
+    Raises:
+        ImportConflictError: a stored judgment with the same key differs; nothing is written.
+    """
+    inserted = unchanged = n_scores = 0
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    with store.write() as c:
+        taken = {row[0] for row in c.execute("SELECT id FROM judgments")}
+        for rec in records:
+            row = c.execute(
+                "SELECT id, " + ", ".join(_COMPARED) + " FROM judgments"
+                " WHERE comparison_id = ? AND judge = ? AND presentation = ? AND revision = ?",
+                (rec.comparison_id, rec.judge, rec.presentation, rec.revision),
+            ).fetchone()
+            if row is not None:
+                stored = dict(zip(_COMPARED, row[1:], strict=True))
+                stored["valid"] = bool(stored["valid"])
+                scores = c.execute(
+                    "SELECT candidate, dimension, dimension_kind, score FROM scores WHERE judgment_id = ? ORDER BY rowid",
+                    (row[0],),
+                ).fetchall()
+                same = all(stored[k] == getattr(rec, k) for k in _COMPARED) and [
+                    tuple(s) for s in scores
+                ] == [(s.candidate, s.dimension, s.dimension_kind, s.score) for s in rec.scores]
+                if not same:
+                    diff = [k for k in _COMPARED if stored[k] != getattr(rec, k)] or ["scores"]
+                    raise ImportConflictError(
+                        f"judgment of {rec.judge!r} on {rec.comparison_id} (presentation {rec.presentation}, "
+                        f"revision {rec.revision}) is already stored as id {row[0]} with a different "
+                        f"{', '.join(diff)}; a correction must come as a new revision. Nothing was imported."
+                    )
+                unchanged += 1
+                continue
+            judgment_id = rec.id if rec.id is not None and rec.id not in taken else None
+            cur = c.execute(
+                "INSERT INTO judgments (id, comparison_id, judge, judge_kind, judge_family, presentation, revision,"
+                " option1, option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale, call_key,"
+                " attempts, seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (judgment_id, rec.comparison_id, rec.judge, rec.judge_kind, rec.judge_family, rec.presentation,
+                 rec.revision, rec.option1, rec.option2, rec.winner, rec.option1_mean, rec.option2_mean,
+                 int(rec.valid), rec.invalid_reason, rec.rationale, rec.call_key, rec.attempts, rec.seconds, now),
+            )
+            new_id = cur.lastrowid
+            taken.add(new_id)
+            c.executemany(
+                "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
+                [(new_id, s.candidate, s.dimension, s.dimension_kind, s.score) for s in rec.scores],
+            )
+            inserted += 1
+            n_scores += len(rec.scores)
+    return ImportSummary(judgments=len(records), inserted=inserted, unchanged=unchanged, scores=n_scores)
+
+
+def import_export(store: Store, directory: Path, rubrics: Mapping[str, Rubric]) -> ImportSummary:
+    """Validate an export folder against the session in `store`, then store its judgments.
+
+    Args:
+        store: The session database; its comparisons must already be there.
+        directory: Folder with judgments.csv and scores.csv.
+        rubrics: The rubric of each task of the session.
+
+    Returns:
+        What was imported.
+    """
+    records = read_export(directory, store.comparisons(), rubrics)
+    return store_judgments(store, records)
