@@ -162,18 +162,26 @@ class LinePrinter:
         self.tty = self.stream.isatty()
         self.interval = 0.0 if self.tty else interval
         self._last = 0.0
+        self._last_text = ""
 
     def line(self, progress: Any) -> str:
         parts = []
         for name, st in progress.stages.items():
-            if st.planned:
-                extra = f" err {st.failed}" if st.failed else ""
-                extra += f" inv {st.invalid}" if st.invalid else ""
-                parts.append(f"{name} {st.done}/{st.planned} ({st.left} left){extra}")
-        cost = f"${progress.cost:.4f}" + ("" if all(s.cost_known for s in progress.stages.values()) else "+?")
+            if not st.planned:
+                continue
+            part = f"{name} {st.done:,}/{st.planned:,}"
+            if st.left and st.left != st.planned - st.done:
+                part += f" ({st.left:,} left)"
+            if st.failed:
+                part += f" {st.failed} failed"
+            if st.invalid:
+                part += f" {st.invalid} invalid"
+            parts.append(part)
+        known = all(s.cost_known for s in progress.stages.values())
+        cost = f"${progress.cost:,.2f}" + ("" if known else " + unknown")
         return (
-            f"[{progress.elapsed:6.1f}s] " + " | ".join(parts)
-            + f" | tokens {progress.tokens:,} | cost {cost} | retries {progress.retries} | in flight {progress.in_flight}"
+            f"[{progress.elapsed:5.1f}s] " + " | ".join(parts)
+            + f" | {progress.tokens / 1e6:.1f}M tokens | {cost} | {progress.retries} retries | {progress.in_flight} in flight"
         )
 
     def update(self, progress: Any) -> None:
@@ -181,10 +189,14 @@ class LinePrinter:
         if not progress.finished and now - self._last < self.interval:
             return
         self._last = now
+        text = self.line(progress)
+        if text[text.index("]"):] == self._last_text[self._last_text.find("]"):] and not self.tty:
+            return  # nothing moved since the last line
+        self._last_text = text
         if self.tty:
-            self.stream.write("\r\x1b[2K" + self.line(progress) + ("\n" if progress.finished else ""))
+            self.stream.write("\r\x1b[2K" + text + ("\n" if progress.finished else ""))
         else:
-            self.stream.write(self.line(progress) + "\n")
+            self.stream.write(text + "\n")
         self.stream.flush()
 
 

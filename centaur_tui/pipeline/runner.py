@@ -121,7 +121,13 @@ class Pipeline:
             key=key, stage=stage, endpoint=endpoint, messages=messages, params={**params, **extra}, sample=sample,
             metadata={"simulation": self._world_id} if endpoint.simulated else {},
         )
-        result = await self._ensure_gateway().complete(request)
+        try:
+            result = await self._ensure_gateway().complete(request)
+        except FatalProviderError:
+            raise
+        except CallFailed:
+            self.progress.stages[stage].failed += 1
+            raise
         st = self.progress.stages[stage]
         st.sent += 1
         st.prompt_tokens += result.prompt_tokens or 0
@@ -167,13 +173,12 @@ class Pipeline:
 
     # -- generation ----------------------------------------------------------------------------
 
-    async def _guarded(self, stage: str, make: Callable[[], Awaitable[OutputRecord]]) -> OutputRecord | None:
+    async def _guarded(self, make: Callable[[], Awaitable[OutputRecord]]) -> OutputRecord | None:
         try:
             return await make()
         except FatalProviderError:
             raise
-        except CallFailed as exc:
-            self.progress.stages[stage].failed += 1
+        except CallFailed as exc:  # counted in its stage by _call; the output stays missing
             self.progress.last_error = str(exc)
             return None
 
@@ -287,8 +292,7 @@ class Pipeline:
             await self._judge(*args)
         except FatalProviderError:
             raise
-        except CallFailed as exc:
-            self.progress.stages["judging"].failed += 1
+        except CallFailed as exc:  # counted by _call; the judgment is made on the next run
             self.progress.last_error = str(exc)
 
     async def _tournament(self, run: int, task_id: str, mode: Mode) -> None:
@@ -297,11 +301,9 @@ class Pipeline:
             return
         if mode == "automation":
             makers = [lambda n=n: self._automation_output(run, task_id, n) for n in names]
-            stage = "automation"
         else:
             makers = [lambda n=n: self._worker_output(run, task_id, n) for n in names]
-            stage = "worker"
-        results = await asyncio.gather(*(self._guarded(stage, m) for m in makers))
+        results = await asyncio.gather(*(self._guarded(m) for m in makers))
         texts = {r.candidate: r.text for r in results if r is not None}
         outputs = {r.candidate: r.id for r in results if r is not None}
         comps = [c for c in comparisons(self.session, run, task_id, mode)]
