@@ -48,7 +48,12 @@ class CentaurGroup(click.Group):
 def cli(ctx: click.Context) -> None:
     """centaur-tui: run CentaurBench sessions and let experts judge them blind."""
     if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            from centaur_tui.cli.tui_cmd import open_app
+
+            open_app()
+        else:
+            click.echo(ctx.get_help())
 
 
 def main() -> None:
@@ -302,3 +307,9 @@ from centaur_tui.cli.report_cmd import report  # noqa: E402
 cli.add_command(report)
 from centaur_tui.cli.import_cmd import import_  # noqa: E402
 cli.add_command(import_)
+from centaur_tui.cli.expert_cmd import assign, packet, judge  # noqa: E402
+cli.add_command(assign)
+cli.add_command(packet)
+cli.add_command(judge)
+from centaur_tui.cli.tui_cmd import tui  # noqa: E402
+cli.add_command(tui)
