@@ -60,17 +60,21 @@ def fit_strengths(points: np.ndarray, pair_games: np.ndarray) -> np.ndarray:
 
 
 def _group_fit(group: pd.DataFrame, names: list[str], n_boot: int, ci: float, rng: np.random.Generator) -> pd.DataFrame:
-    index = {c: i for i, c in enumerate(names)}
     k = len(names)
-    # One row per (comparison, pair orientation a<b): points of a, points of b, games.
-    ia = group["candidate_a"].map(index).to_numpy()
-    ib = group["candidate_b"].map(index).to_numpy()
-    code = group["code"].to_numpy()
+    cats = list(group["candidate_a"].cat.categories)
+    to_local = np.full(len(cats) + 1, -1)
+    for i, name in enumerate(names):
+        to_local[cats.index(name)] = i
+    ia = to_local[group["candidate_a"].cat.codes.to_numpy()]
+    ib = to_local[group["candidate_b"].cat.codes.to_numpy()]
+    keep = (ia >= 0) & (ib >= 0)
+    ia, ib = ia[keep], ib[keep]
+    code = group["code"].to_numpy()[keep]
     pa = np.where(code == 0, 1.0, np.where(code == 1, 0.0, 0.5))
-    comp_codes, comp_index = np.unique(group["comparison_id"].to_numpy(), return_inverse=True)
+    comp_index, comp_codes = pd.factorize(group["unit"].to_numpy()[keep])
     n_comp = len(comp_codes)
     pair_id = ia * k + ib
-    # Per judgment contributions, then summed per comparison through a sparse design matrix.
+    # Per judgment contributions, then summed per comparison through sparse design matrices.
     contrib_points = sparse.csr_matrix(
         (np.concatenate([pa, 1.0 - pa]), (np.concatenate([comp_index, comp_index]), np.concatenate([ia, ib]))),
         shape=(n_comp, k),
@@ -87,7 +91,9 @@ def _group_fit(group: pd.DataFrame, names: list[str], n_boot: int, ci: float, rn
     low = np.full(k, math.nan)
     high = np.full(k, math.nan)
     if n_boot > 0 and n_comp > 1:
-        weights = rng.multinomial(n_comp, np.full(n_comp, 1.0 / n_comp), size=n_boot).astype(float)
+        # Multinomial resampling of comparisons, drawn as indices and counted (fast for large n).
+        draws = rng.integers(0, n_comp, size=(n_boot, n_comp)) + (np.arange(n_boot) * n_comp)[:, None]
+        weights = np.bincount(draws.ravel(), minlength=n_boot * n_comp).reshape(n_boot, n_comp).astype(float)
         bpts, bpg = totals(weights)
         boot = fit_strengths(bpts, bpg)
         alpha = (1.0 - ci) / 2.0
@@ -115,7 +121,7 @@ def bradley_terry(
     """Bradley-Terry log-strengths with bootstrap percentile intervals per group.
 
     Args:
-        ok: Usable judgments (`Frames.ok`): candidate_a, candidate_b, code, comparison_id and the `by` columns.
+        ok: Usable judgments (`Frames.ok`): candidate_a, candidate_b (categoricals), code, unit and the `by` columns.
         candidates: The tournaments' candidates (`Frames.candidates`), so candidates without games still appear.
         by: Grouping columns, e.g. ("mode",) pooled over tasks and runs, or ("task", "mode").
         n_boot: Bootstrap replicates (0: no intervals).
@@ -127,19 +133,17 @@ def bradley_terry(
     """
     rng = np.random.default_rng(seed)
     keys = list(by)
+    columns = [*keys, "candidate", "theta", "ci_low", "ci_high", "games", "rank", "comparisons", "reason"]
+    cand_groups = candidates.groupby(keys, sort=True, observed=True)["candidate"].unique()
+    groups = {(k if isinstance(k, tuple) else (k,)): g for k, g in ok.groupby(keys, sort=False, observed=True)}
     parts = []
-    cand_groups = candidates.groupby(keys, sort=True)["candidate"].unique()
     for key, names in cand_groups.items():
-        key = key if isinstance(key, tuple) else (key,)
-        mask = np.ones(len(ok), dtype=bool)
-        for col, val in zip(keys, key, strict=True):
-            mask &= (ok[col] == val).to_numpy()
-        names = sorted(names.tolist())
-        part = _group_fit(ok[mask], names, n_boot, ci, rng)
+        key = tuple(str(x) for x in (key if isinstance(key, tuple) else (key,)))
+        group = next((g for k, g in groups.items() if tuple(str(x) for x in k) == key), ok.iloc[:0])
+        part = _group_fit(group, sorted(str(n) for n in names), n_boot, ci, rng)
         for col, val in zip(keys, key, strict=True):
             part.insert(0, col, val)
         parts.append(part)
     if not parts:
-        return pd.DataFrame(columns=[*keys, "candidate", "theta", "ci_low", "ci_high", "games", "rank", "comparisons", "reason"])
-    out = pd.concat(parts, ignore_index=True)
-    return out[[*keys, "candidate", "theta", "ci_low", "ci_high", "games", "rank", "comparisons", "reason"]]
+        return pd.DataFrame(columns=columns)
+    return pd.concat(parts, ignore_index=True)[columns]

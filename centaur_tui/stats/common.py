@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import warnings
 from functools import lru_cache
-from itertools import permutations
 
 import numpy as np
 from scipy import stats
@@ -52,8 +51,18 @@ def correlation(x: np.ndarray, y: np.ndarray, kind: str = "spearman", min_n: int
 
 @lru_cache(maxsize=4)
 def _all_permutations(n: int) -> np.ndarray:
-    flat = np.fromiter((i for p in permutations(range(n)) for i in p), dtype=np.int8, count=math.factorial(n) * n)
-    return flat.reshape(-1, n)
+    """All n! permutations of range(n) as an (n!, n) int8 array, built by inserting k into every slot."""
+    perms = np.zeros((1, 1), dtype=np.int8)
+    for k in range(1, n):
+        m = perms.shape[0]
+        out = np.empty((m * (k + 1), k + 1), dtype=np.int8)
+        for slot in range(k + 1):
+            block = out[slot * m : (slot + 1) * m]
+            block[:, :slot] = perms[:, :slot]
+            block[:, slot] = k
+            block[:, slot + 1 :] = perms[:, slot:]
+        perms = out
+    return perms
 
 
 def permutation_p_spearman(x: np.ndarray, y: np.ndarray, seed: int = 0) -> tuple[float, str]:
@@ -75,21 +84,26 @@ def permutation_p_spearman(x: np.ndarray, y: np.ndarray, seed: int = 0) -> tuple
         return math.nan, "undefined"
     rx = stats.rankdata(x) - (n + 1) / 2
     ry = stats.rankdata(y) - (n + 1) / 2
-    observed = float(rx @ ry)
-    if n <= EXACT_PERMUTATION_MAX_N:
-        perms = _all_permutations(n)
-        method = "exact"
-    else:
-        rng = np.random.default_rng(seed)
-        perms = np.argsort(rng.random((MONTE_CARLO_RESAMPLES, n)), axis=1)
-        method = "monte carlo"
-    null = ry[perms] @ rx
+    observed = abs(float(rx @ ry))
     # Rounding guard: statistics equal to the observed one up to float error count as extreme.
-    tol = 1e-9 * max(1.0, abs(observed))
-    p = float(np.mean(np.abs(null) >= abs(observed) - tol))
-    if method == "monte carlo":
-        p = (p * len(perms) + 1) / (len(perms) + 1)
-    return p, method
+    tol = 1e-9 * max(1.0, observed)
+    if n <= EXACT_PERMUTATION_MAX_N:
+        null = _exact_null(tuple(sorted(rx)), tuple(sorted(ry)))
+        p = float((len(null) - np.searchsorted(null, observed - tol, side="left")) / len(null))
+        return p, "exact"
+    rng = np.random.default_rng(seed)
+    perms = np.argsort(rng.random((MONTE_CARLO_RESAMPLES, n)), axis=1)
+    null = np.abs(ry[perms] @ rx)
+    hits = int((null >= observed - tol).sum())
+    return (hits + 1) / (len(perms) + 1), "monte carlo"
+
+
+@lru_cache(maxsize=64)
+def _exact_null(rx: tuple[float, ...], ry: tuple[float, ...]) -> np.ndarray:
+    """Sorted |sum rx_i ry_pi(i)| over all pairings; it depends only on the two multisets of ranks,
+    so without ties every call with the same n shares one cached distribution."""
+    perms = _all_permutations(len(rx))
+    return np.sort(np.abs(np.asarray(ry)[perms] @ np.asarray(rx)))
 
 
 def se_over_runs(values: np.ndarray) -> float:

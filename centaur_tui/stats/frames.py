@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,8 @@ JUDGMENT_COLUMNS = (
     "presentation", "revision",
 )
 SCORE_COLUMNS = ("comparison_id", "judge", "candidate", "dimension", "dimension_kind", "score", "judgment_id")
+DIM_PREFIX = "dim:"
+"""Prefix of the option-scores columns holding one general dimension's score."""
 COMPARISON_COLUMNS = ("id", "run", "task", "mode", "candidate_a", "candidate_b")
 TIE = "tie"
 """The winner value of a tied judgment."""
@@ -116,17 +119,28 @@ def design_from_session(
 class Frames:
     """The tidy inputs of every statistic.
 
+    String keys (task, mode, judge, candidates, winner, comparison_id) are pandas
+    categoricals; all candidate-valued columns share one dtype whose categories are the
+    candidate names in sorted order (plus "tie"), so they compare directly.
+
     Attributes:
         judgments: One row per stored judgment (valid or not) with the export's columns plus
             `candidate_a`/`candidate_b` (the pair sorted by name), `code` (0 = candidate_a
-            wins, 1 = candidate_b wins, 2 = tie, -1 = no usable verdict), `status` (see the
-            module docstring), and `option1_avg`/`option2_avg`/`option1_dims`/`option2_dims`
-            (the recomputed unweighted mean of each option's rubric scores and their count).
-        scores: One row per rubric score, with the export's columns.
+            wins, 1 = candidate_b wins, 2 = tie, -1 = no usable verdict), `winner_pos` (1 =
+            the option shown first won, 2 = the second, 0 = tie, -1 = none), `status` (see
+            the module docstring), `unit` (row of the comparison in `comparisons`, -1 if
+            unknown), `option1_avg`/`option2_avg`/`option1_dims`/`option2_dims` (the
+            recomputed unweighted mean of each option's rubric scores and their count) and
+            `complete` (both options carry a full set of scores).
+        scores: One row per rubric score, with the export's columns (empty when the frames
+            were built from option-score rows).
         comparisons: One row per comparison of the session.
         candidates: One row per (run, task, mode, candidate) of every tournament, so that a
             candidate with no valid judgment still takes part.
         design: What the session says about families, release order and rubrics.
+        option_scores: One row per (judgment_id, candidate): `dims` (dimensions scored),
+            `mean` (unweighted mean of its scores) and one `dim:<id>` column per general
+            dimension with that score. Every rubric statistic reads this frame.
     """
 
     judgments: pd.DataFrame
@@ -134,11 +148,31 @@ class Frames:
     comparisons: pd.DataFrame
     candidates: pd.DataFrame
     design: Design
+    option_scores: pd.DataFrame = field(default_factory=pd.DataFrame)
 
-    @property
+    @cached_property
     def ok(self) -> pd.DataFrame:
         """The judgments every statistic may use (status `ok`)."""
-        return self.judgments[self.judgments["status"] == "ok"]
+        return self.judgments[(self.judgments["status"] == "ok").to_numpy()]
+
+    @cached_property
+    def long(self) -> pd.DataFrame:
+        """Two rows per usable judgment, one per option: what that candidate earned and scored.
+
+        Columns: run, task, mode, judge, judgment_id, unit, candidate, opponent, points (1,
+        0.5 or 0), shown_first, avg (the candidate's recomputed rubric average; NaN unless
+        the judgment is completely scored).
+        """
+        ok = self.ok
+        keys = ok[["run", "task", "mode", "judge", "judgment_id", "unit"]]
+        pos = ok["winner_pos"].to_numpy()
+        complete = ok["complete"].to_numpy()
+        pts1 = np.where(pos == 1, 1.0, np.where(pos == 2, 0.0, 0.5))
+        first = keys.assign(candidate=ok["option1"].to_numpy(), opponent=ok["option2"].to_numpy(), points=pts1,
+                            shown_first=True, avg=np.where(complete, ok["option1_avg"].to_numpy(), np.nan))
+        second = keys.assign(candidate=ok["option2"].to_numpy(), opponent=ok["option1"].to_numpy(), points=1.0 - pts1,
+                             shown_first=False, avg=np.where(complete, ok["option2_avg"].to_numpy(), np.nan))
+        return pd.concat([first, second], ignore_index=True)
 
     @property
     def runs(self) -> tuple[int, ...]:
@@ -146,143 +180,257 @@ class Frames:
 
     def tasks(self) -> list[str]:
         """Task ids in the design's order, then any others found in the data."""
-        seen = set(self.candidates["task"].unique().tolist()) | set(self.comparisons["task"].unique().tolist())
+        seen = {str(t) for t in self.candidates["task"].unique()} | {str(t) for t in self.comparisons["task"].unique()}
         ordered = [t for t in self.design.tasks if t in seen]
         return ordered + sorted(seen - set(ordered))
 
     def modes(self) -> list[str]:
-        seen = set(self.candidates["mode"].unique().tolist())
+        seen = {str(m) for m in self.candidates["mode"].unique()}
         return [m for m in MODES if m in seen] + sorted(seen - set(MODES))
 
     def candidate_names(self, mode: str) -> list[str]:
         """Candidates of a mode in display order: the design's order, others sorted, plain last."""
-        seen = set(self.candidates.loc[self.candidates["mode"] == mode, "candidate"].unique().tolist())
+        seen = {str(c) for c in self.candidates.loc[self.candidates["mode"] == mode, "candidate"].unique()}
         ordered = [c for c in self.design.candidate_order.get(mode, ()) if c in seen and c != self.design.plain]
         rest = sorted(seen - set(ordered) - {self.design.plain})
         return ordered + rest + ([self.design.plain] if self.design.plain in seen else [])
 
 
 def _records(items: Any, columns: tuple[str, ...]) -> pd.DataFrame:
-    """A frame from dicts, dataclass records or a mapping of id to record."""
+    """A frame from dicts, dataclass records or a mapping of id to record (only `columns` are read)."""
     if isinstance(items, Mapping):
         items = list(items.values())
-    items = list(items)
-    if items and dataclasses.is_dataclass(items[0]):
-        data = {c: [getattr(r, c) for r in items] for c in columns}
-    else:
-        data = {c: [r.get(c) for r in items] for c in columns}
-    return pd.DataFrame(data, columns=list(columns))
+    items = items if isinstance(items, list) else list(items)
+    if not items:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    if dataclasses.is_dataclass(items[0]):
+        return pd.DataFrame({c: [getattr(r, c) for r in items] for c in columns}, columns=list(columns))
+    if all(c in items[0] for c in columns):
+        frame = pd.DataFrame.from_records(items, columns=list(columns))
+    else:  # rows from another tool may lack optional columns
+        frame = pd.DataFrame({c: [r.get(c) for r in items] for c in columns}, columns=list(columns))
+    return frame
 
 
 def _as_bool(values: pd.Series) -> pd.Series:
     if values.dtype == bool:
         return values
+    if pd.api.types.is_numeric_dtype(values):
+        return values.fillna(0).astype(bool)
     text = values.astype("string").str.strip().str.lower()
-    return text.isin(["1", "true", "yes"]).astype(bool)
+    return text.isin(["1", "true", "yes"]).fillna(False).astype(bool)
+
+
+def _categorical(values: pd.Series, dtype: pd.CategoricalDtype | None = None) -> pd.Categorical:
+    """Strings as a categorical (empty strings and None become missing); categories in first-seen order
+    unless a dtype is given (values outside its categories become missing)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        values = values.astype(object)
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    uniques = pd.Index([str(u) for u in uniques], dtype=object)
+    if dtype is None:
+        keep = np.flatnonzero(uniques != "")
+        remap = np.full(len(uniques) + 1, -1)
+        remap[keep] = np.arange(len(keep))
+        categories = uniques[keep]
+    else:
+        remap = np.append(dtype.categories.get_indexer(uniques), -1)
+        categories = None
+    new = np.where(codes >= 0, remap[codes], -1)
+    if dtype is None:
+        return pd.Categorical.from_codes(new, categories=categories)
+    return pd.Categorical.from_codes(new, dtype=dtype)
 
 
 def build_frames(
     judgment_rows: Iterable[Mapping[str, Any]],
-    score_rows: Iterable[Mapping[str, Any]],
-    output_rows: Iterable[Mapping[str, Any]],
+    score_rows: Iterable[Mapping[str, Any]] | None,
+    output_rows: Iterable[Mapping[str, Any]] | None,
     comparisons: Any,
     design: Design | None = None,
     *,
     judge_kinds: Iterable[str] = ("llm",),
+    option_score_rows: Any = None,
 ) -> Frames:
     """Build the tidy frames from the store's rows.
 
     Args:
         judgment_rows: `Store.judgment_rows()` (or rows with the same keys, e.g. read from judgments.csv).
-        score_rows: `Store.score_rows()`.
-        output_rows: `Store.output_rows()`; only run, task, mode and candidate are read.
+        score_rows: `Store.score_rows()`; may be None when `option_score_rows` is given.
+        output_rows: `Store.output_rows()` (only run, task, mode and candidate are read), or
+            None: every candidate with an output appears in its tournament's comparisons
+            unless the tournament has a single output, so comparisons alone define the
+            tournaments.
         comparisons: `Store.comparisons()` (a mapping of id to record) or rows with the keys
             id, run, task, mode, candidate_a, candidate_b.
         design: Families, release order and rubrics of the session; without it no judgment is
             marked ineligible and criterion validity has no release order.
         judge_kinds: Judge kinds the statistics use; judgments of other kinds get status `other_kind`.
+        option_score_rows: Scores already aggregated per (judgment_id, candidate), with keys
+            judgment_id, candidate, dims, mean and `dim:<id>` per general dimension: dicts,
+            or a (columns, tuples) pair as `centaur_tui.store.importer.option_score_rows`
+            returns; used instead of `score_rows`, which hold about ten times as many rows.
 
     Returns:
         The frames.
     """
     design = design or Design()
     comps = _records(comparisons, COMPARISON_COLUMNS)
-    comps["run"] = comps["run"].astype("int64")
-
+    comps["run"] = pd.to_numeric(comps["run"]).astype("int64")
     j = _records(judgment_rows, JUDGMENT_COLUMNS)
+    o = _records(output_rows or [], ("run", "task", "mode", "candidate"))
+
+    # One dtype for every candidate-valued column, categories sorted by name: candidate_a is
+    # then simply the smaller code of the two options.
+    names: set[str] = set()
+    for column in (comps["candidate_a"], comps["candidate_b"], o["candidate"], j["option1"], j["option2"], j["winner"]):
+        names.update(str(x) for x in pd.unique(column.dropna()))
+    names.discard("")
+    cand = pd.CategoricalDtype(sorted({str(n) for n in names} | {TIE}))
+    for col in ("candidate_a", "candidate_b"):
+        comps[col] = _categorical(comps[col], cand)
+    o["candidate"] = _categorical(o["candidate"], cand)
+
     j["valid"] = _as_bool(j["valid"])
     for col in ("run", "presentation", "revision", "judgment_id"):
         j[col] = pd.to_numeric(j[col], errors="coerce").fillna(0).astype("int64")
     for col in ("option1_mean", "option2_mean"):
         j[col] = pd.to_numeric(j[col], errors="coerce").astype("float64")
-    for col in ("winner", "invalid_reason", "rationale", "judge_family"):
+    for col in ("invalid_reason", "rationale"):
         j[col] = j[col].astype(object).where(j[col].notna() & (j[col].astype(object) != ""), None)
+    for col in ("option1", "option2", "winner"):
+        j[col] = _categorical(j[col], cand)
+    for col in ("task", "mode", "judge", "judge_kind", "judge_family", "comparison_id"):
+        j[col] = _categorical(j[col])
 
-    s = _records(score_rows, SCORE_COLUMNS)
-    s["score"] = pd.to_numeric(s["score"], errors="coerce").astype("float64")
-    s["judgment_id"] = pd.to_numeric(s["judgment_id"], errors="coerce").fillna(-1).astype("int64")
+    if option_score_rows is not None:
+        s = _records([], SCORE_COLUMNS)
+        option = _option_rows(option_score_rows, cand)
+    else:
+        s = _records(score_rows or [], SCORE_COLUMNS)
+        s["score"] = pd.to_numeric(s["score"], errors="coerce").astype("float64")
+        s["judgment_id"] = pd.to_numeric(s["judgment_id"], errors="coerce").fillna(-1).astype("int64")
+        s["candidate"] = _categorical(s["candidate"], cand)
+        option = option_scores_from(s, design.general_dimensions)
 
-    o = _records(output_rows, ("run", "task", "mode", "candidate"))
     pairs = pd.concat(
         [comps[["run", "task", "mode", "candidate_a"]].set_axis(["run", "task", "mode", "candidate"], axis=1),
          comps[["run", "task", "mode", "candidate_b"]].set_axis(["run", "task", "mode", "candidate"], axis=1), o],
         ignore_index=True,
     )
-    pairs["run"] = pairs["run"].astype("int64")
-    candidates = pairs.drop_duplicates().sort_values(["mode", "task", "run", "candidate"]).reset_index(drop=True)
+    pairs["run"] = pd.to_numeric(pairs["run"]).astype("int64")
+    pairs["candidate"] = pairs["candidate"].astype(cand)
+    candidates = pairs.dropna().drop_duplicates().sort_values(["mode", "task", "run", "candidate"]).reset_index(drop=True)
 
     j = _mark(j, comps, design, tuple(judge_kinds))
-    j = _attach_averages(j, s)
-    return Frames(judgments=j, scores=s, comparisons=comps, candidates=candidates, design=design)
+    j = _attach_averages(j, option, design)
+    return Frames(judgments=j, scores=s, comparisons=comps, candidates=candidates, design=design, option_scores=option)
+
+
+def _option_rows(rows: Any, cand: pd.CategoricalDtype) -> pd.DataFrame:
+    if isinstance(rows, tuple) and len(rows) == 2 and isinstance(rows[0], (list, tuple)):
+        columns, data = list(rows[0]), rows[1]
+    else:
+        data = rows if isinstance(rows, list) else list(rows)
+        columns = list(data[0].keys()) if data else ["judgment_id", "candidate", "dims", "mean"]
+    out = pd.DataFrame.from_records(data, columns=columns) if len(data) else pd.DataFrame(columns=columns)
+    out["judgment_id"] = pd.to_numeric(out["judgment_id"]).astype("int64")
+    out["candidate"] = _categorical(out["candidate"], cand)
+    out["dims"] = pd.to_numeric(out["dims"]).astype("int64")
+    for c in columns:
+        if c == "mean" or c.startswith(DIM_PREFIX):
+            out[c] = pd.to_numeric(out[c], errors="coerce").astype("float64")
+    return out
+
+
+def option_scores_from(scores: pd.DataFrame, general_dimensions: Iterable[str] = ()) -> pd.DataFrame:
+    """Aggregate a scores frame per (judgment_id, candidate): dims, mean, and one column per general dimension.
+
+    Args:
+        scores: Rows with judgment_id, candidate, dimension, dimension_kind, score.
+        general_dimensions: Dimensions to spread into `dim:<id>` columns; default: those
+            whose dimension_kind is "general".
+
+    Returns:
+        The option-scores frame (see `Frames`).
+    """
+    general = list(general_dimensions) or sorted(scores.loc[scores["dimension_kind"] == "general", "dimension"].unique())
+    keys = ["judgment_id", "candidate"]
+    if scores.empty:
+        return pd.DataFrame({"judgment_id": pd.Series(dtype="int64"), "candidate": scores["candidate"],
+                             "dims": pd.Series(dtype="int64"), "mean": pd.Series(dtype="float64"),
+                             **{DIM_PREFIX + d: pd.Series(dtype="float64") for d in general}})
+    agg = scores.groupby(keys, sort=False)["score"].agg(dims="count", mean="mean")
+    wide = scores[scores["dimension"].isin(general)].pivot_table(
+        index=keys, columns="dimension", values="score", aggfunc="first", sort=False)
+    wide = wide.reindex(columns=general).rename(columns=lambda d: DIM_PREFIX + d)
+    wide.columns.name = None
+    return agg.join(wide).reset_index()
 
 
 def _mark(j: pd.DataFrame, comps: pd.DataFrame, design: Design, kinds: tuple[str, ...]) -> pd.DataFrame:
-    """Add candidate_a/candidate_b, code and status to the judgments."""
-    o1 = j["option1"].astype(object)
-    o2 = j["option2"].astype(object)
-    first_is_a = (o1.astype(str) <= o2.astype(str)).to_numpy()
-    j["candidate_a"] = np.where(first_is_a, o1, o2)
-    j["candidate_b"] = np.where(first_is_a, o2, o1)
-    winner = j["winner"].astype(object)
+    """Add candidate_a/candidate_b, code, winner_pos, unit and status to the judgments."""
+    cand = j["option1"].dtype
+    c1 = j["option1"].cat.codes.to_numpy()
+    c2 = j["option2"].cat.codes.to_numpy()
+    cw = j["winner"].cat.codes.to_numpy()
+    valid = j["valid"].to_numpy()
+    a, b = np.minimum(c1, c2), np.maximum(c1, c2)
+    j["candidate_a"] = pd.Categorical.from_codes(a, dtype=cand)
+    j["candidate_b"] = pd.Categorical.from_codes(b, dtype=cand)
+    tie = cand.categories.get_loc(TIE)
     code = np.full(len(j), -1, dtype="int64")
-    code[(winner == j["candidate_a"]).to_numpy()] = 0
-    code[(winner == j["candidate_b"]).to_numpy()] = 1
-    code[(winner == TIE).to_numpy()] = 2
-    code[~j["valid"].to_numpy()] = -1
+    code[cw == a] = 0
+    code[cw == b] = 1
+    code[cw == tie] = 2
+    code[(~valid) | (cw < 0) | (c1 < 0) | (c2 < 0)] = -1
+    pos = np.full(len(j), -1, dtype="int64")
+    pos[cw == c1] = 1
+    pos[cw == c2] = 2
+    pos[cw == tie] = 0
+    pos[code == -1] = -1
+    j["code"] = code
+    j["winner_pos"] = pos
+    j["unit"] = pd.Index(comps["id"]).get_indexer(j["comparison_id"].astype(object))
 
     status = np.full(len(j), "ok", dtype=object)
-    status[(code == -1) & j["valid"].to_numpy()] = "malformed"
-    status[~j["valid"].to_numpy()] = "invalid"
+    status[(code == -1) & valid] = "malformed"
+    status[~valid] = "invalid"
     fam = design.candidate_families
-    if fam:
-        fam_a = j["candidate_a"].map(lambda c: fam.get(c)).astype(object)
-        fam_b = j["candidate_b"].map(lambda c: fam.get(c)).astype(object)
-        jf = j["judge_family"].astype(object)
-        ineligible = jf.notna() & ((jf == fam_a) | (jf == fam_b))
-        status[ineligible.to_numpy()] = "ineligible"
-    status[~j["comparison_id"].isin(comps["id"]).to_numpy()] = "unknown_comparison"
+    if fam and len(j):
+        cat_fam = np.array([fam.get(c) for c in cand.categories], dtype=object)
+        fam_a = np.where(a >= 0, cat_fam[a], None)
+        fam_b = np.where(b >= 0, cat_fam[b], None)
+        jf = j["judge_family"].astype(object).to_numpy()
+        ineligible = pd.notna(jf) & ((jf == fam_a) | (jf == fam_b))
+        status[ineligible] = "ineligible"
+    status[j["unit"].to_numpy() < 0] = "unknown_comparison"
     status[~j["judge_kind"].isin(kinds).to_numpy()] = "other_kind"
-    if len(j):
-        latest = j.groupby(["comparison_id", "judge", "presentation"])["revision"].transform("max")
+    if len(j) and (j["revision"] > 0).any():
+        latest = j.groupby(["comparison_id", "judge", "presentation"], observed=True)["revision"].transform("max")
         status[(j["revision"] < latest).to_numpy()] = "superseded"
-    j["code"] = code
     j["status"] = pd.Categorical(status, categories=list(STATUSES))
     return j
 
 
-def _attach_averages(j: pd.DataFrame, s: pd.DataFrame) -> pd.DataFrame:
-    """Add each option's recomputed rubric average and number of scored dimensions."""
-    if len(s):
-        avg = s.groupby(["judgment_id", "candidate"], sort=False)["score"].agg(["mean", "count"])
-        avg = avg.reset_index()
-    else:
-        avg = pd.DataFrame({"judgment_id": pd.Series(dtype="int64"), "candidate": pd.Series(dtype=object),
-                            "mean": pd.Series(dtype="float64"), "count": pd.Series(dtype="int64")})
+def _attach_averages(j: pd.DataFrame, option: pd.DataFrame, design: Design) -> pd.DataFrame:
+    """Add each option's recomputed rubric average, number of scored dimensions and `complete`.
+
+    With the session's rubric known, complete means both options scored on every dimension
+    of the task; without it, both scored on the same, non-zero number of dimensions.
+    """
+    index = pd.MultiIndex.from_arrays([option["judgment_id"].to_numpy(), option["candidate"].cat.codes.to_numpy()])
     for opt in ("option1", "option2"):
-        part = avg.rename(columns={"candidate": opt, "mean": f"{opt}_avg", "count": f"{opt}_dims"})
-        part[opt] = part[opt].astype(object)
-        j = j.merge(part, on=["judgment_id", opt], how="left")
-        j[f"{opt}_dims"] = j[f"{opt}_dims"].fillna(0).astype("int64")
+        at = index.get_indexer(pd.MultiIndex.from_arrays([j["judgment_id"].to_numpy(), j[opt].cat.codes.to_numpy()]))
+        found = at >= 0
+        j[f"{opt}_avg"] = np.where(found, option["mean"].to_numpy()[at], np.nan)
+        j[f"{opt}_dims"] = np.where(found, option["dims"].to_numpy()[at], 0).astype("int64")
+    d1, d2 = j["option1_dims"].to_numpy(), j["option2_dims"].to_numpy()
+    complete = (d1 > 0) & (d1 == d2)
+    if design.rubric:
+        expected = j["task"].astype(object).map({t: len(d) for t, d in design.rubric.items()}).fillna(0).to_numpy()
+        complete &= (expected == 0) | (d1 == expected)
+    j["complete"] = complete
     return j
 
 
@@ -292,18 +440,14 @@ def status_counts(judgments: pd.DataFrame) -> dict[str, int]:
     return {k: int(counts.get(k, 0)) for k in STATUSES[1:] if int(counts.get(k, 0))}
 
 
-def games(frames: Frames) -> pd.DataFrame:
-    """Two rows per usable judgment, one per candidate: the points it earned (1, 0.5 or 0).
-
-    Columns: run, task, mode, comparison_id, judgment_id, judge, candidate, opponent,
-    points, shown_first.
-    """
-    ok = frames.ok
-    base = ok[["run", "task", "mode", "comparison_id", "judgment_id", "judge"]]
-    code = ok["code"].to_numpy()
-    pts_a = np.where(code == 0, 1.0, np.where(code == 1, 0.0, 0.5))
-    a = base.assign(candidate=ok["candidate_a"].to_numpy(), opponent=ok["candidate_b"].to_numpy(), points=pts_a,
-                    shown_first=(ok["option1"] == ok["candidate_a"]).to_numpy())
-    b = base.assign(candidate=ok["candidate_b"].to_numpy(), opponent=ok["candidate_a"].to_numpy(), points=1.0 - pts_a,
-                    shown_first=(ok["option1"] == ok["candidate_b"]).to_numpy())
-    return pd.concat([a, b], ignore_index=True)
+def status_table(judgments: pd.DataFrame, by: str) -> dict[Any, dict[str, int]]:
+    """`status_counts` per value of a column, in one pass."""
+    sub = judgments[judgments["status"] != "ok"]
+    if sub.empty:
+        return {}
+    counts = sub.groupby([by, "status"], observed=True).size()
+    out: dict[Any, dict[str, int]] = {}
+    for (key, status), n in counts.items():
+        if n:
+            out.setdefault(key, {})[str(status)] = int(n)
+    return {k: {s: v[s] for s in STATUSES[1:] if s in v} for k, v in out.items()}

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from centaur_tui.stats.common import correlation, permutation_p_spearman
-from centaur_tui.stats.frames import Frames, games
+from centaur_tui.stats.frames import Frames
 
 RankMethod = Literal["mean_win_rate", "rank_per_judge", "pooled"]
 RANK_METHODS: tuple[RankMethod, ...] = ("mean_win_rate", "rank_per_judge", "pooled")
@@ -23,26 +23,35 @@ TIE_DIGITS = 9
 """Mean ranks are compared for exact ties after rounding to 9 decimals (float noise only)."""
 
 
+def plain_keys(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with categorical columns turned into plain strings (for small result tables)."""
+    cats = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    return frame.astype({c: object for c in cats}) if cats else frame
+
+
 def win_rates(frames: Frames) -> pd.DataFrame:
     """Win rate per judge (statistic 1): (wins + 0.5 ties) / judgments, per (run, task, mode, judge, candidate).
 
     Every usable judgment counts once; with `orders = "both"` a pair judged in both orders
-    counts twice for that judge.
+    counts twice for that judge. Also carries the candidate's mean recomputed rubric
+    average over the same judgments (completely scored ones only), for statistic 10.
 
     Returns:
-        Columns run, task, mode, judge, candidate, wins, ties, losses, games, win_rate.
+        Columns run, task, mode, judge, candidate, wins, ties, losses, games, win_rate,
+        rubric_mean, rubric_n.
     """
-    g = games(frames)
-    if g.empty:
-        return pd.DataFrame(columns=[*TOURNAMENT, "judge", "candidate", "wins", "ties", "losses", "games", "win_rate"])
-    g = g.assign(win=(g["points"] == 1.0).astype("int64"), tie=(g["points"] == 0.5).astype("int64"),
-                 loss=(g["points"] == 0.0).astype("int64"))
-    out = g.groupby([*TOURNAMENT, "judge", "candidate"], sort=False, observed=True).agg(
+    long = frames.long
+    pts = long["points"].to_numpy()
+    long = long.assign(win=(pts == 1.0).astype("int64"), tie=(pts == 0.5).astype("int64"),
+                       loss=(pts == 0.0).astype("int64"))
+    out = long.groupby([*TOURNAMENT, "judge", "candidate"], sort=False, observed=True).agg(
         wins=("win", "sum"), ties=("tie", "sum"), losses=("loss", "sum"), games=("points", "size"),
-        points=("points", "sum"),
+        points=("points", "sum"), rubric_mean=("avg", "mean"), rubric_n=("avg", "count"),
     ).reset_index()
     out["win_rate"] = out["points"] / out["games"]
-    return out.drop(columns="points")
+    out = plain_keys(out)
+    return out[[*TOURNAMENT, "judge", "candidate", "wins", "ties", "losses", "games", "win_rate", "rubric_mean",
+                "rubric_n"]]
 
 
 def within_run_ranks(frames: Frames, method: RankMethod = "mean_win_rate", rates: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -67,19 +76,19 @@ def within_run_ranks(frames: Frames, method: RankMethod = "mean_win_rate", rates
     keys = [*TOURNAMENT, "candidate"]
     if method == "rank_per_judge":
         rates = rates.assign(judge_rank=rates.groupby([*TOURNAMENT, "judge"])["win_rate"].rank(ascending=False, method="average"))
-        agg = rates.groupby(keys, sort=False).agg(score=("judge_rank", "mean"), judges=("judge", "nunique"),
+        agg = rates.groupby(keys, sort=False).agg(score=("judge_rank", "mean"), judges=("judge", "size"),
                                                    games=("games", "sum"))
     elif method == "pooled":
         agg = rates.assign(points=rates["wins"] + 0.5 * rates["ties"]).groupby(keys, sort=False).agg(
-            points=("points", "sum"), judges=("judge", "nunique"), games=("games", "sum"))
+            points=("points", "sum"), judges=("judge", "size"), games=("games", "sum"))
         agg["score"] = agg["points"] / agg["games"]
         agg = agg.drop(columns="points")
     elif method == "mean_win_rate":
-        agg = rates.groupby(keys, sort=False).agg(score=("win_rate", "mean"), judges=("judge", "nunique"),
+        agg = rates.groupby(keys, sort=False).agg(score=("win_rate", "mean"), judges=("judge", "size"),
                                                    games=("games", "sum"))
     else:
         raise ValueError(f"unknown rank method {method!r} (one of {', '.join(RANK_METHODS)})")
-    out = frames.candidates.merge(agg.reset_index(), on=keys, how="left")
+    out = plain_keys(frames.candidates).merge(agg.reset_index(), on=keys, how="left")
     out["judges"] = out["judges"].fillna(0).astype("int64")
     out["games"] = out["games"].fillna(0).astype("int64")
     if method == "rank_per_judge":

@@ -18,7 +18,7 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from centaur_tui.stats.frames import Frames, status_counts
+from centaur_tui.stats.frames import STATUSES, Frames
 
 
 def ratings(frames: Frames) -> tuple[pd.DataFrame, int]:
@@ -28,11 +28,16 @@ def ratings(frames: Frames) -> tuple[pd.DataFrame, int]:
     comparison judged twice by a judge does not weigh twice.
 
     Returns:
-        (ratings with columns comparison_id, run, task, mode, judge, code; number of repeats dropped).
+        (ratings with columns comparison_id, unit, run, task, mode, judge, code; number of repeats dropped).
     """
-    ok = frames.ok.sort_values(["comparison_id", "judge", "presentation"], kind="stable")
-    kept = ok.drop_duplicates(["comparison_id", "judge"], keep="first")
-    return kept[["comparison_id", "run", "task", "mode", "judge", "code"]].reset_index(drop=True), len(ok) - len(kept)
+    ok = frames.ok
+    if ok.duplicated(["unit", "judge"]).any():
+        ok = ok.sort_values(["unit", "judge", "presentation"], kind="stable")
+        kept = ok.drop_duplicates(["unit", "judge"], keep="first")
+    else:
+        kept = ok
+    cols = ["comparison_id", "unit", "run", "task", "mode", "judge", "code"]
+    return kept[cols].reset_index(drop=True), len(ok) - len(kept)
 
 
 def alpha_nominal(matrix: np.ndarray) -> tuple[float, str | None]:
@@ -58,6 +63,49 @@ def alpha_nominal(matrix: np.ndarray) -> tuple[float, str | None]:
     return value, None
 
 
+def _matrix(rated: pd.DataFrame, n_units: int) -> np.ndarray:
+    """Judges x units matrix of codes (NaN = no rating); column i is comparison row i (`unit`)."""
+    judges, judge_index = np.unique(rated["judge"].astype(str).to_numpy(), return_inverse=True)
+    matrix = np.full((len(judges), n_units), np.nan)
+    units = rated["unit"].to_numpy()
+    keep = (units >= 0) & (units < n_units)
+    matrix[judge_index[keep], units[keep]] = rated["code"].to_numpy(dtype=float)[keep]
+    return matrix
+
+
+def agreement_from_matrix(matrix: np.ndarray) -> dict[str, object]:
+    """Raw agreement and nominal alpha of a judges x units matrix of codes (NaN = missing).
+
+    Units with fewer than two ratings are excluded (and counted).
+
+    Returns:
+        units, excluded_units, ratings, judges, pairs, agreeing_pairs, raw_agreement, alpha, reason.
+    """
+    finite = np.isfinite(matrix)
+    m = finite.sum(axis=0)
+    usable = m >= 2
+    sub = matrix[:, usable]
+    mu = m[usable]
+    pairs = int((mu * (mu - 1) // 2).sum())
+    agreeing = 0
+    for code in (0, 1, 2):
+        c = (sub == code).sum(axis=0)
+        agreeing += int((c * (c - 1) // 2).sum())
+    result: dict[str, object] = {
+        "units": int(usable.sum()),
+        "excluded_units": int((~usable).sum()),
+        "ratings": int(mu.sum()),
+        "judges": int(np.isfinite(sub).any(axis=1).sum()) if sub.size else 0,
+        "pairs": pairs,
+        "agreeing_pairs": agreeing,
+        "raw_agreement": agreeing / pairs if pairs else math.nan,
+    }
+    alpha, reason = alpha_nominal(sub[np.isfinite(sub).any(axis=1)] if sub.size else sub)
+    result["alpha"] = alpha
+    result["reason"] = reason if pairs else "no unit with two or more valid ratings"
+    return result
+
+
 def agreement(rated: pd.DataFrame, units: pd.Series) -> dict[str, object]:
     """Raw agreement and alpha over a set of units.
 
@@ -67,33 +115,12 @@ def agreement(rated: pd.DataFrame, units: pd.Series) -> dict[str, object]:
             are counted as excluded).
 
     Returns:
-        units, excluded_units, ratings, judges, pairs, agreeing_pairs, raw_agreement, alpha, reason.
+        See `agreement_from_matrix`.
     """
-    per_unit = rated.groupby("comparison_id").size()
-    usable_ids = per_unit.index[per_unit >= 2]
-    use = rated[rated["comparison_id"].isin(usable_ids)]
-    m = per_unit[per_unit >= 2].to_numpy()
-    pairs = int((m * (m - 1) // 2).sum())
-    by_code = use.groupby(["comparison_id", "code"]).size().to_numpy()
-    agreeing = int((by_code * (by_code - 1) // 2).sum())
-    n_units = int(units.nunique())
-    result: dict[str, object] = {
-        "units": len(usable_ids),
-        "excluded_units": n_units - len(usable_ids),
-        "ratings": len(use),
-        "judges": int(use["judge"].nunique()),
-        "pairs": pairs,
-        "agreeing_pairs": agreeing,
-        "raw_agreement": agreeing / pairs if pairs else math.nan,
-    }
-    if len(use):
-        matrix = use.pivot(index="judge", columns="comparison_id", values="code").to_numpy(dtype=float)
-    else:
-        matrix = np.empty((0, 0))
-    alpha, reason = alpha_nominal(matrix)
-    result["alpha"] = alpha
-    result["reason"] = reason if pairs else "no unit with two or more valid ratings"
-    return result
+    ids = pd.Index(pd.unique(pd.Series(units).astype(str)))
+    sub = rated[rated["comparison_id"].astype(str).isin(ids)]
+    sub = sub.assign(unit=ids.get_indexer(sub["comparison_id"].astype(str)))
+    return agreement_from_matrix(_matrix(sub, len(ids)))
 
 
 def reliability_table(frames: Frames) -> pd.DataFrame:
@@ -106,31 +133,35 @@ def reliability_table(frames: Frames) -> pd.DataFrame:
     """
     rated, _ = ratings(frames)
     comps = frames.comparisons
+    matrix = _matrix(rated, len(comps))
     ok = frames.ok
-    repeats = ok.groupby(["comparison_id", "judge"]).size() - 1
-    repeats = repeats[repeats > 0].reset_index().merge(comps[["id", "task", "mode"]], left_on="comparison_id",
-                                                        right_on="id")
+    dup = ok.duplicated(["unit", "judge"]).to_numpy()
+    repeats = pd.DataFrame({"extra": 1, "task": ok["task"].astype(object).to_numpy()[dup],
+                            "mode": ok["mode"].astype(object).to_numpy()[dup]})
+    j = frames.judgments
+    status = j[j["status"] != "ok"].groupby(["task", "mode", "status"], observed=True).size()
+    c_mode, c_task = comps["mode"].astype(object).to_numpy(), comps["task"].astype(object).to_numpy()
     scopes: list[tuple[str, str | None, str | None]] = [("overall", None, None)]
     scopes += [("mode", m, None) for m in frames.modes()]
     scopes += [("task x mode", m, t) for t in frames.tasks() for m in frames.modes()]
     rows = []
     for scope, mode, task in scopes:
-        c_mask = np.ones(len(comps), dtype=bool)
-        r_mask = np.ones(len(rated), dtype=bool)
-        j_mask = np.ones(len(frames.judgments), dtype=bool)
-        p_mask = np.ones(len(repeats), dtype=bool)
+        mask = np.ones(len(comps), dtype=bool)
         if mode is not None:
-            c_mask &= (comps["mode"] == mode).to_numpy()
-            r_mask &= (rated["mode"] == mode).to_numpy()
-            j_mask &= (frames.judgments["mode"] == mode).to_numpy()
-            p_mask &= (repeats["mode"] == mode).to_numpy()
+            mask &= c_mode == mode
         if task is not None:
-            c_mask &= (comps["task"] == task).to_numpy()
-            r_mask &= (rated["task"] == task).to_numpy()
-            j_mask &= (frames.judgments["task"] == task).to_numpy()
-            p_mask &= (repeats["task"] == task).to_numpy()
-        res = agreement(rated[r_mask], comps.loc[c_mask, "id"])
+            mask &= c_task == task
+        res = agreement_from_matrix(matrix[:, mask])
+        rep = repeats
+        st = status
+        if mode is not None:
+            rep = rep[rep["mode"] == mode]
+            st = st[st.index.get_level_values("mode") == mode]
+        if task is not None:
+            rep = rep[rep["task"] == task]
+            st = st[st.index.get_level_values("task") == task]
+        by = st.groupby(level="status", observed=True).sum()
+        excluded = {k: int(by.get(k, 0)) for k in STATUSES[1:] if int(by.get(k, 0))}
         rows.append({"scope": scope, "mode": mode, "task": task, **res,
-                     "repeats_dropped": int(repeats.loc[p_mask, 0].sum()) if len(repeats) else 0,
-                     "excluded": status_counts(frames.judgments[j_mask])})
+                     "repeats_dropped": int(rep["extra"].sum()), "excluded": excluded})
     return pd.DataFrame(rows)

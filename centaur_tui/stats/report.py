@@ -162,8 +162,9 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
     cells = rubric_win_rate_cells(frames, rates)
     rubric_r = rubric_vs_win_rate(cells)
     crit_pairs, crit_ranks = criterion_validity(frames)
-    profiles = general_profiles(frames, "augmentation")
-    profiles_auto = general_profiles(frames, "automation")
+    all_profiles = general_profiles(frames)
+    profiles = all_profiles[all_profiles["mode"] == "augmentation"]
+    profiles_auto = all_profiles[all_profiles["mode"] == "automation"]
     z_ranks, z_agree = standardised_rubric_ranking(frames, means)
     bias = position_bias(frames)
 

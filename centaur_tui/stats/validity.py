@@ -11,27 +11,28 @@ import pandas as pd
 from scipy import stats
 
 from centaur_tui.stats.common import correlation
-from centaur_tui.stats.frames import Frames, games, status_counts
-from centaur_tui.stats.rankings import TIE_DIGITS, win_rates
+from centaur_tui.stats.frames import DIM_PREFIX, Frames, status_counts, status_table
+from centaur_tui.stats.rankings import TIE_DIGITS, plain_keys, win_rates
 
 STATED_TOLERANCE = 0.05
 """A stated average further than this from the recomputed one is flagged (covers rounding to 0.1)."""
+ALL_JUDGES = "(all judges)"
 
 
-def _complete(frames: Frames) -> pd.Series:
-    """Per judgment: both options carry a full set of rubric scores.
-
-    With the session's rubric known, "full" means every dimension of the task; without it,
-    both options scored on the same, non-zero number of dimensions.
-    """
-    j = frames.judgments
-    d1, d2 = j["option1_dims"], j["option2_dims"]
-    rubric = frames.design.rubric
-    if rubric:
-        expected = j["task"].map(lambda t: len(rubric.get(t, ()))).fillna(0).astype("int64")
-        known = expected > 0
-        return (d1 > 0) & (d2 == d1) & (~known | (d1 == expected))
-    return (d1 > 0) & (d2 == d1)
+def _per_judge(flags: pd.DataFrame, judgments: pd.DataFrame) -> pd.DataFrame:
+    """Sum integer flag columns per judge and over all judges; attach the status exclusions."""
+    judges = sorted(str(x) for x in judgments["judge"].dropna().unique())
+    sums = flags.groupby("judge", observed=True).sum(numeric_only=True) if len(flags) else pd.DataFrame()
+    sums.index = sums.index.astype(str) if len(sums) else sums.index
+    sums = sums.reindex(judges).fillna(0)
+    total = flags.drop(columns="judge").sum(numeric_only=True).to_frame().T
+    total.index = [ALL_JUDGES]
+    out = pd.concat([sums, total.reindex(columns=sums.columns)]).fillna(0).astype("int64")
+    out.index.name = "judge"
+    out = out.reset_index()
+    excluded = status_table(judgments, "judge")
+    out["excluded"] = [excluded.get(j, {}) if j != ALL_JUDGES else status_counts(judgments) for j in out["judge"]]
+    return out
 
 
 def choice_rubric_consistency(frames: Frames, tolerance: float = STATED_TOLERANCE) -> pd.DataFrame:
@@ -48,31 +49,31 @@ def choice_rubric_consistency(frames: Frames, tolerance: float = STATED_TOLERANC
         share, ties, equal_averages, missing_scores, stated_checked, stated_mismatch,
         excluded (judgments left out by status), reason.
     """
-    j = frames.judgments.assign(complete=_complete(frames))
-    rows = []
-    for judge, part in [*sorted(j.groupby("judge", observed=True), key=lambda kv: str(kv[0])), ("(all judges)", j)]:
-        ok = part[part["status"] == "ok"]
-        full = ok[ok["complete"]]
-        decisive = full[full["code"] != 2]
-        a1 = decisive["option1_avg"].round(TIE_DIGITS)
-        a2 = decisive["option2_avg"].round(TIE_DIGITS)
-        unequal = decisive[(a1 != a2).to_numpy()]
-        higher = np.where(unequal["option1_avg"] > unequal["option2_avg"], unequal["option1"], unequal["option2"])
-        agree = int((unequal["winner"].to_numpy() == higher).sum())
-        n = len(unequal)
-        stated = []
-        for opt in ("option1", "option2"):
-            has = full[f"{opt}_mean"].notna()
-            diff = (full.loc[has, f"{opt}_mean"] - full.loc[has, f"{opt}_avg"]).abs()
-            stated.append((int(has.sum()), int((diff > tolerance).sum())))
-        rows.append({
-            "judge": judge, "n": n, "agree": agree, "share": agree / n if n else math.nan,
-            "ties": int((full["code"] == 2).sum()), "equal_averages": len(decisive) - n,
-            "missing_scores": len(ok) - len(full),
-            "stated_checked": stated[0][0] + stated[1][0], "stated_mismatch": stated[0][1] + stated[1][1],
-            "excluded": status_counts(part), "reason": None if n else "no decisive judgment with unequal averages",
-        })
-    return pd.DataFrame(rows)
+    ok = frames.ok
+    full = ok["complete"].to_numpy()
+    pos = ok["winner_pos"].to_numpy()
+    a1 = ok["option1_avg"].round(TIE_DIGITS).to_numpy()
+    a2 = ok["option2_avg"].round(TIE_DIGITS).to_numpy()
+    decisive = full & (pos > 0)
+    counted = decisive & (a1 != a2)
+    agree = counted & ((a1 > a2) == (pos == 1))
+    checked = np.zeros(len(ok), dtype="int64")
+    mismatch = np.zeros(len(ok), dtype="int64")
+    for opt in ("option1", "option2"):
+        stated = ok[f"{opt}_mean"].to_numpy()
+        has = full & np.isfinite(stated)
+        checked += has
+        mismatch += has & (np.abs(stated - ok[f"{opt}_avg"].to_numpy()) > tolerance)
+    flags = pd.DataFrame({
+        "judge": ok["judge"].to_numpy(), "n": counted.astype("int64"), "agree": agree.astype("int64"),
+        "ties": (full & (pos == 0)).astype("int64"), "equal_averages": (decisive & (a1 == a2)).astype("int64"),
+        "missing_scores": (~full).astype("int64"), "stated_checked": checked, "stated_mismatch": mismatch,
+    })
+    out = _per_judge(flags, frames.judgments)
+    out["share"] = np.where(out["n"] > 0, out["agree"] / out["n"].where(out["n"] > 0), math.nan)
+    out["reason"] = np.where(out["n"] > 0, None, "no decisive judgment with unequal averages")
+    return out[["judge", "n", "agree", "share", "ties", "equal_averages", "missing_scores", "stated_checked",
+                "stated_mismatch", "excluded", "reason"]]
 
 
 def stated_average_mismatches(frames: Frames, tolerance: float = STATED_TOLERANCE) -> pd.DataFrame:
@@ -85,10 +86,11 @@ def stated_average_mismatches(frames: Frames, tolerance: float = STATED_TOLERANC
     parts = []
     for opt in ("option1", "option2"):
         diff = (ok[f"{opt}_mean"] - ok[f"{opt}_avg"]).abs()
-        bad = ok[diff > tolerance]
-        parts.append(pd.DataFrame({"judgment_id": bad["judgment_id"], "comparison_id": bad["comparison_id"],
-                                   "judge": bad["judge"], "option": opt, "stated": bad[f"{opt}_mean"],
-                                   "recomputed": bad[f"{opt}_avg"]}))
+        bad = ok[(diff > tolerance).to_numpy()]
+        parts.append(pd.DataFrame({"judgment_id": bad["judgment_id"].to_numpy(),
+                                   "comparison_id": bad["comparison_id"].astype(object).to_numpy(),
+                                   "judge": bad["judge"].astype(object).to_numpy(), "option": opt,
+                                   "stated": bad[f"{opt}_mean"].to_numpy(), "recomputed": bad[f"{opt}_avg"].to_numpy()}))
     return pd.concat(parts, ignore_index=True).sort_values(["judgment_id", "option"]).reset_index(drop=True)
 
 
@@ -102,16 +104,7 @@ def rubric_win_rate_cells(frames: Frames, rates: pd.DataFrame | None = None) -> 
         Columns run, task, mode, judge, candidate, rubric_mean, win_rate, games.
     """
     rates = win_rates(frames) if rates is None else rates
-    j = frames.judgments.assign(complete=_complete(frames))
-    ok = j[(j["status"] == "ok") & j["complete"]]
-    keys = ["run", "task", "mode", "judge"]
-    long = pd.concat([
-        ok[keys].assign(candidate=ok["option1"].to_numpy(), avg=ok["option1_avg"].to_numpy()),
-        ok[keys].assign(candidate=ok["option2"].to_numpy(), avg=ok["option2_avg"].to_numpy()),
-    ], ignore_index=True)
-    x = long.groupby([*keys, "candidate"], sort=False)["avg"].mean().rename("rubric_mean").reset_index()
-    out = rates[[*keys, "candidate", "win_rate", "games"]].merge(x, on=[*keys, "candidate"], how="left")
-    return out[[*keys, "candidate", "rubric_mean", "win_rate", "games"]]
+    return rates[["run", "task", "mode", "judge", "candidate", "rubric_mean", "win_rate", "games"]]
 
 
 def rubric_vs_win_rate(cells: pd.DataFrame) -> dict[str, object]:
@@ -148,16 +141,18 @@ def criterion_validity(frames: Frames) -> tuple[pd.DataFrame, pd.DataFrame]:
             families.setdefault(fam, []).append(model)
     families = {f: ms for f, ms in families.items() if len(ms) >= 2}
     j = frames.judgments
-    auto = j[j["mode"] == "automation"]
+    auto = j[(j["mode"] == "automation").to_numpy()]
+    long = frames.long
+    long = long[(long["mode"] == "automation").to_numpy()]
     pair_rows, rank_rows = [], []
     for fam, models in sorted(families.items()):
-        within = auto[auto["candidate_a"].isin(models) & auto["candidate_b"].isin(models)]
-        for judge, part in sorted(within.groupby("judge", observed=True), key=lambda kv: str(kv[0])):
-            ok = part[part["status"] == "ok"]
-            if part.empty:
-                continue
-            ra = ok["candidate_a"].map(order).to_numpy()
-            rb = ok["candidate_b"].map(order).to_numpy()
+        within = auto[(auto["candidate_a"].isin(models) & auto["candidate_b"].isin(models)).to_numpy()]
+        sub = long[(long["candidate"].isin(models) & long["opponent"].isin(models)).to_numpy()]
+        for judge in sorted(str(x) for x in within["judge"].dropna().unique()):
+            part = within[(within["judge"] == judge).to_numpy()]
+            ok = part[(part["status"] == "ok").to_numpy()]
+            ra = ok["candidate_a"].astype(object).map(order).to_numpy()
+            rb = ok["candidate_b"].astype(object).map(order).to_numpy()
             code = ok["code"].to_numpy()
             later_is_a = ra > rb
             later = int((((code == 0) & later_is_a) | ((code == 1) & ~later_is_a)).sum())
@@ -167,10 +162,11 @@ def criterion_validity(frames: Frames) -> tuple[pd.DataFrame, pd.DataFrame]:
                               "earlier": n - later - ties, "ties": ties,
                               "share_later": later / n if n else math.nan, "excluded": status_counts(part),
                               "reason": None if n else "no usable direct choice"})
-            g = games(Frames(ok, frames.scores, frames.comparisons, frames.candidates, design))
+            g = sub[(sub["judge"] == judge).to_numpy()]
             if g.empty:
                 continue
-            wr = g.groupby(["run", "task", "candidate"])["points"].mean().rename("win_rate").reset_index()
+            wr = plain_keys(g.groupby(["run", "task", "candidate"], observed=True)["points"].mean().rename("win_rate")
+                            .reset_index())
             wr["rank"] = wr.groupby(["run", "task"])["win_rate"].rank(ascending=False, method="average")
             agg = wr.groupby("candidate")["rank"].agg(mean_rank="mean", sd=lambda v: v.std(ddof=1), task_runs="count")
             for model in models:
@@ -186,30 +182,46 @@ def criterion_validity(frames: Frames) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pairs, ranks
 
 
-def general_profiles(frames: Frames, mode: str = "augmentation") -> pd.DataFrame:
+def general_profiles(frames: Frames, mode: str | None = None) -> pd.DataFrame:
     """Mean score per candidate on each general dimension (statistic 13, Appendix E).
 
     `mean` pools every score; `judge_balanced` is the mean of per-judge means, since the
-    judge panel differs by family.
+    judge panel differs by family. Only usable judgments count.
+
+    Args:
+        frames: The frames.
+        mode: One mode, or None for every mode.
 
     Returns:
         Columns mode, candidate, dimension, mean, judge_balanced, n, judges.
     """
-    general = frames.design.general_dimensions
-    s = frames.scores
-    if general:
-        s = s[s["dimension"].isin(general)]
-    else:
-        s = s[s["dimension_kind"] == "general"]
+    option = frames.option_scores
+    dims = [c for c in option.columns if c.startswith(DIM_PREFIX)]
+    cols = ["mode", "candidate", "dimension", "mean", "judge_balanced", "n", "judges"]
     ok = frames.ok
-    ok = ok[ok["mode"] == mode][["judgment_id", "mode"]]
-    s = s.merge(ok, on="judgment_id", how="inner")
-    pooled = s.groupby(["mode", "candidate", "dimension"]).agg(mean=("score", "mean"), n=("score", "size"),
-                                                              judges=("judge", "nunique"))
-    per_judge = s.groupby(["mode", "candidate", "dimension", "judge"])["score"].mean()
-    balanced = per_judge.groupby(["mode", "candidate", "dimension"]).mean().rename("judge_balanced")
-    out = pooled.join(balanced).reset_index()
-    return out[["mode", "candidate", "dimension", "mean", "judge_balanced", "n", "judges"]]
+    if mode is not None:
+        ok = ok[(ok["mode"] == mode).to_numpy()]
+    if not dims or ok.empty:
+        return pd.DataFrame(columns=cols)
+    where = pd.Index(ok["judgment_id"].to_numpy()).get_indexer(option["judgment_id"].to_numpy())
+    keep = where >= 0
+    both = option.loc[keep, ["candidate", *dims]].assign(
+        judge=ok["judge"].to_numpy()[where[keep]], mode=ok["mode"].to_numpy()[where[keep]])
+    keys = ["mode", "candidate", "judge"]
+    sums = both.groupby(keys, observed=True)[dims].agg(["sum", "count"])
+    rows = []
+    for dim in dims:
+        s = sums[(dim, "sum")]
+        c = sums[(dim, "count")]
+        per_judge = (s / c.where(c > 0)).groupby(level=["mode", "candidate"], observed=True)
+        grouped_s = s.groupby(level=["mode", "candidate"], observed=True).sum()
+        grouped_c = c.groupby(level=["mode", "candidate"], observed=True).sum()
+        judges = (c > 0).groupby(level=["mode", "candidate"], observed=True).sum()
+        part = pd.DataFrame({"mean": grouped_s / grouped_c.where(grouped_c > 0), "judge_balanced": per_judge.mean(),
+                             "n": grouped_c.astype("int64"), "judges": judges.astype("int64")}).reset_index()
+        part["dimension"] = dim[len(DIM_PREFIX):]
+        rows.append(part[part["n"] > 0])
+    return plain_keys(pd.concat(rows, ignore_index=True)[cols])
 
 
 def standardised_rubric_ranking(frames: Frames, pairwise_means: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -224,28 +236,26 @@ def standardised_rubric_ranking(frames: Frames, pairwise_means: pd.DataFrame) ->
         (ranks, agreement): ranks has columns task, mode, candidate, mean_rank, runs;
         agreement has columns task, mode, n, rho, p, zero_spread, reason.
     """
-    j = frames.judgments.assign(complete=_complete(frames))
-    ok = j[(j["status"] == "ok") & j["complete"]]
-    keys = ["run", "task", "mode", "judge"]
-    long = pd.concat([
-        ok[keys].assign(candidate=ok["option1"].to_numpy(), avg=ok["option1_avg"].to_numpy()),
-        ok[keys].assign(candidate=ok["option2"].to_numpy(), avg=ok["option2_avg"].to_numpy()),
-    ], ignore_index=True)
-    grp = long.groupby(["judge", "task", "mode"])["avg"]
+    long = frames.long
+    long = long[long["avg"].notna().to_numpy()]
+    grp = long.groupby(["judge", "task", "mode"], observed=True)["avg"]
     sd = grp.transform("std")
-    long["z"] = (long["avg"] - grp.transform("mean")) / sd.where(sd > 0)
-    zero = long[long["z"].isna()].groupby(["task", "mode"]).size()
-    per_run = long.dropna(subset=["z"]).groupby(["run", "task", "mode", "candidate"])["z"].mean().reset_index()
+    z = (long["avg"] - grp.transform("mean")) / sd.where(sd > 0)
+    long = long.assign(z=z)
+    zero = long[long["z"].isna().to_numpy()].groupby(["task", "mode"], observed=True).size()
+    zero.index = zero.index.map(lambda k: (str(k[0]), str(k[1])))
+    per_run = plain_keys(long.dropna(subset=["z"]).groupby(["run", "task", "mode", "candidate"], observed=True)["z"]
+                         .mean().reset_index())
     per_run["rank"] = per_run.groupby(["run", "task", "mode"])["z"].rank(ascending=False, method="average")
     ranks = per_run.groupby(["task", "mode", "candidate"])["rank"].agg(mean_rank="mean", runs="count").reset_index()
     rows = []
     for (task, mode), pw in pairwise_means.groupby(["task", "mode"], sort=False):
-        rb = ranks[(ranks["task"] == task) & (ranks["mode"] == mode)].set_index("candidate")["mean_rank"]
+        rb = ranks[((ranks["task"] == task) & (ranks["mode"] == mode)).to_numpy()].set_index("candidate")["mean_rank"]
         pw = pw.set_index("candidate")["mean_rank"]
         names = sorted(set(pw.index) | set(rb.index))
         rho, p, n, reason = correlation(pw.reindex(names).to_numpy(float), rb.reindex(names).to_numpy(float))
         rows.append({"task": task, "mode": mode, "n": n, "rho": rho, "p": p,
-                     "zero_spread": int(zero.get((task, mode), 0)), "reason": reason})
+                     "zero_spread": int(zero.get((str(task), str(mode)), 0)), "reason": reason})
     return ranks, pd.DataFrame(rows, columns=["task", "mode", "n", "rho", "p", "zero_spread", "reason"])
 
 
@@ -260,19 +270,23 @@ def position_bias(frames: Frames) -> pd.DataFrame:
         One row per judge, then "(all judges)". Columns judge, n (decisive), first, share_first,
         p, ties, both_orders (pairs judged in both orders), flips, flip_rate, excluded, reason.
     """
-    j = frames.judgments
-    rows = []
-    for judge, part in [*sorted(j.groupby("judge", observed=True), key=lambda kv: str(kv[0])), ("(all judges)", j)]:
-        ok = part[part["status"] == "ok"]
-        decisive = ok[ok["code"] != 2]
-        first = int((decisive["winner"] == decisive["option1"]).sum())
-        n = len(decisive)
-        p = float(stats.binomtest(first, n, 0.5).pvalue) if n else math.nan
-        twice = ok.groupby(["comparison_id", "judge"], observed=True)["code"].agg(["nunique", "size"])
-        twice = twice[twice["size"] >= 2]
-        flips = int((twice["nunique"] > 1).sum())
-        rows.append({"judge": judge, "n": n, "first": first, "share_first": first / n if n else math.nan, "p": p,
-                     "ties": int((ok["code"] == 2).sum()), "both_orders": len(twice), "flips": flips,
-                     "flip_rate": flips / len(twice) if len(twice) else math.nan, "excluded": status_counts(part),
-                     "reason": None if n else "no decisive judgment"})
-    return pd.DataFrame(rows)
+    ok = frames.ok
+    pos = ok["winner_pos"].to_numpy()
+    flags = pd.DataFrame({"judge": ok["judge"].to_numpy(), "n": (pos > 0).astype("int64"),
+                          "first": (pos == 1).astype("int64"), "ties": (pos == 0).astype("int64")})
+    twice = ok.duplicated(["unit", "judge"], keep=False).to_numpy()
+    if twice.any():
+        rep = ok[twice].groupby(["unit", "judge"], observed=True)["code"].agg(["min", "max"]).reset_index()
+        both = pd.DataFrame({"judge": rep["judge"].to_numpy(), "both_orders": 1,
+                             "flips": (rep["min"] != rep["max"]).astype("int64").to_numpy()})
+        flags = pd.concat([flags, both], ignore_index=True).fillna(0)
+    else:
+        flags = flags.assign(both_orders=0, flips=0)
+    out = _per_judge(flags, frames.judgments)
+    out["share_first"] = out["first"] / out["n"].where(out["n"] > 0)
+    out["p"] = [float(stats.binomtest(int(f), int(n), 0.5).pvalue) if n else math.nan
+                for f, n in zip(out["first"], out["n"], strict=True)]
+    out["flip_rate"] = out["flips"] / out["both_orders"].where(out["both_orders"] > 0)
+    out["reason"] = np.where(out["n"] > 0, None, "no decisive judgment")
+    return out[["judge", "n", "first", "share_first", "p", "ties", "both_orders", "flips", "flip_rate", "excluded",
+                "reason"]]
