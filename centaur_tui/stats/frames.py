@@ -420,11 +420,13 @@ def _attach_averages(j: pd.DataFrame, option: pd.DataFrame, design: Design) -> p
     of the task; without it, both scored on the same, non-zero number of dimensions.
     """
     index = pd.MultiIndex.from_arrays([option["judgment_id"].to_numpy(), option["candidate"].cat.codes.to_numpy()])
+    # A sentinel at the end: get_indexer's -1 (not found) then reads NaN / 0 dimensions.
+    means = np.append(option["mean"].to_numpy(dtype=float), np.nan)
+    dims = np.append(option["dims"].to_numpy(dtype="int64"), 0)
     for opt in ("option1", "option2"):
         at = index.get_indexer(pd.MultiIndex.from_arrays([j["judgment_id"].to_numpy(), j[opt].cat.codes.to_numpy()]))
-        found = at >= 0
-        j[f"{opt}_avg"] = np.where(found, option["mean"].to_numpy()[at], np.nan)
-        j[f"{opt}_dims"] = np.where(found, option["dims"].to_numpy()[at], 0).astype("int64")
+        j[f"{opt}_avg"] = means[at]
+        j[f"{opt}_dims"] = dims[at]
     d1, d2 = j["option1_dims"].to_numpy(), j["option2_dims"].to_numpy()
     complete = (d1 > 0) & (d1 == d2)
     if design.rubric:

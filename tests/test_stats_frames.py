@@ -1,0 +1,142 @@
+"""Frames: statuses (invalid, ineligible, superseded, other kind), canonical codes, rubric averages; shared builders."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from centaur_tui.stats.frames import Design, Frames, build_frames, status_counts
+
+
+class Data:
+    """A small hand-made session: judgments with their scores, in the store's row format."""
+
+    def __init__(self) -> None:
+        self.judgments: list[dict[str, Any]] = []
+        self.scores: list[dict[str, Any]] = []
+        self.comparisons: dict[str, dict[str, Any]] = {}
+
+    def comparison(self, run: int, task: str, mode: str, x: str, y: str) -> str:
+        a, b = sorted((x, y))
+        cid = f"c:{mode}:{task}:{run}:{a}:{b}"
+        self.comparisons.setdefault(cid, {"id": cid, "run": run, "task": task, "mode": mode,
+                                          "candidate_a": a, "candidate_b": b})
+        return cid
+
+    def judge(
+        self, run: int, task: str, mode: str, first: str, second: str, judge: str, winner: str | None, *,
+        valid: bool = True, scores: tuple[dict[str, int], dict[str, int]] | None = None, family: str | None = None,
+        kind: str = "llm", presentation: int = 0, revision: int = 0, stated: tuple[float | None, float | None] = (None, None),
+    ) -> int:
+        """Add one judgment (first = option1, the option shown first); returns its judgment_id."""
+        cid = self.comparison(run, task, mode, first, second)
+        jid = len(self.judgments) + 1
+        self.judgments.append({
+            "run": run, "task": task, "mode": mode, "comparison_id": cid, "judge": judge, "judge_kind": kind,
+            "judge_family": family, "option1": first, "option2": second, "winner": winner if valid else None,
+            "option1_mean": stated[0], "option2_mean": stated[1], "valid": int(valid),
+            "invalid_reason": None if valid else "invalid after 3 attempt(s): no JSON", "rationale": "r",
+            "judgment_id": jid, "presentation": presentation, "revision": revision, "attempts": 1, "seconds": None,
+        })
+        if scores is not None and valid:
+            for cand, dims in zip((first, second), scores, strict=True):
+                for dim, value in dims.items():
+                    self.scores.append({"comparison_id": cid, "judge": judge, "candidate": cand, "dimension": dim,
+                                        "dimension_kind": "general" if dim.startswith("g") else "task",
+                                        "score": value, "judgment_id": jid})
+        return jid
+
+    def frames(self, design: Design | None = None, **kwargs: Any) -> Frames:
+        return build_frames(self.judgments, self.scores, [], list(self.comparisons.values()), design, **kwargs)
+
+
+def three_way() -> Data:
+    """Run 1, task t, automation: A, B, C. J1 judges all three pairs, J2 only A-B (hand-computed in the tests)."""
+    d = Data()
+    d.judge(1, "t", "automation", "A", "B", "J1", "A")
+    d.judge(1, "t", "automation", "C", "A", "J1", "tie")
+    d.judge(1, "t", "automation", "B", "C", "J1", "C")
+    d.judge(1, "t", "automation", "B", "A", "J2", "B")
+    return d
+
+
+def test_codes_are_canonical_whatever_the_presented_order() -> None:
+    d = Data()
+    d.judge(1, "t", "automation", "B", "A", "J1", "A")  # shown B first; A (= candidate_a) wins
+    d.judge(1, "t", "automation", "A", "B", "J2", "A")
+    d.judge(1, "t", "automation", "A", "B", "J3", "B")
+    d.judge(1, "t", "automation", "B", "A", "J4", "tie")
+    j = d.frames().judgments
+    assert j["code"].tolist() == [0, 0, 1, 2]
+    assert j["winner_pos"].tolist() == [2, 1, 2, 0]
+    assert j["candidate_a"].astype(str).tolist() == ["A"] * 4
+
+
+def test_statuses_count_every_left_out_judgment() -> None:
+    d = Data()
+    d.judge(1, "t", "automation", "A", "B", "J1", "A")
+    d.judge(1, "t", "automation", "A", "B", "J2", None, valid=False)
+    d.judge(1, "t", "automation", "A", "B", "J3", "A", family="North")  # A is a North model: ineligible
+    d.judge(1, "t", "automation", "A", "B", "J4", "B", revision=0)
+    d.judge(1, "t", "automation", "A", "B", "J4", "A", revision=1)  # supersedes the line above
+    d.judge(1, "t", "automation", "A", "B", "E1", "A", kind="expert")
+    d.judge(1, "t", "automation", "A", "B", "J5", "C")  # "valid" but the winner is neither option
+    design = Design(candidate_families={"A": "North", "B": "South"})
+    f = d.frames(design)
+    assert f.judgments["status"].astype(str).tolist() == [
+        "ok", "invalid", "ineligible", "superseded", "ok", "other_kind", "malformed"]
+    assert status_counts(f.judgments) == {"invalid": 1, "superseded": 1, "other_kind": 1, "ineligible": 1,
+                                          "malformed": 1}
+    assert len(f.ok) == 2
+    both = d.frames(design, judge_kinds=("llm", "expert"))
+    assert len(both.ok) == 3
+
+
+def test_rubric_averages_are_recomputed_from_the_scores_and_checked_for_completeness() -> None:
+    d = Data()
+    d.judge(1, "t", "automation", "A", "B", "J1", "A", scores=({"x": 8, "g1": 6}, {"x": 4, "g1": 5}))
+    d.judge(1, "t", "automation", "A", "B", "J2", "A", scores=({"x": 8}, {"x": 4, "g1": 5}))  # A lacks g1
+    f = d.frames(Design(rubric={"t": ("x", "g1")}))
+    j = f.judgments
+    assert j.loc[0, "option1_avg"] == 7.0 and j.loc[0, "option2_avg"] == 4.5
+    assert j["complete"].tolist() == [True, False]
+    assert j.loc[1, "option1_dims"] == 1
+    # Option scores carry the general dimensions as columns.
+    row = f.option_scores[(f.option_scores["judgment_id"] == 1) & (f.option_scores["candidate"] == "A")].iloc[0]
+    assert row["dim:g1"] == 6 and row["dims"] == 2
+
+
+def test_tournaments_keep_candidates_without_any_usable_judgment() -> None:
+    d = three_way()
+    d.comparison(1, "t", "automation", "A", "D")  # D was compared but never judged validly
+    d.judge(1, "t", "automation", "A", "D", "J1", None, valid=False)
+    f = d.frames()
+    names = f.candidates.loc[f.candidates["mode"] == "automation", "candidate"].astype(str).tolist()
+    assert sorted(names) == ["A", "B", "C", "D"]
+
+
+def test_csv_style_rows_are_read_too() -> None:
+    d = three_way()
+    rows = [{k: ("" if v is None else str(v).lower() if k == "valid" else str(v)) for k, v in r.items()}
+            for r in d.judgments]
+    for r in rows:
+        r["valid"] = "true" if r["valid"] == "1" else "false"
+    f = build_frames(rows, [], [], list(d.comparisons.values()))
+    assert len(f.ok) == 4 and f.judgments["run"].tolist() == [1, 1, 1, 1]
+
+
+def test_empty_input_gives_empty_frames() -> None:
+    f = build_frames([], [], [], [])
+    assert f.judgments.empty and f.ok.empty and f.candidates.empty and f.long.empty
+    assert math.isnan(float("nan"))
+
+
+@pytest.mark.parametrize("kinds", [("llm",), ("expert",)])
+def test_judge_kind_selection(kinds: tuple[str, ...]) -> None:
+    d = Data()
+    d.judge(1, "t", "automation", "A", "B", "J1", "A")
+    d.judge(1, "t", "automation", "A", "B", "E1", "B", kind="expert")
+    ok = d.frames(judge_kinds=kinds).ok
+    assert ok["judge_kind"].astype(str).tolist() == [kinds[0]]
