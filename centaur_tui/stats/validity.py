@@ -22,12 +22,11 @@ ALL_JUDGES = "(all judges)"
 def _per_judge(flags: pd.DataFrame, judgments: pd.DataFrame) -> pd.DataFrame:
     """Sum integer flag columns per judge and over all judges; attach the status exclusions."""
     judges = sorted(str(x) for x in judgments["judge"].dropna().unique())
-    sums = flags.groupby("judge", observed=True).sum(numeric_only=True) if len(flags) else pd.DataFrame()
-    sums.index = sums.index.astype(str) if len(sums) else sums.index
-    sums = sums.reindex(judges).fillna(0)
-    total = flags.drop(columns="judge").sum(numeric_only=True).to_frame().T
-    total.index = [ALL_JUDGES]
-    out = pd.concat([sums, total.reindex(columns=sums.columns)]).fillna(0).astype("int64")
+    values = [c for c in flags.columns if c != "judge"]
+    flags = flags.assign(judge=flags["judge"].astype(object).astype(str))
+    sums = flags.groupby("judge")[values].sum().reindex(judges).fillna(0)
+    total = pd.DataFrame([flags[values].sum()], index=[ALL_JUDGES], columns=values)
+    out = pd.concat([sums, total]).fillna(0).astype("int64")
     out.index.name = "judge"
     out = out.reset_index()
     excluded = status_table(judgments, "judge")
