@@ -8,9 +8,11 @@ synthetically (`centaur_tui.stats.synthetic`, 2% invalid), and written to a real
 session database (outputs, comparisons, and judgments with scores through the importer).
 Then the report path is timed exactly as `centaur report` runs it:
 
-    store reads  Store.judgment_rows(), output_rows(), comparisons(), and the scores aggregated
-                 per (judgment, option) in SQL (store/importer.py: option_score_rows)
-    frames       build_frames (tidy frames, statuses, rubric averages)
+    store reads  Store.meta(), judgment_rows(), comparisons(); the scores aggregated per
+                 (judgment, option) in SQL (store/importer.py: option_score_rows) start in a
+                 worker thread here and are awaited inside build_frames
+    frames       build_frames (tidy frames, statuses, rubric averages; includes waiting for
+                 the score aggregate)
     statistics   build_report (every statistic, Bradley-Terry bootstrap, exact p-values)
     render       text, Markdown and JSON of the document
 
@@ -25,6 +27,7 @@ import shutil
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,15 +83,16 @@ def build_store(study: Study, path: Path) -> dict[str, int]:
 
 def time_report(study: Study, options: dict[str, object]) -> dict[str, float]:
     """Time one report without figures as `centaur report` builds it, stage by stage (wall seconds)."""
-    t0 = time.perf_counter()
-    meta, rows = load_report_inputs(study)
-    t1 = time.perf_counter()
-    design = design_from_session(
-        study.session, simulated=meta.get("simulated") == "true",
-        general_dimensions=[d.id for d in study.universal.general_dimensions],
-        rubric={t: study.rubric(t).ids for t in study.tasks},
-    )
-    frames = build_frames(design=design, **rows)
+    t0, c0 = time.perf_counter(), time.process_time()
+    with ThreadPoolExecutor(1) as pool:  # as `centaur report` does: the score aggregate overlaps the rest
+        meta, rows = load_report_inputs(study, pool)
+        t1 = time.perf_counter()
+        design = design_from_session(
+            study.session, simulated=meta.get("simulated") == "true",
+            general_dimensions=[d.id for d in study.universal.general_dimensions],
+            rubric={t: study.rubric(t).ids for t in study.tasks},
+        )
+        frames = build_frames(design=design, **rows)
     t2 = time.perf_counter()
     report = build_report(frames, ReportOptions(**options))  # type: ignore[arg-type]
     t3 = time.perf_counter()
@@ -97,7 +101,8 @@ def time_report(study: Study, options: dict[str, object]) -> dict[str, float]:
     js = json.dumps(report.doc, allow_nan=False)
     t4 = time.perf_counter()
     assert "SIMULATED DATA" in text and "SIMULATED DATA" in md and len(js) > 1000
-    return {"store reads": t1 - t0, "frames": t2 - t1, "statistics": t3 - t2, "render": t4 - t3, "total": t4 - t0}
+    return {"store reads": t1 - t0, "frames": t2 - t1, "statistics": t3 - t2, "render": t4 - t3, "total": t4 - t0,
+            "cpu (all threads)": time.process_time() - c0}
 
 
 def time_raw_scores(study: Study) -> float:

@@ -21,11 +21,14 @@ from centaur_tui.domain.study import Study
 RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
 
 
-def load_report_inputs(study: Study) -> tuple[dict[str, str], dict[str, Any]]:
+def load_report_inputs(study: Study, pool: ThreadPoolExecutor | None = None) -> tuple[dict[str, str], dict[str, Any]]:
     """Read a session database: its meta and the rows the statistics need.
 
     Scores come aggregated per (judgment, option) (`option_score_rows`): a tenth of the
-    rows of `Store.score_rows()`, with the same information for every statistic.
+    rows of `Store.score_rows()`, with the same information for every statistic. With a
+    `pool`, that aggregate (the slowest read; SQLite runs it without the GIL) is read in a
+    worker thread and returned as a Future, which `build_frames` resolves only when it
+    needs the scores.
 
     Raises:
         CentaurError: the session has not been run (no database yet).
@@ -36,16 +39,15 @@ def load_report_inputs(study: Study) -> tuple[dict[str, str], dict[str, Any]]:
     if not study.database.exists():
         raise CentaurError(f"{study.database} does not exist yet: run the session first", title="Nothing to report")
     general = [d.id for d in study.universal.general_dimensions]
-    with Store(study.database) as store, ThreadPoolExecutor(1, thread_name_prefix="option-scores") as pool:
-        # The score aggregate is the slowest read (SQLite works without the GIL): overlap it.
-        scores = pool.submit(option_score_rows, study.database, general)
+    scores = pool.submit(option_score_rows, study.database, general) if pool is not None else None
+    with Store(study.database) as store:
         meta = store.meta()
         rows = {
             "judgment_rows": store.judgment_rows(),
             "score_rows": None,
             "output_rows": None,  # comparisons define the tournaments; outputs would only add their texts
             "comparisons": store.comparisons(),
-            "option_score_rows": scores.result(),
+            "option_score_rows": scores if scores is not None else option_score_rows(store, general),
         }
     return meta, rows
 
@@ -90,10 +92,11 @@ def report(
 
     study = load_session(resolve_session(session))
     started = time.perf_counter()
-    meta, rows = load_report_inputs(study)
     kinds = ("llm", "expert") if judges == "all" else (judges,)
-    rep = build_session_report(study, meta, rows, rank_method=rank_method, judge_kinds=kinds, bootstrap=bootstrap,
-                               seed=seed, permutation=not no_exact_p)
+    with ThreadPoolExecutor(1, thread_name_prefix="report-read") as pool:
+        meta, rows = load_report_inputs(study, pool)
+        rep = build_session_report(study, meta, rows, rank_method=rank_method, judge_kinds=kinds,
+                                   bootstrap=bootstrap, seed=seed, permutation=not no_exact_p)
     from centaur_tui.stats.render import to_markdown, to_text
 
     doc = rep.doc

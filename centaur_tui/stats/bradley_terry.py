@@ -5,9 +5,10 @@ maximum likelihood (Newton's method), with one virtual win and one virtual loss 
 against a virtual opponent of strength 1: this keeps strengths finite when a candidate wins
 (or loses) every game, and anchors the scale. Strengths are reported as
 theta = log p, centred to mean 0 over the candidates that played. Intervals come from a
-bootstrap that resamples comparisons (all judgments of a comparison move together), so the
-dependence between judges of the same pair is kept. It copes with incomplete designs: any
-set of pairs that connects the candidates is enough.
+cluster bootstrap that resamples whole tournaments (run x task): every comparison of a
+tournament shares its outputs, so comparisons are not independent, while runs are the
+study's independent replicates. It copes with incomplete designs: any set of pairs that
+connects the candidates is enough.
 """
 
 from __future__ import annotations
@@ -71,31 +72,32 @@ def _group_fit(group: pd.DataFrame, names: list[str], n_boot: int, ci: float, rn
     ia, ib = ia[keep], ib[keep]
     code = group["code"].to_numpy()[keep]
     pa = np.where(code == 0, 1.0, np.where(code == 1, 0.0, 0.5))
-    comp_index, comp_codes = pd.factorize(group["unit"].to_numpy()[keep])
-    n_comp = len(comp_codes)
-    pair_id = ia * k + ib
-    # Per judgment contributions, then summed per comparison through sparse design matrices.
+    n_comp = len(pd.unique(group["unit"].to_numpy()[keep]))
+    # Clusters = tournaments (run, task): a candidate's output meets every other output of its
+    # tournament, so comparisons are not independent; tournaments (runs) are.
+    runs = group["run"].to_numpy()[keep]
+    tasks = group["task"].cat.codes.to_numpy()[keep] if isinstance(group["task"].dtype, pd.CategoricalDtype) \
+        else pd.factorize(group["task"].to_numpy()[keep])[0]
+    cluster, cluster_keys = pd.factorize(runs * 100_003 + tasks)
+    n_cl = len(cluster_keys)
     contrib_points = sparse.csr_matrix(
-        (np.concatenate([pa, 1.0 - pa]), (np.concatenate([comp_index, comp_index]), np.concatenate([ia, ib]))),
-        shape=(n_comp, k),
+        (np.concatenate([pa, 1.0 - pa]), (np.concatenate([cluster, cluster]), np.concatenate([ia, ib]))),
+        shape=(n_cl, k),
     )
-    contrib_games = sparse.csr_matrix((np.ones(len(pair_id)), (comp_index, pair_id)), shape=(n_comp, k * k))
+    contrib_games = sparse.csr_matrix((np.ones(len(ia)), (cluster, ia * k + ib)), shape=(n_cl, k * k))
 
     def totals(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pts = np.asarray(contrib_points.T @ weights.T).T
         g = np.asarray(contrib_games.T @ weights.T).T.reshape(-1, k, k)
         return pts, g + g.transpose(0, 2, 1)
 
-    pts, pg = totals(np.ones((1, n_comp)))
+    pts, pg = totals(np.ones((1, n_cl)))
     theta = fit_strengths(pts, pg)[0]
     low = np.full(k, math.nan)
     high = np.full(k, math.nan)
-    if n_boot > 0 and n_comp > 1:
-        # Multinomial resampling of comparisons, drawn as indices and counted (fast for large n).
-        draws = rng.integers(0, n_comp, size=(n_boot, n_comp)) + (np.arange(n_boot) * n_comp)[:, None]
-        weights = np.bincount(draws.ravel(), minlength=n_boot * n_comp).reshape(n_boot, n_comp).astype(float)
-        bpts, bpg = totals(weights)
-        boot = fit_strengths(bpts, bpg)
+    if n_boot > 0 and n_cl > 1:
+        weights = rng.multinomial(n_cl, np.full(n_cl, 1.0 / n_cl), size=n_boot).astype(float)
+        boot = fit_strengths(*totals(weights))
         alpha = (1.0 - ci) / 2.0
         has = np.isfinite(boot).any(axis=0)
         if has.any():
@@ -106,7 +108,12 @@ def _group_fit(group: pd.DataFrame, names: list[str], n_boot: int, ci: float, rn
                         "games": games_per.astype("int64")})
     out["rank"] = (-out["theta"]).round(9).rank(method="min")
     out["comparisons"] = n_comp
-    out["reason"] = np.where(out["games"] == 0, "no usable judgment", None)
+    out["tournaments"] = n_cl
+    reason = np.full(k, None, dtype=object)
+    if n_boot > 0 and n_cl < 2:
+        reason[:] = "one tournament: no bootstrap interval"
+    reason[out["games"].to_numpy() == 0] = "no usable judgment"
+    out["reason"] = reason
     return out
 
 
@@ -121,7 +128,8 @@ def bradley_terry(
     """Bradley-Terry log-strengths with bootstrap percentile intervals per group.
 
     Args:
-        ok: Usable judgments (`Frames.ok`): candidate_a, candidate_b (categoricals), code, unit and the `by` columns.
+        ok: Usable judgments (`Frames.ok`): candidate_a, candidate_b (categoricals), code, unit, run,
+            task and the `by` columns.
         candidates: The tournaments' candidates (`Frames.candidates`), so candidates without games still appear.
         by: Grouping columns, e.g. ("mode",) pooled over tasks and runs, or ("task", "mode").
         n_boot: Bootstrap replicates (0: no intervals).
@@ -129,11 +137,13 @@ def bradley_terry(
         seed: Seed of the bootstrap.
 
     Returns:
-        Columns *by, candidate, theta, ci_low, ci_high, games, rank, comparisons, reason.
+        Columns *by, candidate, theta, ci_low, ci_high, games, rank, comparisons, tournaments
+        (bootstrap clusters), reason.
     """
     rng = np.random.default_rng(seed)
     keys = list(by)
-    columns = [*keys, "candidate", "theta", "ci_low", "ci_high", "games", "rank", "comparisons", "reason"]
+    columns = [*keys, "candidate", "theta", "ci_low", "ci_high", "games", "rank", "comparisons", "tournaments",
+               "reason"]
     cand_groups = candidates.groupby(keys, sort=True, observed=True)["candidate"].unique()
     groups = {(k if isinstance(k, tuple) else (k,)): g for k, g in ok.groupby(keys, sort=False, observed=True)}
     parts = []

@@ -269,7 +269,9 @@ def build_frames(
         option_score_rows: Scores already aggregated per (judgment_id, candidate), with keys
             judgment_id, candidate, dims, mean and `dim:<id>` per general dimension: dicts,
             or a (columns, tuples) pair as `centaur_tui.store.importer.option_score_rows`
-            returns; used instead of `score_rows`, which hold about ten times as many rows.
+            returns, or a Future of either (resolved only when needed, so the caller can
+            read them in a thread meanwhile); used instead of `score_rows`, which hold about
+            ten times as many rows.
 
     Returns:
         The frames.
@@ -303,16 +305,6 @@ def build_frames(
     for col in ("task", "mode", "judge", "judge_kind", "judge_family", "comparison_id"):
         j[col] = _categorical(j[col])
 
-    if option_score_rows is not None:
-        s = _records([], SCORE_COLUMNS)
-        option = _option_rows(option_score_rows, cand)
-    else:
-        s = _records(score_rows or [], SCORE_COLUMNS)
-        s["score"] = pd.to_numeric(s["score"], errors="coerce").astype("float64")
-        s["judgment_id"] = pd.to_numeric(s["judgment_id"], errors="coerce").fillna(-1).astype("int64")
-        s["candidate"] = _categorical(s["candidate"], cand)
-        option = option_scores_from(s, design.general_dimensions)
-
     pairs = pd.concat(
         [comps[["run", "task", "mode", "candidate_a"]].set_axis(["run", "task", "mode", "candidate"], axis=1),
          comps[["run", "task", "mode", "candidate_b"]].set_axis(["run", "task", "mode", "candidate"], axis=1), o],
@@ -323,6 +315,18 @@ def build_frames(
     candidates = pairs.dropna().drop_duplicates().sort_values(["mode", "task", "run", "candidate"]).reset_index(drop=True)
 
     j = _mark(j, comps, design, tuple(judge_kinds))
+    if option_score_rows is not None:
+        s = _records([], SCORE_COLUMNS)
+        if hasattr(option_score_rows, "result"):  # a Future: the caller overlapped the read with our work
+            option_score_rows = option_score_rows.result()
+        option = _option_rows(option_score_rows, cand)
+    else:
+        s = _records(score_rows or [], SCORE_COLUMNS)
+        s["score"] = pd.to_numeric(s["score"], errors="coerce").astype("float64")
+        s["judgment_id"] = pd.to_numeric(s["judgment_id"], errors="coerce").fillna(-1).astype("int64")
+        s["candidate"] = _categorical(s["candidate"], cand)
+        option = option_scores_from(s, design.general_dimensions)
+
     j = _attach_averages(j, option, design)
     return Frames(judgments=j, scores=s, comparisons=comps, candidates=candidates, design=design, option_scores=option)
 

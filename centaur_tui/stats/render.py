@@ -106,9 +106,17 @@ def sections(doc: dict[str, Any]) -> list[Section]:
     return out
 
 
-def _task_header(task: str) -> str:
-    """A task id as a header of at most two short lines (operations_research -> operations/research)."""
-    return task.replace("_", "\n", 1) if len(task) > 11 else task
+def _task_header(name: str, width: int = 12) -> str:
+    """An id as a header of short lines: words (split at "_") packed into lines of at most `width` characters."""
+    if len(name) <= width:
+        return name
+    lines: list[str] = []
+    for word in name.split("_"):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += "_" + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
 
 
 def _mode_sections(doc: dict[str, Any], m: dict[str, Any]) -> list[Section]:
@@ -151,8 +159,8 @@ def _mode_sections(doc: dict[str, Any], m: dict[str, Any]) -> list[Section]:
     ov.notes.append(
         "Overall mean rank = mean of the per-task mean ranks, ranked with the min method; SE = SD over runs of each "
         "run's task-averaged rank / sqrt(runs). Bradley-Terry theta = log strength (mean 0) pooled over tasks and "
-        f"runs, ties = half wins; {int(doc['options']['confidence'] * 100)}% interval from {boot} cluster-bootstrap "
-        "replicates over comparisons."
+        f"runs, ties = half wins; {int(doc['options']['confidence'] * 100)}% interval from {boot} bootstrap "
+        "replicates resampling whole tournaments (run x task)."
     )
     ov.headers = ["rank", "candidate", "mean rank", "SE", "tasks", "runs", "BT theta", "BT interval", "BT games"]
     for r in m["overall"]:
@@ -284,10 +292,12 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
         rows = prof[mode]
         gp = Section(_title(doc, f"General-rubric profiles ({mode}, Figure 12)"))
         gp.notes.append("Mean score per general dimension pooled over tasks, runs and judges; in parentheses the "
-                        "judge-balanced mean (mean of per-judge means). n = scores per cell.")
+                        "judge-balanced mean (mean of per-judge means). n = scores per candidate. From "
+                        f"{prof.get('judgments', {}).get(mode, 0):,} usable judgments; "
+                        + excluded_text(prof.get("excluded", {}).get(mode)) + ".")
         by = {(r["candidate"], r["dimension"]): r for r in rows}
         names = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
-        gp.headers = ["candidate", *[d.replace("_", " ") for d in dims], "n"]
+        gp.headers = ["candidate", *[_task_header(d) for d in dims], "n"]
         for name in names:
             cells = [by.get((name, d)) for d in dims]
             if not any(cells):
@@ -301,11 +311,13 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
     st = Section(_title(doc, "Standardised rubric ranking vs pairwise ranking (robustness, Section 3.3)"))
     st.notes.append("Each option's rubric average z-scored within (judge, task, mode), averaged per (run, task, mode, "
                     "candidate), ranked per run, averaged over runs; Spearman rho with the pairwise mean ranks.")
-    st.headers = ["task", "mode", "n", "rho", "p", "zero-spread", "note"]
+    st.notes.append("n = candidates; zero-spread = option scores in a (judge, task, mode) group without spread; "
+                    "missing scores = usable judgments without a full set of rubric scores (left out).")
+    st.headers = ["task", "mode", "n", "rho", "p", "zero-spread", "missing scores", "note"]
     for r in v["standardised"]["rows"]:
         st.rows.append([r["task"], r["mode"], str(r["n"]), num(r["rho"]), pval(r["p"]), num(r["zero_spread"]),
-                        r["reason"] or ""])
-    st.align = "llrrrrl"
+                        num(r.get("missing_scores", 0)), r["reason"] or ""])
+    st.align = "llrrrrrl"
     out.append(st)
 
     pb = Section(_title(doc, "Position bias"))
@@ -396,7 +408,8 @@ def to_text(doc: dict[str, Any], width: int = WIDTH) -> str:
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", "_" if "\n" in text and " " not in text else " ")
+    # Multi-line headers were ids split at "_": join them back the same way.
+    return text.replace("|", "\\|").replace("\n", "_" if " " not in text else " ")
 
 
 def to_markdown(doc: dict[str, Any]) -> str:

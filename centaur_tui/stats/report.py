@@ -145,7 +145,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
             "overall": records(om, ["candidate", "mean_rank", "se", "tasks", "runs", "overall_rank", "reason"]),
             "bradley_terry": records(bt[bt["mode"] == mode].sort_values(["rank", "candidate"]),
                                      ["candidate", "theta", "ci_low", "ci_high", "games", "rank", "comparisons",
-                                      "reason"]),
+                                      "tournaments", "reason"]),
             "bradley_terry_by_task": records(_order(bt_task[bt_task["mode"] == mode], "task", tasks),
                                              ["task", "candidate", "theta", "games", "rank", "reason"]),
         })
@@ -199,9 +199,11 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
             "criterion": {"pairs": records(crit_pairs), "ranks": records(crit_ranks)},
             "profiles": {
                 "augmentation": records(profiles), "automation": records(profiles_auto),
+                "judgments": {m: int(((j["mode"] == m) & (j["status"] == "ok")).sum()) for m in modes},
+                "excluded": {m: status_counts(j[(j["mode"] == m).to_numpy()]) for m in modes},
                 "dimensions": list(design.general_dimensions) or sorted(profiles["dimension"].unique().tolist()),
             },
-            "standardised": {"rows": records(z_agree)},
+            "standardised": {"rows": records(_order(_order(z_agree, "task", tasks), "mode", modes))},
             "position_bias": {"rows": records(bias)},
         },
     }

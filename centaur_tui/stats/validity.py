@@ -233,7 +233,8 @@ def standardised_rubric_ranking(frames: Frames, pairwise_means: pd.DataFrame) ->
 
     Returns:
         (ranks, agreement): ranks has columns task, mode, candidate, mean_rank, runs;
-        agreement has columns task, mode, n, rho, p, zero_spread, reason.
+        agreement has columns task, mode, n (candidates), rho, p, zero_spread (option scores in
+        groups without spread), missing_scores (usable judgments without a full set of scores), reason.
     """
     long = frames.long
     long = long[long["avg"].notna().to_numpy()]
@@ -243,6 +244,9 @@ def standardised_rubric_ranking(frames: Frames, pairwise_means: pd.DataFrame) ->
     long = long.assign(z=z)
     zero = long[long["z"].isna().to_numpy()].groupby(["task", "mode"], observed=True).size()
     zero.index = zero.index.map(lambda k: (str(k[0]), str(k[1])))
+    ok = frames.ok
+    incomplete = ok[~ok["complete"].to_numpy()].groupby(["task", "mode"], observed=True).size()
+    incomplete.index = incomplete.index.map(lambda k: (str(k[0]), str(k[1])))
     per_run = plain_keys(long.dropna(subset=["z"]).groupby(["run", "task", "mode", "candidate"], observed=True)["z"]
                          .mean().reset_index())
     per_run["rank"] = per_run.groupby(["run", "task", "mode"])["z"].rank(ascending=False, method="average")
@@ -254,8 +258,9 @@ def standardised_rubric_ranking(frames: Frames, pairwise_means: pd.DataFrame) ->
         names = sorted(set(pw.index) | set(rb.index))
         rho, p, n, reason = correlation(pw.reindex(names).to_numpy(float), rb.reindex(names).to_numpy(float))
         rows.append({"task": task, "mode": mode, "n": n, "rho": rho, "p": p,
-                     "zero_spread": int(zero.get((str(task), str(mode)), 0)), "reason": reason})
-    return ranks, pd.DataFrame(rows, columns=["task", "mode", "n", "rho", "p", "zero_spread", "reason"])
+                     "zero_spread": int(zero.get((str(task), str(mode)), 0)),
+                     "missing_scores": int(incomplete.get((str(task), str(mode)), 0)), "reason": reason})
+    return ranks, pd.DataFrame(rows, columns=["task", "mode", "n", "rho", "p", "zero_spread", "missing_scores", "reason"])
 
 
 def position_bias(frames: Frames) -> pd.DataFrame:
