@@ -288,3 +288,15 @@ def test_ids_are_kept_when_free_and_reassigned_when_taken(session: Path, tmp_pat
 def test_import_of_a_session_never_run_is_a_clear_error(write_session, tmp_path: Path) -> None:
     out = CliRunner().invoke(cli, ["import", str(write_session(filename="other.toml")), str(tmp_path)])
     assert out.exit_code == 2 and "run the session first" in out.output
+
+
+def test_aggregated_scores_give_the_same_report_as_every_score_row(session: Path) -> None:
+    from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
+
+    study = load_session(session)
+    meta, rows = load_report_inputs(study)
+    fast = build_session_report(study, meta, rows, bootstrap=20).doc
+    with Store(study.database) as store:
+        raw = dict(rows, score_rows=store.score_rows(), option_score_rows=None, output_rows=store.output_rows())
+    slow = build_session_report(study, meta, raw, bootstrap=20).doc
+    assert json.dumps(fast, sort_keys=True) == json.dumps(slow, sort_keys=True)
