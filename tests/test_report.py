@@ -1,5 +1,4 @@
-"""`centaur report` (text, JSON, Markdown, figures; SIMULATED DATA everywhere) and `centaur import` (validation,
-idempotence, conflicts, exact export-import round trip)."""
+"""`centaur report` (text, JSON, Markdown, figures, SIMULATED DATA) and `centaur import` (validation, round trip)."""
 
 from __future__ import annotations
 

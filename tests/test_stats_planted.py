@@ -1,5 +1,4 @@
-"""Planted truth: on the simulated provider, the statistics recover the planted skills, and alpha falls as judge
-noise rises."""
+"""Planted truth on the simulated provider: the planted skills are recovered; alpha falls as judge noise rises."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Rankings (STATISTICS.md 1-8) on hand-computed cases: win rates, within-run ranks, mean ranks, rank of ranks,
-overall with SE, best by task, cross-mode Spearman with exact permutation p, Bradley-Terry."""
+"""Rankings (STATISTICS.md 1-8) on hand-computed cases."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Inter-judge reliability (STATISTICS.md 11): Krippendorff's published example, hand-computed agreement and alpha,
-one rating per (unit, judge), degenerate cases, and the paper design's count reconciliation."""
+"""Reliability (STATISTICS.md 11): Krippendorff's published example, hand cases, paper count reconciliation."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Validity checks (STATISTICS.md 9, 10, 12-15) on hand-computed cases: choice-rubric consistency, rubric vs
-win rate, criterion validity, general-rubric profiles, standardised rubric ranking, position bias."""
+"""Validity checks (STATISTICS.md 9, 10, 12-15) on hand-computed cases."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Provides the validity checks of LLM judging: choice-rubric consistency, rubric vs win rate, criterion
-validity, general-rubric profiles, standardised rubric ranking and position bias (STATISTICS.md 9-15).
-"""
+"""Provides the validity checks of LLM judging (STATISTICS.md 9, 10, 12-15)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Provides bulk judgment I/O beyond Store's own methods: the import of exported judgments, and the
-per-option score aggregates the report reads.
+"""Provides bulk judgment I/O beyond Store's own methods: importing exported judgments, reading score aggregates.
 
 Reading validates every row against the session's comparisons and rubrics and collects the
 problems, each naming the file, the row and the column; nothing is written unless the
