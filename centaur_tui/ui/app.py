@@ -1,0 +1,154 @@
+"""Provides CentaurApp and create_app, the one factory used by the CLI, the tests and the benchmark."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.app import App
+from textual.binding import Binding
+
+from centaur_tui.domain.errors import CentaurError
+
+if TYPE_CHECKING:
+    from centaur_tui.domain.study import Study
+    from centaur_tui.store import Store
+    from centaur_tui.store.experts import JudgingSource
+
+
+class CentaurApp(App[None]):
+    """The centaur-tui app: sessions, their pipeline, and blind expert judging.
+
+    Args:
+        sessions_dir: Folder whose `*.toml` files the home screen lists.
+        session: Open this session file's overview at start.
+        expert: With `session`, open this expert's judging screen at start.
+        judging: Open the judging screen on this source at start (a packet); quitting it ends the app.
+        run: With `session`, start the pipeline at once when calls are left.
+        clock: Seconds source for time spent per comparison (tests freeze it).
+    """
+
+    CSS_PATH = "app.tcss"
+    TITLE = "centaur-tui"
+    BINDINGS = [
+        Binding("f1", "toggle_help", "Help", id="help", tooltip="Show or hide help for this screen."),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, tooltip="Save work in progress and quit."),
+    ]
+
+    def __init__(
+        self,
+        sessions_dir: Path = Path("sessions"),
+        session: Path | None = None,
+        expert: str | None = None,
+        judging: JudgingSource | None = None,
+        run: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__()
+        self.sessions_dir = sessions_dir
+        self.start_session = session
+        self.start_expert = expert
+        self.start_judging = judging
+        self.start_run = run
+        self.clock = clock
+        self._stores: dict[Path, Store] = {}
+        self._stores_lock = threading.Lock()
+        self._stoppers: list[Callable[[], None]] = []
+
+    def on_mount(self) -> None:
+        from centaur_tui.ui.screens.home import HomeScreen
+
+        if self.start_judging is not None:
+            from centaur_tui.ui.screens.judging import JudgingScreen
+
+            self.push_screen(JudgingScreen(self.start_judging, standalone=True))
+            return
+        self.push_screen(HomeScreen())
+        if self.start_session is not None:
+            from centaur_tui.ui.screens.session import SessionScreen
+
+            self.push_screen(SessionScreen(self.start_session, expert=self.start_expert, run=self.start_run))
+
+    # -- shared resources ----------------------------------------------------------------------
+
+    def store_for(self, study: Study) -> Store:
+        """The session's database, opened once per app (one writer connection per process).
+
+        Call from a thread worker: opening runs SQL.
+        """
+        from centaur_tui.store import Store
+
+        with self._stores_lock:
+            store = self._stores.get(study.database)
+            if store is None:
+                store = Store(study.database)
+                self._stores[study.database] = store
+            return store
+
+    def on_exit_stop(self, stop: Callable[[], None]) -> None:
+        """Register something to stop before the app exits (a running pipeline)."""
+        self._stoppers.append(stop)
+
+    async def action_quit(self) -> None:
+        # Save judging work in progress while the stores are still open.
+        for screen in self.screen_stack:
+            flush = getattr(screen, "flush", None)
+            if flush is not None:
+                try:
+                    flush()
+                except Exception as exc:  # noqa: BLE001 - shown, and quitting goes on
+                    self.report(exc)
+        # Stop pipelines: their thread would otherwise keep the process alive until done.
+        for stop in self._stoppers:
+            stop()
+        self.exit()
+
+    def on_unmount(self) -> None:
+        for stop in self._stoppers:
+            stop()
+        with self._stores_lock:
+            for store in self._stores.values():
+                store.close()
+            self._stores.clear()
+
+    def screen_text(self) -> str:
+        """The current screen as plain text, dialogs over screens included (tests, benchmarks)."""
+        import io
+
+        from rich.console import Console
+
+        width, height = self.size
+        console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, record=True,
+                          legacy_windows=False, safe_box=False)
+        console.print(self.screen._compositor.render_update(full=True, screen_stack=self._background_screens))
+        return console.export_text()
+
+    # -- help and errors -----------------------------------------------------------------------
+
+    def action_toggle_help(self) -> None:
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def report(self, error: BaseException) -> None:
+        """Show an error as a notification: people read the message, never a traceback."""
+        if isinstance(error, CentaurError):
+            self.notify(error.message, title=error.title, severity="error", timeout=8)
+        else:
+            self.notify(f"{type(error).__name__}: {error}", title="Unexpected error", severity="error", timeout=10)
+
+
+def create_app(
+    sessions_dir: Path = Path("sessions"),
+    session: Path | None = None,
+    expert: str | None = None,
+    judging: JudgingSource | None = None,
+    run: bool = False,
+    clock: Callable[[], float] = time.monotonic,
+) -> CentaurApp:
+    """Build the app; the CLI, the tests and bench/tui.py all start here."""
+    return CentaurApp(sessions_dir=sessions_dir, session=session, expert=expert, judging=judging, run=run, clock=clock)

@@ -1,0 +1,1 @@
+"""Provides the app's screens: home, session overview, judging, and their dialogs."""

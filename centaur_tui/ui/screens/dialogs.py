@@ -1,0 +1,156 @@
+"""Provides the dialogs: assign comparisons to an expert, add an expert, read the task prompt."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.validation import Number, Regex
+from textual.widgets import Button, Input, Label, Select, Static
+
+from centaur_tui.domain.assignment import STRATEGIES
+from centaur_tui.domain.blinding import JudgingItem
+from centaur_tui.domain.task import SLUG
+from centaur_tui.ui.screens.base import CentaurModal
+from centaur_tui.ui.widgets.document import DocumentView
+
+STRATEGY_HELP = {
+    "stratified": "spread over tasks, modes and candidate pairs",
+    "overlap": "each comparison to K experts (expert-expert agreement)",
+    "disagreement": "comparisons where the LLM judges split come first",
+}
+
+
+@dataclass(frozen=True)
+class AssignRequest:
+    """What the assign dialog asks for."""
+
+    n: int
+    strategy: str
+    overlap: int
+    repeat_share: float
+
+
+class AssignDialog(CentaurModal):
+    """Ask how many comparisons to assign to an expert, and how to choose them."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, expert_name: str) -> None:
+        super().__init__()
+        self.expert_name = expert_name
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(f"Assign comparisons to {self.expert_name}", classes="dialog-title", markup=False)
+            yield Label("How many")
+            yield Input("20", id="assign-n", type="integer", validators=[Number(minimum=1)])
+            yield Label("Strategy")
+            yield Select([(f"{s}: {STRATEGY_HELP[s]}", s) for s in STRATEGIES], value="stratified",
+                         allow_blank=False, id="assign-strategy")
+            yield Label("Overlap K (experts per comparison, for overlap)")
+            yield Input("2", id="assign-overlap", type="integer", validators=[Number(minimum=2)])
+            yield Label("Share of swapped repeats (0 to 0.5)")
+            yield Input("0.1", id="assign-repeats", type="number", validators=[Number(minimum=0, maximum=0.5)])
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Assign", variant="primary", id="assign-ok")
+                yield Button("Cancel", id="assign-cancel")
+
+    @on(Button.Pressed, "#assign-ok")
+    @on(Input.Submitted)
+    def submit(self) -> None:
+        inputs = [self.query_one(f"#{i}", Input) for i in ("assign-n", "assign-overlap", "assign-repeats")]
+        invalid = [i for i in inputs if not i.is_valid]
+        if invalid:
+            invalid[0].focus()
+            self.notify("Check the highlighted field.", severity="warning")
+            return
+        n, overlap, repeats = inputs
+        strategy = self.query_one("#assign-strategy", Select).value
+        self.dismiss(AssignRequest(int(n.value), str(strategy), int(overlap.value), float(repeats.value)))
+
+    @on(Button.Pressed, "#assign-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+@dataclass(frozen=True)
+class NewExpert:
+    id: str
+    name: str
+    tasks: tuple[str, ...]
+
+
+class AddExpertDialog(CentaurModal):
+    """Add an expert to the session database (the session file stays as it is)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, tasks: tuple[str, ...]) -> None:
+        super().__init__()
+        self.tasks = tasks
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Add an expert", classes="dialog-title")
+            yield Label("Id (lowercase letters, digits, _)")
+            yield Input(id="expert-id", validators=[Regex(SLUG, failure_description="lowercase id, e.g. expert_c")])
+            yield Label("Display name")
+            yield Input(id="expert-name", validators=[Regex(r"\S", failure_description="a name is needed")])
+            yield Label(f"Tasks they may judge (comma-separated; empty = all): {', '.join(self.tasks)}", markup=False)
+            yield Input(id="expert-tasks")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Add", variant="primary", id="expert-ok")
+                yield Button("Cancel", id="expert-cancel")
+
+    @on(Button.Pressed, "#expert-ok")
+    @on(Input.Submitted)
+    def submit(self) -> None:
+        ident = self.query_one("#expert-id", Input)
+        name = self.query_one("#expert-name", Input)
+        for field in (ident, name):
+            field.validate(field.value)
+            if not field.is_valid:
+                field.focus()
+                self.notify("Check the highlighted field.", severity="warning")
+                return
+        tasks = tuple(t for t in re.split(r"[,\s]+", self.query_one("#expert-tasks", Input).value) if t)
+        unknown = [t for t in tasks if t not in self.tasks]
+        if unknown:
+            self.notify(f"Not tasks of this session: {', '.join(unknown)}", severity="warning")
+            return
+        self.dismiss(NewExpert(ident.value, name.value.strip(), tasks))
+
+    @on(Button.Pressed, "#expert-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class PromptDialog(CentaurModal):
+    """The task prompt and the deliverable asked for, over the judging screen."""
+
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("ctrl+t,f2", "close", "Close", show=False),
+    ]
+
+    def __init__(self, item: JudgingItem) -> None:
+        super().__init__()
+        self.item = item
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog prompt-dialog"):
+            yield Label(self.item.task_title, classes="dialog-title", markup=False)
+            yield Static(f"Deliverable: {self.item.deliverable}", markup=False, classes="prompt-deliverable")
+            yield DocumentView(self.item.task_prompt, id="prompt-text")
+            yield Static("escape closes", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#prompt-text", DocumentView).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

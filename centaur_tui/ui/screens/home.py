@@ -1,0 +1,168 @@
+"""Provides the home screen: the sessions in sessions/ with their state, read in a thread worker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import get_current_worker
+
+from centaur_tui.catalog import load_session
+from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.plan import summarize
+from centaur_tui.ui.screens.base import CentaurScreen
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """One line of the home screen."""
+
+    path: Path
+    name: str
+    description: str
+    simulated: bool
+    run: bool
+    calls_done: int = 0
+    calls_left: int = 0
+    llm_judgments: int = 0
+    expert_judgments: int = 0
+    expert_waiting: int = 0
+    error: str | None = None
+
+
+class HomeScreen(CentaurScreen):
+    """Lists the sessions and opens one."""
+
+    HELP = """\
+## Sessions
+
+Every `*.toml` file in the sessions folder is a session. The table shows how many provider
+calls are done and left, how many judgments LLM judges and experts have made, and how much
+expert work is assigned but not judged yet. **simulated** means the calls go to the seeded
+simulated provider, not to language models.
+
+- **enter**: open the highlighted session
+- **r**: read the states again
+"""
+
+    BINDINGS = [
+        Binding("enter", "open", "Open", id="open", tooltip="Open the highlighted session."),
+        Binding("r", "refresh", "Refresh", id="refresh", tooltip="Read the sessions' states again."),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[SessionRow] = []
+        self.loaded = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Sessions", id="home-title", classes="screen-title")
+        yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield Static("Reading sessions…", id="home-detail", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        table.add_columns("Session", "Data", "Calls done", "Calls left", "LLM judgments", "Expert judgments",
+                          "Expert work waiting")
+        self.load()
+
+    def on_screen_resume(self) -> None:
+        if self.loaded:
+            self.load()
+
+    def action_refresh(self) -> None:
+        self.load()
+
+    @work(thread=True, exclusive=True, group="home-load", exit_on_error=False)
+    def load(self) -> None:
+        """Read every session file and its database, off the event loop."""
+        folder = self.app.sessions_dir  # type: ignore[attr-defined]
+        rows: list[SessionRow] = []
+        for path in sorted(Path(folder).glob("*.toml")):
+            rows.append(self._read(path))
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show, rows)
+
+    def _read(self, path: Path) -> SessionRow:
+        try:
+            study = load_session(path)
+        except CentaurError as exc:
+            return SessionRow(path, path.stem, "", False, False, error=exc.message)
+        s = study.session
+        if not study.database.exists():
+            plan = summarize(s)
+            return SessionRow(path, s.name, s.description, s.simulated, False,
+                              calls_left=plan.total_calls)
+        from centaur_tui.store.experts import ExpertStore
+
+        try:
+            state = ExpertStore(self.app.store_for(study)).state(study)  # type: ignore[attr-defined]
+        except CentaurError as exc:
+            return SessionRow(path, s.name, s.description, s.simulated, False, error=exc.message)
+        return SessionRow(path, s.name, s.description, state.simulated, True, state.calls_done, state.calls_left,
+                          state.llm_judgments, state.expert_judgments, state.expert_waiting)
+
+    def _show(self, rows: list[SessionRow]) -> None:
+        self.rows = rows
+        self.loaded = True
+        table = self.query_one("#sessions", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for r in rows:
+            if r.error:
+                table.add_row(r.name, "invalid", "", "", "", "", "", key=str(r.path))
+                continue
+            table.add_row(
+                r.name, "simulated" if r.simulated else "real",
+                f"{r.calls_done:,}" if r.run else "not run", f"{r.calls_left:,}",
+                f"{r.llm_judgments:,}", f"{r.expert_judgments:,}", f"{r.expert_waiting:,}", key=str(r.path),
+            )
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1))
+        else:
+            folder = self.app.sessions_dir  # type: ignore[attr-defined]
+            self.query_one("#home-detail", Static).update(f"No session files in {folder}/.")
+        self._describe()
+        self.refresh_bindings()
+
+    def _highlighted(self) -> SessionRow | None:
+        table = self.query_one("#sessions", DataTable)
+        if not self.rows or not 0 <= table.cursor_row < len(self.rows):
+            return None
+        return self.rows[table.cursor_row]
+
+    def _describe(self) -> None:
+        row = self._highlighted()
+        if row is None:
+            return
+        text = f"{row.path}: {row.error}" if row.error else f"{row.path}: {row.description or 'no description'}"
+        self.query_one("#home-detail", Static).update(text)
+
+    @on(DataTable.RowHighlighted, "#sessions")
+    def describe_highlighted(self) -> None:
+        self._describe()
+        self.refresh_bindings()
+
+    @on(DataTable.RowSelected, "#sessions")
+    def open_selected(self) -> None:
+        self.action_open()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open":
+            row = self._highlighted()
+            return None if row is None or row.error else True
+        return True
+
+    def action_open(self) -> None:
+        row = self._highlighted()
+        if row is None or row.error:
+            return
+        from centaur_tui.ui.screens.session import SessionScreen
+
+        self.app.push_screen(SessionScreen(row.path))

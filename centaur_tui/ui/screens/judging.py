@@ -1,0 +1,389 @@
+"""Provides the judging screen: two anonymised deliverables, the rubric sliders, the winner and a rationale.
+
+Nothing on this screen names a model, family, candidate, run or comparison: it shows only
+what a `JudgingItem` holds (task, rubric, masked texts in the presented order) and the place
+in the expert's queue. Work is saved as it is entered (0.3 s after the last change, and at
+once when the expert leaves the comparison or quits), so reopening resumes with the same values.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.timer import Timer
+from textual.widgets import Button, Footer, Label, Static, TextArea
+from textual.worker import get_current_worker
+
+from centaur_tui.domain.blinding import Draft, JudgingItem, QueueItem, missing, next_open
+from centaur_tui.ui.screens.base import CentaurScreen
+from centaur_tui.ui.screens.dialogs import PromptDialog
+from centaur_tui.ui.widgets.document import DocumentView
+from centaur_tui.ui.widgets.rubric import RubricPanel, WinnerPicker
+
+NARROW = 100
+"""Below this many columns the two deliverables are stacked instead of side by side."""
+
+SAVE_DELAY = 0.3
+"""Seconds after the last change before a draft is saved (typing a rationale saves once)."""
+
+
+def format_seconds(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes:02d}:{secs:02d}"
+
+
+class JudgingScreen(CentaurScreen):
+    """Judge an expert's queue, one comparison at a time.
+
+    Args:
+        source: Where the queue comes from and where work goes (session database or packet).
+        standalone: The app was opened on this screen (a packet): leaving it quits the app.
+    """
+
+    HELP = """\
+## Judging
+
+Read both deliverables, score each option on every rubric dimension, pick the winner and
+say why. You never see which model wrote what.
+
+- **tab / shift+tab**: next / previous dimension
+- **left / right**: change the highlighted slider (an empty slider starts at 5)
+- **up / down**: previous / next slider
+- **1-9, 0**: set the highlighted slider (0 = 10) and move on
+- **1 / 2 / t** on the winner: option 1, option 2, tie (when allowed)
+- **ctrl+t** or **f2**: the task prompt
+- **ctrl+s**: submit (only when everything is filled in; the bottom line says what is missing)
+- **ctrl+n**: skip for now; **ctrl+f**: flag for later (both come back after the others)
+- **escape**: back; your work so far is kept
+
+Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
+"""
+
+    BINDINGS = [
+        Binding("ctrl+s", "submit", "Submit", id="submit", tooltip="Store this judgment and go to the next comparison."),
+        Binding("ctrl+t,f2", "prompt", "Task prompt", id="prompt", tooltip="Show the task the deliverables answer."),
+        Binding("ctrl+n", "skip", "Skip", id="skip", tooltip="Leave this comparison for now; it comes back later."),
+        Binding("ctrl+f", "flag", "Flag for later", id="flag", tooltip="Mark this comparison to revisit."),
+        Binding("escape", "leave", "Back", id="leave", tooltip="Leave judging; work so far is kept."),
+    ]
+
+    def __init__(self, source: Any, standalone: bool = False) -> None:
+        super().__init__()
+        self.source = source
+        self.standalone = standalone
+        self.queue: list[QueueItem] = []
+        self.current: QueueItem | None = None
+        self.item: JudgingItem | None = None
+        self.draft = Draft()
+        self.finished = False
+        self.busy = True
+        self._shown_at = 0.0
+        self._base_seconds = 0.0
+        self._last_version = 0
+        self._save_timer: Timer | None = None
+        self._dirty = False
+        self._missing_text = ""
+        self._actions_state: tuple[bool, bool, bool] | None = None
+
+    # -- layout --------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="judge-bar", markup=False)
+        yield Static("", id="judge-task", markup=False)
+        if self.source.simulated:
+            yield Static("SIMULATED DATA: these deliverables come from the simulated provider.",
+                         classes="simulated-banner", markup=False)
+        with Horizontal(id="judge-body"):
+            with Horizontal(id="options"):
+                yield DocumentView(id="option-1", classes="option")
+                yield DocumentView(id="option-2", classes="option")
+            with VerticalScroll(id="rubric"):
+                yield Static("Score both options on every dimension: 1 = poor, 10 = excellent.",
+                             id="rubric-intro", markup=False)
+                yield RubricPanel(id="rubric-panel")
+                yield WinnerPicker(allow_ties=True, id="winner")
+                yield Label("Rationale", id="rationale-label")
+                yield TextArea(id="rationale", soft_wrap=True, tab_behavior="focus", show_line_numbers=False,
+                               placeholder="Why does the winner win? Name the decisive differences.")
+                with Horizontal(id="judge-buttons"):
+                    yield Button("Submit", id="submit-button", variant="primary", disabled=True)
+                    yield Button("Skip", id="skip-button")
+                    yield Button("Flag", id="flag-button")
+        yield Static("", id="judge-done", markup=False)
+        yield Static("Loading…", id="missing", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#option-1").border_title = "Option 1"
+        self.query_one("#option-2").border_title = "Option 2"
+        self.query_one("#judge-done").display = False
+        self._apply_width(self.size.width)
+        self.set_interval(1.0, self._show_bar)
+        self.open_first()
+
+    def on_resize(self, event: Any) -> None:
+        self._apply_width(event.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        self.set_class(0 < width < NARROW, "-narrow")
+
+    # -- loading -------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="judging-load", exit_on_error=False)
+    def open_first(self) -> None:
+        """Open the place worked on last, or the first open one."""
+        queue = self.source.queue()
+        resume = self.source.resume_key()
+        current = next((q for q in queue if q.key == resume and q.state != "done"), None) or next_open(queue)
+        self._load(queue, current)
+
+    def _load(self, queue: list[QueueItem], current: QueueItem | None) -> None:
+        """In a thread: read what to show next, then show it on the event loop."""
+        item = self.source.item(current.key) if current else None
+        draft = (self.source.draft(current.key) if current else None) or Draft()
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show, queue, current, item, draft)
+
+    async def _show(self, queue: list[QueueItem], current: QueueItem | None, item: JudgingItem | None,
+                    draft: Draft) -> None:
+        self.queue, self.current, self.item, self.draft = queue, current, item, draft
+        self.finished = current is None
+        self.query_one("#judge-body").display = not self.finished
+        done = self.query_one("#judge-done", Static)
+        done.display = self.finished
+        if item is None:
+            judged = sum(q.state == "done" for q in queue)
+            done.update(
+                f"All {judged} comparison(s) in your queue are judged. Thank you, {self.source.expert_name}."
+                if queue else "No comparisons are assigned to you yet. Ask the researcher for an assignment."
+            )
+            self.query_one("#judge-task", Static).update("")
+            self.busy = False
+            self._show_bar()
+            self._show_missing()
+            return
+        self._shown_at = self.app.clock()  # type: ignore[attr-defined]
+        self._base_seconds = draft.seconds
+        self.query_one("#judge-task", Static).update(f"Task: {item.task_title}. Deliverable: {item.deliverable}")
+        self.query_one("#option-1", DocumentView).set_text(item.option_1)
+        self.query_one("#option-2", DocumentView).set_text(item.option_2)
+        panel = self.query_one("#rubric-panel", RubricPanel)
+        await panel.show(item.rubric, {d.id: (draft.score(d.id, 1), draft.score(d.id, 2)) for d in item.rubric.all})
+        winner = self.query_one("#winner", WinnerPicker)
+        winner.set_allow_ties(item.allow_ties)
+        winner.value = draft.winner
+        rationale = self.query_one("#rationale", TextArea)
+        if rationale.text != draft.rationale:
+            rationale.load_text(draft.rationale)
+        self.query_one("#rationale-label", Label).update(f"Rationale (at least {item.min_rationale} characters)")
+        self.busy = False
+        self._show_bar()
+        self._show_missing()
+        self.query_one("#rubric", VerticalScroll).scroll_home(animate=False)
+        panel.focus(scroll_visible=False)
+
+    # -- status lines --------------------------------------------------------------------------
+
+    @property
+    def seconds(self) -> float:
+        """Time spent on the current comparison, over all visits."""
+        if self.item is None:
+            return 0.0
+        return self._base_seconds + max(0.0, self.app.clock() - self._shown_at)  # type: ignore[attr-defined]
+
+    def _show_bar(self) -> None:
+        total = len(self.queue)
+        judged = sum(q.state == "done" for q in self.queue)
+        flagged = sum(q.state == "flagged" for q in self.queue)
+        skipped = sum(q.state == "skipped" for q in self.queue)
+        parts = [self.source.expert_name]
+        if self.current is not None:
+            place = next(i for i, q in enumerate(self.queue, start=1) if q.key == self.current.key)
+            state = {"flagged": " (flagged)", "skipped": " (skipped before)"}.get(self.current.state, "")
+            parts.append(f"{place} of {total}{state}")
+        parts.append(f"{judged} judged")
+        if flagged:
+            parts.append(f"{flagged} flagged")
+        if skipped:
+            parts.append(f"{skipped} skipped")
+        if self.item is not None:
+            parts.append(f"time on this comparison {format_seconds(self.seconds)}")
+        self.query_one("#judge-bar", Static).update(" · ".join(parts), layout=False)
+
+    def lacking(self) -> list[str]:
+        if self.item is None:
+            return []
+        return missing(self.draft, self.item.rubric, self.item.allow_ties, self.item.min_rationale)
+
+    def _show_missing(self) -> None:
+        lacks = self.lacking()
+        if self.finished:
+            text = "Nothing left to judge. escape: back"
+        elif lacks:
+            text = "Missing: " + ", ".join(lacks)
+        else:
+            text = "Complete: ctrl+s submits."
+        # Touch widgets only when something changed: every class change restyles, and a
+        # bindings refresh rebuilds the footer (together about 60 ms a key at 120x40).
+        if text != self._missing_text:
+            self._missing_text = text
+            line = self.query_one("#missing", Static)
+            line.update(text, layout=False)  # one line, fixed height: no reflow of the screen
+            line.set_class(not lacks and not self.finished, "-complete")
+        actions = (bool(lacks), self.busy, self.finished)
+        if actions != self._actions_state:
+            self._actions_state = actions
+            self.query_one("#submit-button", Button).disabled = any(actions)
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "submit":
+            if self.finished:
+                return False
+            return None if self.busy or self.lacking() else True
+        if action in ("skip", "flag", "prompt"):
+            if self.finished:
+                return False
+            return None if self.busy else True
+        return True
+
+    # -- entering work -------------------------------------------------------------------------
+
+    @on(RubricPanel.Changed)
+    def score_changed(self, event: RubricPanel.Changed) -> None:
+        self.draft.set_score(event.dimension, event.option, event.value)
+        self._changed()
+
+    @on(RubricPanel.Leave)
+    def leave_rubric(self, event: RubricPanel.Leave) -> None:
+        if event.direction > 0:
+            self.query_one("#winner", WinnerPicker).focus()
+        else:
+            self.focus_previous()
+
+    @on(WinnerPicker.Changed, "#winner")
+    def winner_changed(self, event: WinnerPicker.Changed) -> None:
+        self.draft.winner = event.value  # type: ignore[assignment]
+        self._changed()
+        if event.advance and self.focused is event.picker:
+            self.query_one("#rationale", TextArea).focus()
+
+    @on(TextArea.Changed, "#rationale")
+    def rationale_changed(self, event: TextArea.Changed) -> None:
+        text = event.text_area.text
+        if self.item is None or text == self.draft.rationale:
+            return  # a loaded draft, not typing
+        self.draft.rationale = text
+        self._changed()
+
+    def _changed(self) -> None:
+        self._dirty = True
+        self._show_missing()
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._save_timer = self.set_timer(SAVE_DELAY, self._save_soon)
+
+    def _version(self) -> int:
+        # Wall-clock nanoseconds, strictly increasing: a draft saved after a restart is newer.
+        self._last_version = max(self._last_version + 1, time.time_ns())
+        return self._last_version
+
+    def _snapshot(self) -> Draft:
+        draft = copy.deepcopy(self.draft)
+        draft.seconds = round(self.seconds, 1)
+        return draft
+
+    def _save_soon(self) -> None:
+        if self._dirty and self.current is not None:
+            self._dirty = False
+            self.save_draft(self.current.key, self._snapshot(), self._version())
+
+    @work(thread=True, group="draft-save", exit_on_error=False)
+    def save_draft(self, key: str, draft: Draft, version: int) -> None:
+        """Save partial work; concurrent saves are safe, the highest version wins."""
+        self.source.save_draft(key, draft, version)
+
+    def flush(self) -> None:
+        """Save the current draft now, on the calling thread (leaving, quitting)."""
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        if self.current is not None and self.item is not None:
+            self._dirty = False
+            self.source.save_draft(self.current.key, self._snapshot(), self._version())
+
+    # -- moving on -----------------------------------------------------------------------------
+
+    def action_submit(self) -> None:
+        if self.check_action("submit", ()) is not True or self.current is None:
+            if self.lacking():
+                self.notify("Missing: " + ", ".join(self.lacking()), title="Not complete yet", severity="warning")
+            return
+        self._advance(self.current, "submit")
+
+    def action_skip(self) -> None:
+        if self.current is not None and self.check_action("skip", ()) is True:
+            self._advance(self.current, "skipped")
+
+    def action_flag(self) -> None:
+        if self.current is not None and self.check_action("flag", ()) is True:
+            self._advance(self.current, "flagged")
+
+    @on(Button.Pressed, "#submit-button")
+    def submit_pressed(self) -> None:
+        self.action_submit()
+
+    @on(Button.Pressed, "#skip-button")
+    def skip_pressed(self) -> None:
+        self.action_skip()
+
+    @on(Button.Pressed, "#flag-button")
+    def flag_pressed(self) -> None:
+        self.action_flag()
+
+    def _advance(self, current: QueueItem, how: str) -> None:
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._dirty = False
+        self.busy = True
+        self.refresh_bindings()
+        self.advance(current, how, self._snapshot(), self._version())
+
+    @work(thread=True, exclusive=True, group="judging-load", exit_on_error=False)
+    def advance(self, current: QueueItem, how: str, draft: Draft, version: int) -> None:
+        """Store the judgment (or the skip or flag), then load the next place."""
+        try:
+            if how == "submit":
+                self.source.submit(current.key, draft)
+            else:
+                self.source.save_draft(current.key, draft, version)
+                self.source.set_state(current.key, how)
+        except BaseException:
+            self.app.call_from_thread(self._unbusy)
+            raise
+        queue = self.source.queue()
+        self._load(queue, next_open(queue, after=current.position))
+
+    def _unbusy(self) -> None:
+        self.busy = False
+        self._show_missing()
+
+    def action_prompt(self) -> None:
+        if self.item is not None:
+            self.app.push_screen(PromptDialog(self.item))
+
+    def action_leave(self) -> None:
+        self.flush()
+        if self.standalone:
+            self.app.exit()
+        else:
+            self.dismiss(None)
+
+    def on_unmount(self) -> None:
+        if self._dirty:
+            self.flush()

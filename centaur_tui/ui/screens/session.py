@@ -1,0 +1,355 @@
+"""Provides the session overview: pipeline progress with run and pause, and the experts with their queues."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from centaur_tui.domain.plan import STAGES, summarize
+from centaur_tui.domain.session import ExpertSpec
+from centaur_tui.domain.study import Study
+from centaur_tui.ui.screens.base import CentaurScreen
+from centaur_tui.ui.screens.dialogs import AddExpertDialog, AssignDialog, AssignRequest, NewExpert
+
+STAGE_COLUMNS = ("planned", "done", "cached", "sent", "failed", "invalid")
+
+
+@dataclass(frozen=True)
+class StoredState:
+    """What the database holds, read in a thread."""
+
+    calls_by_stage: dict[str, int]
+    llm_judgments: int
+    calls_left: int
+    tokens: int
+    cost: float | None
+    errors: int
+    comparisons: int
+    experts: list[ExpertSpec]
+    workload: dict[str, tuple[int, int]]
+    simulated: bool
+
+
+class SessionScreen(CentaurScreen):
+    """One session: run or resume its pipeline, watch progress, pick an expert to judge."""
+
+    HELP = """\
+## Session overview
+
+The pipeline sends every planned call once and stores it; a stopped run resumes where it
+stopped, and a finished run costs nothing to run again.
+
+- **r**: run or resume the pipeline (in the background; the app stays usable)
+- **p**: pause it (in-flight calls are abandoned, answered calls are kept)
+- **j** or **enter** on an expert: judge as that expert
+- **a**: assign comparisons to the highlighted expert
+- **n**: add an expert
+- **escape**: back to the sessions (pauses a running pipeline)
+"""
+
+    BINDINGS = [
+        Binding("r", "run", "Run / resume", id="run", tooltip="Send the calls still missing, in the background."),
+        Binding("p", "pause", "Pause", id="pause", tooltip="Stop sending calls; answered calls are kept."),
+        Binding("j", "judge", "Judge", id="judge", tooltip="Judge the highlighted expert's queue."),
+        Binding("a", "assign", "Assign", id="assign", tooltip="Assign comparisons to the highlighted expert."),
+        Binding("n", "new_expert", "New expert", id="new-expert", tooltip="Add an expert to this session."),
+        Binding("escape", "back", "Back", id="back", tooltip="Back to the sessions."),
+    ]
+
+    def __init__(self, path: Path, expert: str | None = None, run: bool = False) -> None:
+        super().__init__()
+        self.path = path
+        self.start_expert = expert
+        self.start_run = run
+        self.study: Study | None = None
+        self.state: StoredState | None = None
+        self.runner: Any = None
+        self.run_worker_: Worker[Any] | None = None
+        self.last_outcome: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(f"Session {self.path.stem}", id="session-title", classes="screen-title", markup=False)
+        yield Static("", id="session-banner", classes="simulated-banner", markup=False)
+        with Horizontal(id="session-body"):
+            with Vertical(id="pipeline-panel", classes="panel"):
+                yield Static("Pipeline", classes="panel-title")
+                yield DataTable(id="stages", cursor_type="none")
+                yield Static("Reading the session…", id="run-status", markup=False)
+            with Vertical(id="experts-panel", classes="panel"):
+                yield Static("Experts", classes="panel-title")
+                yield DataTable(id="experts", cursor_type="row")
+                yield Static("", id="experts-hint", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        stages = self.query_one("#stages", DataTable)
+        stages.add_column("stage", key="stage")
+        for column in STAGE_COLUMNS:
+            stages.add_column(column, key=column)
+        for stage in STAGES:
+            stages.add_row(stage, *["" for _ in STAGE_COLUMNS], key=stage)
+        self.query_one("#experts", DataTable).add_columns("id", "name", "tasks", "assigned", "judged", "waiting")
+        self.set_interval(0.25, self.show_progress)
+        self.load()
+
+    # -- reading the store --------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="session-load", exit_on_error=False)
+    def load(self) -> None:
+        """Read the session file and its database, off the event loop."""
+        from centaur_tui.catalog import load_session
+        from centaur_tui.store.experts import ExpertStore
+
+        study = self.study or load_session(self.path)
+        store = self.app.store_for(study)  # type: ignore[attr-defined]
+        experts = ExpertStore(store)
+        counts = store.counts()
+        summary = experts.state(study)
+        state = StoredState(
+            calls_by_stage=counts["calls_by_stage"], llm_judgments=summary.llm_judgments, calls_left=summary.calls_left,
+            tokens=counts["prompt_tokens"] + counts["completion_tokens"], cost=counts["cost"],
+            errors=counts["call_errors"], comparisons=counts["comparisons"], experts=experts.experts(study),
+            workload=experts.workload(), simulated=summary.simulated,
+        )
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_state, study, state)
+
+    def _show_state(self, study: Study, state: StoredState) -> None:
+        first = self.study is None
+        self.study, self.state = study, state
+        s = study.session
+        self.query_one("#session-title", Static).update(f"Session {s.name}: {s.description}" if s.description else f"Session {s.name}")
+        banner = self.query_one("#session-banner", Static)
+        banner.update("SIMULATED DATA: calls go to the seeded simulated provider, not to language models." if state.simulated else "")
+        banner.display = state.simulated
+        table = self.query_one("#experts", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for e in state.experts:
+            assigned, judged = state.workload.get(e.id, (0, 0))
+            table.add_row(e.id, e.name, ", ".join(e.tasks) or "all", str(assigned), str(judged),
+                          str(assigned - judged), key=e.id)
+        if state.experts:
+            table.move_cursor(row=min(cursor, len(state.experts) - 1))
+        hint = "No experts yet: press n to add one." if not state.experts else (
+            "No comparisons yet: run the pipeline before assigning." if not state.comparisons else
+            "enter or j: judge as the highlighted expert; a: assign comparisons.")
+        self.query_one("#experts-hint", Static).update(hint)
+        if not self.running:
+            self._show_stored()
+        self.refresh_bindings()
+        if first:
+            if self.start_run and state.calls_left:
+                self.action_run()
+            if self.start_expert:
+                self._open_judging(self.start_expert)
+
+    def _show_stored(self) -> None:
+        if self.study is None or self.state is None:
+            return
+        plan = summarize(self.study.session)
+        st = self.state
+        table = self.query_one("#stages", DataTable)
+        for stage in STAGES:
+            done = st.llm_judgments if stage == "judging" else st.calls_by_stage.get(stage, 0)
+            planned = plan.total_judgments if stage == "judging" else plan.calls[stage]
+            for column, value in zip(STAGE_COLUMNS, (planned, min(done, planned), "", "", "", "")):
+                table.update_cell(stage, column, f"{value:,}" if isinstance(value, int) else value)
+        cost = "unknown" if st.cost is None else f"${st.cost:.4f}"
+        lead = self.last_outcome or ("Complete." if not st.calls_left else "Idle.")
+        self.query_one("#run-status", Static).update(
+            f"{lead} {sum(st.calls_by_stage.values()):,} calls stored, {st.calls_left:,} left; tokens {st.tokens:,}; "
+            f"cost {cost}; {st.errors:,} failed attempts logged."
+        )
+
+    # -- the pipeline -------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self.run_worker_ is not None and self.run_worker_.state in (WorkerState.PENDING, WorkerState.RUNNING)
+
+    def action_run(self) -> None:
+        if self.study is None or self.running:
+            return
+        from centaur_tui.ui.pipeline_run import PipelineRun
+
+        store = self.app.store_for(self.study)  # type: ignore[attr-defined]
+        self.runner = PipelineRun(self.study, store)
+        self.app.on_exit_stop(self.runner.stop)  # type: ignore[attr-defined]
+        self.last_outcome = None
+        self.run_worker_ = self.run_pipeline(self.runner)
+        self.refresh_bindings()
+
+    @work(thread=True, exclusive=True, group="pipeline", exit_on_error=False)
+    def run_pipeline(self, runner: Any) -> Any:
+        """The whole run, in a thread with its own event loop."""
+        return runner.run()
+
+    def action_pause(self) -> None:
+        if self.runner is not None and self.running:
+            self.runner.stop()
+            self.query_one("#run-status", Static).update("Pausing: abandoning calls in flight…")
+            self.refresh_bindings()
+
+    @on(Worker.StateChanged)
+    def pipeline_finished(self, event: Worker.StateChanged) -> None:
+        if event.worker is not self.run_worker_ or event.state not in (
+            WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED
+        ):
+            return
+        outcome = event.worker.result if event.state == WorkerState.SUCCESS else None
+        if event.state == WorkerState.ERROR:
+            self.last_outcome = "Stopped by an error."
+        elif outcome is None:
+            self.last_outcome = "Paused: run again to resume."
+        elif outcome.complete:
+            self.last_outcome = f"Finished in {outcome.progress.elapsed:.1f} s."
+        else:
+            self.last_outcome = (
+                f"Finished with {outcome.missing_outputs} output(s) and {outcome.unjudged} judgment(s) missing: "
+                "run again to retry them."
+            )
+        self.show_progress()
+        self.refresh_bindings()
+        self.load()
+
+    def show_progress(self) -> None:
+        """Timer: copy the live counters into the table (the pipeline thread only writes them)."""
+        if self.runner is None or not self.running:
+            return
+        p = self.runner.progress
+        table = self.query_one("#stages", DataTable)
+        for stage in STAGES:
+            st = p.stages[stage]
+            for column in STAGE_COLUMNS:
+                table.update_cell(stage, column, f"{getattr(st, column):,}")
+        cost_known = all(s.cost_known for s in p.stages.values())
+        status = "Pausing" if self.runner.stopping else "Running"
+        error = f" Last error: {p.last_error}" if p.last_error else ""
+        self.query_one("#run-status", Static).update(
+            f"{status} {p.elapsed:.1f} s; tokens {p.tokens:,}; cost ${p.cost:.4f}{'' if cost_known else '+?'}; "
+            f"retries {p.retries}; in flight {p.in_flight}.{error}"
+        )
+
+    # -- experts ------------------------------------------------------------------------------
+
+    def _highlighted_expert(self) -> ExpertSpec | None:
+        if self.state is None or not self.state.experts:
+            return None
+        row = self.query_one("#experts", DataTable).cursor_row
+        return self.state.experts[row] if 0 <= row < len(self.state.experts) else None
+
+    @on(DataTable.RowHighlighted, "#experts")
+    def expert_highlighted(self) -> None:
+        self.refresh_bindings()
+
+    @on(DataTable.RowSelected, "#experts")
+    def expert_selected(self) -> None:
+        self.action_judge()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "run":
+            return self.study is not None and not self.running
+        if action == "pause":
+            return self.running and not (self.runner is not None and self.runner.stopping)
+        if action == "judge":
+            expert = self._highlighted_expert()
+            if expert is None or self.state is None:
+                return None
+            assigned, judged = self.state.workload.get(expert.id, (0, 0))
+            return True if assigned > judged else None
+        if action == "assign":
+            return True if self._highlighted_expert() is not None and self.state and self.state.comparisons else None
+        if action == "new_expert":
+            return self.study is not None
+        return True
+
+    def action_judge(self) -> None:
+        expert = self._highlighted_expert()
+        if expert is not None and self.check_action("judge", ()):
+            self._open_judging(expert.id)
+
+    def _open_judging(self, expert_id: str) -> None:
+        self.prepare_judging(expert_id)
+
+    @work(thread=True, exclusive=True, group="open-judging", exit_on_error=False)
+    def prepare_judging(self, expert_id: str) -> None:
+        from centaur_tui.store.experts import ExpertStore, SessionJudging
+
+        assert self.study is not None
+        store = self.app.store_for(self.study)  # type: ignore[attr-defined]
+        expert = ExpertStore(store).expert(self.study, expert_id)
+        source = SessionJudging(store, self.study, expert)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._push_judging, source)
+
+    def _push_judging(self, source: Any) -> None:
+        from centaur_tui.ui.screens.judging import JudgingScreen
+
+        self.app.push_screen(JudgingScreen(source), callback=lambda _: self.load())
+
+    def action_assign(self) -> None:
+        expert = self._highlighted_expert()
+        if expert is None:
+            return
+
+        def assign(request: AssignRequest | None) -> None:
+            if request is not None:
+                self.assign(expert.id, request)
+
+        self.app.push_screen(AssignDialog(expert.name), callback=assign)
+
+    @work(thread=True, exclusive=True, group="assign", exit_on_error=False)
+    def assign(self, expert_id: str, request: AssignRequest) -> None:
+        from centaur_tui.domain.assignment import plan_assignments
+        from centaur_tui.store.experts import ExpertStore
+
+        assert self.study is not None
+        experts = ExpertStore(self.app.store_for(self.study))  # type: ignore[attr-defined]
+        expert = experts.expert(self.study, expert_id)
+        planned = plan_assignments(
+            experts.pool(), expert, experts.existing(), request.n, request.strategy, self.study.session.seed,
+            overlap=request.overlap, repeat_share=request.repeat_share,
+        )
+        added = experts.add_assignments(expert.id, planned)
+        repeats = sum(p.repeat for p in planned)
+        self.app.call_from_thread(
+            self.notify, f"{added} place(s) for {expert.name} ({repeats} swapped repeat(s)).", title="Assigned"
+        )
+        self.app.call_from_thread(self.load)
+
+    def action_new_expert(self) -> None:
+        if self.study is None:
+            return
+
+        def add(expert: NewExpert | None) -> None:
+            if expert is not None:
+                self.add_expert(expert)
+
+        self.app.push_screen(AddExpertDialog(self.study.session.tasks), callback=add)
+
+    @work(thread=True, exclusive=True, group="add-expert", exit_on_error=False)
+    def add_expert(self, new: NewExpert) -> None:
+        from centaur_tui.store.experts import ExpertStore
+
+        assert self.study is not None
+        ExpertStore(self.app.store_for(self.study)).add_expert(  # type: ignore[attr-defined]
+            self.study, ExpertSpec(id=new.id, name=new.name, tasks=new.tasks)
+        )
+        self.app.call_from_thread(self.notify, f"{new.name} can now be given comparisons.", title="Expert added")
+        self.app.call_from_thread(self.load)
+
+    def action_back(self) -> None:
+        if self.running and self.runner is not None:
+            self.runner.stop()
+            self.notify("Pipeline paused: answered calls are stored; run again to resume.", title="Paused")
+        self.app.pop_screen()

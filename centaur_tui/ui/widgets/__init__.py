@@ -1,0 +1,1 @@
+"""Provides the reusable widgets of the app: document view, rubric sliders, winner picker."""
