@@ -279,9 +279,30 @@ def test_ids_are_kept_when_free_and_reassigned_when_taken(session: Path, tmp_pat
         assert again.inserted == 1
         ids = [r["judgment_id"] for r in store.judgment_rows()]
         assert ids[: len(records)] == [r.id for r in records] and ids[-1] == max(ids) > max(r.id for r in records)
-        columns, rows = option_score_rows(store, ["instruction_following"])
-        assert columns[:4] == ["judgment_id", "candidate", "dims", "mean"] and len(rows) == 2 * sum(
-            r.valid for r in records) + 2 * moved.valid
+        agg = option_score_rows(store, ["instruction_following"])
+        assert agg["columns"] == ["judgment_id", "candidate", "dims", "mean", "general"]
+        assert len(agg["rows"]) == 2 * sum(r.valid for r in records) + 2 * moved.valid
+
+
+def test_option_scores_pack_general_dimensions_and_fall_back_to_columns(session: Path) -> None:
+    from centaur_tui.stats.frames import build_frames
+
+    study = load_session(session)
+    general = [d.id for d in study.universal.general_dimensions]
+    with Store(study.database) as store:
+        packed = option_score_rows(store, general)
+        wide = option_score_rows(store, general + [f"extra{i}" for i in range(11)])  # 16 > 15: one column each
+        rows = (store.judgment_rows(), store.score_rows(), [], store.comparisons())
+    assert packed["packed"] == general and wide["packed"] == [] and wide["columns"][4] == f"dim:{general[0]}"
+    a = build_frames(rows[0], None, [], rows[3], option_score_rows=packed).option_scores
+    b = build_frames(rows[0], None, [], rows[3], option_score_rows=wide).option_scores
+    c = build_frames(*rows).option_scores
+    cols = ["judgment_id", "candidate", "dims", "mean", *(f"dim:{d}" for d in general)]
+    key = ["judgment_id", "candidate"]
+    for other in (b, c):
+        left = a[cols].sort_values(key).reset_index(drop=True)
+        right = other[cols].sort_values(key).reset_index(drop=True)
+        assert left.astype(str).equals(right.astype(str))
 
 
 def test_import_of_a_session_never_run_is_a_clear_error(write_session, tmp_path: Path) -> None:

@@ -41,6 +41,8 @@ JUDGMENT_COLUMNS = (
 SCORE_COLUMNS = ("comparison_id", "judge", "candidate", "dimension", "dimension_kind", "score", "judgment_id")
 DIM_PREFIX = "dim:"
 """Prefix of the option-scores columns holding one general dimension's score."""
+PACK_BASE = 16
+"""Base of the packed general-dimension scores of `option_score_rows` (store/importer.py)."""
 COMPARISON_COLUMNS = ("id", "run", "task", "mode", "candidate_a", "candidate_b")
 TIE = "tie"
 """The winner value of a tied judgment."""
@@ -268,8 +270,8 @@ def build_frames(
         judge_kinds: Judge kinds the statistics use; judgments of other kinds get status `other_kind`.
         option_score_rows: Scores already aggregated per (judgment_id, candidate), with keys
             judgment_id, candidate, dims, mean and `dim:<id>` per general dimension: dicts,
-            or a (columns, tuples) pair as `centaur_tui.store.importer.option_score_rows`
-            returns, or a Future of either (resolved only when needed, so the caller can
+            or the {"columns", "rows", "packed"} mapping that
+            `centaur_tui.store.importer.option_score_rows` returns, or a Future of either (resolved only when needed, so the caller can
             read them in a thread meanwhile); used instead of `score_rows`, which hold about
             ten times as many rows.
 
@@ -332,12 +334,20 @@ def build_frames(
 
 
 def _option_rows(rows: Any, cand: pd.CategoricalDtype) -> pd.DataFrame:
-    if isinstance(rows, tuple) and len(rows) == 2 and isinstance(rows[0], (list, tuple)):
-        columns, data = list(rows[0]), rows[1]
+    packed: list[str] = []
+    if isinstance(rows, Mapping):
+        columns, data, packed = list(rows["columns"]), rows["rows"], list(rows.get("packed", []))
     else:
         data = rows if isinstance(rows, list) else list(rows)
         columns = list(data[0].keys()) if data else ["judgment_id", "candidate", "dims", "mean"]
     out = pd.DataFrame.from_records(data, columns=columns) if len(data) else pd.DataFrame(columns=columns)
+    if packed:
+        # Unpack the general-dimension scores: digit k (base 16) is the k-th dimension, 0 = not scored.
+        value = pd.to_numeric(out.pop("general")).fillna(0).to_numpy(dtype="int64")
+        for k, dim in enumerate(packed):
+            digit = (value // PACK_BASE**k) % PACK_BASE
+            out[DIM_PREFIX + dim] = np.where(digit > 0, digit, np.nan)
+        columns = [*columns[:-1], *(DIM_PREFIX + d for d in packed)]
     out["judgment_id"] = pd.to_numeric(out["judgment_id"]).astype("int64")
     out["candidate"] = _categorical(out["candidate"], cand)
     out["dims"] = pd.to_numeric(out["dims"]).astype("int64")

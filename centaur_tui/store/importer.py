@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRecord
@@ -440,32 +441,49 @@ def import_export(store: Store, directory: Path, rubrics: Mapping[str, Rubric]) 
     return store_judgments(store, records)
 
 
-def option_score_rows(
-    database: Store | Path, general_dimensions: Sequence[str]
-) -> tuple[list[str], list[tuple[object, ...]]]:
+PACK_BASE = 16
+"""General-dimension scores (1-10) are packed into one integer, 4 bits each, in the given order."""
+MAX_PACKED = 15
+"""At most 15 scores fit a 64-bit integer; more general dimensions get one column each."""
+
+
+def option_score_rows(database: Store | Path, general_dimensions: Sequence[str]) -> dict[str, Any]:
     """Scores aggregated per (judgment, option), for the statistics (`build_frames(option_score_rows=...)`).
 
-    Given a path, it opens its own read-only connection, so it can run in a worker thread
-    while the caller reads the other tables (SQLite releases the GIL while it aggregates;
-    WAL lets readers run beside a writer).
+    One SQL aggregate: per (judgment_id, candidate), the number of dimensions scored, their
+    unweighted mean, and the general dimensions' scores packed into one integer (score of
+    the k-th general dimension times 16**k; 0 = not scored). Packing costs SQLite one CASE
+    per row, where one column per dimension cost five (4.2 s against 2.8 s at ten times the
+    paper's scale). Given a path, it opens its own read-only connection, so it can run in a
+    worker thread while the caller reads the other tables (SQLite aggregates without the
+    GIL; WAL lets readers run beside a writer).
 
     Args:
         database: The session database (a Store, or the path of its file).
-        general_dimensions: General dimension ids to return one score column each for.
+        general_dimensions: General dimension ids, in the order of their packed digits.
 
     Returns:
-        (columns, rows): one row per (judgment_id, candidate) with columns judgment_id,
-        candidate, dims (number of dimensions scored), mean (their unweighted mean) and
-        `dim:<id>` per general dimension (None when that dimension was not scored).
+        {"columns": [...], "rows": [tuples], "packed": [dimension ids]}: columns are
+        judgment_id, candidate, dims, mean, then `general` (the packed scores) when there are
+        at most 15 general dimensions, else one `dim:<id>` column per dimension (and
+        "packed" is empty).
     """
-    picks = "".join(", MAX(CASE WHEN dimension = ? THEN score END)" for _ in general_dimensions)
+    dims = list(general_dimensions)
+    if len(dims) <= MAX_PACKED:
+        case = "CASE dimension " + " ".join(f"WHEN ? THEN {PACK_BASE**k}" for k in range(len(dims))) + " ELSE 0 END"
+        picks = f", SUM(score * ({case}))" if dims else ""
+        tail, packed = (["general"] if dims else []), dims
+    else:
+        picks = "".join(", MAX(CASE WHEN dimension = ? THEN score END)" for _ in dims)
+        tail, packed = [f"dim:{d}" for d in dims], []
     sql = f"SELECT judgment_id, candidate, COUNT(*), AVG(score){picks} FROM scores GROUP BY judgment_id, candidate"
-    columns = ["judgment_id", "candidate", "dims", "mean", *(f"dim:{d}" for d in general_dimensions)]
+    columns = ["judgment_id", "candidate", "dims", "mean", *tail]
     if isinstance(database, Store):
-        return columns, database.db.execute(sql, tuple(general_dimensions)).fetchall()
-    path = Path(database).resolve()
-    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=10)
-    try:
-        return columns, conn.execute(sql, tuple(general_dimensions)).fetchall()
-    finally:
-        conn.close()
+        rows = database.db.execute(sql, tuple(dims)).fetchall()
+    else:
+        conn = sqlite3.connect(f"{Path(database).resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+        try:
+            rows = conn.execute(sql, tuple(dims)).fetchall()
+        finally:
+            conn.close()
+    return {"columns": columns, "rows": rows, "packed": packed}
