@@ -129,7 +129,7 @@ def profiles(doc: dict[str, Any], path: Path, mode: str = "augmentation") -> Pat
     prof = doc["validity"]["profiles"]
     dims = prof["dimensions"]
     rows = prof.get(mode, [])
-    fig = Figure(figsize=(8, 4.8), layout="constrained")
+    fig = Figure(figsize=(9.5, 4.8), layout="constrained")
     ax = fig.add_subplot()
     names = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
     by = {(r["candidate"], r["dimension"]): r["mean"] for r in rows}
@@ -143,7 +143,7 @@ def profiles(doc: dict[str, Any], path: Path, mode: str = "augmentation") -> Pat
     if drawn:
         ax.set_xticks(range(len(dims)), [d.replace("_", "\n") for d in dims], fontsize=8)
         ax.set_ylabel("mean score (1-10)")
-        ax.legend(fontsize=7, ncol=2)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     else:
         _empty(ax)
     return _finish(fig, doc, f"Figure 12: general-rubric profiles ({mode})", path)
