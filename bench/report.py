@@ -147,7 +147,7 @@ def main() -> None:
             print(f"\nscale x{scale}: {size['comparisons']:,} comparisons, {size['judgments']:,} judgments "
                   f"({size['invalid']:,} invalid), {size['scores']:,} scores; store built in {setup:.1f} s")
             for stage, seconds in best.items():
-                print(f"  {stage:<12} {seconds:7.2f} s")
+                print(f"  {stage:<18} {seconds:7.2f} s")
             print(f"  {verdict}")
             print(f"  (for comparison: Store.score_rows() alone, which the report does not call, takes "
                   f"{time_raw_scores(study):.2f} s)")
