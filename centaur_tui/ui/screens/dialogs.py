@@ -100,7 +100,7 @@ class AddExpertDialog(CentaurModal):
             yield Label("Id (lowercase letters, digits, _)")
             yield Input(id="expert-id", validators=[Regex(SLUG, failure_description="lowercase id, e.g. expert_c")])
             yield Label("Display name")
-            yield Input(id="expert-name", validators=[Regex(r"\S", failure_description="a name is needed")])
+            yield Input(id="expert-name", validators=[Regex(r".*\S.*", failure_description="a name is needed")])
             yield Label(f"Tasks they may judge (comma-separated; empty = all): {', '.join(self.tasks)}", markup=False)
             yield Input(id="expert-tasks")
             with Horizontal(classes="dialog-buttons"):

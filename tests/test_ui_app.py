@@ -1,0 +1,159 @@
+"""The app around judging, through Pilot: home screen, session overview, pipeline beside an expert, assignment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable, Input
+
+from centaur_tui.catalog import load_session
+from centaur_tui.domain.plan import summarize
+from centaur_tui.store import Store
+from centaur_tui.store.experts import ExpertStore
+from centaur_tui.ui.app import CentaurApp, create_app
+from centaur_tui.ui.screens.home import HomeScreen
+from centaur_tui.ui.screens.judging import JudgingScreen
+from centaur_tui.ui.screens.session import SessionScreen
+
+from .test_experts import judged_session
+from .test_ui_judging import assign, fill_in
+
+
+async def wait_for(pilot, condition, what: str, tries: int = 400) -> None:
+    """Let workers and messages run until `condition()` holds (never a fixed sleep)."""
+    for _ in range(tries):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def table_rows(table: DataTable) -> list[list[str]]:
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_home_lists_sessions_with_their_state_and_opens_one(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    assign(path, "ann", 3)
+    folder = path.parent
+    (folder / "fresh.toml").write_text(path.read_text().replace('name = "small"', 'name = "fresh"'))
+    (folder / "broken.toml").write_text("name = 'broken'\nruns = 0\n")
+    study = load_session(path)
+    plan = summarize(study.session)
+    app = create_app(sessions_dir=folder)
+    async with app.run_test(size=(120, 30)) as pilot:
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        await wait_for(pilot, lambda: home.loaded, "the sessions to be read")
+        rows = {r[0]: r for r in table_rows(home.query_one("#sessions", DataTable))}
+        assert rows["small"][1:] == ["simulated", f"{plan.total_calls:,}", "0", f"{plan.total_judgments:,}", "0", "3"]
+        assert rows["fresh"][1:4] == ["simulated", "not run", f"{plan.total_calls:,}"]
+        assert rows["broken"][1] == "invalid"
+        table = home.query_one("#sessions", DataTable)
+        table.move_cursor(row=[r.name for r in home.rows].index("broken"))
+        await pilot.pause()
+        assert home.check_action("open", ()) is None  # the footer dims Open on an invalid file
+        assert "broken.toml" in app.screen_text()
+        table.move_cursor(row=[r.name for r in home.rows].index("small"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                       "the session overview")
+        assert "SIMULATED DATA" in app.screen_text()
+        await pilot.press("escape")
+        assert isinstance(app.screen, HomeScreen)
+
+
+async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_stored(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    assign(path, "ann", 4)
+    # A second run adds calls to make; a little latency keeps the pipeline busy while judging.
+    text = path.read_text().replace("runs = 1", "runs = 2", 1)
+    text = text.replace("[faults]\n", "[faults]\nlatency_s = 0.2\n", 1)
+    text = text.replace("concurrency = 32\nper_model_concurrency = 16", "concurrency = 4\nper_model_concurrency = 4", 1)
+    path.write_text(text)
+    study = load_session(path)
+    plan = summarize(study.session)
+    app: CentaurApp = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                       "the session overview")
+        overview: SessionScreen = app.screen  # type: ignore[assignment]
+        assert overview.check_action("pause", ()) is False  # nothing to pause yet: hidden
+        await pilot.press("r")
+        assert overview.running and overview.check_action("run", ()) is False
+        await wait_for(pilot, lambda: overview.runner.progress.stages["automation"].sent > 0, "the first calls")
+        await pilot.press("p")
+        await wait_for(pilot, lambda: not overview.running, "the pause")
+        assert overview.last_outcome == "Paused: run again to resume."
+        await wait_for(pilot, lambda: overview.state is not None and overview.state.calls_left > 0, "the re-read")
+
+        await pilot.press("r")  # resume, and judge while it runs
+        await pilot.press("j")
+        await wait_for(pilot, lambda: isinstance(app.screen, JudgingScreen), "the judging screen")
+        screen: JudgingScreen = app.screen  # type: ignore[assignment]
+        judged_while_running = 0
+        for _ in range(2):
+            await wait_for(pilot, lambda: not screen.busy and screen.item is not None, "a comparison")
+            await fill_in(pilot, screen)
+            judged_while_running += overview.running
+            await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not screen.busy, "the second submit")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is overview and not overview.running, "the pipeline to finish", 1500)
+        assert judged_while_running == 2, "the expert should have judged while the pipeline ran"
+        assert overview.last_outcome is not None and overview.last_outcome.startswith("Finished in")
+        assert overview.check_action("pause", ()) is False and overview.check_action("run", ()) is True
+    with Store(study.database) as store:
+        counts = store.counts()
+        rows = store.judgment_rows()
+        assert counts["outputs"] == plan.calls["automation"] + plan.calls["worker"]
+        assert sum(r["judge_kind"] == "llm" for r in rows) == plan.total_judgments
+        assert sum(r["judge_kind"] == "expert" for r in rows) == 2
+        assert ExpertStore(store).workload()["ann"] == (4, 2)
+
+
+async def test_assigning_and_adding_experts_from_the_app(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                       "the session overview")
+        overview: SessionScreen = app.screen  # type: ignore[assignment]
+        assert overview.check_action("judge", ()) is None  # nothing assigned yet: dimmed
+        await pilot.press("a")
+        dialog = app.screen
+        dialog.query_one("#assign-n", Input).value = "5"
+        dialog.query_one("#assign-repeats", Input).value = "0.2"
+        await pilot.click("#assign-ok")
+        await wait_for(pilot, lambda: overview.state.workload.get("ann") == (5, 0), "the assignment")
+        assert overview.check_action("judge", ()) is True
+
+        await pilot.press("n")
+        dialog = app.screen
+        dialog.query_one("#expert-id", Input).value = "cy"
+        dialog.query_one("#expert-name", Input).value = "Cy Example"
+        dialog.query_one("#expert-tasks", Input).value = "tutoring"
+        await pilot.click("#expert-ok")
+        await wait_for(pilot, lambda: any(e.id == "cy" for e in overview.state.experts), "the new expert")
+        await pilot.press("n")
+        app.screen.query_one("#expert-id", Input).value = "cy"
+        app.screen.query_one("#expert-name", Input).value = "Again"
+        await pilot.click("#expert-ok")
+        await wait_for(pilot, lambda: any("already exists" in n.message for n in app._notifications),
+                       "the error notification")
+    study = load_session(path)
+    with Store(study.database) as store:
+        experts = ExpertStore(store)
+        assert [e.id for e in experts.experts(study)] == ["ann", "bob", "cy"]
+        assert experts.expert(study, "cy").tasks == ("tutoring",)
+        assert sum(a.expert == "ann" and a.presentation == 1 for a in experts.existing()) == 1
+
+
+async def test_a_failing_worker_is_a_notification_not_a_crash(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    app = create_app(sessions_dir=path.parent, session=path, expert="nobody")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: any("nobody" in n.message for n in app._notifications), "the notification")
+        assert app.is_running and isinstance(app.screen, SessionScreen)
+        note = next(n for n in app._notifications if "nobody" in n.message)
+        assert note.title == "Unknown expert" and note.severity == "error"

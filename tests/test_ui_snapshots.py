@@ -1,0 +1,31 @@
+"""Snapshot tests of the judging screen at 120x40 (side by side) and 80x24 (stacked)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from centaur_tui.ui.app import create_app
+
+from .test_experts import judged_session
+from .test_ui_judging import FrozenClock, assign, settle
+
+
+def judging_app(tmp_path: Path):
+    path = judged_session(tmp_path)
+    assign(path, "ann", 2)
+    return create_app(sessions_dir=path.parent, session=path, expert="ann", clock=FrozenClock())
+
+
+def test_judging_screen_120x40_partly_scored(snap_compare, tmp_path: Path) -> None:
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("7", "3", "8")
+
+    assert snap_compare(judging_app(tmp_path), terminal_size=(120, 40), run_before=run_before)
+
+
+def test_judging_screen_80x24_stacked(snap_compare, tmp_path: Path) -> None:
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+
+    assert snap_compare(judging_app(tmp_path), terminal_size=(80, 24), run_before=run_before)
