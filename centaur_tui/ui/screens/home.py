@@ -11,9 +11,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
-from centaur_tui.catalog import load_session
 from centaur_tui.domain.errors import CentaurError
-from centaur_tui.domain.plan import summarize
 from centaur_tui.ui.screens.base import CentaurScreen
 
 
@@ -90,6 +88,11 @@ simulated provider, not to language models.
             self.app.call_from_thread(self._show, rows)
 
     def _read(self, path: Path) -> SessionRow:
+        # Imported here, in the worker thread: pydantic and the catalog take about 130 ms to
+        # import, time the first paint of the screen does not wait for.
+        from centaur_tui.catalog import load_session
+        from centaur_tui.domain.plan import summarize
+
         try:
             study = load_session(path)
         except CentaurError as exc:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import copy
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.strip import Strip
 from textual.timer import Timer
 from textual.widgets import Button, Footer, Label, Static, TextArea
 from textual.worker import get_current_worker
@@ -23,7 +25,7 @@ from textual.worker import get_current_worker
 from centaur_tui.domain.blinding import Draft, JudgingItem, QueueItem, missing, next_open
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.screens.dialogs import PromptDialog
-from centaur_tui.ui.widgets.document import DocumentView
+from centaur_tui.ui.widgets.document import DocumentView, render_markdown
 from centaur_tui.ui.widgets.rubric import RubricPanel, WinnerPicker
 
 NARROW = 100
@@ -31,6 +33,16 @@ NARROW = 100
 
 SAVE_DELAY = 0.3
 """Seconds after the last change before a draft is saved (typing a rationale saves once)."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One place made ready in a thread: what to show, the saved draft, both texts laid out."""
+
+    current: QueueItem | None
+    item: JudgingItem | None
+    draft: Draft
+    layouts: tuple[tuple[int, list[Strip]], ...]
 
 
 def format_seconds(seconds: float) -> str:
@@ -89,7 +101,8 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         self._save_timer: Timer | None = None
         self._dirty = False
         self._missing_text = ""
-        self._actions_state: tuple[bool, bool, bool] | None = None
+        self._actions_state: tuple[bool, bool] | None = None
+        self._prefetched: Prepared | None = None
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -136,22 +149,43 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
     # -- loading -------------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="judging-load", exit_on_error=False)
-    def open_first(self) -> None:
+    def open_first(self, widths: tuple[int, int] | None = None) -> None:
         """Open the place worked on last, or the first open one."""
         queue = self.source.queue()
         resume = self.source.resume_key()
         current = next((q for q in queue if q.key == resume and q.state != "done"), None) or next_open(queue)
-        self._load(queue, current)
+        self._deliver(queue, self._prepare(current, widths or (0, 0)))
 
-    def _load(self, queue: list[QueueItem], current: QueueItem | None) -> None:
-        """In a thread: read what to show next, then show it on the event loop."""
-        item = self.source.item(current.key) if current else None
-        draft = (self.source.draft(current.key) if current else None) or Draft()
+    def _widths(self) -> tuple[int, int]:
+        one, two = self.query(DocumentView).results(DocumentView)
+        return one.scrollable_content_region.width, two.scrollable_content_region.width
+
+    def _prepare(self, current: QueueItem | None, widths: tuple[int, int]) -> Prepared:
+        """In a thread: read one place and lay out its texts at the panes' widths."""
+        if current is None:
+            return Prepared(None, None, Draft(), ())
+        item = self.source.item(current.key)
+        draft = self.source.draft(current.key) or Draft()
+        layouts = tuple(
+            (width, render_markdown(text, width)) if width > 0 else (0, [])
+            for text, width in zip((item.option_1, item.option_2), widths)
+        )
+        return Prepared(current, item, draft, layouts)
+
+    def _deliver(self, queue: list[QueueItem], prepared: Prepared) -> None:
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show, queue, current, item, draft)
+            self.app.call_from_thread(self._show, queue, prepared)
 
-    async def _show(self, queue: list[QueueItem], current: QueueItem | None, item: JudgingItem | None,
-                    draft: Draft) -> None:
+    @work(thread=True, exclusive=True, group="judging-prefetch", exit_on_error=False)
+    def prefetch(self, queue: list[QueueItem], current: QueueItem, widths: tuple[int, int]) -> None:
+        """Prepare the place that comes after this one while the expert reads (next in < 100 ms)."""
+        after = [q if q.key != current.key else QueueItem(q.key, q.position, "done", q.task_title) for q in queue]
+        guess = next_open(after, after=current.position)
+        if guess is not None and not get_current_worker().is_cancelled:
+            self._prefetched = self._prepare(guess, widths)
+
+    async def _show(self, queue: list[QueueItem], prepared: Prepared) -> None:
+        current, item, draft = prepared.current, prepared.item, prepared.draft
         self.queue, self.current, self.item, self.draft = queue, current, item, draft
         self.finished = current is None
         self.query_one("#judge-body").display = not self.finished
@@ -171,8 +205,9 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         self._shown_at = self.app.clock()  # type: ignore[attr-defined]
         self._base_seconds = draft.seconds
         self.query_one("#judge-task", Static).update(f"Task: {item.task_title}. Deliverable: {item.deliverable}")
-        self.query_one("#option-1", DocumentView).set_text(item.option_1)
-        self.query_one("#option-2", DocumentView).set_text(item.option_2)
+        for view, text, layout in zip(self.query(DocumentView).results(DocumentView), (item.option_1, item.option_2),
+                                      prepared.layouts):
+            view.set_text(text, layout)
         panel = self.query_one("#rubric-panel", RubricPanel)
         await panel.show(item.rubric, {d.id: (draft.score(d.id, 1), draft.score(d.id, 2)) for d in item.rubric.all})
         winner = self.query_one("#winner", WinnerPicker)
@@ -187,6 +222,8 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         self._show_missing()
         self.query_one("#rubric", VerticalScroll).scroll_home(animate=False)
         panel.focus(scroll_visible=False)
+        assert current is not None
+        self.prefetch(queue, current, self._widths())
 
     # -- status lines --------------------------------------------------------------------------
 
@@ -236,21 +273,17 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             line = self.query_one("#missing", Static)
             line.update(text, layout=False)  # one line, fixed height: no reflow of the screen
             line.set_class(not lacks and not self.finished, "-complete")
-        actions = (bool(lacks), self.busy, self.finished)
+        actions = (bool(lacks), self.finished)
         if actions != self._actions_state:
             self._actions_state = actions
             self.query_one("#submit-button", Button).disabled = any(actions)
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("submit", "skip", "flag", "prompt") and (self.finished or self.item is None):
+            return False
         if action == "submit":
-            if self.finished:
-                return False
-            return None if self.busy or self.lacking() else True
-        if action in ("skip", "flag", "prompt"):
-            if self.finished:
-                return False
-            return None if self.busy else True
+            return None if self.lacking() else True
         return True
 
     # -- entering work -------------------------------------------------------------------------
@@ -320,18 +353,18 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
     # -- moving on -----------------------------------------------------------------------------
 
     def action_submit(self) -> None:
-        if self.check_action("submit", ()) is not True or self.current is None:
+        if self.busy or self.check_action("submit", ()) is not True or self.current is None:
             if self.lacking():
                 self.notify("Missing: " + ", ".join(self.lacking()), title="Not complete yet", severity="warning")
             return
         self._advance(self.current, "submit")
 
     def action_skip(self) -> None:
-        if self.current is not None and self.check_action("skip", ()) is True:
+        if not self.busy and self.current is not None and self.check_action("skip", ()) is True:
             self._advance(self.current, "skipped")
 
     def action_flag(self) -> None:
-        if self.current is not None and self.check_action("flag", ()) is True:
+        if not self.busy and self.current is not None and self.check_action("flag", ()) is True:
             self._advance(self.current, "flagged")
 
     @on(Button.Pressed, "#submit-button")
@@ -350,12 +383,13 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         if self._save_timer is not None:
             self._save_timer.stop()
         self._dirty = False
+        # Keys pressed in the few ms until the next comparison shows are ignored; the footer is
+        # not rebuilt for that moment (a rebuild costs about 30 ms of the 100 ms budget).
         self.busy = True
-        self.refresh_bindings()
-        self.advance(current, how, self._snapshot(), self._version())
+        self.advance(current, how, self._snapshot(), self._version(), self._widths())
 
     @work(thread=True, exclusive=True, group="judging-load", exit_on_error=False)
-    def advance(self, current: QueueItem, how: str, draft: Draft, version: int) -> None:
+    def advance(self, current: QueueItem, how: str, draft: Draft, version: int, widths: tuple[int, int]) -> None:
         """Store the judgment (or the skip or flag), then load the next place."""
         try:
             if how == "submit":
@@ -367,7 +401,14 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             self.app.call_from_thread(self._unbusy)
             raise
         queue = self.source.queue()
-        self._load(queue, next_open(queue, after=current.position))
+        following = next_open(queue, after=current.position)
+        ready = self._prefetched
+        if ready is not None and following is not None and ready.current is not None \
+                and ready.current.key == following.key and tuple(w for w, _ in ready.layouts) == widths:
+            prepared = Prepared(following, ready.item, ready.draft, ready.layouts)
+        else:
+            prepared = self._prepare(following, widths)
+        self._deliver(queue, prepared)
 
     def _unbusy(self) -> None:
         self.busy = False

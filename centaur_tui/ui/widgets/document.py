@@ -152,14 +152,23 @@ class DocumentView(ReportsWorkerErrors, ScrollView, can_focus=True):
     def ready(self) -> bool:
         return self._width > 0 and self._width == self.scrollable_content_region.width
 
-    def set_text(self, text: str) -> None:
-        """Show a new text from its top; the layout happens in a thread."""
+    def set_text(self, text: str, layout: tuple[int, list[Strip]] | None = None) -> None:
+        """Show a new text from its top.
+
+        Args:
+            text: Untrusted Markdown.
+            layout: (width, lines) from `render_markdown` done beforehand; used when the width
+                still fits, otherwise the text is laid out in a thread.
+        """
         self._text = text
         self._generation += 1
+        self.scroll_to(0, 0, animate=False, immediate=True)
+        if layout is not None and layout[0] > 0 and layout[0] == self.scrollable_content_region.width:
+            self._apply(layout[1], layout[0], self._generation)
+            return
         self._lines = []
         self._width = 0
         self.virtual_size = Size(0, 0)
-        self.scroll_to(0, 0, animate=False, immediate=True)
         self.refresh()
         self._layout()
 

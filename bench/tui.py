@@ -1,0 +1,179 @@
+"""Benchmark: launch to a usable home screen, and moving to the next comparison in the judging screen (not a test).
+
+Run: .venv/bin/python bench/tui.py [--sessions DIR] [--rounds 20]
+
+launch      a fresh `python` process imports the app, builds it with create_app (as `centaur`
+            does), runs it headless at 120x40 and stops the clock when the home screen has read
+            every session in the sessions folder (its table rows are filled): the time from
+            process start (interpreter start-up included) to a usable screen.
+next        on a copy of the demo session (run `centaur demo` first; otherwise a small simulated
+            session is run here), an expert with a queue moves to the next comparison (skip,
+            then submit of a complete judgment): the time from the action to the next
+            comparison laid out (both deliverables, the rubric) and drawn as one full frame.
+
+Targets (issue 4): launch < 1 s; next comparison < 100 ms. Prints both, with their ratio to
+the target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+LAUNCH_TARGET_S = 1.0
+NEXT_TARGET_S = 0.100
+
+_CHILD = """
+import time
+t0 = time.perf_counter()
+import asyncio, sys
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from centaur_tui.ui.app import create_app
+from centaur_tui.ui.screens.home import HomeScreen
+
+async def main():
+    app = create_app(sessions_dir=Path({sessions!r}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not (isinstance(app.screen, HomeScreen) and app.screen.loaded):
+            await asyncio.sleep(0.002)
+        print(time.perf_counter() - t0, len(app.screen.rows))
+
+asyncio.run(main())
+"""
+
+
+def bench_launch(sessions: Path, rounds: int) -> tuple[list[float], list[float], int]:
+    """(wall times from spawn, in-process times from the first line, sessions listed)."""
+    walls, inner, listed = [], [], 0
+    code = _CHILD.format(root=str(ROOT), sessions=str(sessions.resolve()))
+    for _ in range(rounds):
+        start = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+        walls.append(time.perf_counter() - start)
+        seconds, count = out.stdout.split()
+        inner.append(float(seconds))
+        listed = int(count)
+    return walls, inner, listed
+
+
+def prepare_judging_session(folder: Path) -> Path:
+    """A copy of the demo session (or a small simulated one) with an expert queue of 60."""
+    from centaur_tui.catalog import load_session
+    from centaur_tui.domain.assignment import plan_assignments
+    from centaur_tui.pipeline import Pipeline
+    from centaur_tui.store import Store
+    from centaur_tui.store.experts import ExpertStore
+
+    demo = ROOT / "sessions" / "demo.toml"
+    target = folder / "bench.toml"
+    text = demo.read_text(encoding="utf-8").replace('tasks_dir = "../tasks"', f'tasks_dir = "{ROOT / "tasks"}"')
+    text = text.replace('name = "demo"', 'name = "bench"', 1)
+    target.write_text(text, encoding="utf-8")
+    if (ROOT / "sessions" / "demo.db").exists():
+        shutil.copy(ROOT / "sessions" / "demo.db", folder / "bench.db")
+        source = "copy of sessions/demo.db"
+    else:
+        source = "demo session run here (sessions/demo.db missing)"
+    study = load_session(target)
+    with Store(study.database) as store:
+        if not store.counts()["comparisons"]:
+            asyncio.run(Pipeline(study, store).run())
+        experts = ExpertStore(store)
+        expert = experts.expert(study, "expert_a")
+        planned = plan_assignments(experts.pool(), expert, experts.existing(), 60, "stratified", study.session.seed)
+        experts.add_assignments(expert.id, planned)
+    print(f"judging session: {source}, {len(planned)} comparisons assigned")
+    return target
+
+
+async def bench_next(path: Path, rounds: int) -> dict[str, list[float]]:
+    from centaur_tui.domain.blinding import Draft
+    from centaur_tui.ui.app import create_app
+    from centaur_tui.ui.screens.judging import JudgingScreen
+    from centaur_tui.ui.widgets.document import DocumentView
+
+    app = create_app(sessions_dir=path.parent, session=path, expert="expert_a")
+    times: dict[str, list[float]] = {"skip": [], "submit": []}
+    async with app.run_test(size=(120, 40)) as pilot:
+
+        async def shown(previous: str | None) -> JudgingScreen:
+            while True:
+                screen = app.screen
+                if (
+                    isinstance(screen, JudgingScreen) and not screen.busy and screen.current is not None
+                    and screen.current.key != previous and all(v.ready for v in screen.query(DocumentView))
+                ):
+                    return screen
+                await asyncio.sleep(0.0005)
+
+        screen = await shown(None)
+        await pilot.pause()
+        for i in range(rounds):
+            how = "skip" if i % 2 == 0 else "submit"
+            previous = screen.current.key
+            if how == "submit":
+                draft = Draft()
+                for d in screen.item.rubric.all:
+                    draft.set_score(d.id, 1, 6)
+                    draft.set_score(d.id, 2, 5)
+                draft.winner = "option_1"
+                draft.rationale = "Option one meets more of the requirements."
+                screen.draft = draft
+                screen._show_missing()
+                await pilot.pause()
+            start = time.perf_counter()
+            (screen.action_skip if how == "skip" else screen.action_submit)()
+            screen = await shown(previous)
+            # Draw one whole frame of the new comparison, as the terminal would get it (an upper
+            # bound: the app itself only redraws the regions that changed).
+            frame = app.screen_text()
+            times[how].append(time.perf_counter() - start)
+            assert screen.item is not None and screen.item.task_title in frame
+            await pilot.pause()
+    return times
+
+
+def describe(values: list[float]) -> str:
+    return f"median {statistics.median(values) * 1000:7.1f} ms, max {max(values) * 1000:7.1f} ms (n={len(values)})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=Path, default=ROOT / "sessions", help="Sessions folder for the launch.")
+    parser.add_argument("--rounds", type=int, default=20, help="Launches, and next-comparison moves.")
+    args = parser.parse_args()
+
+    walls, inner, listed = bench_launch(args.sessions, max(3, args.rounds // 4))
+    launch = statistics.median(walls)
+    print(f"launch to usable home screen ({listed} sessions listed):")
+    print(f"  from process spawn   {describe(walls)}")
+    print(f"  from first line      {describe(inner)}")
+    print(f"  target {LAUNCH_TARGET_S:.1f} s: median at {launch / LAUNCH_TARGET_S:.2f} of the target")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = prepare_judging_session(Path(tmp))
+        times = asyncio.run(bench_next(path, args.rounds))
+    both = times["skip"] + times["submit"]
+    print("next comparison on screen (laid out and drawn as a full frame):")
+    print(f"  after skip           {describe(times['skip'])}")
+    print(f"  after submit         {describe(times['submit'])}")
+    print(f"  target {NEXT_TARGET_S * 1000:.0f} ms: median at {statistics.median(both) / NEXT_TARGET_S:.2f} of the target, "
+          f"max at {max(both) / NEXT_TARGET_S:.2f}")
+
+
+if __name__ == "__main__":
+    main()
