@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 import warnings
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 EXACT_PERMUTATION_MAX_N = 9
@@ -123,3 +125,86 @@ def clean_float(value: float | None, digits: int | None = None) -> float | None:
     if not math.isfinite(value):
         return None
     return round(value, digits) if digits is not None else value
+
+
+MIN_DEFINED_REPLICATES = 10
+"""Fewest bootstrap replicates with a defined statistic for a percentile interval."""
+
+
+def bootstrap_weights(n: int, replicates: int, seed: int | tuple[int, ...]) -> np.ndarray:
+    """Multinomial resampling weights: row b says how often each of n units is drawn in replicate b.
+
+    Args:
+        n: Units to resample (drawn n times with replacement per replicate).
+        replicates: Bootstrap replicates B (0 gives a (0, n) array).
+        seed: Seed (or seed sequence) of the draw.
+
+    Returns:
+        (B, n) float array; a statistic that is a ratio of sums over units becomes
+        `(W @ numerator) / (W @ denominator)`, all replicates at once.
+    """
+    if n == 0 or replicates <= 0:
+        return np.zeros((max(replicates, 0), n))
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n, np.full(n, 1.0 / n), size=replicates).astype(float)
+
+
+def percentile_interval(boot: np.ndarray, ci: float = 0.95, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of bootstrap replicates, ignoring undefined (NaN) replicates.
+
+    An interval needs at least `MIN_DEFINED_REPLICATES` defined replicates and at least half
+    of them defined; otherwise it is NaN (a statistic undefined in most resamples has no
+    trustworthy interval).
+
+    Args:
+        boot: Replicates along `axis`.
+        ci: Coverage, e.g. 0.95.
+        axis: The replicate axis.
+
+    Returns:
+        (low, high), arrays of the statistic's shape without `axis` (0-d for one statistic).
+    """
+    boot = np.asarray(boot, dtype=float)
+    if boot.shape[axis] == 0:
+        shape = boot.shape[:axis] + boot.shape[axis + 1:]
+        return np.full(shape, math.nan), np.full(shape, math.nan)
+    finite = np.isfinite(boot)
+    count = finite.sum(axis=axis)
+    enough = (count >= MIN_DEFINED_REPLICATES) & (count >= 0.5 * boot.shape[axis])
+    alpha = (1.0 - ci) / 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # all-NaN slices: handled by `enough`
+        low = np.nanquantile(boot, alpha, axis=axis)
+        high = np.nanquantile(boot, 1.0 - alpha, axis=axis)
+    return np.where(enough, low, np.nan), np.where(enough, high, np.nan)
+
+
+def interval(boot: np.ndarray, ci: float = 0.95) -> tuple[float, float]:
+    """`percentile_interval` of one statistic, as two floats."""
+    low, high = percentile_interval(np.asarray(boot, dtype=float).ravel(), ci)
+    return float(low), float(high)
+
+
+def json_value(v: Any) -> Any:
+    """A value for the JSON document: NaN/inf/NA become None, numpy scalars plain Python, containers recursed."""
+    if isinstance(v, dict):
+        return {str(k): json_value(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [json_value(x) for x in v]
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return clean_float(float(v))
+    if v is None or v is pd.NA or v is pd.NaT:
+        return None
+    return v if isinstance(v, str) else str(v)
+
+
+def records(frame: pd.DataFrame, columns: list[str] | None = None) -> list[dict[str, Any]]:
+    """Rows of a frame as JSON-ready dicts (NaN becomes None, numpy scalars become Python ones)."""
+    if columns is not None:
+        frame = frame[columns]
+    cols = list(frame.columns)
+    return [{c: json_value(v) for c, v in zip(cols, row, strict=True)} for row in frame.itertuples(index=False, name=None)]

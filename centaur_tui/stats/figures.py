@@ -1,4 +1,4 @@
-"""Provides the report's figures as PNG files (matplotlib, Agg backend): the paper's Figures 7-15.
+"""Provides the report's figures as PNG files (matplotlib, Agg backend): the paper's Figures 7-15, and 16-17 (experts).
 
 Figures are drawn from the report document (plus the rubric-vs-win-rate cells for Figure
 13A), with `matplotlib.figure.Figure` and no pyplot state, so drawing is thread-safe and
@@ -245,6 +245,80 @@ def criterion_panels(doc: dict[str, Any], path: Path) -> Path:
     return _finish(fig, doc, "Figure 15: criterion validity, release order (automation)", path)
 
 
+def agreement_matrix(doc: dict[str, Any], path: Path) -> Path:
+    """Figure 16: raw agreement (with ties) of every pair of judges on the reference set, experts first."""
+    ex = doc["experts"]
+    names = ex["counts"]["experts"] + ex["counts"]["llm_judges"]
+    at = {n: i for i, n in enumerate(names)}
+    grid = np.full((len(names), len(names)), np.nan)
+    counts = np.zeros((len(names), len(names)), dtype=int)
+    for r in ex.get("agreement", {}).get("kappa", []):
+        i, k = at.get(r["judge_1"]), at.get(r["judge_2"])
+        if i is None or k is None:
+            continue
+        grid[i, k] = grid[k, i] = _nan(r["agreement"])
+        counts[i, k] = counts[k, i] = r["n"]
+    size = 1.6 + 0.62 * max(len(names), 2)
+    fig = Figure(figsize=(size + 1.2, size), layout="constrained")
+    ax = fig.add_subplot()
+    if np.isfinite(grid).any():
+        im = ax.imshow(grid, cmap="viridis", vmin=0, vmax=1)
+        for i in range(len(names)):
+            for k in range(len(names)):
+                if np.isfinite(grid[i, k]):
+                    ax.text(k, i, f"{100 * grid[i, k]:.0f}%\nn={counts[i, k]}", ha="center", va="center", fontsize=6,
+                            color="black" if grid[i, k] > 0.6 else "white")
+        split = len(ex["counts"]["experts"]) - 0.5
+        ax.axhline(split, color="white", lw=2)
+        ax.axvline(split, color="white", lw=2)
+        ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
+        ax.set_yticks(range(len(names)), names, fontsize=8)
+        fig.colorbar(im, ax=ax, label="share of shared comparisons with the same verdict", shrink=0.8)
+    else:
+        _empty(ax, "no pair of judges shares a reference comparison")
+    n = ex["counts"]["reference_comparisons"]
+    return _finish(fig, doc, f"Figure 16: judge agreement, experts (top left) and LLM judges ({n:,} comparisons)",
+                   path)
+
+
+def expert_rank_scatter(doc: dict[str, Any], path: Path) -> Path:
+    """Figure 17: expert-panel vs LLM-panel Bradley-Terry rank per candidate, one panel per mode."""
+    ex = doc["experts"]
+    rankings = ex.get("rankings", {"rows": [], "candidates": []})
+    modes = list(dict.fromkeys(r["mode"] for r in rankings["rows"]))
+    fig = Figure(figsize=(max(7.0, 5.2 * len(modes)), 5), layout="constrained")
+    if not modes:
+        _empty(fig.add_subplot(), "no reference comparison")
+    for i, mode in enumerate(modes):
+        ax = fig.add_subplot(1, len(modes), i + 1)
+        cands = [r for r in rankings["candidates"] if r["mode"] == mode]
+        per_task = [r for r in cands if r["task"] != "(all tasks)"]
+        pooled = [r for r in cands if r["task"] == "(all tasks)"]
+        xs = [_nan(r["expert_rank"]) for r in per_task]
+        ys = [_nan(r["llm_rank"]) for r in per_task]
+        ax.scatter(xs, ys, s=12, color="lightgrey", label="per task")
+        x = np.array([_nan(r["expert_rank"]) for r in pooled])
+        y = np.array([_nan(r["llm_rank"]) for r in pooled])
+        ax.scatter(x, y, color="tab:blue", label="all tasks pooled")
+        for r, a, b in zip(pooled, x, y, strict=True):
+            if np.isfinite(a) and np.isfinite(b):
+                ax.annotate(r["candidate"], (a, b), textcoords="offset points", xytext=(4, 3), fontsize=7)
+        top = max([len(pooled), *[v for v in xs + ys if np.isfinite(v)], 2])
+        ax.plot([0.5, top + 0.5], [0.5, top + 0.5], color="grey", lw=0.8, ls="--")
+        ax.set_xlim(top + 0.5, 0.5)
+        ax.set_ylim(top + 0.5, 0.5)
+        ax.set_xlabel("expert-panel rank (1 = best)")
+        ax.set_ylabel("LLM-panel rank (1 = best)")
+        row = next((r for r in rankings["rows"] if r["mode"] == mode and r["task"] == "(all tasks)"), None)
+        rho = row and row["spearman"]
+        text = "NaN" if rho is None else f"{rho:.2f}"
+        if row and row["spearman_ci_low"] is not None and rho is not None:
+            text += f" [{row['spearman_ci_low']:.2f}, {row['spearman_ci_high']:.2f}]"
+        ax.set_title(f"{mode}: Spearman {text}, n = {row['n'] if row else 0}", fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+    return _finish(fig, doc, "Figure 17: expert vs LLM-panel ranks (Bradley-Terry, same comparisons)", path)
+
+
 def draw_all(report: Report, out_dir: Path) -> list[Path]:
     """Draw every figure of a report into `out_dir`; returns the files written."""
     out_dir = Path(out_dir)
@@ -262,4 +336,8 @@ def draw_all(report: Report, out_dir: Path) -> list[Path]:
     written.append(validity_panels(doc, report, out_dir / "fig13_validity.png"))
     written.append(reliability_panels(doc, out_dir / "fig14_reliability.png"))
     written.append(criterion_panels(doc, out_dir / "fig15_criterion_validity.png"))
+    experts = doc.get("experts") or {}
+    if experts.get("present") and experts["counts"]["reference_comparisons"]:
+        written.append(agreement_matrix(doc, out_dir / "fig16_expert_llm_agreement.png"))
+        written.append(expert_rank_scatter(doc, out_dir / "fig17_expert_vs_llm_ranks.png"))
     return sorted(written)

@@ -136,7 +136,9 @@ class Frames:
             `complete` (both options carry a full set of scores).
         scores: One row per rubric score, with the export's columns (empty when the frames
             were built from option-score rows).
-        comparisons: One row per comparison of the session.
+        comparisons: One row per comparison of the session; `length_a`/`length_b` hold the
+            length in characters of each candidate's output when the caller passed
+            `comparison_lengths` (NaN otherwise).
         candidates: One row per (run, task, mode, candidate) of every tournament, so that a
             candidate with no valid judgment still takes part.
         design: What the session says about families, release order and rubrics.
@@ -197,6 +199,23 @@ class Frames:
         rest = sorted(seen - set(ordered) - {self.design.plain})
         return ordered + rest + ([self.design.plain] if self.design.plain in seen else [])
 
+    def with_judge_kinds(self, kinds: Iterable[str]) -> Frames:
+        """The same frames with the statuses recomputed for other judge kinds (e.g. LLM judges and experts).
+
+        Args:
+            kinds: Judge kinds whose judgments become usable; the others get status `other_kind`.
+
+        Returns:
+            New frames sharing every other table with these.
+        """
+        j = _mark(self.judgments.copy(), self.comparisons, self.design, tuple(kinds))
+        return dataclasses.replace(self, judgments=j)
+
+    @property
+    def has_lengths(self) -> bool:
+        """True when output lengths are known for at least one comparison."""
+        return "length_a" in self.comparisons and bool(self.comparisons["length_a"].notna().any())
+
 
 def _records(items: Any, columns: tuple[str, ...]) -> pd.DataFrame:
     """A frame from dicts, dataclass records or a mapping of id to record (only `columns` are read)."""
@@ -253,6 +272,7 @@ def build_frames(
     *,
     judge_kinds: Iterable[str] = ("llm",),
     option_score_rows: Any = None,
+    comparison_lengths: Any = None,
 ) -> Frames:
     """Build the tidy frames from the store's rows.
 
@@ -274,6 +294,9 @@ def build_frames(
             `centaur_tui.store.importer.option_score_rows` returns, or a Future of either (resolved only when needed, so the caller can
             read them in a thread meanwhile); used instead of `score_rows`, which hold about
             ten times as many rows.
+        comparison_lengths: Output lengths per comparison, for the length bias of judges:
+            rows with keys comparison_id, length_a, length_b (`centaur_tui.store.expert_reads.
+            comparison_lengths`), or None (length statistics are then NaN with a reason).
 
     Returns:
         The frames.
@@ -281,6 +304,7 @@ def build_frames(
     design = design or Design()
     comps = _records(comparisons, COMPARISON_COLUMNS)
     comps["run"] = pd.to_numeric(comps["run"]).astype("int64")
+    comps = _attach_lengths(comps, comparison_lengths)
     j = _records(judgment_rows, JUDGMENT_COLUMNS)
     o = _records(output_rows or [], ("run", "task", "mode", "candidate"))
 
@@ -331,6 +355,23 @@ def build_frames(
 
     j = _attach_averages(j, option, design)
     return Frames(judgments=j, scores=s, comparisons=comps, candidates=candidates, design=design, option_scores=option)
+
+
+def _attach_lengths(comps: pd.DataFrame, lengths: Any) -> pd.DataFrame:
+    """Add length_a/length_b (characters of each candidate's output; NaN when unknown)."""
+    comps["length_a"] = np.nan
+    comps["length_b"] = np.nan
+    if lengths is None:
+        return comps
+    rows = _records(lengths, ("comparison_id", "length_a", "length_b"))
+    at = pd.Index(comps["id"].astype(str)).get_indexer(rows["comparison_id"].astype(str))
+    keep = at >= 0
+    for col in ("length_a", "length_b"):
+        values = pd.to_numeric(rows[col], errors="coerce").to_numpy(dtype=float)
+        column = comps[col].to_numpy(dtype=float).copy()
+        column[at[keep]] = values[keep]
+        comps[col] = column
+    return comps
 
 
 def _option_rows(rows: Any, cand: pd.CategoricalDtype) -> pd.DataFrame:

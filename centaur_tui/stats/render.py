@@ -103,6 +103,7 @@ def sections(doc: dict[str, Any]) -> list[Section]:
     out.append(_cross_section(doc))
     out.append(_reliability_section(doc))
     out += _validity_sections(doc)
+    out += _expert_sections(doc)
     return out
 
 
@@ -330,6 +331,213 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
                         excluded_text(r["excluded"]).removeprefix("excluded: ")])
     pb.align = "lrrrrrrrl"
     out.append(pb)
+    return out
+
+
+# -- experts vs LLM judges ----------------------------------------------------------------------
+
+KIND_WORDS = {"expert": "expert", "llm": "LLM"}
+
+
+def _ci(v: Any, low: Any, high: Any, digits: int = 2, percent: bool = False) -> str:
+    """'0.78 [0.72, 0.84]' (or in percent); the interval is left out when it is undefined."""
+    if _missing(v):
+        return "NaN"
+    f = (lambda x: f"{100 * x:.1f}") if percent else (lambda x: f"{x:.{digits}f}")
+    text = f(v) + ("%" if percent else "")
+    return text if _missing(low) or _missing(high) else f"{text} [{f(low)}, {f(high)}]"
+
+
+def _share_n(share: Any, n: Any) -> str:
+    return f"{pct(share)} ({num(n)})" if not _missing(share) else f"NaN ({num(n)})"
+
+
+def _expert_sections(doc: dict[str, Any]) -> list[Section]:
+    ex = doc.get("experts") or {}
+    head = Section(_title(doc, "Experts vs LLM judges"))
+    if not ex.get("present"):
+        head.notes.append(ex.get("note") or "No expert judgments in this session.")
+        return [head]
+    c, opts = ex["counts"], ex["options"]
+    level = int(round(100 * opts["confidence"]))
+    head.notes.append(
+        f"n = {c['expert_judgments']:,} expert judgments stored, {c['expert_usable']:,} usable "
+        f"({excluded_text(c['expert_excluded'])}), by {len(c['experts'])} expert(s): {', '.join(c['experts'])}; "
+        f"LLM judges: {', '.join(c['llm_judges']) or 'none'}."
+    )
+    head.notes.append(
+        f"Reference set: {c['reference_comparisons']:,} comparisons judged by at least one expert and one LLM judge "
+        f"({c['reference_expert_verdicts']:,} expert and {c['reference_llm_verdicts']:,} LLM verdicts, one per "
+        f"comparison and judge); {c['expert_only_comparisons']:,} comparison(s) judged only by experts are left out "
+        f"of it; {c['expert_repeats']:,} swapped repeat(s) only enter the repeat consistency. Intervals: {level}% "
+        f"percentile bootstrap, {opts['bootstrap']} replicates resampling reference comparisons (paired across "
+        "statistics). Verdicts in canonical order (candidates sorted by name): A wins, B wins, tie."
+    )
+    if ex.get("note"):
+        head.notes.append(ex["note"])
+    out = [head]
+    if "agreement" in ex:
+        ag = ex["agreement"]
+        bl = Section(_title(doc, "Experts vs LLM judges: agreement blocks"), level=3)
+        bl.notes.append("Share of judge pairs (within or across the groups) giving the same verdict on a comparison, "
+                        "pooled over comparisons; with ties (chance 1/3) and among pairs of decisive verdicts "
+                        "(chance 1/2). n = judge pairs x comparisons.")
+        bl.headers = ["block", "comparisons", "pairs", "agreement", "chance", "decisive pairs", "decisive agreement",
+                      "chance", "note"]
+        for r in ag["blocks"]:
+            bl.rows.append([r["block"], num(r["units"]), num(r["pairs"]),
+                            _ci(r["agreement"], r["ci_low"], r["ci_high"], percent=True), pct(r["chance"]),
+                            num(r["decisive_pairs"]),
+                            _ci(r["decisive_agreement"], r["decisive_ci_low"], r["decisive_ci_high"], percent=True),
+                            pct(r["decisive_chance"]), r["reason"] or ""])
+        bl.align = "lrrrrrrrl"
+        al = Section(_title(doc, "Experts vs LLM judges: Krippendorff's alpha (nominal)"), level=3)
+        al.notes.append("Within the experts, within the LLM judges and pooled, on the reference set; comparisons with "
+                        "fewer than two verdicts of the group are left out (excl.).")
+        al.headers = ["group", "judges", "comparisons", "excl.", "ratings", "alpha", "note"]
+        for r in ag["alpha"]:
+            al.rows.append([r["group"], num(r["judges"]), num(r["units"]), num(r["excluded_units"]), num(r["ratings"]),
+                            _ci(r["alpha"], r["ci_low"], r["ci_high"], 3), r["reason"] or ""])
+        al.align = "lrrrrrl"
+        kp = Section(_title(doc, "Experts vs LLM judges: Cohen's kappa per judge pair"), level=3)
+        kp.notes.append("Three categories (A wins, B wins, tie) over the reference comparisons both judges judged (n); "
+                        "pairs sharing no comparison are not listed.")
+        kp.headers = ["judge 1", "judge 2", "block", "n", "agreement", "kappa", "note"]
+        for r in ag["kappa"]:
+            kp.rows.append([r["judge_1"], r["judge_2"], r["block"], num(r["n"]), pct(r["agreement"]),
+                            _ci(r["kappa"], r["ci_low"], r["ci_high"]), r["reason"] or ""])
+        kp.align = "lllrrrl"
+        if not kp.rows:
+            kp.notes.append("No pair of judges shares a reference comparison.")
+        out += [bl, al, kp]
+    if "loo_majority" in ex:
+        lo = Section(_title(doc, "Experts vs LLM judges: each judge against the leave-one-out expert majority"), level=3)
+        lo.notes.append(
+            "Reference verdict of item (expert e, comparison u) = the verdict most of the other experts gave on u "
+            f"(at least {opts['loo_min_others']}; a shared top is no majority and is left out, 'no majority'). An "
+            "expert is scored on its own items; an LLM judge on the same items wherever it judged u, beside the "
+            "experts' agreement on exactly those items and the difference (LLM minus experts). n = items.")
+        lo.headers = ["judge", "kind", "n", "agreement", "experts, same items", "difference", "no majority", "note"]
+        for r in ex["loo_majority"]["rows"]:
+            lo.rows.append([r["judge"], KIND_WORDS.get(r["kind"], r["kind"]), num(r["n"]),
+                            _ci(r["agreement"], r["ci_low"], r["ci_high"], percent=True),
+                            "" if _missing(r["expert_agreement"]) else pct(r["expert_agreement"]),
+                            "" if _missing(r["difference"]) else
+                            _ci(r["difference"], r["diff_ci_low"], r["diff_ci_high"], 3),
+                            num(r["no_majority"]), r["reason"] or ""])
+        lo.align = "llrrrrrl"
+        pm = ex["panel_majority"]
+        mj = Section(_title(doc, "Experts vs LLM judges: LLM-panel majority vs expert-panel majority"), level=3)
+        mj.notes.append(
+            f"Per reference comparison, each panel's majority verdict (a shared top is none). n = {pm['n']:,} "
+            f"comparisons with both majorities: agreement {_ci(pm['agreement'], pm['ci_low'], pm['ci_high'], percent=True)}"
+            f" (chance 33.3%); both decisive, n = {pm['decisive_n']:,}: "
+            f"{_ci(pm['decisive_agreement'], pm['decisive_ci_low'], pm['decisive_ci_high'], percent=True)} (chance "
+            f"50.0%); Cohen's kappa {_ci(pm['kappa'], pm['kappa_ci_low'], pm['kappa_ci_high'])}. Left out: "
+            f"{pm['no_expert_majority']:,} without an expert majority, {pm['no_llm_majority']:,} without an LLM majority."
+            + (f" NaN: {pm['reason']}." if pm.get("reason") else ""))
+        mj.headers = ["experts \ LLM judges", "A wins", "B wins", "tie"]
+        for label, row in zip(("A wins", "B wins", "tie"), pm["confusion"], strict=True):
+            mj.rows.append([label, *[num(x) for x in row]])
+        out += [lo, mj]
+    if "rankings" in ex:
+        rk = Section(_title(doc, "Experts vs LLM judges: expert-panel vs LLM-panel ranking"), level=3)
+        rk.notes.append(
+            "Both panels ranked by Bradley-Terry strengths on the same reference comparisons of each task and mode "
+            "(and pooled over tasks); every verdict is one game, ties half a win. Bradley-Terry copes with incomplete "
+            "expert designs and orders a complete balanced design like its win rates. n = candidates ranked by both. "
+            "Intervals: paired cluster bootstrap (a resampled comparison brings all its verdicts).")
+        rk.headers = ["mode", "task", "comparisons", "n", "Spearman", "Kendall tau-b", "expert top", "LLM top",
+                      "match", "note"]
+        for r in ex["rankings"]["rows"]:
+            rk.rows.append([r["mode"], r["task"], num(r["comparisons"]), num(r["n"]),
+                            _ci(r["spearman"], r["spearman_ci_low"], r["spearman_ci_high"]),
+                            _ci(r["kendall"], r["kendall_ci_low"], r["kendall_ci_high"]), r["expert_top"] or "NaN",
+                            r["llm_top"] or "NaN", "" if r["top_match"] is None else num(r["top_match"]),
+                            r["reason"] or ""])
+        rk.align = "llrrrrlllll"
+        gp = Section(_title(doc, "Experts vs LLM judges: win rate by panel, all tasks pooled"), level=3)
+        gp.notes.append("Win rate = (wins + 0.5 ties) / games on the reference comparisons; gap = experts minus LLM "
+                        "judges with its paired interval; ranks from Bradley-Terry (1 = best). Per task: in the JSON.")
+        gp.headers = ["mode", "candidate", "expert rank", "LLM rank", "expert win rate", "LLM win rate", "gap",
+                      "games (expert/LLM)"]
+        for r in ex["rankings"]["candidates"]:
+            if r["task"] != "(all tasks)":
+                continue
+            gp.rows.append([r["mode"], r["candidate"], "NaN" if _missing(r["expert_rank"]) else str(int(r["expert_rank"])),
+                            "NaN" if _missing(r["llm_rank"]) else str(int(r["llm_rank"])), pct(r["expert_win_rate"]),
+                            pct(r["llm_win_rate"]), _ci(r["gap"], r["gap_ci_low"], r["gap_ci_high"], 3),
+                            f"{num(r['expert_games'])}/{num(r['llm_games'])}"])
+        gp.align = "llrrrrrr"
+        out += [rk, gp]
+    if "bias" in ex:
+        b = ex["bias"]
+        bs = Section(_title(doc, "Experts vs LLM judges: biases per judge"), level=3)
+        bs.notes.append(
+            "Over each judge's usable judgments (both presented orders). first = share of decisive choices for the "
+            "option shown first; longer = share of decisive choices between outputs of unequal length won by the "
+            "longer one (characters); both with n and an exact binomial test against 0.5 (* p < 0.05). consistency "
+            "= winner has the higher rubric average. leniency = mean rubric-average difference against the other "
+            "LLM judges on the same comparison and candidate, with its interval, and Bland-Altman limits of "
+            "agreement (LoA, mean +/- 1.96 SD). repeats = same verdict when a comparison came back with the options "
+            "swapped.")
+        by = {k: {r["judge"]: r for r in b[k]["rows"]} for k in ("position", "length", "consistency", "leniency",
+                                                                 "repeats")}
+        bs.headers = ["judge", "kind", "first (n)", "longer (n)", "consist. (n)", "leniency", "LoA", "repeats (n)"]
+        for r in b["position"]["rows"]:
+            name = r["judge"]
+            le = by["length"].get(name, {})
+            co = by["consistency"].get(name, {})
+            ln = by["leniency"].get(name)
+            rp = by["repeats"].get(name)
+            star = lambda row: "*" if not _missing(row.get("p")) and row["p"] < 0.05 else ""  # noqa: E731
+            bs.rows.append([
+                name, KIND_WORDS.get(r["kind"], r["kind"]), _share_n(r["share_first"], r["n"]) + star(r),
+                _share_n(le.get("share_longer"), le.get("n", 0)) + star(le),
+                _share_n(co.get("share"), co.get("n", 0)) if co else "",
+                "" if ln is None else _ci(ln["mean_difference"], ln["ci_low"], ln["ci_high"]),
+                "" if ln is None or _missing(ln["loa_low"]) else f"[{ln['loa_low']:+.2f}, {ln['loa_high']:+.2f}]",
+                "" if rp is None else _share_n(rp["agreement"], rp["n"]),
+            ])
+        bs.align = "llrrrrrr"
+        reasons = sorted({r["reason"] for k in ("length", "leniency", "repeats") for r in b[k]["rows"] if r["reason"]})
+        bs.notes += [f"NaN where {x}." for x in reasons]
+        out.append(bs)
+    if "alt_test" in ex:
+        at = Section(_title(doc, "Experts vs LLM judges: alternative annotator test (Calderon, Reichart and Dror, 2025)"),
+                     level=3)
+        at.notes.append(
+            "Could this LLM judge replace an expert? Per expert (left out in turn): on the reference comparisons the "
+            f"LLM judge and at least {opts['alt_min_experts_per_item']} experts judged, whose verdict matches more of "
+            "the other experts'; one-sided paired t-test that the expert's advantage is below epsilon = "
+            f"{opts['epsilon']} (the cost-benefit margin for expert annotators), Benjamini-Yekutieli over the experts "
+            f"at q = {opts['fdr_q']}. Winning rate = share of experts the LLM judge beats; it passes at >= 0.5. "
+            f"Experts with fewer than {opts['alt_min_items']} such comparisons are not tested. Advantage probability "
+            "= mean share of items where the LLM judge is at least as good as the expert.")
+        at.headers = ["judge", "comparisons", "experts tested", "winning rate", "advantage prob.", "passes", "note"]
+        for r in ex["alt_test"]["rows"]:
+            at.rows.append([r["judge"], num(r["items"]), num(r["experts_tested"]), pct(r["winning_rate"]),
+                            num(r["advantage_probability"]), "" if r["passed"] is None else num(r["passed"]),
+                            r["reason"] or ""])
+        at.align = "lrrrrrl"
+        out.append(at)
+    if "headline" in ex:
+        hl = Section(_title(doc, "Experts vs LLM judges: the headline findings with the expert panel"), level=3)
+        hl.notes.append(
+            "Each panel's Bradley-Terry strengths over all its verdicts in the mode (theta, interval resampling "
+            "tournaments); plain beats assisted = plain's points share in its direct comparisons with assisted "
+            "candidates (> 50% = yes; interval resampling those comparisons). n = verdicts. holds = the experts "
+            "reach the LLM judges' conclusion.")
+        hl.headers = ["finding", "experts", "expert value", "n", "LLM judges", "LLM value", "n", "holds", "note"]
+        for r in ex["headline"]["rows"]:
+            share = r["finding"] == "plain beats assisted"
+            hl.rows.append([r["finding"], r["experts"] or "NaN",
+                            _ci(r["experts_value"], r["experts_ci_low"], r["experts_ci_high"], percent=share),
+                            num(r["experts_n"]), r["llm"] or "NaN",
+                            _ci(r["llm_value"], r["llm_ci_low"], r["llm_ci_high"], percent=share), num(r["llm_n"]),
+                            "" if r["holds"] is None else num(r["holds"]), r["reason"] or ""])
+        hl.align = "llrrlrrll"
+        out.append(hl)
     return out
 
 

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from centaur_tui.stats.bradley_terry import bradley_terry
-from centaur_tui.stats.common import clean_float
+from centaur_tui.stats.common import json_value, records
+from centaur_tui.stats.experts import ExpertOptions, experts_vs_llm
 from centaur_tui.stats.frames import STATUSES, Frames, status_counts
 from centaur_tui.stats.rankings import (
     RankMethod,
@@ -53,6 +54,8 @@ class ReportOptions:
         seed: Seed of the bootstrap.
         permutation: Also compute exact permutation p-values for the cross-mode correlations.
         judge_kinds: Judge kinds the statistics use ("llm", "expert").
+        alt_epsilon: Cost-benefit margin of the alternative annotator test in the experts
+            section (0.2, the paper's value for expert annotators).
     """
 
     rank_method: RankMethod = "mean_win_rate"
@@ -61,6 +64,7 @@ class ReportOptions:
     seed: int = 0
     permutation: bool = True
     judge_kinds: tuple[str, ...] = ("llm",)
+    alt_epsilon: float = 0.2
 
 
 @dataclass
@@ -71,28 +75,7 @@ class Report:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
-def _value(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {str(k): _value(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return [_value(x) for x in v]
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return clean_float(float(v))
-    if v is None or v is pd.NA or v is pd.NaT:
-        return None
-    return v if isinstance(v, str) else str(v)
-
-
-def records(frame: pd.DataFrame, columns: list[str] | None = None) -> list[dict[str, Any]]:
-    """Rows of a frame as JSON-ready dicts (NaN becomes None, numpy scalars become Python ones)."""
-    if columns is not None:
-        frame = frame[columns]
-    cols = list(frame.columns)
-    return [{c: _value(v) for c, v in zip(cols, row, strict=True)} for row in frame.itertuples(index=False, name=None)]
+_value = json_value
 
 
 def _order(frame: pd.DataFrame, column: str, order: list[str]) -> pd.DataFrame:
@@ -167,6 +150,9 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
     profiles_auto = all_profiles[all_profiles["mode"] == "automation"]
     z_ranks, z_agree = standardised_rubric_ranking(frames, means)
     bias = position_bias(frames)
+    # The experts section always uses both judge kinds, whatever `judge_kinds` the rest uses.
+    expert = experts_vs_llm(frames, ExpertOptions(bootstrap=options.bootstrap, confidence=options.confidence,
+                                                  seed=options.seed, epsilon=options.alt_epsilon))
 
     status = j["status"].value_counts()
     doc: dict[str, Any] = {
@@ -206,6 +192,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
             "standardised": {"rows": records(_order(_order(z_agree, "task", tasks), "mode", modes))},
             "position_bias": {"rows": records(bias)},
         },
+        "experts": json_value(expert.doc),
     }
     tables = {
         "win_rates": rates, "ranks": ranks, "means": means, "overall": over, "bradley_terry": bt,
@@ -213,6 +200,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         "consistency": consistency, "stated_mismatches": mismatches, "cells": cells, "criterion_pairs": crit_pairs,
         "criterion_ranks": crit_ranks, "profiles": profiles, "standardised_ranks": z_ranks,
         "standardised": z_agree, "position_bias": bias,
+        **{f"experts_{k}": v for k, v in expert.tables.items()},
     }
     return Report(doc=doc, tables=tables)
 
