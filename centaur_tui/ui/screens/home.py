@@ -32,6 +32,17 @@ class SessionRow:
     error: str | None = None
 
 
+class SessionTable(DataTable):
+    """The sessions table: enter opens the highlighted session (shown in the footer)."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Open", tooltip="Open the highlighted session.")]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "select_cursor":
+            return self.screen.check_action("open", parameters)
+        return True
+
+
 class HomeScreen(CentaurScreen):
     """Lists the sessions and opens one."""
 
@@ -48,7 +59,7 @@ simulated provider, not to language models.
 """
 
     BINDINGS = [
-        Binding("enter", "open", "Open", id="open", tooltip="Open the highlighted session."),
+        Binding("o", "open", "Open", id="open", show=False, tooltip="Open the highlighted session."),
         Binding("r", "refresh", "Refresh", id="refresh", tooltip="Read the sessions' states again."),
     ]
 
@@ -60,7 +71,7 @@ simulated provider, not to language models.
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Sessions", id="home-title", classes="screen-title")
-        yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield SessionTable(id="sessions", cursor_type="row", zebra_stripes=True)
         yield Static("Reading sessions…", id="home-detail", markup=False)
         yield Footer()
 

@@ -38,6 +38,24 @@ class StoredState:
     simulated: bool
 
 
+class ExpertTable(DataTable):
+    """The experts table: enter judges as the highlighted expert (shown in the footer)."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Judge", tooltip="Judge the highlighted expert's queue.")]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "select_cursor":
+            return self.screen.check_action("judge", parameters)
+        return True
+
+
+def _tasks_label(tasks: tuple[str, ...]) -> str:
+    if not tasks:
+        return "all"
+    text = ", ".join(tasks)
+    return text if len(text) <= 24 else f"{len(tasks)} tasks"
+
+
 class SessionScreen(CentaurScreen):
     """One session: run or resume its pipeline, watch progress, pick an expert to judge."""
 
@@ -58,7 +76,7 @@ stopped, and a finished run costs nothing to run again.
     BINDINGS = [
         Binding("r", "run", "Run / resume", id="run", tooltip="Send the calls still missing, in the background."),
         Binding("p", "pause", "Pause", id="pause", tooltip="Stop sending calls; answered calls are kept."),
-        Binding("j", "judge", "Judge", id="judge", tooltip="Judge the highlighted expert's queue."),
+        Binding("j", "judge", "Judge", id="judge", show=False, tooltip="Judge the highlighted expert's queue."),
         Binding("a", "assign", "Assign", id="assign", tooltip="Assign comparisons to the highlighted expert."),
         Binding("n", "new_expert", "New expert", id="new-expert", tooltip="Add an expert to this session."),
         Binding("escape", "back", "Back", id="back", tooltip="Back to the sessions."),
@@ -86,7 +104,7 @@ stopped, and a finished run costs nothing to run again.
                 yield Static("Reading the session…", id="run-status", markup=False)
             with Vertical(id="experts-panel", classes="panel"):
                 yield Static("Experts", classes="panel-title")
-                yield DataTable(id="experts", cursor_type="row")
+                yield ExpertTable(id="experts", cursor_type="row")
                 yield Static("", id="experts-hint", markup=False)
         yield Footer()
 
@@ -97,7 +115,9 @@ stopped, and a finished run costs nothing to run again.
             stages.add_column(column, key=column)
         for stage in STAGES:
             stages.add_row(stage, *["" for _ in STAGE_COLUMNS], key=stage)
-        self.query_one("#experts", DataTable).add_columns("id", "name", "tasks", "assigned", "judged", "waiting")
+        self.query_one("#experts", DataTable).add_columns("id", "name", "waiting", "judged", "assigned", "tasks")
+        stages.can_focus = False  # read-only counters; the experts table is where keys act
+        self.query_one("#experts", DataTable).focus()
         self.set_interval(0.25, self.show_progress)
         self.load()
 
@@ -136,8 +156,8 @@ stopped, and a finished run costs nothing to run again.
         table.clear()
         for e in state.experts:
             assigned, judged = state.workload.get(e.id, (0, 0))
-            table.add_row(e.id, e.name, ", ".join(e.tasks) or "all", str(assigned), str(judged),
-                          str(assigned - judged), key=e.id)
+            table.add_row(e.id, e.name, str(assigned - judged), str(judged), str(assigned), _tasks_label(e.tasks),
+                          key=e.id)
         if state.experts:
             table.move_cursor(row=min(cursor, len(state.experts) - 1))
         hint = "No experts yet: press n to add one." if not state.experts else (
@@ -163,7 +183,7 @@ stopped, and a finished run costs nothing to run again.
             done = st.llm_judgments if stage == "judging" else st.calls_by_stage.get(stage, 0)
             planned = plan.total_judgments if stage == "judging" else plan.calls[stage]
             for column, value in zip(STAGE_COLUMNS, (planned, min(done, planned), "", "", "", "")):
-                table.update_cell(stage, column, f"{value:,}" if isinstance(value, int) else value)
+                table.update_cell(stage, column, f"{value:,}" if isinstance(value, int) else value, update_width=True)
         cost = "unknown" if st.cost is None else f"${st.cost:.4f}"
         lead = self.last_outcome or ("Complete." if not st.calls_left else "Idle.")
         self.query_one("#run-status", Static).update(
@@ -231,7 +251,7 @@ stopped, and a finished run costs nothing to run again.
         for stage in STAGES:
             st = p.stages[stage]
             for column in STAGE_COLUMNS:
-                table.update_cell(stage, column, f"{getattr(st, column):,}")
+                table.update_cell(stage, column, f"{getattr(st, column):,}", update_width=True)
         cost_known = all(s.cost_known for s in p.stages.values())
         status = "Pausing" if self.runner.stopping else "Running"
         error = f" Last error: {p.last_error}" if p.last_error else ""
