@@ -64,6 +64,12 @@ async def test_home_lists_sessions_with_their_state_and_opens_one(tmp_path: Path
         assert "SIMULATED DATA" in app.screen_text()
         await pilot.press("escape")
         assert isinstance(app.screen, HomeScreen)
+        table.move_cursor(row=[r.name for r in home.rows].index("fresh"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                       "the overview of a session never run")
+        assert f"{plan.total_calls:,} left" in app.screen_text()
+        assert not (folder / "fresh.db").exists()  # looking creates no database
 
 
 async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_stored(
@@ -97,7 +103,7 @@ async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_
             if not loop.is_closed():
                 loop.call_soon_threadsafe(gate.set)
 
-    monkeypatch.setattr("centaur_tui.ui.pipeline_run.Pipeline", GatedPipeline)
+    monkeypatch.setattr("centaur_tui.pipeline.Pipeline", GatedPipeline)
     study = load_session(path)
     plan = summarize(study.session)
     app: CentaurApp = create_app(sessions_dir=path.parent, session=path)
@@ -108,7 +114,8 @@ async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_
         assert overview.check_action("pause", ()) is False  # nothing to pause yet: hidden
         await pilot.press("r")
         assert overview.running and overview.check_action("run", ()) is False
-        await wait_for(pilot, lambda: overview.runner.progress.stages["automation"].sent > 0, "the first calls")
+        await wait_for(pilot, lambda: overview.runner.progress is not None
+                       and overview.runner.progress.stages["automation"].sent > 0, "the first calls")
         await pilot.press("p")
         await wait_for(pilot, lambda: not overview.running, "the pause")
         assert overview.last_outcome == "Paused: run again to resume."

@@ -3,7 +3,8 @@
 Running the pipeline on the UI's own loop stalled the UI up to about 90 ms; in a thread with
 its own loop about 30 ms (NOTES.md). The UI reads `progress` on a timer instead of receiving a
 message per call. Stopping cancels the run; every answered call is already stored, so running
-again resumes where it stopped.
+again resumes where it stopped. Everything heavy (the pipeline package, the store, litellm) is
+imported and opened inside the thread, never on the UI's loop.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from centaur_tui.domain.study import Study
-from centaur_tui.pipeline import Pipeline, Progress, RunOutcome
-from centaur_tui.store import Store
+
+if TYPE_CHECKING:
+    from centaur_tui.pipeline import Progress, RunOutcome
+    from centaur_tui.store import Store
 
 
 class PipelineRun:
@@ -22,20 +27,23 @@ class PipelineRun:
 
     Args:
         study: The session to run.
-        store: Its database (shared with the app: one writer connection per process).
-        pipeline: Injected for tests; built from the study otherwise.
+        open_store: Returns its database (shared with the app: one writer connection per
+            process); called in the run's thread.
     """
 
-    def __init__(self, study: Study, store: Store, pipeline: Pipeline | None = None) -> None:
-        self.pipeline = pipeline or Pipeline(study, store, sink=None)
+    def __init__(self, study: Study, open_store: Callable[[], Store]) -> None:
+        self.study = study
+        self._open_store = open_store
+        self.pipeline: Any = None
         self._stop = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[RunOutcome] | None = None
+        self._task: asyncio.Task[Any] | None = None
         self._lock = threading.Lock()
 
     @property
-    def progress(self) -> Progress:
-        return self.pipeline.progress
+    def progress(self) -> Progress | None:
+        """Live counters, once the run has started."""
+        return self.pipeline.progress if self.pipeline is not None else None
 
     @property
     def stopping(self) -> bool:
@@ -48,20 +56,22 @@ class PipelineRun:
             ProviderError: a provider refused every call of a model.
             MissingKeyError: a real model needs a key that is not set.
         """
+        from centaur_tui import pipeline as pipeline_package
         from centaur_tui.llm import require_keys
         from centaur_tui.llm.runtime import litellm
 
-        s = self.pipeline.session
+        s = self.study.session
         require_keys([(m.name, m) for m in s.models] + [(s.worker.name, s.worker)] + [(j.name, j) for j in s.judges])
         # litellm brings about 200 MB of long-lived objects; left in the collector's view, each
         # full collection afterwards stalled the UI by 0.1-0.3 s (measured on Pilot key presses).
         litellm()
         gc.freeze()
+        self.pipeline = pipeline_package.Pipeline(self.study, self._open_store(), sink=None)
 
         async def main() -> RunOutcome | None:
             with self._lock:
                 self._loop = asyncio.get_running_loop()
-                self._task = asyncio.current_task()  # type: ignore[assignment]
+                self._task = asyncio.current_task()
             if self._stop.is_set():
                 return None
             return await self.pipeline.run()

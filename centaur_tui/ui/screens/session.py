@@ -130,6 +130,14 @@ stopped, and a finished run costs nothing to run again.
         from centaur_tui.store.experts import ExpertStore
 
         study = self.study or load_session(self.path)
+        if not study.database.exists():
+            # Never run: show the plan without creating the database just by looking.
+            plan = summarize(study.session)
+            state = StoredState({}, 0, plan.total_calls, 0, None, 0, 0, list(study.session.experts), {},
+                                study.session.simulated)
+            if not get_current_worker().is_cancelled:
+                self.app.call_from_thread(self._show_state, study, state)
+            return
         store = self.app.store_for(study)  # type: ignore[attr-defined]
         experts = ExpertStore(store)
         counts = store.counts()
@@ -202,8 +210,8 @@ stopped, and a finished run costs nothing to run again.
             return
         from centaur_tui.ui.pipeline_run import PipelineRun
 
-        store = self.app.store_for(self.study)  # type: ignore[attr-defined]
-        self.runner = PipelineRun(self.study, store)
+        study = self.study
+        self.runner = PipelineRun(study, lambda: self.app.store_for(study))  # type: ignore[attr-defined]
         self.app.on_exit_stop(self.runner.stop)  # type: ignore[attr-defined]
         self.last_outcome = None
         self.run_worker_ = self.run_pipeline(self.runner)
@@ -244,7 +252,7 @@ stopped, and a finished run costs nothing to run again.
 
     def show_progress(self) -> None:
         """Timer: copy the live counters into the table (the pipeline thread only writes them)."""
-        if self.runner is None or not self.running:
+        if self.runner is None or not self.running or self.runner.progress is None:
             return
         p = self.runner.progress
         table = self.query_one("#stages", DataTable)

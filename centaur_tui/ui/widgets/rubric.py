@@ -85,6 +85,7 @@ class DimensionRow(Vertical):
         self.index = index
         self._initial = values
         self._sliders: tuple[ScoreSlider, ScoreSlider] | None = None
+        self.tooltip = f"1-3: {dimension.low}\n8-10: {dimension.high}"
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), classes="dimension-name", markup=False)
