@@ -313,3 +313,5 @@ cli.add_command(packet)
 cli.add_command(judge)
 from centaur_tui.cli.tui_cmd import tui  # noqa: E402
 cli.add_command(tui)
+from centaur_tui.cli.plan_cmd import plan  # noqa: E402
+cli.add_command(plan)

@@ -34,7 +34,7 @@ from centaur_tui.stats.agreement import (
 )
 from centaur_tui.stats.alt_test import EPSILON, FDR_Q, MIN_ITEMS, alt_test
 from centaur_tui.stats.bradley_terry import bradley_terry, fit_strengths
-from centaur_tui.stats.common import bootstrap_weights, interval, percentile_interval, records
+from centaur_tui.stats.common import bootstrap_weights, interval, json_value, percentile_interval, records
 from centaur_tui.stats.frames import Frames, status_counts
 from centaur_tui.stats.rankings import TIE_DIGITS
 from centaur_tui.stats.validity import choice_rubric_consistency
@@ -304,29 +304,43 @@ def panel_majority(panel: Panel, ci: float) -> dict[str, Any]:
 # -- rankings -------------------------------------------------------------------------------
 
 
-def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
-    """Kendall's tau-b (ties corrected, as scipy.stats.kendalltau); NaN when either side is constant."""
-    i, j = np.triu_indices(len(x), 1)
-    sx, sy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
-    den = math.sqrt(float((sx != 0).sum()) * float((sy != 0).sum()))
-    return float((sx * sy).sum() / den) if den > 0 else math.nan
+def rank_correlations(te: np.ndarray, tl: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Spearman's rho and Kendall's tau-b of two strength vectors per row (e.g. per bootstrap replicate).
 
+    Only candidates with a strength on both sides count (n per row); values are compared after
+    rounding to 9 decimals, so float noise is no difference. Spearman = Pearson correlation of
+    average ranks; tau-b corrects for ties as scipy.stats.kendalltau does. NaN where n < 3 or
+    a side is constant.
 
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's rho (average ranks for ties); NaN when either side is constant."""
-    rx, ry = stats.rankdata(x), stats.rankdata(y)
-    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
-        return math.nan
-    return float(np.corrcoef(rx, ry)[0, 1])
+    Args:
+        te: (rows, candidates) strengths of one panel (NaN = not ranked).
+        tl: The other panel's, same shape.
 
-
-def _correlations(te: np.ndarray, tl: np.ndarray) -> tuple[float, float, int]:
+    Returns:
+        (rho, tau, n), one value per row.
+    """
+    te, tl = np.atleast_2d(te), np.atleast_2d(tl)
     valid = np.isfinite(te) & np.isfinite(tl)
-    n = int(valid.sum())
-    if n < 3:
-        return math.nan, math.nan, n
-    x, y = np.round(te[valid], TIE_DIGITS), np.round(tl[valid], TIE_DIGITS)
-    return spearman(x, y), kendall_tau_b(x, y), n
+    n = valid.sum(axis=1)
+    x = np.where(valid, np.round(te, TIE_DIGITS), np.nan)
+    y = np.where(valid, np.round(tl, TIE_DIGITS), np.nan)
+    rx = np.nan_to_num(stats.rankdata(x, axis=1, nan_policy="omit"))
+    ry = np.nan_to_num(stats.rankdata(y, axis=1, nan_policy="omit"))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx = (rx * valid).sum(axis=1, keepdims=True) / n[:, None]
+        my = (ry * valid).sum(axis=1, keepdims=True) / n[:, None]
+        dx, dy = (rx - mx) * valid, (ry - my) * valid
+        rho = (dx * dy).sum(axis=1) / np.sqrt((dx * dx).sum(axis=1) * (dy * dy).sum(axis=1))
+    i, j = np.triu_indices(te.shape[1], 1)
+    both = valid[:, i] & valid[:, j]
+    sx = np.where(both, np.sign(np.nan_to_num(x[:, i] - x[:, j])), 0.0)
+    sy = np.where(both, np.sign(np.nan_to_num(y[:, i] - y[:, j])), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = (sx * sy).sum(axis=1) / np.sqrt((sx != 0).sum(axis=1) * (sy != 0).sum(axis=1))
+    enough = n >= 3
+    rho = np.where(enough & np.isfinite(rho), rho, np.nan)
+    tau = np.where(enough & np.isfinite(tau), tau, np.nan)
+    return rho, tau, n
 
 
 def _top(names: list[str], theta: np.ndarray) -> str | None:
@@ -413,10 +427,10 @@ def ranking_part(panel: Panel, ci: float) -> tuple[pd.DataFrame, pd.DataFrame]:
                     rate = np.where(games > 0, pts / games, np.nan)
                 fits[label] = (theta, games, rate)
             te, tl = fits["expert"][0], fits["llm"][0]
-            rho, tau, n = _correlations(te[0], tl[0])
-            boot = np.array([_correlations(te[b], tl[b])[:2] for b in range(1, len(ws))]).reshape(-1, 2)
-            rho_lo, rho_hi = interval(boot[:, 0], ci) if len(boot) and n >= 3 else (math.nan, math.nan)
-            tau_lo, tau_hi = interval(boot[:, 1], ci) if len(boot) and n >= 3 else (math.nan, math.nan)
+            rhos, taus, ns = rank_correlations(te, tl)
+            rho, tau, n = float(rhos[0]), float(taus[0]), int(ns[0])
+            rho_lo, rho_hi = interval(rhos[1:], ci) if n >= 3 else (math.nan, math.nan)
+            tau_lo, tau_hi = interval(taus[1:], ci) if n >= 3 else (math.nan, math.nan)
             reason = None
             if n < 3:
                 reason = f"fewer than 3 candidates ranked by both panels (n = {n})"
@@ -755,8 +769,8 @@ def experts_vs_llm(frames: Frames, options: ExpertOptions | None = None) -> Expe
         options: Method choices.
 
     Returns:
-        The section as `doc` (JSON-ready values; the report converts NaN) and its frames as
-        `tables`. Without expert judgments, `doc` only says so.
+        The section as `doc` (JSON-ready: NaN is None, with a reason beside it) and its frames
+        as `tables`. Without expert judgments, `doc` only says so.
     """
     options = options or ExpertOptions()
     doc: dict[str, Any] = {"present": has_expert_judgments(frames), "note": None,
@@ -813,4 +827,4 @@ def experts_vs_llm(frames: Frames, options: ExpertOptions | None = None) -> Expe
     if "headline" in options.parts:
         tables["headline"] = headline_part(panel, options)
         doc["headline"] = {"rows": records(tables["headline"])}
-    return ExpertResult(doc, tables)
+    return ExpertResult(json_value(doc), tables)

@@ -1,0 +1,101 @@
+"""Provides the summary of simulated expert studies: expected values and interval widths over replicates (`centaur plan`).
+
+`centaur plan` simulates an expert study R times (new comparisons drawn for the experts and
+new simulated verdicts each time), runs the experts-vs-LLM statistics on each replicate, and
+hands the replicates' sections (`ExpertResult.doc`) to `summarise_plan`. A statistic computed
+per group (a rank correlation per task and mode, an agreement per LLM judge) contributes one
+case per group and replicate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from centaur_tui.stats.experts import ALL_TASKS
+
+Case = tuple[Any, Any, Any]
+"""(value, interval low, interval high); None or NaN where undefined."""
+
+
+def _rows(doc: dict[str, Any], *path: str) -> list[dict[str, Any]]:
+    node: Any = doc
+    for key in path:
+        node = (node or {}).get(key)
+    return list(node or [])
+
+
+def _block(name: str) -> Callable[[dict[str, Any]], list[Case]]:
+    return lambda doc: [(r["agreement"], r["ci_low"], r["ci_high"]) for r in _rows(doc, "agreement", "blocks")
+                        if r["block"] == name]
+
+
+def _alpha(group: str) -> Callable[[dict[str, Any]], list[Case]]:
+    return lambda doc: [(r["alpha"], r["ci_low"], r["ci_high"]) for r in _rows(doc, "agreement", "alpha")
+                        if r["group"] == group]
+
+
+def _panel(doc: dict[str, Any]) -> list[Case]:
+    pm = doc.get("panel_majority")
+    return [(pm["agreement"], pm["ci_low"], pm["ci_high"])] if pm else []
+
+
+def _loo_difference(doc: dict[str, Any]) -> list[Case]:
+    return [(r["difference"], r["diff_ci_low"], r["diff_ci_high"]) for r in _rows(doc, "loo_majority", "rows")
+            if r["kind"] == "llm"]
+
+
+def _ranking(column: str, pooled: bool) -> Callable[[dict[str, Any]], list[Case]]:
+    return lambda doc: [(r[column], r[f"{column}_ci_low"], r[f"{column}_ci_high"])
+                        for r in _rows(doc, "rankings", "rows") if (r["task"] == ALL_TASKS) == pooled]
+
+
+PLAN_STATISTICS: tuple[tuple[str, str, Callable[[dict[str, Any]], list[Case]]], ...] = (
+    ("expert_llm_agreement", "expert-LLM agreement (with ties)", _block("expert-LLM")),
+    ("expert_expert_agreement", "expert-expert agreement (with ties)", _block("expert-expert")),
+    ("alpha_experts", "Krippendorff's alpha, experts", _alpha("experts")),
+    ("alpha_pooled", "Krippendorff's alpha, pooled", _alpha("pooled")),
+    ("panel_majority", "LLM-panel vs expert-panel majority", _panel),
+    ("loo_difference", "LLM judge minus experts vs LOO majority", _loo_difference),
+    ("spearman_task", "Spearman, per task and mode", _ranking("spearman", pooled=False)),
+    ("kendall_task", "Kendall tau-b, per task and mode", _ranking("kendall", pooled=False)),
+    ("spearman_pooled", "Spearman, tasks pooled per mode", _ranking("spearman", pooled=True)),
+    ("kendall_pooled", "Kendall tau-b, tasks pooled per mode", _ranking("kendall", pooled=True)),
+    ("alt_winning_rate", "alt-test winning rate per LLM judge",
+     lambda doc: [(r["winning_rate"], None, None) for r in _rows(doc, "alt_test", "rows")]),
+)
+"""(key, label, extractor) of every statistic `centaur plan` reports."""
+
+
+def _finite(x: Any) -> bool:
+    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def summarise_plan(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Expected value and interval width of each statistic over simulated replicates.
+
+    Args:
+        docs: The experts-vs-LLM sections of the replicates (`ExpertResult.doc`).
+
+    Returns:
+        One dict per statistic: key, label, replicates, cases (replicates x groups),
+        defined (cases with a value), value (mean of the defined values), with_interval
+        (cases with an interval), width (mean interval width), width_p10, width_p90 (10th and
+        90th percentiles of the widths); NaN where no case has one.
+    """
+    out = []
+    for key, label, extract in PLAN_STATISTICS:
+        cases = [c for doc in docs for c in extract(doc)]
+        values = np.array([c[0] for c in cases if _finite(c[0])], dtype=float)
+        widths = np.array([c[2] - c[1] for c in cases if _finite(c[1]) and _finite(c[2])], dtype=float)
+        out.append({
+            "key": key, "label": label, "replicates": len(docs), "cases": len(cases), "defined": len(values),
+            "value": float(values.mean()) if len(values) else math.nan, "with_interval": len(widths),
+            "width": float(widths.mean()) if len(widths) else math.nan,
+            "width_p10": float(np.quantile(widths, 0.1)) if len(widths) else math.nan,
+            "width_p90": float(np.quantile(widths, 0.9)) if len(widths) else math.nan,
+        })
+    return out
