@@ -168,6 +168,8 @@ def main() -> None:
         path = prepare_judging_session(Path(tmp))
         times = asyncio.run(bench_next(path, args.rounds))
     both = times["skip"] + times["submit"]
+    if os.environ.get("BENCH_VERBOSE"):
+        print({k: [round(v * 1000) for v in vs] for k, vs in times.items()})
     print("next comparison on screen (laid out and drawn as a full frame):")
     print(f"  after skip           {describe(times['skip'])}")
     print(f"  after submit         {describe(times['submit'])}")

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from centaur_tui.catalog import load_session
-from centaur_tui.cli.main import SIMULATED_BANNER, resolve_session
+from centaur_tui.cli.main import resolve_session
 from centaur_tui.domain.assignment import STRATEGIES, plan_assignments
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.study import Study
 
+if TYPE_CHECKING:
+    from centaur_tui.store import Store
 
-def _open_existing(study: Study):  # noqa: ANN202 - returns a Store; imported lazily to keep startup light
+
+def _open_existing(study: Study) -> Store:
+    """The session's database; it must exist (the store is imported here to keep `centaur` quick)."""
     from centaur_tui.store import Store
 
     if not study.database.exists():

@@ -133,6 +133,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         yield Footer()
 
     def on_mount(self) -> None:
+        self.app.freeze_long_lived()  # type: ignore[attr-defined]
         self.query_one("#option-1").border_title = "Option 1"
         self.query_one("#option-2").border_title = "Option 2"
         self.query_one("#judge-done").display = False
@@ -182,7 +183,10 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         after = [q if q.key != current.key else QueueItem(q.key, q.position, "done", q.task_title) for q in queue]
         guess = next_open(after, after=current.position)
         if guess is not None and not get_current_worker().is_cancelled:
-            self._prefetched = self._prepare(guess, widths)
+            self._prefetched = prepared = self._prepare(guess, widths)
+            if prepared.item is not None:
+                panel = self.query_one("#rubric-panel", RubricPanel)
+                self.app.call_from_thread(panel.reserve, prepared.item.rubric)
 
     async def _show(self, queue: list[QueueItem], prepared: Prepared) -> None:
         current, item, draft = prepared.current, prepared.item, prepared.draft

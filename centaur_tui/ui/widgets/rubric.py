@@ -182,12 +182,7 @@ class RubricPanel(Vertical, can_focus=True):
         dims = rubric.all
         pool = self._pool
         if len(dims) > len(pool):
-            extra = [
-                DimensionRow(d, rubric.kind(d.id), i, values.get(d.id, (None, None)))
-                for i, d in enumerate(dims[len(pool):], start=len(pool))
-            ]
-            await self.mount_all(extra)
-            pool.extend(extra)
+            await self.reserve(rubric)
         for i, row in enumerate(pool):
             shown = i < len(dims)
             row.display = shown
@@ -198,6 +193,18 @@ class RubricPanel(Vertical, can_focus=True):
                 row.set_values(*values.get(d.id, (None, None)))
         self._rows = pool[: len(dims)]
         self.set_place(0, 1, scroll=False)
+
+    async def reserve(self, rubric: Any) -> None:
+        """Mount hidden rows ahead of time, so a longer rubric later shows without mounting."""
+        dims = rubric.all
+        pool = self._pool
+        if len(dims) <= len(pool):
+            return
+        extra = [DimensionRow(d, rubric.kind(d.id), i, (None, None)) for i, d in enumerate(dims[len(pool):], len(pool))]
+        for row in extra:
+            row.display = False
+        pool.extend(extra)
+        await self.mount_all(extra)
 
     def set_place(self, index: int, option: int, scroll: bool = True) -> None:
         """Highlight one slider (dimension index, option 1 or 2)."""
