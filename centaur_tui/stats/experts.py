@@ -517,8 +517,9 @@ def bias_part(panel: Panel, options: ExpertOptions) -> dict[str, pd.DataFrame]:
 
     comps = frames.comparisons
     unit = ok["unit"].to_numpy()
-    la = comps["length_a"].to_numpy(dtype=float)[unit]
-    lb = comps["length_b"].to_numpy(dtype=float)[unit]
+    unknown = np.full(len(comps), np.nan)
+    la = (comps["length_a"].to_numpy(dtype=float) if "length_a" in comps else unknown)[unit]
+    lb = (comps["length_b"].to_numpy(dtype=float) if "length_b" in comps else unknown)[unit]
     code = ok["code"].to_numpy()
     counted = (code < 2) & (code >= 0) & np.isfinite(la) & np.isfinite(lb) & (la != lb)
     longer = counted & (((code == 0) & (la > lb)) | ((code == 1) & (lb > la)))
