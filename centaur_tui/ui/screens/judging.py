@@ -185,8 +185,10 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         if guess is not None and not get_current_worker().is_cancelled:
             self._prefetched = prepared = self._prepare(guess, widths)
             if prepared.item is not None:
-                panel = self.query_one("#rubric-panel", RubricPanel)
-                self.app.call_from_thread(panel.reserve, prepared.item.rubric)
+                self.app.call_from_thread(self._reserve_rows, prepared.item)
+
+    async def _reserve_rows(self, item: JudgingItem) -> None:
+        await self.query_one("#rubric-panel", RubricPanel).reserve(item.rubric)
 
     async def _show(self, queue: list[QueueItem], prepared: Prepared) -> None:
         current, item, draft = prepared.current, prepared.item, prepared.draft
