@@ -343,6 +343,8 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             self._dirty = False
             self.save_draft(self.current.key, self._snapshot(), self._version())
 
+    # Not exclusive: cancelling a thread worker does not stop its write, and every save carries
+    # a version, so an older save that lands late never overwrites a newer one.
     @work(thread=True, group="draft-save", exit_on_error=False)
     def save_draft(self, key: str, draft: Draft, version: int) -> None:
         """Save partial work; concurrent saves are safe, the highest version wins."""
