@@ -290,9 +290,21 @@ def export(session: str, out_dir: Path) -> None:
 
 @cli.command()
 @click.option("--session", "session", default="sessions/demo.toml", show_default=True)
-def demo(session: str) -> None:
-    """Run the demo session end to end (offline, simulated) and export it to out/demo."""
+@click.option("--no-app", is_flag=True, help="Run, export and report in the terminal even when one is attached.")
+@click.pass_context
+def demo(ctx: click.Context, session: str, no_app: bool) -> None:
+    """The demo session end to end, offline and simulated.
+
+    On a terminal it opens the app on the session, running the pipeline first when calls are
+    left. Without one (or with --no-app) it runs the session, exports it to out/NAME and
+    prints the report.
+    """
     study = load_session(resolve_session(session))
+    if not no_app and sys.stdin.isatty() and sys.stdout.isatty():
+        from centaur_tui.cli.tui_cmd import open_app
+
+        open_app(str(study.session_file), run=True)
+        return
     outcome = run_study(study)
     from centaur_tui.pipeline.export import export_session
     from centaur_tui.store import Store
@@ -301,8 +313,13 @@ def demo(session: str) -> None:
         written = export_session(store, Path("out") / study.session.name)
     for name, n in written.items():
         click.echo(f"exported {Path('out') / study.session.name / name}: {n:,} rows")
+    from centaur_tui.cli.report_cmd import report as report_command
+
+    ctx.invoke(report_command, session=str(study.session_file))
     if not outcome.complete:
         sys.exit(1)
+
+
 from centaur_tui.cli.report_cmd import report  # noqa: E402
 cli.add_command(report)
 from centaur_tui.cli.import_cmd import import_  # noqa: E402
