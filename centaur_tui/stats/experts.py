@@ -749,7 +749,7 @@ def headline_part(panel: Panel, options: ExpertOptions) -> pd.DataFrame:
         elif not llm[3]:
             reason = "no usable LLM judgment of plain against an assisted candidate"
         rows.append({"finding": "plain beats assisted", "mode": "augmentation",
-                     "experts": None if reason else ("yes" if e[0] > 0.5 else "no"), "experts_value": e[0],
+                     "experts": None if not e[3] else ("yes" if e[0] > 0.5 else "no"), "experts_value": e[0],
                      "experts_ci_low": e[1], "experts_ci_high": e[2], "experts_n": e[3],
                      "llm": None if not llm[3] else ("yes" if llm[0] > 0.5 else "no"), "llm_value": llm[0],
                      "llm_ci_low": llm[1], "llm_ci_high": llm[2], "llm_n": llm[3],
@@ -802,7 +802,9 @@ def experts_vs_llm(frames: Frames, options: ExpertOptions | None = None) -> Expe
         "reference_llm_verdicts": int(np.isfinite(panel.matrix[panel.llms]).sum()),
         "lengths_known": frames.has_lengths,
     }
-    if not len(panel.units):
+    if not len(ok_expert):
+        doc["note"] = "No usable expert judgment: every statistic of this section is undefined (NaN)."
+    elif not len(panel.units):
         doc["note"] = ("No comparison was judged by both an expert and an LLM judge: agreement, majorities, rankings "
                        "and the alternative annotator test are undefined (NaN).")
     ci = options.confidence
