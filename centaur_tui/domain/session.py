@@ -123,6 +123,20 @@ class ExpertSpec(Strict):
     tasks: tuple[str, ...] = Field(default=(), description="Tasks the expert may judge; empty = all.")
 
 
+class HumanWorkerArm(Strict):
+    """Experts as workers: who writes deliverables for which tasks, with whose assistance texts."""
+
+    experts: tuple[str, ...] = Field(min_length=1, description="Expert ids (from [[experts]]) who write deliverables.")
+    tasks: tuple[str, ...] = Field(min_length=1, description="Task ids of this session the experts work on.")
+    assistants: tuple[str, ...] = Field(default=(), description="Assistant models whose assistance texts are used.")
+    include_plain: bool = Field(True, description="Include the plain condition (no assistance text).")
+
+    @property
+    def conditions(self) -> tuple[str, ...]:
+        """The conditions of the arm: the assistants, then plain when included."""
+        return (*self.assistants, PLAIN) if self.include_plain else self.assistants
+
+
 class GenerationParams(Strict):
     """Sampling parameters of generation calls (automation, assistance, worker)."""
 
@@ -140,6 +154,7 @@ class JudgingParams(Strict):
     max_invalid_retries: int = Field(2, ge=0, le=10, description="Re-asks after an invalid reply.")
     structured_output: bool = Field(True, description="Ask for JSON via response_format where supported.")
     plain_family: str | None = Field(None, description="Family of the plain candidate (None: no family).")
+    expert_min_rationale: int = Field(20, ge=0, le=2000, description="Characters an expert's rationale needs at least.")
 
 
 class Limits(Strict):
@@ -171,6 +186,7 @@ class Session(Strict):
     worker: WorkerSpec
     judges: tuple[JudgeSpec, ...] = Field(min_length=1)
     experts: tuple[ExpertSpec, ...] = ()
+    human_workers: HumanWorkerArm | None = None
 
     @field_validator("models")
     @classmethod
@@ -210,6 +226,29 @@ class Session(Strict):
         if dupes:
             raise ValueError(f"duplicate expert ids: {', '.join(dupes)}")
         return v
+
+    def human_worker_problems(self) -> list[tuple[str, str]]:
+        """(field, problem) for each unknown or repeated id of the human-worker arm; empty when valid.
+
+        Checked by the loader (which names the file and field), not by a validator, so that the
+        error points at `human_workers.<field>[i]` rather than at the top level.
+        """
+        arm = self.human_workers
+        if arm is None:
+            return []
+        problems: list[tuple[str, str]] = []
+        known_sets = {"experts": {e.id for e in self.experts}, "tasks": set(self.tasks), "assistants": set(self.assistants)}
+        for name, known in known_sets.items():
+            ids: tuple[str, ...] = getattr(arm, name)
+            for i, value in enumerate(ids):
+                where = f"human_workers.{name}[{i}]"
+                if value not in known:
+                    problems.append((where, f"unknown {name[:-1]} {value!r} (known: {', '.join(sorted(known)) or 'none'})"))
+                elif ids.index(value) != i:
+                    problems.append((where, f"{value!r} is listed twice"))
+        if not arm.conditions:
+            problems.append(("human_workers", "no condition: list assistants or set include_plain = true"))
+        return problems
 
     @property
     def automation_candidates(self) -> tuple[str, ...]:

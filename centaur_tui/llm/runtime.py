@@ -42,5 +42,11 @@ def litellm() -> ModuleType:
                 *[p for p in module.custom_provider_map if p.get("provider") != "simulated"],
                 {"provider": "simulated", "custom_handler": SimulatedLLM()},
             ]
+            # litellm leaves ~200 MB of long-lived objects; freezing them keeps full garbage
+            # collections from stalling a UI by 0.1-0.3 s (measured in the app).
+            import gc
+
+            gc.collect()
+            gc.freeze()
             _module = module
     return _module

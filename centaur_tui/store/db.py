@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS call_errors (
     created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS call_errors_key ON call_errors (key);
+CREATE INDEX IF NOT EXISTS calls_stage ON calls (stage);
 CREATE TABLE IF NOT EXISTS assistance_texts (
     id TEXT PRIMARY KEY, run INTEGER NOT NULL, task TEXT NOT NULL, assistant TEXT NOT NULL,
     text TEXT NOT NULL, call_key TEXT REFERENCES calls (key), created_at TEXT NOT NULL

@@ -383,7 +383,7 @@ class SessionJudging:
         self.expert_name = expert.name
         self.blinding = blinding or session_blinding(study)
         self.simulated = store.meta().get("simulated", "true" if study.session.simulated else "false") == "true"
-        self.min_rationale = MIN_RATIONALE_CHARS
+        self.min_rationale = study.session.judging.expert_min_rationale
 
     def _assignment(self, key: str) -> dict[str, Any]:
         rows = self.experts._rows(
