@@ -34,6 +34,7 @@ def load_report_inputs(study: Study, pool: ThreadPoolExecutor | None = None) -> 
         CentaurError: the session has not been run (no database yet).
     """
     from centaur_tui.store import Store
+    from centaur_tui.store.expert_reads import comparison_lengths
     from centaur_tui.store.importer import option_score_rows
 
     if not study.database.exists():
@@ -48,6 +49,7 @@ def load_report_inputs(study: Study, pool: ThreadPoolExecutor | None = None) -> 
             "output_rows": None,  # comparisons define the tournaments; outputs would only add their texts
             "comparisons": store.comparisons(),
             "option_score_rows": scores if scores is not None else option_score_rows(store, general),
+            "comparison_lengths": comparison_lengths(store),
         }
     return meta, rows
 
