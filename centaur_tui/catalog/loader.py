@@ -110,6 +110,8 @@ def load_session(path: Path | str) -> Study:
                     raise ConfigError(
                         str(path), f"models[{i} {model.name!r}].simulation.{knob}.tasks", f"unknown task {task_id!r}"
                     )
+    for field, problem in session.human_worker_problems():
+        raise ConfigError(str(path), field, problem)
     database = (path.parent / (session.database or f"{session.name}.db")).resolve()
     tasks = {t: all_tasks[t] for t in session.tasks}
     return Study(session=session, tasks=tasks, universal=universal, session_file=path.resolve(), database=database)

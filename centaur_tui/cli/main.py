@@ -332,3 +332,6 @@ from centaur_tui.cli.tui_cmd import tui  # noqa: E402
 cli.add_command(tui)
 from centaur_tui.cli.plan_cmd import plan  # noqa: E402
 cli.add_command(plan)
+from centaur_tui.cli.work_cmd import assign_work, judge_work  # noqa: E402
+cli.add_command(assign_work)
+cli.add_command(judge_work)

@@ -1,0 +1,102 @@
+"""Provides the tournaments of the human-worker arm: expert deliverables judged by the LLM judges.
+
+For each task, every pair of submitted expert deliverables whose conditions differ is one
+comparison (never two outputs of the same condition). Comparisons are stored with mode
+`HUMAN_MODE` ("human_augmentation") and candidates = the two conditions, so the report
+ranks the conditions ("which assistant helps human workers most") in a tournament of its own,
+apart from the worker-model tournaments; `Comparison.worker` holds the two expert ids
+("expert_a|expert_b", in candidate order), which makes comparison ids distinct when several
+experts wrote under the same pair of conditions. Judging goes through `Pipeline._judge`
+unchanged: the same prompts, re-asks, invalid-reply records, call store and resume, with
+leave-family-out by each output's assistant family.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+from centaur_tui.domain.plan import Comparison, eligible_judges, presented_orders
+from centaur_tui.domain.records import ComparisonRecord
+from centaur_tui.domain.study import Study
+from centaur_tui.llm import make_world
+from centaur_tui.pipeline.runner import Pipeline
+from centaur_tui.store import Store
+from centaur_tui.store.work import WorkStore
+
+HUMAN_MODE = "human_augmentation"
+"""Mode of the human-worker arm's comparisons (its outputs are stored with mode 'augmentation')."""
+
+
+@dataclass(frozen=True)
+class HumanOutput:
+    id: str
+    run: int
+    task: str
+    condition: str
+    expert: str
+    text: str
+
+
+def human_comparisons(outputs: list[HumanOutput]) -> list[tuple[Comparison, HumanOutput, HumanOutput]]:
+    """Round robin per task over outputs of different conditions; (comparison, output_a, output_b)."""
+    by_task: dict[str, list[HumanOutput]] = {}
+    for o in outputs:
+        by_task.setdefault(o.task, []).append(o)
+    out = []
+    for task in sorted(by_task):
+        items = sorted(by_task[task], key=lambda o: (o.condition, o.expert))
+        for x, y in combinations(items, 2):
+            if x.condition == y.condition:
+                continue
+            a, b = (x, y) if x.condition < y.condition else (y, x)
+            comp = Comparison(a.run, task, HUMAN_MODE, a.condition, b.condition, worker=f"{a.expert}|{b.expert}")  # type: ignore[arg-type]
+            out.append((comp, a, b))
+    return out
+
+
+@dataclass
+class HumanArmOutcome:
+    comparisons: int
+    judgments_planned: int
+    judgments_done: int
+    without_judge: int
+
+
+class HumanArmJudging(Pipeline):
+    """Judges the human-worker arm with the session's LLM judges, reusing the pipeline's judging."""
+
+    async def judge_human_arm(self) -> HumanArmOutcome:
+        work = WorkStore(self.store)
+        outputs = [
+            HumanOutput(r["id"], r["run"], r["task"], r["candidate"], r["worker"], r["text"])
+            for r in work.expert_outputs()
+        ]
+        self._load_state()
+        if self.session.simulated:
+            self._world_id, _ = make_world(self.study)
+        planned = human_comparisons(outputs)
+        self.store.save_comparisons([
+            ComparisonRecord(c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b, a.id, b.id)
+            for c, a, b in planned if c.id not in self._comparisons
+        ])
+        jobs: list[Any] = []
+        without = 0
+        for comp, a, b in planned:
+            texts = {a.condition: a.text, b.condition: b.text}
+            judges = eligible_judges(self.session, comp)
+            without += not judges
+            for judge in judges:
+                for presentation, order in presented_orders(self.session, comp, judge.name):
+                    jobs.append(self._guard_judge(comp, texts, judge, presentation, order))
+        self.progress.stages["judging"].planned = len(jobs)
+        await asyncio.gather(*jobs)
+        st = self.progress.stages["judging"]
+        return HumanArmOutcome(len(planned), len(jobs), st.done, without)
+
+
+def judge_human_arm(study: Study, store: Store) -> HumanArmOutcome:
+    """Judge every human-arm comparison not judged yet, in a fresh event loop (the CLI entry)."""
+    return asyncio.run(HumanArmJudging(study, store).judge_human_arm())

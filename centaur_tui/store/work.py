@@ -1,0 +1,265 @@
+"""Provides the human-worker side of a session database: work assignments, drafts, submitted deliverables.
+
+Tables (created on first use, `CREATE TABLE IF NOT EXISTS`):
+
+- `work_assignments`: one row per (expert, task): the condition (an assistant's name or
+  `plain`), the assistance text used (`assistance_id`, from the pipeline's run 1, see
+  `ASSISTANCE_RUN`), and the place in the expert's queue;
+- `work_drafts`: the deliverable so far with time on task, edits, pastes, a version (newest
+  wins) and `locked` (1 once submitted).
+
+A submitted deliverable becomes a row of the `outputs` table (worker = expert id,
+worker_kind 'expert', mode 'augmentation', candidate = the condition, run = ASSISTANCE_RUN),
+written in the same transaction that locks the draft, so it enters the tournaments like a
+model-written output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from centaur_tui.domain.blinding import clean_text
+from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.plan import assistance_id, output_id
+from centaur_tui.domain.session import PLAIN, ExpertSpec
+from centaur_tui.domain.study import Study
+from centaur_tui.domain.work_design import ASSISTANCE_RUN, WorkAssignment, design_work
+from centaur_tui.store.db import Store
+from centaur_tui.store.experts import session_blinding
+
+_WORK_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS work_assignments (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        expert TEXT NOT NULL, task TEXT NOT NULL, condition TEXT NOT NULL,
+        assistance_id TEXT REFERENCES assistance_texts (id),
+        position INTEGER NOT NULL, created_at TEXT NOT NULL,
+        UNIQUE (expert, task)
+    )""",
+    """CREATE TABLE IF NOT EXISTS work_drafts (
+        assignment_id INTEGER PRIMARY KEY REFERENCES work_assignments (id),
+        text TEXT NOT NULL, seconds REAL NOT NULL, edits INTEGER NOT NULL, pastes INTEGER NOT NULL,
+        version INTEGER NOT NULL, locked INTEGER NOT NULL DEFAULT 0, updated_at TEXT NOT NULL
+    )""",
+)
+
+
+class WorkError(CentaurError):
+    """Expert work that cannot be assigned or stored as asked."""
+
+    title = "Cannot store work"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
+
+
+@dataclass
+class WorkDraft:
+    """A deliverable in progress: text and the productivity measures recorded with it."""
+
+    text: str = ""
+    seconds: float = 0.0
+    edits: int = 0
+    pastes: int = 0
+    locked: bool = False
+
+
+@dataclass(frozen=True)
+class WorkQueueItem:
+    """One place in an expert's work queue. `key` is an opaque handle (the assignment id)."""
+
+    key: int
+    position: int
+    task_title: str
+    locked: bool
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """What the work screen shows: the task and the masked assistance text, never who wrote it."""
+
+    key: int
+    task_title: str
+    task_prompt: str
+    deliverable: str
+    assistance: str | None
+
+
+class WorkStore:
+    """The work tables of one session database (reuses the store's connection, lock and writes)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        with store.write() as c:
+            for statement in _WORK_SCHEMA:
+                c.execute(statement)
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        return self.store._rows(sql, params)
+
+    # -- assignment -------------------------------------------------------------------------
+
+    def assign(self, study: Study) -> tuple[int, list[WorkAssignment]]:
+        """Store the arm's design; assignments already stored are kept. Returns (added, design).
+
+        Raises:
+            WorkError: the session has no human-worker arm, or an assistance text is missing
+                (run the pipeline first).
+        """
+        arm = study.session.human_workers
+        if arm is None:
+            raise WorkError(f"{study.session_file}: the session declares no [human_workers] arm")
+        design = design_work(arm, study.session.seed)
+        have = {r["id"] for r in self._rows("SELECT id FROM assistance_texts")}
+        rows = []
+        for a in design:
+            aid = None if a.condition == PLAIN else assistance_id(ASSISTANCE_RUN, a.task, a.condition)
+            if aid is not None and aid not in have:
+                raise WorkError(
+                    f"no assistance text of {a.condition} for task {a.task} in run {ASSISTANCE_RUN} yet: "
+                    f"run the session first (`centaur run {study.session_file}`)", title="Run the session first",
+                )
+            rows.append((a.expert, a.task, a.condition, aid, a.position, _now()))
+        with self.store.write() as c:
+            before = c.total_changes
+            c.executemany(
+                "INSERT OR IGNORE INTO work_assignments (expert, task, condition, assistance_id, position, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)", rows,
+            )
+            added = c.total_changes - before
+        return added, design
+
+    def assignments(self) -> list[dict[str, Any]]:
+        return self._rows(
+            "SELECT a.id, a.expert, a.task, a.condition, a.assistance_id, a.position,"
+            " coalesce(d.locked, 0) AS locked FROM work_assignments a"
+            " LEFT JOIN work_drafts d ON d.assignment_id = a.id ORDER BY a.expert, a.position"
+        )
+
+    def workload(self) -> dict[str, tuple[int, int]]:
+        """Per expert: (tasks assigned, deliverables submitted)."""
+        return {
+            r["expert"]: (r["n"], r["done"] or 0)
+            for r in self._rows(
+                "SELECT a.expert, count(*) AS n, sum(coalesce(d.locked, 0)) AS done FROM work_assignments a"
+                " LEFT JOIN work_drafts d ON d.assignment_id = a.id GROUP BY a.expert"
+            )
+        }
+
+    # -- drafts -----------------------------------------------------------------------------
+
+    def draft(self, key: int) -> WorkDraft | None:
+        rows = self._rows("SELECT text, seconds, edits, pastes, locked FROM work_drafts WHERE assignment_id = ?", (key,))
+        if not rows:
+            return None
+        r = rows[0]
+        return WorkDraft(r["text"], r["seconds"], r["edits"], r["pastes"], bool(r["locked"]))
+
+    def save_draft(self, key: int, draft: WorkDraft, version: int) -> bool:
+        """Save a draft unless a newer version is stored or it is locked. Returns whether it was written."""
+        with self.store.write() as c:
+            cur = c.execute(
+                "INSERT INTO work_drafts (assignment_id, text, seconds, edits, pastes, version, locked, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (assignment_id) DO UPDATE SET text = excluded.text,"
+                " seconds = excluded.seconds, edits = excluded.edits, pastes = excluded.pastes,"
+                " version = excluded.version, updated_at = excluded.updated_at"
+                " WHERE work_drafts.version < excluded.version AND work_drafts.locked = 0",
+                (key, draft.text, draft.seconds, draft.edits, draft.pastes, version, _now()),
+            )
+            return cur.rowcount > 0
+
+    def submit(self, key: int, draft: WorkDraft, version: int) -> str:
+        """Lock the draft and store it as an output, in one transaction. Returns the output id.
+
+        Raises:
+            WorkError: empty text, unknown assignment, or already submitted.
+        """
+        if not draft.text.strip():
+            raise WorkError("the deliverable is empty", title="Not complete yet")
+        rows = self._rows("SELECT expert, task, condition, assistance_id FROM work_assignments WHERE id = ?", (key,))
+        if not rows:
+            raise WorkError(f"no work assignment {key}")
+        a = rows[0]
+        oid = output_id(ASSISTANCE_RUN, a["task"], "augmentation", a["condition"], a["expert"])
+        with self.store.write() as c:
+            locked = c.execute("SELECT locked FROM work_drafts WHERE assignment_id = ?", (key,)).fetchone()
+            if locked and locked[0]:
+                raise WorkError("this deliverable is already submitted", title="Already submitted")
+            c.execute(
+                "INSERT INTO work_drafts (assignment_id, text, seconds, edits, pastes, version, locked, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (assignment_id) DO UPDATE SET text = excluded.text,"
+                " seconds = excluded.seconds, edits = excluded.edits, pastes = excluded.pastes,"
+                " version = excluded.version, locked = 1, updated_at = excluded.updated_at",
+                (key, draft.text, draft.seconds, draft.edits, draft.pastes, version, _now()),
+            )
+            c.execute(
+                "INSERT INTO outputs (id, run, task, mode, candidate, worker, worker_kind, text, assistance_id,"
+                " call_key, created_at) VALUES (?, ?, ?, 'augmentation', ?, ?, 'expert', ?, ?, NULL, ?)",
+                (oid, ASSISTANCE_RUN, a["task"], a["condition"], a["expert"], draft.text, a["assistance_id"], _now()),
+            )
+        return oid
+
+    def productivity_rows(self) -> list[dict[str, Any]]:
+        """One row per submitted deliverable: expert, task, condition, seconds, edits, pastes, words, characters."""
+        rows = self._rows(
+            "SELECT a.expert, a.task, a.condition, d.seconds, d.edits, d.pastes, d.text FROM work_assignments a"
+            " JOIN work_drafts d ON d.assignment_id = a.id WHERE d.locked = 1 ORDER BY a.expert, a.position"
+        )
+        for r in rows:
+            text = r.pop("text")
+            r["words"] = word_count(text)
+            r["characters"] = len(text)
+        return rows
+
+    def expert_outputs(self) -> list[dict[str, Any]]:
+        """Submitted expert deliverables: output id, run, task, condition (candidate), expert (worker), text."""
+        return self._rows(
+            "SELECT id, run, task, candidate, worker, text FROM outputs WHERE worker_kind = 'expert'"
+            " AND mode = 'augmentation' ORDER BY task, candidate, worker"
+        )
+
+
+class SessionWork:
+    """One expert's work queue in the session database: what the work screen reads and writes."""
+
+    def __init__(self, store: Store, study: Study, expert: ExpertSpec) -> None:
+        self.work = WorkStore(store)
+        self.study = study
+        self.expert = expert
+        self.expert_name = expert.name
+        self.simulated = study.session.simulated
+        self._blinding = session_blinding(study)
+
+    def queue(self) -> list[WorkQueueItem]:
+        return [
+            WorkQueueItem(r["id"], r["position"], self.study.task(r["task"]).title, bool(r["locked"]))
+            for r in self.work.assignments() if r["expert"] == self.expert.id
+        ]
+
+    def item(self, key: int) -> WorkItem:
+        rows = self.work._rows(
+            "SELECT a.task, a.expert, t.text AS assistance FROM work_assignments a"
+            " LEFT JOIN assistance_texts t ON t.id = a.assistance_id WHERE a.id = ?", (key,)
+        )
+        if not rows or rows[0]["expert"] != self.expert.id:
+            raise WorkError(f"no work assignment {key} for {self.expert.id}")
+        task = self.study.task(rows[0]["task"])
+        assistance = rows[0]["assistance"]
+        if assistance is not None:
+            assistance, _ = self._blinding.mask(clean_text(assistance))
+        return WorkItem(key, task.title, clean_text(task.prompt), task.deliverable, assistance)
+
+    def draft(self, key: int) -> WorkDraft | None:
+        return self.work.draft(key)
+
+    def save_draft(self, key: int, draft: WorkDraft, version: int) -> bool:
+        return self.work.save_draft(key, draft, version)
+
+    def submit(self, key: int, draft: WorkDraft, version: int) -> str:
+        return self.work.submit(key, draft, version)
