@@ -1,0 +1,209 @@
+"""Provides the read-only queries behind the results and audit screens: report inputs, and every record behind one rank cell.
+
+Nothing here writes. The report inputs are the rows `centaur report` reads
+(`cli/report_cmd.load_report_inputs`), taken from an already open Store so the app keeps
+one connection per database; the audit reads return domain records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any
+
+from centaur_tui.domain.records import (
+    AssistanceRecord,
+    CallFailure,
+    CallRecord,
+    ComparisonRecord,
+    JudgmentRecord,
+    OutputRecord,
+    ScoreRecord,
+)
+from centaur_tui.store.db import Store
+from centaur_tui.store.importer import option_score_rows
+
+
+def report_inputs(
+    store: Store, general_dimensions: Sequence[str], pool: Executor | None = None
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """The store's meta and the rows the report statistics read, exactly as `centaur report` reads them.
+
+    Args:
+        store: The session database.
+        general_dimensions: General dimension ids (packed score order).
+        pool: When given, the score aggregate (the slowest read) runs there on its own
+            read-only connection and comes back as a Future, as in the CLI.
+
+    Returns:
+        (meta, rows) where rows are the keyword arguments of `build_frames`.
+    """
+    scores = pool.submit(option_score_rows, store.path, list(general_dimensions)) if pool is not None else None
+    meta = store.meta()
+    rows = {
+        "judgment_rows": store.judgment_rows(),
+        "score_rows": None,
+        "output_rows": None,
+        "comparisons": store.comparisons(),
+        "option_score_rows": scores if scores is not None else option_score_rows(store, list(general_dimensions)),
+    }
+    return meta, rows
+
+
+@dataclass(frozen=True)
+class AuditJudgment:
+    """One stored judgment of a comparison, with whether a later revision replaced it."""
+
+    record: JudgmentRecord
+    superseded: bool
+
+
+@dataclass(frozen=True)
+class AuditComparison:
+    """One comparison of the audited candidate: both outputs, their assistance texts, every judgment."""
+
+    comparison: ComparisonRecord
+    outputs: dict[str, OutputRecord]
+    assistance: dict[str, AssistanceRecord]
+    judgments: list[AuditJudgment] = field(default_factory=list)
+
+    def opponent(self, candidate: str) -> str:
+        c = self.comparison
+        return c.candidate_b if c.candidate_a == candidate else c.candidate_a
+
+
+@dataclass(frozen=True)
+class CellAudit:
+    """Everything behind one rank cell (task, mode, candidate)."""
+
+    task: str
+    mode: str
+    candidate: str
+    comparisons: list[AuditComparison]
+    calls: dict[str, CallRecord]
+    errors: dict[str, list[CallFailure]]
+
+
+def _in(values: Iterable[Any]) -> tuple[str, tuple[Any, ...]]:
+    items = tuple(values)
+    return ("(" + ",".join("?" * len(items)) + ")" if items else "(NULL)"), items
+
+
+def cell_audit(store: Store, task: str, mode: str, candidate: str) -> CellAudit:
+    """Read every comparison of a candidate in one task and mode (all runs), with all it links to.
+
+    Args:
+        store: The session database.
+        task: Task id.
+        mode: "automation" or "augmentation".
+        candidate: The candidate whose comparisons are wanted.
+
+    Returns:
+        The comparisons in (run, opponent) order, each with its outputs, assistance texts and
+        judgments (valid, invalid and superseded), the calls they link to (prompts and raw
+        replies) and the failed attempts logged for those calls.
+    """
+    rows = store._rows(  # noqa: SLF001 - same package; Store's lock guards the shared connection
+        "SELECT * FROM comparisons WHERE task = ? AND mode = ? AND (candidate_a = ? OR candidate_b = ?)"
+        " ORDER BY run, id",
+        (task, mode, candidate, candidate),
+    )
+    comps = [ComparisonRecord(**r) for r in rows]
+    output_ids = {o for c in comps for o in (c.output_a, c.output_b)}
+    sql, params = _in(output_ids)
+    outputs = {
+        r["id"]: OutputRecord(r["id"], r["run"], r["task"], r["mode"], r["candidate"], r["worker"], r["text"],
+                              r["assistance_id"], r["call_key"], r["worker_kind"])
+        for r in store._rows(f"SELECT * FROM outputs WHERE id IN {sql}", params)  # noqa: SLF001
+    }
+    sql, params = _in({o.assistance_id for o in outputs.values() if o.assistance_id})
+    assistance = {
+        r["id"]: AssistanceRecord(r["id"], r["run"], r["task"], r["assistant"], r["text"], r["call_key"])
+        for r in store._rows(f"SELECT * FROM assistance_texts WHERE id IN {sql}", params)  # noqa: SLF001
+    }
+    sql, params = _in(c.id for c in comps)
+    jrows = store._rows(f"SELECT * FROM judgments WHERE comparison_id IN {sql} ORDER BY id", params)  # noqa: SLF001
+    jsql, jparams = _in(r["id"] for r in jrows)
+    scores: dict[int, list[ScoreRecord]] = {}
+    for s in store._rows(f"SELECT * FROM scores WHERE judgment_id IN {jsql} ORDER BY rowid", jparams):  # noqa: SLF001
+        scores.setdefault(s["judgment_id"], []).append(
+            ScoreRecord(s["candidate"], s["dimension"], s["dimension_kind"], s["score"]))
+    latest: dict[tuple[str, str, int], int] = {}
+    for r in jrows:
+        slot = (r["comparison_id"], r["judge"], r["presentation"])
+        latest[slot] = max(latest.get(slot, r["revision"]), r["revision"])
+    by_comparison: dict[str, list[AuditJudgment]] = {}
+    for r in jrows:
+        record = JudgmentRecord(
+            comparison_id=r["comparison_id"], judge=r["judge"], judge_kind=r["judge_kind"],
+            judge_family=r["judge_family"], presentation=r["presentation"], option1=r["option1"],
+            option2=r["option2"], winner=r["winner"], option1_mean=r["option1_mean"], option2_mean=r["option2_mean"],
+            valid=bool(r["valid"]), invalid_reason=r["invalid_reason"], rationale=r["rationale"],
+            call_key=r["call_key"], attempts=r["attempts"], scores=tuple(scores.get(r["id"], ())),
+            revision=r["revision"], seconds=r["seconds"], id=r["id"],
+        )
+        superseded = r["revision"] < latest[(r["comparison_id"], r["judge"], r["presentation"])]
+        by_comparison.setdefault(r["comparison_id"], []).append(AuditJudgment(record, superseded))
+    audited = []
+    for c in comps:
+        outs = {outputs[o].candidate: outputs[o] for o in (c.output_a, c.output_b) if o in outputs}
+        helps = {cand: assistance[o.assistance_id] for cand, o in outs.items()
+                 if o.assistance_id and o.assistance_id in assistance}
+        audited.append(AuditComparison(c, outs, helps, by_comparison.get(c.id, [])))
+    keys = {o.call_key for o in outputs.values() if o.call_key}
+    keys |= {a.call_key for a in assistance.values() if a.call_key}
+    keys |= {r["call_key"] for r in jrows if r["call_key"]}
+    return CellAudit(task, mode, candidate, audited, calls_of(store, keys), errors_of(store, keys))
+
+
+def calls_of(store: Store, keys: Iterable[str]) -> dict[str, CallRecord]:
+    """The stored calls with these keys: the exact messages sent (JSON) and the raw replies."""
+    sql, params = _in(keys)
+    return {
+        r["key"]: CallRecord(r["key"], r["stage"], r["model"], r["sample"], r["messages"], r["params"], r["response"],
+                             r["prompt_tokens"], r["completion_tokens"], r["cost"], r["latency_s"], r["attempts"],
+                             bool(r["simulated"]))
+        for r in store._rows(f"SELECT * FROM calls WHERE key IN {sql}", params)  # noqa: SLF001
+    }
+
+
+def _failure(r: dict[str, Any]) -> CallFailure:
+    return CallFailure(r["key"], r["stage"], r["model"], r["attempt"], r["error_type"], r["message"], bool(r["final"]))
+
+
+def errors_of(store: Store, keys: Iterable[str]) -> dict[str, list[CallFailure]]:
+    """Failed attempts logged for these call keys, oldest first."""
+    sql, params = _in(keys)
+    out: dict[str, list[CallFailure]] = {}
+    for r in store._rows(f"SELECT * FROM call_errors WHERE key IN {sql} ORDER BY id", params):  # noqa: SLF001
+        out.setdefault(r["key"], []).append(_failure(r))
+    return out
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """What the statistics could not use, session-wide: invalid judgments and provider errors."""
+
+    invalid: list[dict[str, Any]]
+    invalid_total: int
+    errors: list[CallFailure]
+    errors_total: int
+
+
+def left_out(store: Store, limit: int = 500) -> LeftOut:
+    """Invalid judgments (with their reasons and where they belong) and logged provider errors, newest first.
+
+    Args:
+        store: The session database.
+        limit: Rows returned per list; the totals count them all.
+    """
+    invalid = store._rows(  # noqa: SLF001
+        "SELECT j.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b, j.judge, j.judge_kind, j.attempts,"
+        " j.invalid_reason FROM judgments j JOIN comparisons c ON c.id = j.comparison_id"
+        " WHERE j.valid = 0 ORDER BY j.id DESC LIMIT ?", (limit,))
+    errors = [_failure(r) for r in store._rows("SELECT * FROM call_errors ORDER BY id DESC LIMIT ?", (limit,))]  # noqa: SLF001
+    with store._lock:  # noqa: SLF001
+        n_invalid = store._conn.execute("SELECT count(*) FROM judgments WHERE valid = 0").fetchone()[0]  # noqa: SLF001
+        n_errors = store._conn.execute("SELECT count(*) FROM call_errors").fetchone()[0]  # noqa: SLF001
+    return LeftOut(invalid, n_invalid, errors, n_errors)

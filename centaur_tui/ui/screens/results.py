@@ -1,0 +1,303 @@
+"""Provides the results screen: a session's rankings and statistics, the same report document `centaur report` prints.
+
+For researchers, not blinded: it names models. It is opened from the session overview only,
+never from the judging screen. The report is built in a thread worker with the same reads
+(`store.audit.report_inputs`, as `cli/report_cmd.load_report_inputs`), the same options
+(`ReportOptions()`, the CLI's defaults) and the same functions (`build_frames`,
+`build_report`); tables are render.py's own sections, so every number matches the text report.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+from centaur_tui.domain.study import Study
+from centaur_tui.ui.screens.base import CentaurScreen
+from centaur_tui.ui.widgets.rank_matrix import RankCell, RankMatrix
+from centaur_tui.ui.widgets.scatter import scatter_lines
+from centaur_tui.ui.widgets.section_view import SectionView
+
+MODE_FIGURES = {"automation": 7, "augmentation": 8}
+
+
+@dataclass(frozen=True)
+class Results:
+    """What the worker hands to the screen: the report document and what the statistics left out."""
+
+    doc: dict[str, Any]
+    left_out: Any
+    seconds: float
+
+
+def session_report_doc(study: Study, store: Any) -> dict[str, Any]:
+    """The report document of a session, built exactly as `centaur report` builds it with its default options.
+
+    Call from a thread: it reads the database and runs every statistic.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from centaur_tui.stats.frames import build_frames, design_from_session
+    from centaur_tui.stats.report import ReportOptions, build_report
+    from centaur_tui.store.audit import report_inputs
+
+    general = [d.id for d in study.universal.general_dimensions]
+    with ThreadPoolExecutor(1, thread_name_prefix="results-read") as pool:
+        meta, rows = report_inputs(store, general, pool)
+        simulated = meta["simulated"] == "true" if "simulated" in meta else study.session.simulated
+        design = design_from_session(study.session, simulated=simulated, general_dimensions=general,
+                                     rubric={t: study.rubric(t).ids for t in study.tasks})
+        options = ReportOptions()
+        frames = build_frames(design=design, judge_kinds=options.judge_kinds, **rows)
+    return build_report(frames, options).doc
+
+
+def scatter_points(doc: dict[str, Any]) -> list[tuple[str, float, float]]:
+    """(model, automation overall mean rank, augmentation overall mean rank) for models in both modes."""
+    by_mode = {m["mode"]: {r["candidate"]: r["mean_rank"] for r in m["overall"]} for m in doc["modes"]}
+    auto, aug = by_mode.get("automation", {}), by_mode.get("augmentation", {})
+    return [(name, auto[name], aug[name]) for name in auto
+            if name in aug and auto[name] is not None and aug[name] is not None]
+
+
+class ResultsScreen(CentaurScreen):
+    """Rank matrices, overall ordering, best by task, cross-mode correlation, reliability, experts vs LLM judges.
+
+    Args:
+        study: The session.
+        runner: Returns the session overview's pipeline run (or None): when it finishes a
+            stage, the results are computed again.
+    """
+
+    HELP = """\
+## Results
+
+The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
+
+- **arrows** in a rank matrix: move between cells; the focused cell shows its mean rank ± SE
+- **enter** on a cell: the audit trail (every comparison and judgment behind the cell)
+- **r**: compute again (also done when a running pipeline finishes a stage)
+- **escape**: back to the session
+"""
+
+    BINDINGS = [
+        Binding("r", "recompute", "Recompute", id="recompute", tooltip="Read the database and compute again."),
+        Binding("escape", "back", "Back", id="back", tooltip="Back to the session overview."),
+    ]
+
+    def __init__(self, study: Study, runner: Callable[[], Any] = lambda: None) -> None:
+        super().__init__()
+        self.study = study
+        self.runner_of = runner
+        self.results: Results | None = None
+        self.computing = False
+        self._stages_seen: frozenset[str] = frozenset()
+        self._left_rows: tuple[list[Any], list[Any]] = ([], [])
+
+    def compose(self) -> ComposeResult:
+        s = self.study.session
+        yield Header()
+        yield Static(Text(f"Results of session {s.name}"), id="results-title", classes="screen-title")
+        yield Static("", id="results-banner", classes="simulated-banner", markup=False)
+        yield Static("Computing the report…", id="results-status", markup=False)
+        yield Vertical(id="results-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#results-banner").display = False
+        self._stages_seen = self._finished_stages()
+        self.set_interval(0.5, self._watch_pipeline)
+        self.action_recompute()
+
+    # -- computing ----------------------------------------------------------------------------
+
+    def _finished_stages(self) -> frozenset[str]:
+        runner = self.runner_of()
+        progress = getattr(runner, "progress", None)
+        if progress is None:
+            return frozenset()
+        done = {name for name, st in progress.stages.items() if st.planned and not st.left}
+        return frozenset(done | ({"(run)"} if progress.finished else set()))
+
+    def _watch_pipeline(self) -> None:
+        """Timer: a stage the running pipeline finished since the last look means new data."""
+        seen = self._finished_stages()
+        if seen - self._stages_seen:
+            self.action_recompute()
+        self._stages_seen = seen
+
+    def action_recompute(self) -> None:
+        self.computing = True
+        self.query_one("#results-status", Static).update("Computing the report…")
+        self.compute()
+
+    @work(thread=True, exclusive=True, group="results-report", exit_on_error=False)
+    def compute(self) -> None:
+        """Build the report document off the event loop."""
+        from centaur_tui.store.audit import left_out
+
+        started = time.perf_counter()
+        if not self.study.database.exists():
+            # Never run: nothing to report, and looking must not create the database.
+            self.app.call_from_thread(self._show_empty)
+            return
+        store = self.app.store_for(self.study)  # type: ignore[attr-defined]
+        doc = session_report_doc(self.study, store)
+        results = Results(doc, left_out(store), time.perf_counter() - started)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show, results)
+
+    def _show_empty(self) -> None:
+        self.computing = False
+        self.query_one("#results-status", Static).update("This session has not been run yet: nothing to report.")
+
+    async def _show(self, results: Results) -> None:
+        focused = self.focused
+        keep = (focused.mode_name, focused.task_id, focused.candidate_name) if isinstance(focused, RankCell) else None
+        active = self.query_one(TabbedContent).active if self.query(TabbedContent) else None
+        self.results = results
+        doc = results.doc
+        banner = self.query_one("#results-banner", Static)
+        banner.update(doc["banner"] or "")
+        banner.display = bool(doc["simulated"])
+        c = doc["counts"]
+        self.query_one("#results-status", Static).update(
+            f"{c['runs']} run(s), {len(c['tasks'])} task(s); {c['comparisons']:,} comparisons, {c['judgments']:,} "
+            f"judgments stored, {c['by_status'].get('ok', 0):,} used; computed in {results.seconds:.2f} s "
+            "(as `centaur report`)."
+        )
+        body = self.query_one("#results-body", Vertical)
+        await body.remove_children()
+        await body.mount(self._tabs(doc, results.left_out))
+        self._fill_left_out()
+        self.computing = False
+        tabs = self.query_one(TabbedContent)
+        if active and tabs.query(f"#{active}"):
+            tabs.active = active
+        if keep is not None:
+            for cell in self.query(RankCell):
+                if (cell.mode_name, cell.task_id, cell.candidate_name) == keep:
+                    cell.focus()
+                    break
+        elif self.query(RankCell):
+            self.query(RankCell).first().focus()
+
+    def _tabs(self, doc: dict[str, Any], left: Any) -> TabbedContent:
+        from centaur_tui.stats import render
+
+        panes = []
+        for m in doc["modes"]:
+            rank_of_ranks, _, overall = render._mode_sections(doc, m)  # noqa: SLF001 - render's own sections
+            figure = MODE_FIGURES.get(m["mode"])
+            matrix_note = (f"Rank of ranks by task{f' (Figure {figure})' if figure else ''}; 1 = best. "
+                           + rank_of_ranks.notes[0].split(" Each task")[0])
+            panes.append(TabPane(
+                m["mode"].capitalize(),
+                VerticalScroll(
+                    Static(Text(matrix_note), classes="results-note"),
+                    RankMatrix(m, id=f"matrix-{m['mode']}"),
+                    Static("", id=f"cell-detail-{m['mode']}", classes="cell-detail", markup=False),
+                    SectionView(overall, notes=False, id=f"overall-{m['mode']}"),
+                ),
+                id=f"tab-{m['mode']}",
+            ))
+        points = scatter_points(doc)
+        n = max([len(m["candidates"]) for m in doc["modes"]] or [1])
+        model_level = next((r for r in doc["cross_mode"]["rows"] if r["task"] == "(model level)"), None)
+        rho = "" if model_level is None else f"Model level: rho = {render.num(model_level['rho'])}, n = {model_level['n']}."
+        panes.append(TabPane(
+            "Across modes",
+            VerticalScroll(
+                SectionView(render._best_section(doc), id="best-by-task"),  # noqa: SLF001
+                SectionView(render._cross_section(doc), id="cross-mode"),  # noqa: SLF001
+                Static(Text("Automation vs augmentation, overall mean rank (Figure 9). " + rho),
+                       classes="section-title"),
+                Static(Text("\n".join(scatter_lines(points, top=float(n)))), id="scatter", classes="scatter"),
+            ),
+            id="tab-across",
+        ))
+        panes.append(TabPane("Reliability", VerticalScroll(
+            SectionView(render._reliability_section(doc), id="reliability")), id="tab-reliability"))  # noqa: SLF001
+        panes.append(TabPane("Experts vs LLM judges", VerticalScroll(
+            *[SectionView(s) for s in render._expert_sections(doc)], id="experts-sections"), id="tab-experts"))  # noqa: SLF001
+        panes.append(TabPane("Left out", VerticalScroll(*self._left_out(doc, left)), id="tab-left-out"))
+        tabs = TabbedContent(id="results-tabs")
+        for pane in panes:
+            tabs.compose_add_child(pane)  # what `with TabbedContent():` does in compose
+        return tabs
+
+    def _left_out(self, doc: dict[str, Any], left: Any) -> list[Any]:
+        from centaur_tui.stats.render import excluded_text
+
+        by_status = doc["counts"]["by_status"]
+        widgets: list[Any] = [Static(Text(
+            f"{by_status.get('ok', 0):,} judgments used; "
+            + excluded_text({k: v for k, v in by_status.items() if k != "ok"})
+            + f". Invalid judgments stored: {left.invalid_total:,}; provider errors logged: {left.errors_total:,}"
+            + (f" (the latest {len(left.invalid)} and {len(left.errors)} listed)." if
+               left.invalid_total > len(left.invalid) or left.errors_total > len(left.errors) else ".")
+        ), classes="results-note")]
+        invalid = DataTable(id="invalid-judgments", cursor_type="row", zebra_stripes=True, classes="left-out-table")
+        errors = DataTable(id="provider-errors", cursor_type="row", zebra_stripes=True, classes="left-out-table")
+        widgets += [Static("Invalid judgments", classes="section-title"), invalid,
+                    Static("Provider errors", classes="section-title"), errors]
+        self._left_rows = (left.invalid, left.errors)
+        return widgets
+
+    def _fill_left_out(self) -> None:
+        """Fill the two tables once they are mounted (rows are plain text: reasons may quote model replies)."""
+        from centaur_tui.domain.blinding import clean_text
+
+        tables = self.query("#invalid-judgments")
+        if not tables or tables.first(DataTable).columns:
+            return
+        invalid_rows, error_rows = self._left_rows
+        invalid = tables.first(DataTable)
+        invalid.add_columns("id", "run", "task", "mode", "pair", "judge", "attempts", "reason")
+        for r in invalid_rows:
+            invalid.add_row(*[Text(str(x)) for x in (r["id"], r["run"], r["task"], r["mode"],
+                                                     f"{r['candidate_a']} vs {r['candidate_b']}", r["judge"],
+                                                     r["attempts"])],
+                            Text(clean_text(r["invalid_reason"] or "").replace("\n", " ")[:200]))
+        errors = self.query_one("#provider-errors", DataTable)
+        errors.add_columns("stage", "model", "attempt", "final", "error", "message")
+        for e in error_rows:
+            errors.add_row(Text(e.stage), Text(e.model), Text(str(e.attempt)), Text("yes" if e.final else "no"),
+                           Text(e.error_type), Text(clean_text(e.message).replace("\n", " ")[:200]))
+
+    # -- cells and the audit trail ------------------------------------------------------------
+
+    @on(RankCell.Focused)
+    def show_cell(self, event: RankCell.Focused) -> None:
+        cell = event.cell
+        r = cell.cell
+        detail = self.query_one(f"#cell-detail-{cell.mode_name}", Static)
+        if not r:
+            detail.update(f"{cell.candidate_name} in {cell.task_id}: no rank.")
+            return
+        reason = f" NaN: {r['reason']}." if r.get("reason") else ""
+        detail.update(
+            f"{cell.candidate_name} in {cell.task_id} ({cell.mode_name}): rank of ranks {cell.rank}, mean rank ± SE "
+            f"{cell.mean_se} over {r['runs']} run(s), {r['missing_runs']} without a usable judgment.{reason} "
+            "enter: the judgments behind it."
+        )
+
+    @on(RankCell.Chosen)
+    def open_audit(self, event: RankCell.Chosen) -> None:
+        from centaur_tui.ui.screens.audit import AuditScreen
+
+        cell = event.cell
+        self.app.push_screen(AuditScreen(self.study, cell.mode_name, cell.task_id, cell.candidate_name))
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
