@@ -69,6 +69,7 @@ stopped, and a finished run costs nothing to run again.
 - **p**: pause it (in-flight calls are abandoned, answered calls are kept)
 - **j** or **enter** on an expert: judge as that expert
 - **a**: assign comparisons to the highlighted expert
+- **w**: write deliverables as the highlighted expert (the human-worker arm; see `centaur assign-work`)
 - **n**: add an expert
 - **escape**: back to the sessions (pauses a running pipeline)
 """
@@ -78,9 +79,9 @@ stopped, and a finished run costs nothing to run again.
         Binding("p", "pause", "Pause", id="pause", tooltip="Stop sending calls; answered calls are kept."),
         Binding("j", "judge", "Judge", id="judge", show=False, tooltip="Judge the highlighted expert's queue."),
         Binding("a", "assign", "Assign", id="assign", tooltip="Assign comparisons to the highlighted expert."),
+        Binding("w", "work", "Work", id="work", tooltip="Write deliverables as the highlighted expert."),
         Binding("n", "new_expert", "New expert", id="new-expert", tooltip="Add an expert to this session."),
         Binding("escape", "back", "Back", id="back", tooltip="Back to the sessions."),
-        Binding("s", "results", "Results", id="results", tooltip="Rankings, statistics and the judgments behind them."),
     ]
 
     def __init__(self, path: Path, expert: str | None = None, run: bool = False) -> None:
@@ -300,6 +301,9 @@ stopped, and a finished run costs nothing to run again.
             return True if self._highlighted_expert() is not None and self.state and self.state.comparisons else None
         if action == "new_expert":
             return self.study is not None
+        if action == "work":
+            expert, arm = self._highlighted_expert(), self.study.session.human_workers if self.study else None
+            return True if expert is not None and arm is not None and expert.id in arm.experts else None
         return True
 
     def action_judge(self) -> None:
@@ -356,6 +360,27 @@ stopped, and a finished run costs nothing to run again.
         )
         self.app.call_from_thread(self.load)
 
+    def action_work(self) -> None:
+        expert = self._highlighted_expert()
+        if expert is not None and self.check_action("work", ()):
+            self.prepare_work(expert.id)
+
+    @work(thread=True, exclusive=True, group="open-work", exit_on_error=False)
+    def prepare_work(self, expert_id: str) -> None:
+        from centaur_tui.store.experts import ExpertStore
+        from centaur_tui.store.work import SessionWork
+
+        assert self.study is not None
+        store = self.app.store_for(self.study)  # type: ignore[attr-defined]
+        source = SessionWork(store, self.study, ExpertStore(store).expert(self.study, expert_id))
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._push_work, source)
+
+    def _push_work(self, source: Any) -> None:
+        from centaur_tui.ui.screens.work import WorkScreen
+
+        self.app.push_screen(WorkScreen(source), callback=lambda _: self.load())
+
     def action_new_expert(self) -> None:
         if self.study is None:
             return
@@ -376,12 +401,6 @@ stopped, and a finished run costs nothing to run again.
         )
         self.app.call_from_thread(self.notify, f"{new.name} can now be given comparisons.", title="Expert added")
         self.app.call_from_thread(self.load)
-
-    def action_results(self) -> None:
-        if self.study is not None:
-            from centaur_tui.ui.screens.results import ResultsScreen
-
-            self.app.push_screen(ResultsScreen(self.study, runner=lambda: self.runner))
 
     def action_back(self) -> None:
         if self.running and self.runner is not None:

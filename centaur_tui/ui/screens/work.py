@@ -1,0 +1,326 @@
+"""Provides the work screen: an expert writes deliverables, reading a masked assistance text (or none).
+
+Nothing here names the assistant: the screen shows the task prompt, the assistance text with
+identity phrases masked (`SessionWork.item`), and the editor. The draft is saved 0.5 s after
+the last change, at once when the expert moves to another task, leaves or quits, and is
+restored on return; submitting asks for confirmation, then locks it and stores it as an output.
+Time on task, edits (changes of the text), pastes and the final length are stored with it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.timer import Timer
+from textual.widgets import Button, Footer, Label, Static, TextArea
+from textual.worker import get_current_worker
+
+from centaur_tui.ui.screens.base import CentaurModal, CentaurScreen
+from centaur_tui.ui.widgets.document import DocumentView
+
+SAVE_DELAY = 0.5
+"""Seconds after the last change before a draft is saved (a burst of typing saves once)."""
+
+PLAIN_NOTE = "No assistance text for this task: write the deliverable on your own."
+
+
+def format_seconds(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes:02d}:{secs:02d}"
+
+
+class DeliverableEditor(TextArea):
+    """The deliverable editor: a TextArea that reports pastes (counted as a productivity measure)."""
+
+    @dataclass
+    class Pasted(Message):
+        characters: int
+
+    # Textual calls `_on_paste` of every class in the MRO: TextArea's inserts the text after this.
+    async def _on_paste(self, event: events.Paste) -> None:
+        if not self.read_only and event.text:
+            self.post_message(self.Pasted(len(event.text)))
+
+
+class ConfirmSubmit(CentaurModal):
+    """Ask before a deliverable is locked."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Submit"),
+        Binding("n,escape", "answer(False)", "Keep editing"),
+    ]
+
+    def __init__(self, words: int) -> None:
+        super().__init__()
+        self.words = words
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Submit this deliverable?", classes="dialog-title")
+            yield Static(f"{self.words} words. Once submitted it is locked and cannot be changed.", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Submit (y)", variant="primary", id="confirm-yes")
+                yield Button("Keep editing (n)", id="confirm-no")
+
+    @on(Button.Pressed, "#confirm-yes")
+    def yes(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#confirm-no")
+    def no(self) -> None:
+        self.dismiss(False)
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)
+
+
+class WorkScreen(CentaurScreen):
+    """Write an expert's assigned deliverables, one task at a time.
+
+    Args:
+        source: The expert's work queue (`centaur_tui.store.work.SessionWork`).
+    """
+
+    HELP = """\
+## Writing a deliverable
+
+Read the task and the assistance text (if any), then write the deliverable in Markdown.
+Your work is saved as you type; leaving or quitting loses nothing.
+
+- **ctrl+s**: submit (asks first; a submitted deliverable is locked)
+- **ctrl+n**: next task (this draft is kept)
+- **f2**: move between the task, the assistance text and the editor
+- **escape**: back; your draft is kept
+"""
+
+    BINDINGS = [
+        Binding("ctrl+s", "submit", "Submit", id="submit", tooltip="Lock this deliverable and store it."),
+        Binding("ctrl+n", "next", "Next task", id="next", tooltip="Go to your next open task; this draft is kept."),
+        Binding("f2", "cycle_focus", "Switch pane", id="cycle", tooltip="Task, assistance text, editor."),
+        # Priority: the editor (tab indents) would otherwise take escape to release its focus.
+        Binding("escape", "leave", "Back", id="leave", priority=True, tooltip="Leave; your draft is kept."),
+    ]
+
+    def __init__(self, source: Any) -> None:
+        super().__init__()
+        self.source = source
+        self.queue: list[Any] = []
+        self.current: Any = None
+        self.item: Any = None
+        self.draft: Any = None
+        self.busy = True
+        self.finished = False
+        self._shown_at = 0.0
+        self._base_seconds = 0.0
+        self._dirty = False
+        self._save_timer: Timer | None = None
+        self._last_version = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="work-bar", markup=False)
+        yield Static("", id="work-task", markup=False)
+        if self.source.simulated:
+            yield Static("SIMULATED DATA: the assistance texts come from the simulated provider.",
+                         classes="simulated-banner", markup=False)
+        with Horizontal(id="work-body"):
+            with Vertical(id="work-read"):
+                yield DocumentView(id="work-prompt", classes="work-pane")
+                yield DocumentView(id="work-assistance", classes="work-pane")
+            yield DeliverableEditor(id="work-editor", soft_wrap=True, tab_behavior="indent", show_line_numbers=False,
+                                    placeholder="Write the deliverable here (Markdown).")
+        yield Static("", id="work-done", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#work-prompt").border_title = "Task"
+        self.query_one("#work-assistance").border_title = "Assistance text"
+        self.query_one("#work-editor").border_title = "Your deliverable"
+        self.query_one("#work-done").display = False
+        self.set_interval(1.0, self._show_bar)
+        self.open_next(None)
+
+    # -- loading -------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="work-load", exit_on_error=False)
+    def open_next(self, after: int | None) -> None:
+        """Open the first open task after position `after` (wrapping), or the first open one."""
+        from centaur_tui.store.work import WorkDraft
+
+        queue = self.source.queue()
+        open_items = [q for q in queue if not q.locked]
+        later = [q for q in open_items if after is not None and q.position > after]
+        current = (later or open_items or [None])[0]
+        item = self.source.item(current.key) if current is not None else None
+        draft = (self.source.draft(current.key) or WorkDraft()) if current is not None else None
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show, queue, current, item, draft)
+
+    def _show(self, queue: list[Any], current: Any, item: Any, draft: Any) -> None:
+        self.queue, self.current, self.item, self.draft = queue, current, item, draft
+        self.finished = current is None
+        self.query_one("#work-body").display = not self.finished
+        done = self.query_one("#work-done", Static)
+        done.display = self.finished
+        self.busy = False
+        if item is None:
+            done.update(f"All {len(queue)} task(s) are submitted. Thank you, {self.source.expert_name}."
+                        if queue else "No tasks are assigned to you yet. Ask the researcher to run assign-work.")
+            self.query_one("#work-task", Static).update("")
+            self._show_bar()
+            self.refresh_bindings()
+            return
+        self._shown_at = self.app.clock()  # type: ignore[attr-defined]
+        self._base_seconds = draft.seconds
+        self.query_one("#work-task", Static).update(f"Task: {item.task_title}. Deliverable: {item.deliverable}")
+        self.query_one("#work-prompt", DocumentView).set_text(item.task_prompt)
+        self.query_one("#work-assistance", DocumentView).set_text(item.assistance if item.assistance else PLAIN_NOTE)
+        editor = self.query_one("#work-editor", DeliverableEditor)
+        if editor.text != draft.text:
+            editor.load_text(draft.text)
+        editor.focus()
+        editor.move_cursor(editor.document.end)
+        self._show_bar()
+        self.refresh_bindings()
+
+    # -- status --------------------------------------------------------------------------------
+
+    @property
+    def seconds(self) -> float:
+        if self.item is None:
+            return 0.0
+        return self._base_seconds + max(0.0, self.app.clock() - self._shown_at)  # type: ignore[attr-defined]
+
+    @property
+    def words(self) -> int:
+        from centaur_tui.store.work import word_count
+
+        return word_count(self.draft.text) if self.draft is not None else 0
+
+    def _show_bar(self) -> None:
+        parts = [self.source.expert_name]
+        submitted = sum(q.locked for q in self.queue)
+        if self.current is not None:
+            place = next(i for i, q in enumerate(self.queue, start=1) if q.key == self.current.key)
+            parts.append(f"task {place} of {len(self.queue)}")
+        parts.append(f"{submitted} submitted")
+        if self.item is not None:
+            parts.append(f"{self.words} words")
+            parts.append(f"time on task {format_seconds(self.seconds)}")
+        self.query_one("#work-bar", Static).update(" · ".join(parts), layout=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("submit", "next", "cycle_focus"):
+            if self.finished or self.item is None:
+                return False
+            if action == "submit":
+                return True if self.draft is not None and self.draft.text.strip() else None
+            if action == "next":
+                return True if sum(not q.locked for q in self.queue) > 1 else None
+        return True
+
+    # -- typing --------------------------------------------------------------------------------
+
+    @on(TextArea.Changed, "#work-editor")
+    def text_changed(self, event: TextArea.Changed) -> None:
+        text = event.text_area.text
+        if self.item is None or self.draft is None or text == self.draft.text:
+            return  # a loaded draft, not typing
+        had_text = bool(self.draft.text.strip())
+        self.draft.text = text
+        self.draft.edits += 1
+        self._changed()
+        if had_text != bool(text.strip()):
+            self.refresh_bindings()
+
+    @on(DeliverableEditor.Pasted)
+    def pasted(self) -> None:
+        if self.draft is not None:
+            self.draft.pastes += 1
+            self._changed()
+
+    def _changed(self) -> None:
+        self._dirty = True
+        self._show_bar()
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._save_timer = self.set_timer(SAVE_DELAY, self._save_soon)
+
+    def _version(self) -> int:
+        self._last_version = max(self._last_version + 1, time.time_ns())
+        return self._last_version
+
+    def _snapshot(self) -> Any:
+        return replace(self.draft, seconds=round(self.seconds, 1))
+
+    def _save_soon(self) -> None:
+        if self._dirty and self.current is not None:
+            self._dirty = False
+            self.save_draft(self.current.key, self._snapshot(), self._version())
+
+    # Not exclusive: each save carries a version, and an older save landing late never wins.
+    @work(thread=True, group="work-save", exit_on_error=False)
+    def save_draft(self, key: int, draft: Any, version: int) -> None:
+        """Save the draft in a thread."""
+        self.source.save_draft(key, draft, version)
+
+    def flush(self) -> None:
+        """Save the current draft now, on the calling thread (moving on, leaving, quitting)."""
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        if self.current is not None and self.draft is not None and not self.draft.locked:
+            self._dirty = False
+            self.source.save_draft(self.current.key, self._snapshot(), self._version())
+
+    # -- moving on -----------------------------------------------------------------------------
+
+    def action_submit(self) -> None:
+        if self.busy or self.check_action("submit", ()) is not True:
+            if self.draft is not None and not self.draft.text.strip():
+                self.notify("The deliverable is empty.", title="Not complete yet", severity="warning")
+            return
+        self.flush()
+
+        def answer(ok: bool | None) -> None:
+            if ok and self.current is not None:
+                self.busy = True
+                self.submit(self.current.key, self.current.position, self._snapshot(), self._version())
+
+        self.app.push_screen(ConfirmSubmit(self.words), callback=answer)
+
+    @work(thread=True, exclusive=True, group="work-load", exit_on_error=False)
+    def submit(self, key: int, position: int, draft: Any, version: int) -> None:
+        """Lock and store the deliverable, then open the next task."""
+        try:
+            self.source.submit(key, draft, version)
+        except BaseException:
+            self.app.call_from_thread(setattr, self, "busy", False)
+            raise
+        self.app.call_from_thread(self.notify, "Deliverable submitted.", title="Submitted")
+        self.app.call_from_thread(self.open_next, position)
+
+    def action_next(self) -> None:
+        if self.busy or self.check_action("next", ()) is not True or self.current is None:
+            return
+        self.flush()
+        self.busy = True
+        self.open_next(self.current.position)
+
+    def action_cycle_focus(self) -> None:
+        panes = [self.query_one("#work-prompt"), self.query_one("#work-assistance"), self.query_one("#work-editor")]
+        index = next((i for i, p in enumerate(panes) if p is self.focused), -1)
+        panes[(index + 1) % len(panes)].focus()
+
+    def action_leave(self) -> None:
+        self.flush()
+        self.dismiss(None)
+
+    def on_unmount(self) -> None:
+        if self._dirty:
+            self.flush()

@@ -1,0 +1,139 @@
+"""The work screen through Pilot: an expert writes two deliverables by keyboard, drafts survive a kill, blinding."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from textual import events
+
+from centaur_tui.catalog import load_session
+from centaur_tui.domain.session import PLAIN
+from centaur_tui.store import Store
+from centaur_tui.store.work import WorkStore
+from centaur_tui.ui.app import create_app
+from centaur_tui.ui.screens.session import SessionScreen
+from centaur_tui.ui.screens.work import SAVE_DELAY, ConfirmSubmit, DeliverableEditor, WorkScreen
+from centaur_tui.ui.widgets.document import DocumentView
+
+from .test_experts import CANDIDATES, FAMILIES, judged_session
+from .test_ui_app import wait_for
+
+ARM = """
+[human_workers]
+experts = ["ann", "bob"]
+tasks = ["counseling", "tutoring"]
+assistants = ["Alpha", "Gamma"]
+"""
+
+
+def work_session(tmp_path: Path) -> Path:
+    path = judged_session(tmp_path)
+    path.write_text(path.read_text(encoding="utf-8") + ARM, encoding="utf-8")
+    study = load_session(path)
+    with Store(study.database) as store:
+        WorkStore(store).assign(study)
+    return path
+
+
+def keys(text: str) -> list[str]:
+    named = {" ": "space", "\n": "enter", ".": "full_stop", ",": "comma", "#": "number_sign"}
+    return [named.get(c, c) for c in text]
+
+
+async def open_work(pilot, expert_row: int = 0) -> WorkScreen:
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                   "the session overview")
+    app.screen.query_one("#experts").move_cursor(row=expert_row)
+    await pilot.pause()
+    await pilot.press("w")
+    await wait_for(pilot, lambda: isinstance(app.screen, WorkScreen) and not app.screen.busy, "the work screen")
+    return app.screen
+
+
+async def test_expert_writes_two_deliverables_by_keyboard(tmp_path: Path) -> None:
+    path = work_session(tmp_path)
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_work(pilot)
+        assert screen.check_action("submit", ()) is None  # nothing written yet: submit is dimmed
+        for n in (1, 2):
+            first = screen.current.key
+            await pilot.press(*keys(f"# Plan {n}\nStep one is done. Step two follows"))
+            app.post_message(events.Paste(" and a pasted line."))  # the terminal's bracketed paste reaches the app
+            await wait_for(pilot, lambda: screen.draft.pastes == 1, "the paste to be counted")
+            assert screen.words == 14
+            assert f"{screen.words} words" in app.screen_text()
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmSubmit), "the confirmation")
+            await pilot.press("y")
+            await wait_for(pilot, lambda: app.screen is screen and not screen.busy
+                           and (screen.finished or screen.current.key != first), "the next task")
+        assert screen.finished and "All 2 task(s) are submitted" in app.screen_text()
+    study = load_session(path)
+    with Store(study.database) as store:
+        outputs = [o for o in store.outputs().values() if o.worker_kind == "expert"]
+        rows = WorkStore(store).productivity_rows()
+    assert len(outputs) == 2 and {o.worker for o in outputs} == {"ann"}
+    assert all(o.text.endswith("Step two follows and a pasted line.") for o in outputs)
+    assert len(rows) == 2 and all(r["pastes"] == 1 and r["edits"] >= 30 and r["words"] == 14 for r in rows)
+
+
+async def test_draft_is_intact_after_a_kill_and_restored_on_restart(tmp_path: Path, monkeypatch) -> None:
+    path = work_session(tmp_path)
+    study = load_session(path)
+    text = "Half a deliverable, not submitted"
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_work(pilot)
+        key = screen.current.key
+        await pilot.press(*keys(text))
+        await pilot.pause(SAVE_DELAY + 0.1)
+        await app.workers.wait_for_complete()
+        # What a kill -9 leaves: only committed transactions, read by another connection.
+        with sqlite3.connect(study.database) as conn:
+            saved = conn.execute("SELECT text, locked FROM work_drafts WHERE assignment_id = ?", (key,)).fetchone()
+        assert saved == (text, 0)
+        # No clean shutdown: the flush on quit and unmount is what a killed process never runs.
+        monkeypatch.setattr(WorkScreen, "flush", lambda self: None)
+        monkeypatch.setattr(WorkScreen, "on_unmount", lambda self: None)
+    monkeypatch.undo()
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_work(pilot)
+        assert screen.current.key == key
+        assert screen.query_one(DeliverableEditor).text == text
+        await pilot.press(*keys(" more"))
+        await pilot.press("escape")  # leaving saves at once, without waiting for the delay
+        assert isinstance(app.screen, SessionScreen)
+    with sqlite3.connect(study.database) as conn:
+        assert conn.execute("SELECT text FROM work_drafts WHERE assignment_id = ?", (key,)).fetchone() == (text + " more",)
+
+
+async def test_worker_never_sees_which_model_wrote_the_assistance_text(tmp_path: Path) -> None:
+    path = work_session(tmp_path)
+    study = load_session(path)
+    with sqlite3.connect(study.database) as conn:
+        # Plant identities the blinding must mask, and markup that must stay text.
+        conn.execute("UPDATE assistance_texts SET text = 'Advice from Alpha (North family, simulated/alpha): "
+                     "as an AI language model I suggest [@click=app.quit]this[/]. Gamma of South agrees.\n\n' || text")
+    conn.close()
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = await open_work(pilot)
+        seen = 0
+        for _ in range(2):
+            view = screen.query_one("#work-assistance", DocumentView)
+            await wait_for(pilot, lambda: view.ready, "the assistance text to be laid out")
+            shown = (app.screen_text() + "\n" + view.rendered_text).lower()
+            assert "advice from" in shown or "write the deliverable on your own" in shown
+            seen += "advice from" in shown
+            for name in (*CANDIDATES, *FAMILIES, "language model", PLAIN):
+                assert name.lower() not in shown.replace("write the deliverable on your own", ""), name
+            if "advice from" in shown:
+                assert "[@click=app.quit]" in shown  # markup shown as text, not a live action
+            await pilot.press(*keys("x"))
+            await pilot.press("ctrl+n")
+            await wait_for(pilot, lambda: not screen.busy, "the next task")
+        assert seen >= 1
