@@ -82,6 +82,7 @@ stopped, and a finished run costs nothing to run again.
         Binding("w", "work", "Work", id="work", tooltip="Write deliverables as the highlighted expert."),
         Binding("n", "new_expert", "New expert", id="new-expert", tooltip="Add an expert to this session."),
         Binding("escape", "back", "Back", id="back", tooltip="Back to the sessions."),
+        Binding("s", "results", "Results", id="results", tooltip="Rankings, statistics and the judgments behind them."),
     ]
 
     def __init__(self, path: Path, expert: str | None = None, run: bool = False) -> None:
@@ -401,6 +402,12 @@ stopped, and a finished run costs nothing to run again.
         )
         self.app.call_from_thread(self.notify, f"{new.name} can now be given comparisons.", title="Expert added")
         self.app.call_from_thread(self.load)
+
+    def action_results(self) -> None:
+        if self.study is not None:
+            from centaur_tui.ui.screens.results import ResultsScreen
+
+            self.app.push_screen(ResultsScreen(self.study, runner=lambda: self.runner))
 
     def action_back(self) -> None:
         if self.running and self.runner is not None:
