@@ -173,8 +173,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         c = doc["counts"]
         self.query_one("#results-status", Static).update(
             f"{c['runs']} run(s), {len(c['tasks'])} task(s); {c['comparisons']:,} comparisons, {c['judgments']:,} "
-            f"judgments stored, {c['by_status'].get('ok', 0):,} used; computed in {results.seconds:.2f} s "
-            "(as `centaur report`)."
+            f"judgments stored, {c['by_status'].get('ok', 0):,} used. The numbers of `centaur report`."
         )
         body = self.query_one("#results-body", Vertical)
         await body.remove_children()

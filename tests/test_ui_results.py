@@ -1,0 +1,188 @@
+"""The results and audit screens: numbers equal to the report document, rank cell to rationale and back, a snapshot at 120x40."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+from centaur_tui.catalog import load_session
+from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
+from centaur_tui.stats import render
+from centaur_tui.store import Store
+from centaur_tui.store.audit import cell_audit, left_out
+from centaur_tui.ui.app import create_app
+from centaur_tui.ui.screens.audit import AuditScreen, rows_of
+from centaur_tui.ui.screens.results import ResultsScreen, scatter_points
+from centaur_tui.ui.screens.session import SessionScreen
+from centaur_tui.ui.widgets.rank_matrix import RankCell, rank_class
+from centaur_tui.ui.widgets.scatter import scatter_lines
+from centaur_tui.ui.widgets.section_view import SectionView
+
+from .test_experts import judged_session
+from .test_ui_app import wait_for
+
+
+def cli_doc(path: Path) -> dict:
+    """The document `centaur report SESSION` prints (default options)."""
+    study = load_session(path)
+    meta, rows = load_report_inputs(study)
+    return build_session_report(study, meta, rows).doc
+
+
+async def open_results(pilot) -> ResultsScreen:
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                   "the session overview")
+    await pilot.press("s")
+    await wait_for(pilot, lambda: isinstance(app.screen, ResultsScreen) and app.screen.results is not None
+                   and not app.screen.computing, "the results", tries=1000)
+    await pilot.pause()
+    return app.screen  # type: ignore[return-value]
+
+
+async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    expected = cli_doc(path)
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_results(pilot)
+        doc = screen.results.doc
+        assert json.dumps(doc, sort_keys=True) == json.dumps(expected, sort_keys=True)
+        assert "SIMULATED DATA" in app.screen_text()
+        for m in expected["modes"]:
+            cells = {(r["task"], r["candidate"]): r for r in m["matrix"]}
+            shown = {(c.task_id, c.candidate_name): c for c in screen.query(RankCell) if c.mode_name == m["mode"]}
+            assert set(shown) == set(cells)
+            # The rank of ranks and the mean rank ± SE as the text report prints them.
+            rr, mean_se, overall = render._mode_sections(expected, m)
+            for row in rr.rows:
+                for task, value in zip(m["tasks"], row[1:], strict=False):
+                    assert shown[(task, row[0])].rank == value
+            for row in mean_se.rows:
+                for task, value in zip(m["tasks"], row[1:], strict=False):
+                    assert shown[(task, row[0])].mean_se == value
+            assert screen.query_one(f"#overall-{m['mode']}", SectionView).rows == overall.rows
+        assert screen.query_one("#best-by-task", SectionView).rows == render._best_section(expected).rows
+        assert screen.query_one("#cross-mode", SectionView).rows == render._cross_section(expected).rows
+        assert screen.query_one("#reliability", SectionView).rows == render._reliability_section(expected).rows
+        experts = [s.section.title for s in screen.query("#experts-sections SectionView").results(SectionView)]
+        assert experts == [s.title for s in render._expert_sections(expected)]
+        # The focused cell shows its mean rank ± SE instead of its rank.
+        focused = app.screen.focused
+        assert isinstance(focused, RankCell) and str(focused.render()) == focused.mean_se
+
+
+async def test_rank_cell_to_a_judgments_rationale_and_back(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        results = await open_results(pilot)
+        await pilot.press("right", "down")
+        cell = app.screen.focused
+        assert isinstance(cell, RankCell)
+        assert (cell.task_id, cell.candidate_name) == ("tutoring", "Beta")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, AuditScreen) and app.screen.audit is not None,
+                       "the audit trail")
+        audit: AuditScreen = app.screen  # type: ignore[assignment]
+        assert (audit.mode, audit.task_id, audit.candidate) == ("automation", "tutoring", "Beta")
+        assert audit.shown and all("Beta" in (r.comparison.comparison.candidate_a, r.comparison.comparison.candidate_b)
+                                   for r in audit.shown)
+        await pilot.press("down")
+        row = audit.shown[1]
+        assert row.judgment is not None and row.judgment.rationale
+        detail = str(audit.query_one("#audit-detail").render())
+        assert row.judgment.rationale in detail and "Judge prompt" in detail and "Judge raw reply" in detail
+        # Filters: only the judgments this judge made; a search that matches nothing empties the list.
+        judge = row.judgment.judge
+        audit.query_one("#filter-judge").value = judge
+        await pilot.pause()
+        assert audit.shown and {r.judgment.judge for r in audit.shown} == {judge}
+        await pilot.press("slash")
+        await pilot.press(*"no such words")
+        await pilot.pause()
+        assert audit.shown == [] and "No judgment matches" in str(audit.query_one("#audit-detail").render())
+        await pilot.press("escape")
+        assert app.screen is results
+        assert app.screen.focused is cell
+
+
+def test_cell_audit_reads_every_judgment_output_and_call(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    study = load_session(path)
+    with Store(study.database) as store:
+        audit = cell_audit(store, "counseling", "augmentation", "Alpha")
+        totals = left_out(store)
+        judgments = [j for j in store.judgment_rows() if j["task"] == "counseling" and j["mode"] == "augmentation"]
+    mine = [c for c in audit.comparisons]
+    assert len(mine) == 4  # Alpha against Beta, Gamma, Delta and plain, one run
+    assert sum(len(c.judgments) for c in mine) == sum(
+        1 for j in judgments if "Alpha" in (j["option1"], j["option2"]))
+    for c in mine:
+        assert set(c.outputs) == {c.comparison.candidate_a, c.comparison.candidate_b}
+        assert "Alpha" in c.assistance  # augmentation: the assistance text of the assisted candidate
+        for j in c.judgments:
+            assert j.record.call_key in audit.calls and j.record.scores
+    assert totals.invalid_total == 0 and totals.errors_total == 0
+    assert len(rows_of(audit)) == sum(max(1, len(c.judgments)) for c in mine)
+
+
+def test_rank_colours_and_scatter() -> None:
+    assert [rank_class(r, 10) for r in (1, 3, 5.5, 8, 10, None)] == [
+        "-rank-0", "-rank-1", "-rank-2", "-rank-3", "-rank-4", "-rank-none"]
+    lines = scatter_lines([("Alpha", 1.0, 1.0), ("Delta", 4.0, 4.0), ("Beta", 2.5, 2.0)], width=20, height=5, top=4)
+    assert lines[0] == "    1 |" + " " * 19 + "A"  # best in both modes: top right
+    assert lines[4] == "    4 |B" + " " * 19  # worst in both: bottom left
+    assert lines[1][7:].index("C") == 10  # Beta: automation 2.5 half-way across, augmentation 2.0 a third down
+    assert "A Alpha (1.00, 1.00)" in lines and "B Delta (4.00, 4.00)" in lines
+    doc = {"modes": [{"mode": "automation", "overall": [{"candidate": "A", "mean_rank": 1.5}]},
+                     {"mode": "augmentation", "overall": [{"candidate": "A", "mean_rank": 2.0},
+                                                          {"candidate": "plain", "mean_rank": 1.0}]}]}
+    assert scatter_points(doc) == [("A", 1.5, 2.0)]
+
+
+async def test_a_finished_pipeline_stage_computes_again(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    stage = SimpleNamespace(planned=10, left=3)
+    runner = SimpleNamespace(progress=SimpleNamespace(stages={"judging": stage}, finished=False))
+    app = create_app(sessions_dir=path.parent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = ResultsScreen(load_session(path), runner=lambda: runner)
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.results is not None and not screen.computing, "the results")
+        first = screen.results
+        stage.left = 0
+        await wait_for(pilot, lambda: screen.results is not first and not screen.computing, "the recomputed results")
+
+
+async def test_untrusted_rationale_is_shown_literally(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    study = load_session(path)
+    with Store(study.database) as store, store.write() as c:
+        c.execute("UPDATE judgments SET rationale = ? WHERE id = (SELECT min(id) FROM judgments)",
+                  ("[@click=app.quit]quit[/] \x1b[31mred",))
+        row = c.execute("SELECT c.task, c.mode, c.candidate_a FROM judgments j JOIN comparisons c"
+                        " ON c.id = j.comparison_id ORDER BY j.id LIMIT 1").fetchone()
+    app = create_app(sessions_dir=path.parent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = AuditScreen(study, row[1], row[0], row[2])
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.audit is not None, "the audit trail")
+        target = next(i for i, r in enumerate(screen.shown) if r.judgment and "app.quit" in (r.judgment.rationale or ""))
+        screen.query_one("#audit-judgments").move_cursor(row=target)
+        await pilot.pause()
+        text = str(screen.query_one("#audit-detail").render())
+        assert "[@click=app.quit]quit[/]" in text and "\x1b" not in text
+        assert "[31mred" in text
+
+
+def test_results_screen_120x40(snap_compare, tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    app = create_app(sessions_dir=path.parent, session=path)
+
+    async def run_before(pilot) -> None:
+        await open_results(pilot)
+        await pilot.press("right", "down")
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
