@@ -141,3 +141,39 @@ def test_cli_assign_work(write_session):
     result = CliRunner().invoke(cli, ["judge-work", str(path)])
     assert result.exit_code == 0, result.output
     assert "0 comparison(s)" in result.output
+
+
+def test_report_ranks_conditions_for_human_workers_beside_the_worker_model(write_session):
+    from centaur_tui.stats.human_arm import human_arm_doc, human_arm_text, productivity
+
+    path = arm_session(write_session)
+    study = load_session(path)
+    with Store(study.database) as store:
+        run_session(study, store)
+        work = WorkStore(store)
+        work.assign(study)
+        for r in work.assignments():
+            # Longer texts under Alpha's guidance: a planted effect the judges can see.
+            body = " ".join(["requirement met"] * (40 if r["condition"] == "Alpha" else 8))
+            work.submit(r["id"], WorkDraft(f"## Deliverable\n\n{body}", 60.0 * (2 if r["condition"] == PLAIN else 1),
+                                           10, 0), version=1)
+        judge_human_arm(study, store)
+    result = CliRunner().invoke(cli, ["work-report", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "Which assistant helps human workers most" in result.output
+    assert "Productivity per condition (6 submitted" in result.output
+    from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
+
+    meta, rows = load_report_inputs(study)
+    doc = build_session_report(study, meta, rows, bootstrap=0, permutation=False).doc
+    assert HUMAN_MODE in {m["mode"] for m in doc["modes"]}  # its own tournament, apart from the model worker's
+    model_arm = next(m for m in doc["modes"] if m["mode"] == "augmentation")
+    assert set(model_arm["candidates"]) == {"Alpha", "Beta", "Gamma", "Delta", PLAIN}
+    with Store(study.database) as store:
+        section = human_arm_doc(doc, WorkStore(store).productivity_rows())
+    ranked = [r["condition"] for r in section["assistants"]["rows"]]
+    assert sorted(ranked) == ["Alpha", "Gamma", PLAIN]
+    assert section["assistants"]["spearman"]["n"] == 3
+    table = productivity(WorkStore(Store(study.database)).productivity_rows())
+    assert table.set_index("condition").loc[PLAIN, "mean_seconds"] == 120.0
+    assert "Spearman" in human_arm_text(section)

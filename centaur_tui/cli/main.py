@@ -335,3 +335,5 @@ cli.add_command(plan)
 from centaur_tui.cli.work_cmd import assign_work, judge_work  # noqa: E402
 cli.add_command(assign_work)
 cli.add_command(judge_work)
+from centaur_tui.cli.work_cmd import work_report  # noqa: E402
+cli.add_command(work_report)

@@ -1,8 +1,9 @@
-"""Provides the human-worker commands: `centaur assign-work` and `centaur judge-work`."""
+"""Provides the human-worker commands: `centaur assign-work`, `centaur judge-work` and `centaur work-report`."""
 
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import click
 
@@ -58,3 +59,28 @@ def judge_work(session: str) -> None:
     )
     if outcome.without_judge:
         click.secho(f"{outcome.without_judge} comparison(s) have no eligible judge (leave-family-out).", fg="yellow")
+
+
+@click.command("work-report")
+@click.argument("session")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the section as JSON.")
+def work_report(session: str, json_file: Path | None) -> None:
+    """Print which assistant helps human workers most (next to the worker model) and productivity per condition."""
+    import json
+
+    from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
+    from centaur_tui.stats.human_arm import human_arm_doc, human_arm_text
+    from centaur_tui.store.work import WorkStore
+
+    study = load_session(resolve_session(session))
+    meta, rows = load_report_inputs(study)
+    rep = build_session_report(study, meta, rows, bootstrap=0, permutation=False)
+    with _open_existing(study) as store:
+        productivity = WorkStore(store).productivity_rows()
+    section = human_arm_doc(rep.doc, productivity)
+    if rep.doc["simulated"]:
+        click.secho(SIMULATED_BANNER, fg="yellow")
+    click.echo(human_arm_text(section), nl=False)
+    if json_file is not None:
+        json_file.write_text(json.dumps(section, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        click.echo(f"wrote {json_file}")
