@@ -51,6 +51,20 @@ def report_inputs(
     return meta, rows
 
 
+def fingerprint(store: Store) -> tuple[Any, ...]:
+    """A cheap witness of everything the report reads: it changes whenever a judgment, comparison or meta row does.
+
+    Judgments are append-only (a correction is a new row), and scores are written in the
+    same transaction as their judgment, so counts and the highest id cover them.
+    """
+    with store._lock:  # noqa: SLF001 - same package; Store's lock guards the shared connection
+        c = store._conn  # noqa: SLF001
+        judgments = c.execute("SELECT count(*), coalesce(max(id), 0), coalesce(sum(valid), 0) FROM judgments").fetchone()
+        comparisons = c.execute("SELECT count(*) FROM comparisons").fetchone()[0]
+        meta = tuple(c.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
+    return (*judgments, comparisons, meta)
+
+
 @dataclass(frozen=True)
 class AuditJudgment:
     """One stored judgment of a comparison, with whether a later revision replaced it."""
