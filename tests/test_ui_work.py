@@ -137,3 +137,80 @@ async def test_worker_never_sees_which_model_wrote_the_assistance_text(tmp_path:
             await pilot.press("ctrl+n")
             await wait_for(pilot, lambda: not screen.busy, "the next task")
         assert seen >= 1
+
+
+async def test_opening_work_assigns_the_arm_when_nothing_is_assigned_yet(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    path.write_text(path.read_text(encoding="utf-8") + ARM, encoding="utf-8")
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_work(pilot, expert_row=1)
+        assert len(screen.queue) == 2 and screen.source.expert.id == "bob"
+    study = load_session(path)
+    with Store(study.database) as store:
+        assert len(WorkStore(store).assignments()) == 4  # the whole arm, as assign-work stores it
+
+
+def test_draft_is_intact_after_kill_9_of_the_app_process(tmp_path: Path) -> None:
+    """The real thing: the app in a pseudo-terminal, killed with SIGKILL mid-draft."""
+    import os
+    import pty
+    import re
+    import select
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = work_session(tmp_path)
+    study = load_session(path)
+    code = ("from pathlib import Path; from centaur_tui.ui.app import create_app; "
+            f"create_app(sessions_dir=Path({str(path.parent)!r}), session=Path({str(path)!r})).run()")
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+    master, slave = pty.openpty()
+    os.set_blocking(master, False)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=slave, stdout=slave, stderr=slave, env=env,
+                            close_fds=True, start_new_session=True)
+    os.close(slave)
+    screen = ""
+
+    def read_until(needle: str, timeout: float) -> None:
+        nonlocal screen
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    screen += re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-B]", "", os.read(master, 65536).decode(errors="replace"))
+                except OSError:
+                    break
+            if needle in screen:
+                return
+        raise AssertionError(f"{needle!r} never appeared")
+
+    text = "Typed before the crash"
+    try:
+        read_until("Experts", 30)
+        time.sleep(0.5)
+        os.write(master, b"w")
+        read_until("Your deliverable", 30)
+        time.sleep(0.3)
+        os.write(master, text.encode())
+        deadline = time.monotonic() + 10
+        saved = None
+        while time.monotonic() < deadline and saved != text:
+            time.sleep(0.1)
+            with sqlite3.connect(study.database) as conn:
+                row = conn.execute("SELECT text FROM work_drafts").fetchone()
+            conn.close()
+            saved = row[0] if row else None
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        os.close(master)
+    assert proc.returncode == -signal.SIGKILL
+    with Store(study.database) as store:  # opens cleanly after the kill (WAL recovered)
+        rows = [r for r in WorkStore(store).assignments() if r["expert"] == "ann"]
+        drafts = [WorkStore(store).draft(r["id"]) for r in rows]
+    assert [d.text for d in drafts if d is not None] == [text]

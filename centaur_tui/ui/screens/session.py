@@ -374,6 +374,8 @@ stopped, and a finished run costs nothing to run again.
         assert self.study is not None
         store = self.app.store_for(self.study)  # type: ignore[attr-defined]
         source = SessionWork(store, self.study, ExpertStore(store).expert(self.study, expert_id))
+        if not source.queue():
+            source.work.assign(self.study)  # the arm's design, as `centaur assign-work` stores it
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._push_work, source)
 
