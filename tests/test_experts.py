@@ -222,6 +222,16 @@ def test_only_tasks_the_expert_may_judge_and_never_twice() -> None:
     assert plan_assignments(pool, bob, existing, 5, "stratified", seed=1) == []
 
 
+def test_experts_never_judge_a_comparison_holding_their_own_deliverable() -> None:
+    import dataclasses
+
+    pool = synthetic_pool()
+    own = {c.id for c in pool[:5]}
+    pool = [dataclasses.replace(c, authors=("ann", "zoe")) if c.id in own else c for c in pool]
+    plan = plan_assignments(pool, EVERYONE, [], len(pool), "stratified", seed=1)
+    assert len(plan) == len(pool) - 5 and not own & {p.comparison_id for p in plan}
+
+
 def test_overlap_gives_each_comparison_to_k_experts() -> None:
     pool = synthetic_pool()
     existing: list[ExistingAssignment] = []

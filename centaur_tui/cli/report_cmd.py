@@ -71,6 +71,24 @@ def build_session_report(study: Study, meta: dict[str, str], rows: dict[str, Any
     return build_report(frames, opts)
 
 
+def _human_workers_section(study: Study, doc: dict[str, Any]) -> str:
+    """Add the human-worker arm (which assistant helps people most) to the report document.
+
+    Only for sessions that declare `[human_workers]`; returns its text rendering, or "".
+    """
+    if study.session.human_workers is None or not study.database.exists():
+        return ""
+    from centaur_tui.stats.human_arm import human_arm_doc, human_arm_text
+    from centaur_tui.store import Store
+    from centaur_tui.store.work import WorkStore
+
+    with Store(study.database) as store:
+        productivity = WorkStore(store).productivity_rows()
+    section = human_arm_doc(doc, productivity)
+    doc["human_workers"] = section
+    return human_arm_text(section)
+
+
 @click.command()
 @click.argument("session")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the report as JSON.")
@@ -102,11 +120,14 @@ def report(
     from centaur_tui.stats.render import to_markdown, to_text
 
     doc = rep.doc
+    human_text = _human_workers_section(study, doc)
     if quiet:
         if doc["simulated"]:
             click.secho(doc["banner"], fg="yellow", err=True)
     else:
         click.echo(to_text(doc), nl=False)
+        if human_text:
+            click.echo("\n" + human_text, nl=False)
     written: list[Path] = []
     if json_file is not None:
         json_file.parent.mkdir(parents=True, exist_ok=True)
@@ -114,7 +135,10 @@ def report(
         written.append(json_file)
     if md_file is not None:
         md_file.parent.mkdir(parents=True, exist_ok=True)
-        md_file.write_text(to_markdown(doc), encoding="utf-8")
+        markdown = to_markdown(doc)
+        if human_text:
+            markdown += "\n## Human workers (issue 5 arm)\n\n```\n" + human_text.rstrip() + "\n```\n"
+        md_file.write_text(markdown, encoding="utf-8")
         written.append(md_file)
     if fig_dir is not None:
         from centaur_tui.stats.figures import draw_all

@@ -47,6 +47,8 @@ class PoolComparison:
     candidate_a: str
     candidate_b: str
     llm_winners: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    """Experts who wrote either output (human-worker arm): they never judge this comparison."""
 
     @property
     def split(self) -> float:
@@ -149,7 +151,9 @@ def plan_assignments(
     others: Counter[str] = Counter(
         a.comparison_id for a in existing if a.expert != expert.id and a.presentation == 0
     )
-    eligible = [c for c in pool if may_judge(expert, c.task) and c.id not in held]
+    eligible = [
+        c for c in pool if may_judge(expert, c.task) and c.id not in held and expert.id not in c.authors
+    ]
     if strategy == "overlap":
         eligible = [c for c in eligible if others[c.id] < overlap]
     tiebreak = {c.id: digest("assign", seed, expert.id, c.id) for c in pool}

@@ -224,7 +224,9 @@ class ExpertStore:
         """Every stored comparison with the latest valid LLM verdict of each judge slot."""
         rows = self._rows(
             "SELECT c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b,"
-            " group_concat(j.winner, char(31)) AS winners"
+            " group_concat(j.winner, char(31)) AS winners,"
+            " (SELECT group_concat(o.worker, char(31)) FROM outputs o WHERE o.id IN (c.output_a, c.output_b)"
+            "  AND o.worker_kind = 'expert') AS authors"
             " FROM comparisons c LEFT JOIN judgments j ON j.comparison_id = c.id AND j.judge_kind = 'llm'"
             " AND j.valid = 1 AND j.winner IS NOT NULL AND j.revision = ("
             "   SELECT max(k.revision) FROM judgments k WHERE k.comparison_id = j.comparison_id"
@@ -235,6 +237,7 @@ class ExpertStore:
             PoolComparison(
                 r["id"], r["run"], r["task"], r["mode"], r["candidate_a"], r["candidate_b"],
                 tuple(r["winners"].split("\x1f")) if r["winners"] else (),
+                tuple(r["authors"].split("\x1f")) if r["authors"] else (),
             )
             for r in rows
         ]
