@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+from textual.widgets import DataTable, TabbedContent
+
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
 from centaur_tui.stats import render
@@ -71,6 +73,10 @@ async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> Non
         # The focused cell shows its mean rank ± SE instead of its rank.
         focused = app.screen.focused
         assert isinstance(focused, RankCell) and str(focused.render()) == focused.mean_se
+        # What the statistics left out: filled when its tab is first shown.
+        screen.query_one(TabbedContent).active = "tab-left-out"
+        await wait_for(pilot, lambda: "provider errors logged: 0" in app.screen_text(), "the left-out tab")
+        assert screen.query_one("#invalid-judgments", DataTable).columns
 
 
 async def test_rank_cell_to_a_judgments_rationale_and_back(tmp_path: Path) -> None:

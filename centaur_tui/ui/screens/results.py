@@ -19,7 +19,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane, Tabs
 from textual.worker import get_current_worker
 
 from centaur_tui.domain.study import Study
@@ -88,6 +88,7 @@ class ResultsScreen(CentaurScreen):
 
 The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
 
+- **shift+tab** to the tab bar, then **left / right**: the other tabs (or click them)
 - **arrows** in a rank matrix: move between cells; the focused cell shows its mean rank ± SE
 - **enter** on a cell: the audit trail (every comparison and judgment behind the cell)
 - **r**: compute again (also done when a running pipeline finishes a stage)
@@ -189,7 +190,6 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         body = self.query_one("#results-body", Vertical)
         await body.remove_children()
         await body.mount(self._tabs(doc, results.left_out))
-        self._fill_left_out()
         self.computing = False
         tabs = self.query_one(TabbedContent)
         if active and tabs.query(f"#{active}"):
@@ -264,8 +264,21 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         self._left_rows = (left.invalid, left.errors)
         return widgets
 
+    @on(TabbedContent.TabActivated, "#results-tabs")
+    def tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-left-out":
+            self._fill_left_out()
+        # Focus left in the hidden pane would switch the tabs straight back (TabPane.Focused).
+        focused = self.focused
+        if focused is not None and event.pane not in focused.ancestors_with_self and not isinstance(focused, Tabs):
+            target = next((w for w in event.pane.query("*") if w.focusable), None)
+            self.set_focus(target)
+
     def _fill_left_out(self) -> None:
-        """Fill the two tables once they are mounted (rows are plain text: reasons may quote model replies)."""
+        """Fill the two tables when their tab is first shown: hundreds of rows nobody may look at.
+
+        Rows are plain text: reasons and error messages may quote model replies.
+        """
         from centaur_tui.domain.blinding import clean_text
 
         tables = self.query("#invalid-judgments")
