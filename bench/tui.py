@@ -175,6 +175,77 @@ def main() -> None:
     print(f"  after submit         {describe(times['submit'])}")
     print(f"  target {NEXT_TARGET_S * 1000:.0f} ms: median at {statistics.median(both) / NEXT_TARGET_S:.2f} of the target, "
           f"max at {max(both) / NEXT_TARGET_S:.2f}")
+    bench_results()
+
+
+# -- results screen at the paper's scale (issue 7) -------------------------------------------------
+
+RESULTS_TARGET_S = 2.0
+
+_RESULTS_CHILD = """
+import time, asyncio, sys
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from centaur_tui.ui.app import create_app
+import centaur_tui.ui.screens.results as results_module
+from centaur_tui.ui.screens.results import ResultsScreen
+from centaur_tui.ui.screens.session import SessionScreen
+
+async def main():
+    app = create_app(sessions_dir=Path({folder!r}), session=Path({path!r}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not (isinstance(app.screen, SessionScreen) and app.screen.state is not None):
+            await asyncio.sleep(0.005)
+        times = []
+        for i in range(3):
+            if i == 1:
+                results_module._CACHE.clear()  # a recompute, as after new judgments
+            start = time.perf_counter()
+            await pilot.press("s")
+            while not (isinstance(app.screen, ResultsScreen) and app.screen.results is not None
+                       and not app.screen.computing):
+                await asyncio.sleep(0.002)
+            # Until one full frame shows the matrix, as the terminal would get it (layout included).
+            while "Rank of ranks" not in app.screen_text():
+                await asyncio.sleep(0.002)
+            times.append(time.perf_counter() - start)
+            await pilot.press("escape")
+            await pilot.pause()
+        print(" ".join(str(t) for t in times))
+
+asyncio.run(main())
+"""
+
+
+def bench_results() -> None:
+    """Time from pressing the results key to the results screen drawn, on a paper-scale store.
+
+    The store is the synthetic paper-scale database of bench/report.py (sessions/paper.toml:
+    6,300 comparisons, about 15,000 judgments). The app runs in a fresh process, so the first
+    open includes importing the statistics (pandas, scipy); the second computes again (cache
+    emptied, as after new judgments); the third reopens on unchanged data (cached document).
+    """
+    from bench.report import build_store  # the same synthetic store as the report benchmark
+    from centaur_tui.catalog import load_session
+
+    with tempfile.TemporaryDirectory() as tmp:
+        text = (ROOT / "sessions" / "paper.toml").read_text(encoding="utf-8")
+        text = text.replace('name = "paper"', f'name = "paper"\ntasks_dir = "{ROOT / "tasks"}"', 1)
+        path = Path(tmp) / "paper.toml"
+        path.write_text(text, encoding="utf-8")
+        study = load_session(path)
+        size = build_store(study, study.database)
+        code = _RESULTS_CHILD.format(root=str(ROOT), folder=tmp, path=str(path))
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+        if out.returncode:
+            raise SystemExit(out.stderr[-3000:])
+    times = [float(x) for x in out.stdout.split()]
+    print(f"results screen on a paper-scale store ({size['comparisons']:,} comparisons, {size['judgments']:,} "
+          "judgments), key press to the screen drawn:")
+    labels = ("first open (fresh process, statistics imported)", "computed again (statistics loaded)",
+              "reopened on unchanged data (cached document)")
+    for label, seconds in zip(labels, times, strict=True):
+        print(f"  {label:<50} {seconds:5.2f} s  ({seconds / RESULTS_TARGET_S:.2f} of the {RESULTS_TARGET_S:.0f} s target)")
 
 
 if __name__ == "__main__":
