@@ -17,7 +17,7 @@ from centaur_tui.ui.app import create_app
 from centaur_tui.ui.screens.audit import AuditScreen, rows_of
 from centaur_tui.ui.screens.results import ResultsScreen, scatter_points
 from centaur_tui.ui.screens.session import SessionScreen
-from centaur_tui.ui.widgets.rank_matrix import RankCell, rank_class
+from centaur_tui.ui.widgets.rank_matrix import RankMatrix, rank_class
 from centaur_tui.ui.widgets.scatter import scatter_lines
 from centaur_tui.ui.widgets.section_view import SectionView
 
@@ -53,26 +53,27 @@ async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> Non
         assert json.dumps(doc, sort_keys=True) == json.dumps(expected, sort_keys=True)
         assert "SIMULATED DATA" in app.screen_text()
         for m in expected["modes"]:
-            cells = {(r["task"], r["candidate"]): r for r in m["matrix"]}
-            shown = {(c.task_id, c.candidate_name): c for c in screen.query(RankCell) if c.mode_name == m["mode"]}
-            assert set(shown) == set(cells)
-            # The rank of ranks and the mean rank ± SE as the text report prints them.
+            matrix = screen.query_one(f"#matrix-{m['mode']}", RankMatrix)
+            assert (matrix.tasks, matrix.candidates) == (m["tasks"], m["candidates"])
+            # What the matrix draws, against the text report's rank-of-ranks and mean rank ± SE tables.
             rr, mean_se, overall = render._mode_sections(expected, m)
-            for row in rr.rows:
-                for task, value in zip(m["tasks"], row[1:], strict=False):
-                    assert shown[(task, row[0])].rank == value
-            for row in mean_se.rows:
-                for task, value in zip(m["tasks"], row[1:], strict=False):
-                    assert shown[(task, row[0])].mean_se == value
+            drawn = [line.split() for line in str(matrix.render()).splitlines()]
+            assert drawn[0] == ["task", *m["candidates"]]
+            for r, task in enumerate(m["tasks"]):
+                expect = [row[1 + r] for row in rr.rows]  # rr has candidates as rows, tasks as columns
+                if matrix.has_focus and matrix.cursor[0] == r:
+                    c = matrix.cursor[1]
+                    expect[c] = next(row[1 + r] for row in mean_se.rows if row[0] == m["candidates"][c])
+                assert drawn[1 + r] == [task, *expect]
             assert screen.query_one(f"#overall-{m['mode']}", SectionView).rows == overall.rows
         assert screen.query_one("#best-by-task", SectionView).rows == render._best_section(expected).rows
         assert screen.query_one("#cross-mode", SectionView).rows == render._cross_section(expected).rows
         assert screen.query_one("#reliability", SectionView).rows == render._reliability_section(expected).rows
         experts = [s.section.title for s in screen.query("#experts-sections SectionView").results(SectionView)]
         assert experts == [s.title for s in render._expert_sections(expected)]
-        # The focused cell shows its mean rank ± SE instead of its rank.
+        # The focused matrix shows the mean rank ± SE of the cell under its cursor.
         focused = app.screen.focused
-        assert isinstance(focused, RankCell) and str(focused.render()) == focused.mean_se
+        assert isinstance(focused, RankMatrix) and focused.mode_name == expected["modes"][0]["mode"]
         # What the statistics left out: filled when its tab is first shown.
         screen.query_one(TabbedContent).active = "tab-left-out"
         await wait_for(pilot, lambda: "provider errors logged: 0" in app.screen_text(), "the left-out tab")
@@ -85,9 +86,10 @@ async def test_rank_cell_to_a_judgments_rationale_and_back(tmp_path: Path) -> No
     async with app.run_test(size=(120, 40)) as pilot:
         results = await open_results(pilot)
         await pilot.press("right", "down")
-        cell = app.screen.focused
-        assert isinstance(cell, RankCell)
-        assert (cell.task_id, cell.candidate_name) == ("tutoring", "Beta")
+        matrix = app.screen.focused
+        assert isinstance(matrix, RankMatrix) and matrix.cursor == (1, 1)
+        cell = matrix.current
+        assert (cell.mode, cell.task, cell.candidate) == ("automation", "tutoring", "Beta")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, AuditScreen) and app.screen.audit is not None,
                        "the audit trail")
@@ -111,7 +113,7 @@ async def test_rank_cell_to_a_judgments_rationale_and_back(tmp_path: Path) -> No
         assert audit.shown == [] and "No judgment matches" in str(audit.query_one("#audit-detail").render())
         await pilot.press("escape")
         assert app.screen is results
-        assert app.screen.focused is cell
+        assert app.screen.focused is matrix and matrix.current == cell
 
 
 def test_cell_audit_reads_every_judgment_output_and_call(tmp_path: Path) -> None:

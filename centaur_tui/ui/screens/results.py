@@ -24,7 +24,7 @@ from textual.worker import get_current_worker
 
 from centaur_tui.domain.study import Study
 from centaur_tui.ui.screens.base import CentaurScreen
-from centaur_tui.ui.widgets.rank_matrix import RankCell, RankMatrix
+from centaur_tui.ui.widgets.rank_matrix import RankMatrix, mean_se_text, rank_text
 from centaur_tui.ui.widgets.scatter import scatter_lines
 from centaur_tui.ui.widgets.section_view import SectionView
 
@@ -175,7 +175,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
 
     async def _show(self, results: Results) -> None:
         focused = self.focused
-        keep = (focused.mode_name, focused.task_id, focused.candidate_name) if isinstance(focused, RankCell) else None
+        keep = focused.current if isinstance(focused, RankMatrix) else None
         active = self.query_one(TabbedContent).active if self.query(TabbedContent) else None
         self.results = results
         doc = results.doc
@@ -194,13 +194,14 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         tabs = self.query_one(TabbedContent)
         if active and tabs.query(f"#{active}"):
             tabs.active = active
+        matrices = list(self.query(RankMatrix).results(RankMatrix))
         if keep is not None:
-            for cell in self.query(RankCell):
-                if (cell.mode_name, cell.task_id, cell.candidate_name) == keep:
-                    cell.focus()
-                    break
-        elif self.query(RankCell):
-            self.query(RankCell).first().focus()
+            for matrix in matrices:
+                if matrix.mode_name == keep.mode:
+                    matrix.place(keep.task, keep.candidate)
+                    matrix.focus()
+        elif matrices:
+            matrices[0].focus()
 
     def _tabs(self, doc: dict[str, Any], left: Any) -> TabbedContent:
         from centaur_tui.stats import render
@@ -300,27 +301,27 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
 
     # -- cells and the audit trail ------------------------------------------------------------
 
-    @on(RankCell.Focused)
-    def show_cell(self, event: RankCell.Focused) -> None:
-        cell = event.cell
-        r = cell.cell
-        detail = self.query_one(f"#cell-detail-{cell.mode_name}", Static)
+    @on(RankMatrix.Moved)
+    def show_cell(self, event: RankMatrix.Moved) -> None:
+        ref = event.ref
+        r = ref.cell
+        detail = self.query_one(f"#cell-detail-{ref.mode}", Static)
         if not r:
-            detail.update(f"{cell.candidate_name} in {cell.task_id}: no rank.")
+            detail.update(f"{ref.candidate} in {ref.task}: no rank.")
             return
         reason = f" NaN: {r['reason']}." if r.get("reason") else ""
         detail.update(
-            f"{cell.candidate_name} in {cell.task_id} ({cell.mode_name}): rank of ranks {cell.rank}, mean rank ± SE "
-            f"{cell.mean_se} over {r['runs']} run(s), {r['missing_runs']} without a usable judgment.{reason} "
+            f"{ref.candidate} in {ref.task} ({ref.mode}): rank of ranks {rank_text(r)}, mean rank ± SE "
+            f"{mean_se_text(r)} over {r['runs']} run(s), {r['missing_runs']} without a usable judgment.{reason} "
             "enter: the judgments behind it."
         )
 
-    @on(RankCell.Chosen)
-    def open_audit(self, event: RankCell.Chosen) -> None:
+    @on(RankMatrix.Chosen)
+    def open_audit(self, event: RankMatrix.Chosen) -> None:
         from centaur_tui.ui.screens.audit import AuditScreen
 
-        cell = event.cell
-        self.app.push_screen(AuditScreen(self.study, cell.mode_name, cell.task_id, cell.candidate_name))
+        ref = event.ref
+        self.app.push_screen(AuditScreen(self.study, ref.mode, ref.task, ref.candidate))
 
     def action_back(self) -> None:
         self.app.pop_screen()

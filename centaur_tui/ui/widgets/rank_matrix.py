@@ -1,7 +1,10 @@
-"""Provides RankMatrix: one mode's rank-of-ranks matrix (tasks x candidates), coloured by rank, one focusable cell each.
+"""Provides RankMatrix: one mode's rank-of-ranks matrix (tasks x candidates) coloured by rank, with a cell cursor.
 
-The colours live in app.tcss: each cell carries a class `-rank-0` (best) to `-rank-4` (worst)
-by its place among the mode's candidates, or `-rank-none` when the rank is NaN.
+One widget draws the whole matrix (the paper's 7 x 10 matrices in two modes as one widget per
+cell took about 0.2 s to mount). Colours live in app.tcss, as component classes:
+`rank-matrix--rank-0` (best) to `rank-matrix--rank-4` (worst) by the cell's place among the
+mode's candidates, `rank-matrix--rank-none` for NaN, `rank-matrix--cursor` for the cell under
+the cursor while the matrix has focus, which then shows its mean rank ± SE instead of its rank.
 """
 
 from __future__ import annotations
@@ -10,14 +13,18 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from textual.app import ComposeResult
+from rich.text import Text
+from textual import events
 from textual.binding import Binding
-from textual.containers import Grid
 from textual.message import Message
-from textual.widgets import Static
+from textual.reactive import reactive
+from textual.widget import Widget
 
 RANK_CLASSES = 5
 """Colour steps from best to worst rank."""
+
+CELL_WIDTH = 10
+"""Narrowest cell: '10.00±0.00' fits."""
 
 
 def _missing(v: Any) -> bool:
@@ -25,7 +32,7 @@ def _missing(v: Any) -> bool:
 
 
 def rank_class(rank: Any, candidates: int) -> str:
-    """The tcss class of a rank among `candidates`: -rank-0 (best) .. -rank-4 (worst), -rank-none for NaN."""
+    """The colour step of a rank among `candidates`: -rank-0 (best) .. -rank-4 (worst), -rank-none for NaN."""
     if _missing(rank):
         return "-rank-none"
     if candidates <= 1:
@@ -34,82 +41,42 @@ def rank_class(rank: Any, candidates: int) -> str:
     return f"-rank-{min(RANK_CLASSES - 1, max(0, int(step * RANK_CLASSES)))}"
 
 
-def mean_se_text(cell: dict[str, Any]) -> str:
+def mean_se_text(cell: dict[str, Any] | None) -> str:
     """'2.30±0.15', formatted as `centaur report` prints it (render.py's mean rank ± SE table)."""
     from centaur_tui.stats.render import num
 
-    return "NaN" if _missing(cell.get("mean_rank")) else f"{cell['mean_rank']:.2f}±{num(cell['se'])}"
+    if not cell or _missing(cell.get("mean_rank")):
+        return "NaN"
+    return f"{cell['mean_rank']:.2f}±{num(cell['se'])}"
 
 
 def rank_text(cell: dict[str, Any] | None) -> str:
-    return "NaN" if cell is None or _missing(cell.get("rank_of_ranks")) else str(int(cell["rank_of_ranks"]))
+    """The rank of ranks as the text report prints it."""
+    return "NaN" if not cell or _missing(cell.get("rank_of_ranks")) else str(int(cell["rank_of_ranks"]))
 
 
-class RankCell(Static, can_focus=True):
-    """One (task, candidate) cell: its rank of ranks, and its mean rank ± SE while focused."""
+@dataclass(frozen=True)
+class CellRef:
+    """One cell: where it is and its record of the report document (empty when absent)."""
 
-    @dataclass
-    class Chosen(Message):
-        """The user asked for the judgments behind this cell."""
-
-        cell: RankCell
-
-        @property
-        def control(self) -> RankCell:
-            return self.cell
-
-    @dataclass
-    class Focused(Message):
-        cell: RankCell
-
-        @property
-        def control(self) -> RankCell:
-            return self.cell
-
-    BINDINGS = [
-        Binding("enter", "choose", "Audit", tooltip="The comparisons and judgments behind this cell."),
-    ]
-
-    def __init__(self, mode: str, task: str, candidate: str, cell: dict[str, Any] | None, candidates: int,
-                 *, id: str | None = None) -> None:
-        super().__init__(rank_text(cell), markup=False, id=id, classes=f"rank-cell {rank_class(cell and cell.get('rank_of_ranks'), candidates)}")
-        self.mode_name, self.task_id, self.candidate_name = mode, task, candidate
-        self.cell = cell or {}
-
-    @property
-    def rank(self) -> str:
-        return rank_text(self.cell or None)
-
-    @property
-    def mean_se(self) -> str:
-        return mean_se_text(self.cell)
-
-    def on_focus(self) -> None:
-        self.update(self.mean_se)
-        self.post_message(self.Focused(self))
-
-    def on_blur(self) -> None:
-        self.update(self.rank)
-
-    def action_choose(self) -> None:
-        self.post_message(self.Chosen(self))
+    mode: str
+    task: str
+    candidate: str
+    cell: dict[str, Any]
 
 
-class RankMatrix(Grid):
-    """Rows = tasks, columns = candidates; arrows move between cells, enter opens the audit trail."""
+class RankMatrix(Widget, can_focus=True):
+    """Rows = tasks, columns = candidates; arrows move the cursor, enter opens the audit trail of its cell."""
+
+    COMPONENT_CLASSES = {
+        "rank-matrix--head", "rank-matrix--task", "rank-matrix--cursor", "rank-matrix--rank-none",
+        *(f"rank-matrix--rank-{i}" for i in range(RANK_CLASSES)),
+    }
 
     DEFAULT_CSS = """
     RankMatrix {
         height: auto;
-        grid-gutter: 0 1;
-    }
-    RankMatrix .rank-cell, RankMatrix .rank-head {
-        width: 1fr;
-        height: 1;
-        content-align: center middle;
-    }
-    RankMatrix .rank-task {
-        height: 1;
+        width: auto;
     }
     """
 
@@ -118,35 +85,125 @@ class RankMatrix(Grid):
         Binding("down", "move(1, 0)", "Down", show=False),
         Binding("left", "move(0, -1)", "Left", show=False),
         Binding("right", "move(0, 1)", "Right", show=False),
+        Binding("enter", "choose", "Audit", tooltip="The comparisons and judgments behind this cell."),
     ]
+
+    cursor: reactive[tuple[int, int]] = reactive((0, 0))
+
+    @dataclass
+    class Moved(Message):
+        """The cursor is on another cell, or the matrix got focus."""
+
+        matrix: RankMatrix
+        ref: CellRef
+
+        @property
+        def control(self) -> RankMatrix:
+            return self.matrix
+
+    @dataclass
+    class Chosen(Message):
+        """The user asked for the judgments behind the cell under the cursor."""
+
+        matrix: RankMatrix
+        ref: CellRef
+
+        @property
+        def control(self) -> RankMatrix:
+            return self.matrix
 
     def __init__(self, mode_doc: dict[str, Any], *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.mode = mode_doc["mode"]
+        self.mode_name: str = mode_doc["mode"]
         self.tasks: list[str] = list(mode_doc["tasks"])
         self.candidates: list[str] = list(mode_doc["candidates"])
         self.cells = {(r["task"], r["candidate"]): r for r in mode_doc["matrix"]}
-        self.styles.grid_size_columns = len(self.candidates) + 1
-        self.styles.grid_columns = f"{max([len(t) for t in self.tasks] + [4]) + 1} " + " ".join(
-            f"{max(len(c), 10)}" for c in self.candidates)
+        self.task_width = max([len(t) for t in self.tasks] + [4]) + 1
+        self.widths = [max(len(c), CELL_WIDTH) for c in self.candidates]
 
-    def compose(self) -> ComposeResult:
-        yield Static("task", classes="rank-head rank-corner", markup=False)
-        for c in self.candidates:
-            yield Static(c, classes="rank-head", markup=False)
-        for i, t in enumerate(self.tasks):
-            yield Static(t, classes="rank-task", markup=False)
-            for j, c in enumerate(self.candidates):
-                yield RankCell(self.mode, t, c, self.cells.get((t, c)), len(self.candidates), id=f"cell-{self.mode}-{i}-{j}")
+    # -- cells --------------------------------------------------------------------------------
 
-    def cell_at(self, row: int, column: int) -> RankCell:
-        return self.query_one(f"#cell-{self.mode}-{row}-{column}", RankCell)
+    def ref(self, row: int, column: int) -> CellRef:
+        task, candidate = self.tasks[row], self.candidates[column]
+        return CellRef(self.mode_name, task, candidate, self.cells.get((task, candidate)) or {})
+
+    @property
+    def current(self) -> CellRef | None:
+        if not self.tasks or not self.candidates:
+            return None
+        return self.ref(*self.cursor)
+
+    def place(self, task: str, candidate: str) -> None:
+        """Put the cursor on a cell by name (kept across recomputes)."""
+        if task in self.tasks and candidate in self.candidates:
+            self.cursor = (self.tasks.index(task), self.candidates.index(candidate))
+
+    def shown_text(self, row: int, column: int) -> str:
+        """What the cell shows now: its mean rank ± SE under the focused cursor, else its rank."""
+        cell = self.ref(row, column).cell
+        return mean_se_text(cell) if self.has_focus and (row, column) == self.cursor else rank_text(cell)
+
+    # -- drawing ------------------------------------------------------------------------------
+
+    def get_content_width(self, container: Any, viewport: Any) -> int:
+        return self.task_width + sum(w + 1 for w in self.widths)
+
+    def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
+        return len(self.tasks) + 1
+
+    def render(self) -> Text:
+        style = self.get_component_rich_style
+        head, task_style = style("rank-matrix--head"), style("rank-matrix--task")
+        out = Text(no_wrap=True, overflow="crop")
+        out.append("task".ljust(self.task_width), head)
+        for name, w in zip(self.candidates, self.widths, strict=True):
+            out.append(" ")
+            out.append(name.center(w), head)
+        n = len(self.candidates)
+        for r, task in enumerate(self.tasks):
+            out.append("\n")
+            out.append(task.ljust(self.task_width), task_style)
+            for c, w in enumerate(self.widths):
+                out.append(" ")
+                cell = self.ref(r, c).cell
+                cell_style = style(f"rank-matrix-{rank_class(cell.get('rank_of_ranks') if cell else None, n)}")
+                if self.has_focus and (r, c) == self.cursor:
+                    cell_style += style("rank-matrix--cursor")
+                out.append(self.shown_text(r, c).center(w), cell_style)
+        return out
+
+    # -- keys and mouse -----------------------------------------------------------------------
+
+    def watch_cursor(self) -> None:
+        ref = self.current
+        if ref is not None:
+            self.post_message(self.Moved(self, ref))
+
+    def on_focus(self) -> None:
+        self.refresh()
+        self.watch_cursor()
+
+    def on_blur(self) -> None:
+        self.refresh()
 
     def action_move(self, dr: int, dc: int) -> None:
-        focused = self.screen.focused
-        if not isinstance(focused, RankCell) or not self.tasks:
+        if not self.tasks or not self.candidates:
             return
-        _, _, r, c = (focused.id or "").rsplit("-", 3)
-        row = min(len(self.tasks) - 1, max(0, int(r) + dr))
-        col = min(len(self.candidates) - 1, max(0, int(c) + dc))
-        self.cell_at(row, col).focus()
+        r, c = self.cursor
+        self.cursor = (min(len(self.tasks) - 1, max(0, r + dr)), min(len(self.candidates) - 1, max(0, c + dc)))
+
+    def action_choose(self) -> None:
+        ref = self.current
+        if ref is not None:
+            self.post_message(self.Chosen(self, ref))
+
+    def on_click(self, event: events.Click) -> None:
+        row = event.y - 1
+        x = event.x - self.task_width
+        if not 0 <= row < len(self.tasks) or x < 0:
+            return
+        for c, w in enumerate(self.widths):
+            if x < w + 1:
+                self.cursor = (row, c)
+                return
+            x -= w + 1
