@@ -194,3 +194,22 @@ def test_results_screen_120x40(snap_compare, tmp_path: Path) -> None:
         await pilot.press("right", "down")
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, monkeypatch) -> None:
+    from centaur_tui.domain.errors import CentaurError
+
+    def fail(study, store):
+        raise CentaurError("the statistics failed", title="Report")
+
+    monkeypatch.setattr("centaur_tui.ui.screens.results.session_report_doc", fail)
+    monkeypatch.setattr("centaur_tui.ui.screens.results._CACHE", {})
+    path = judged_session(tmp_path)
+    app = create_app(sessions_dir=path.parent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = ResultsScreen(load_session(path))
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.is_mounted and "could not be computed"
+                       in str(screen.query_one("#results-status").render()), "the failed computation")
+        assert not screen.computing
+        assert [n.message for n in app._notifications] == ["the statistics failed"]

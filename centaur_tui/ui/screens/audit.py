@@ -165,7 +165,8 @@ and the provider errors logged for those calls.
         runs = sorted({r.comparison.comparison.run for r in self.rows})
         judges = sorted({r.judgment.judge for r in self.rows if r.judgment is not None})
         self.query_one("#filter-run", Select).set_options([("all runs", ALL), *[(f"run {x}", str(x)) for x in runs]])
-        self.query_one("#filter-judge", Select).set_options([("all judges", ALL), *[(j, j) for j in judges]])
+        # Judge names include expert ids typed by people: shown as Text, never as markup.
+        self.query_one("#filter-judge", Select).set_options([("all judges", ALL), *[(Text(j), j) for j in judges]])
         self.apply_filters()
 
     # -- filters ------------------------------------------------------------------------------

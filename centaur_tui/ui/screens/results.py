@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane, Tabs
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from centaur_tui.domain.study import Study
 from centaur_tui.ui.screens.base import CentaurScreen
@@ -168,6 +168,12 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         results = Results(doc, left_out(store), time.perf_counter() - started)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show, results)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # The notification comes from ReportsWorkerErrors' handler: Textual calls every class's handler in the MRO.
+        if event.worker.group == "results-report" and event.state == WorkerState.ERROR:
+            self.computing = False
+            self.query_one("#results-status", Static).update("The report could not be computed: see the notification; r tries again.")
 
     def _show_empty(self) -> None:
         self.computing = False
