@@ -51,13 +51,16 @@ def session_report_doc(study: Study, store: Any) -> dict[str, Any]:
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from centaur_tui.stats.frames import build_frames, design_from_session
-    from centaur_tui.stats.report import ReportOptions, build_report
     from centaur_tui.store.audit import report_inputs
 
     general = [d.id for d in study.universal.general_dimensions]
     with ThreadPoolExecutor(1, thread_name_prefix="results-read") as pool:
         meta, rows = report_inputs(store, general, pool)
+        # Imported after the reads started: on a first open the score aggregate (SQLite, no
+        # GIL) runs while pandas and scipy load (about 1.1 s).
+        from centaur_tui.stats.frames import build_frames, design_from_session
+        from centaur_tui.stats.report import ReportOptions, build_report
+
         simulated = meta["simulated"] == "true" if "simulated" in meta else study.session.simulated
         design = design_from_session(study.session, simulated=simulated, general_dimensions=general,
                                      rubric={t: study.rubric(t).ids for t in study.tasks})
