@@ -213,3 +213,30 @@ async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, mo
                        in str(screen.query_one("#results-status").render()), "the failed computation")
         assert not screen.computing
         assert [n.message for n in app._notifications] == ["the statistics failed"]
+
+
+async def test_experts_tab_shows_the_reports_experts_section(tmp_path: Path) -> None:
+    from centaur_tui.domain.session import JudgeSimulation
+    from centaur_tui.pipeline.expert_sim import plan_expert_study, simulate_expert_judgments, simulated_experts
+    from centaur_tui.store.expert_reads import comparison_texts
+    from centaur_tui.store.importer import store_judgments
+
+    path = judged_session(tmp_path)
+    study = load_session(path)
+    with Store(study.database) as store:
+        comparisons = store.comparisons()
+        places = plan_expert_study(comparisons, simulated_experts(3), 12, 3, 0)
+        records = simulate_expert_judgments(study, comparisons, comparison_texts(store), places, JudgeSimulation())
+        store_judgments(store, records)
+    expected = render._expert_sections(cli_doc(path))
+    assert len(expected) > 3  # agreement, majorities, rankings, biases...
+    app = create_app(sessions_dir=path.parent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = ResultsScreen(study)
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.results is not None and not screen.computing, "the results", tries=1000)
+        views = list(screen.query("#experts-sections SectionView").results(SectionView))
+        assert [v.section.title for v in views] == [s.title for s in expected]
+        for view, section in zip(views, expected, strict=True):
+            if section.headers:
+                assert view.rows == section.rows

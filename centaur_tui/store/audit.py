@@ -22,6 +22,7 @@ from centaur_tui.domain.records import (
     ScoreRecord,
 )
 from centaur_tui.store.db import Store
+from centaur_tui.store.expert_reads import comparison_lengths
 from centaur_tui.store.importer import option_score_rows
 
 
@@ -47,6 +48,7 @@ def report_inputs(
         "output_rows": None,
         "comparisons": store.comparisons(),
         "option_score_rows": scores if scores is not None else option_score_rows(store, list(general_dimensions)),
+        "comparison_lengths": comparison_lengths(store),
     }
     return meta, rows
 
