@@ -69,6 +69,10 @@ async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> Non
         assert screen.query_one("#best-by-task", SectionView).rows == render._best_section(expected).rows
         assert screen.query_one("#cross-mode", SectionView).rows == render._cross_section(expected).rows
         assert screen.query_one("#reliability", SectionView).rows == render._reliability_section(expected).rows
+        validity = list(screen.query("#validity-sections SectionView").results(SectionView))
+        assert [v.section.title for v in validity] == [s.title for s in render._validity_sections(expected)]
+        assert [v.rows for v in validity if v.section.headers] == [
+            s.rows for s in render._validity_sections(expected) if s.headers]
         experts = [s.section.title for s in screen.query("#experts-sections SectionView").results(SectionView)]
         assert experts == [s.title for s in render._expert_sections(expected)]
         # The focused matrix shows the mean rank ± SE of the cell under its cursor.

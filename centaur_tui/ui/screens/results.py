@@ -78,7 +78,7 @@ def scatter_points(doc: dict[str, Any]) -> list[tuple[str, float, float]]:
 
 
 class ResultsScreen(CentaurScreen):
-    """Rank matrices, overall ordering, best by task, cross-mode correlation, reliability, experts vs LLM judges.
+    """Rank matrices, overall ordering, best by task, cross-mode correlation, reliability, validity, experts vs LLM judges.
 
     Args:
         study: The session.
@@ -248,6 +248,8 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         ))
         panes.append(TabPane("Reliability", VerticalScroll(
             SectionView(render._reliability_section(doc), id="reliability")), id="tab-reliability"))  # noqa: SLF001
+        panes.append(TabPane("Validity", VerticalScroll(
+            *[SectionView(s) for s in render._validity_sections(doc)], id="validity-sections"), id="tab-validity"))  # noqa: SLF001
         panes.append(TabPane("Experts vs LLM judges", VerticalScroll(
             *[SectionView(s) for s in render._expert_sections(doc)], id="experts-sections"), id="tab-experts"))  # noqa: SLF001
         panes.append(TabPane("Left out", VerticalScroll(*self._left_out(doc, left)), id="tab-left-out"))
