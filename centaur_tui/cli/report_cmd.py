@@ -34,24 +34,14 @@ def load_report_inputs(study: Study, pool: ThreadPoolExecutor | None = None) -> 
         CentaurError: the session has not been run (no database yet).
     """
     from centaur_tui.store import Store
-    from centaur_tui.store.expert_reads import comparison_lengths
-    from centaur_tui.store.importer import option_score_rows
+    from centaur_tui.store.audit import report_inputs
 
     if not study.database.exists():
         raise CentaurError(f"{study.database} does not exist yet: run the session first", title="Nothing to report")
     general = [d.id for d in study.universal.general_dimensions]
-    scores = pool.submit(option_score_rows, study.database, general) if pool is not None else None
+    # The same reads as the app's results screen (one function, so the two cannot drift).
     with Store(study.database) as store:
-        meta = store.meta()
-        rows = {
-            "judgment_rows": store.judgment_rows(),
-            "score_rows": None,
-            "output_rows": None,  # comparisons define the tournaments; outputs would only add their texts
-            "comparisons": store.comparisons(),
-            "option_score_rows": scores if scores is not None else option_score_rows(store, general),
-            "comparison_lengths": comparison_lengths(store),
-        }
-    return meta, rows
+        return report_inputs(store, general, pool)
 
 
 def build_session_report(study: Study, meta: dict[str, str], rows: dict[str, Any], **options: Any) -> Any:
