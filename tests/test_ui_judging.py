@@ -360,8 +360,12 @@ async def test_a_packet_is_judged_in_the_same_screen_and_saved_into_the_file(tmp
         await fill_in(pilot, screen)
         await pilot.press("ctrl+s")
         await settle(pilot)
+        await app.workers.wait_for_complete()
         await pilot.press("escape")
-        await pilot.pause()
+        for _ in range(100):  # leaving a packet closes the app; under load that takes a few frames
+            if not app.is_running:
+                break
+            await pilot.pause()
     assert not app.is_running
     assert [q.state for q in source.queue()] == ["done", "pending"]
     source.close()
