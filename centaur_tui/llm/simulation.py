@@ -156,8 +156,12 @@ def read_guidance(task: Task, guidance: str) -> tuple[set[str], set[str], set[st
     pointed, specific, steered = set(), set(), set()
     for line in guidance.lower().splitlines():
         for r in task.requirements:
-            if r.label.lower() in line:
-                if "leave out" in line or "without" in line or "do not" in line:
+            label = r.label.lower()
+            if label in line:
+                # Judge the instruction around the label, not the label itself: a label such
+                # as "validation without minimizing" is not an instruction to leave it out.
+                rest = line.replace(label, " ")
+                if "leave out" in rest or "without" in rest or "do not" in rest:
                     steered.add(r.id)
                 else:
                     pointed.add(r.id)
