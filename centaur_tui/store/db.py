@@ -84,6 +84,23 @@ CREATE TABLE IF NOT EXISTS scores (
 """
 
 
+@contextmanager
+def immediate_transaction(conn: sqlite3.Connection, lock: Any) -> Iterator[sqlite3.Connection]:
+    """A write transaction started with BEGIN IMMEDIATE under `lock`; rolled back on any error.
+
+    Shared by the session database and judging packets (each its own SQLite file).
+    """
+    with lock:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -131,18 +148,9 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Any:
         """One short write transaction, started with BEGIN IMMEDIATE."""
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            else:
-                self._conn.execute("COMMIT")
+        return immediate_transaction(self._conn, self._lock)
 
     def _rows(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         with self._lock:

@@ -25,8 +25,6 @@ import json
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -49,7 +47,7 @@ from centaur_tui.domain.records import JudgmentRecord, ScoreRecord
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.task import Rubric
-from centaur_tui.store.db import Store
+from centaur_tui.store.db import Store, immediate_transaction
 
 EXPERT_SCHEMA_VERSION = 1
 PACKET_FORMAT = "centaur-judging-packet"
@@ -529,17 +527,8 @@ class _PacketDb:
         self._conn = conn
         self._lock = threading.RLock()
 
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            else:
-                self._conn.execute("COMMIT")
+    def write(self) -> Any:
+        return immediate_transaction(self._conn, self._lock)
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         with self._lock:
