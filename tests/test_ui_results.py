@@ -203,10 +203,10 @@ def test_results_screen_120x40(snap_compare, tmp_path: Path) -> None:
 async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, monkeypatch) -> None:
     from centaur_tui.domain.errors import CentaurError
 
-    def fail(study, store):
+    def fail(study):
         raise CentaurError("the statistics failed", title="Report")
 
-    monkeypatch.setattr("centaur_tui.ui.screens.results.session_report_doc", fail)
+    monkeypatch.setattr("centaur_tui.ui.screens.results.report_doc", fail)
     monkeypatch.setattr("centaur_tui.ui.screens.results._CACHE", {})
     path = judged_session(tmp_path)
     app = create_app(sessions_dir=path.parent)

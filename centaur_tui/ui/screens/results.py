@@ -1,7 +1,8 @@
 """Provides the results screen: a session's rankings and statistics, the same report document `centaur report` prints.
 
 For researchers, not blinded: it names models. It is opened from the session overview only,
-never from the judging screen. The report is built in a thread worker with the same reads
+never from the judging screen. The report is built in the program's report process
+(`pipeline.reporting`: a thread worker here waits for it) with the same reads
 (`store.audit.report_inputs`, as `cli/report_cmd.load_report_inputs`), the same options
 (`ReportOptions()`, the CLI's defaults) and the same functions (`build_frames`,
 `build_report`); tables are render.py's own sections, so every number matches the text report.
@@ -23,6 +24,7 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from centaur_tui.domain.study import Study
+from centaur_tui.pipeline.reporting import shared_report_process
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.widgets.rank_matrix import RankMatrix, mean_se_text, rank_text
 from centaur_tui.ui.widgets.scatter import scatter_lines
@@ -44,29 +46,9 @@ class Results:
     seconds: float
 
 
-def session_report_doc(study: Study, store: Any) -> dict[str, Any]:
-    """The report document of a session, built exactly as `centaur report` builds it with its default options.
-
-    Call from a thread: it reads the database and runs every statistic.
-    """
-    from concurrent.futures import ThreadPoolExecutor
-
-    from centaur_tui.store.audit import report_inputs
-
-    general = [d.id for d in study.universal.general_dimensions]
-    with ThreadPoolExecutor(1, thread_name_prefix="results-read") as pool:
-        meta, rows = report_inputs(store, general, pool)
-        # Imported after the reads started: on a first open the score aggregate (SQLite, no
-        # GIL) runs while pandas and scipy load (about 1.1 s).
-        from centaur_tui.stats.frames import build_frames, design_from_session
-        from centaur_tui.stats.report import ReportOptions, build_report
-
-        simulated = meta["simulated"] == "true" if "simulated" in meta else study.session.simulated
-        design = design_from_session(study.session, simulated=simulated, general_dimensions=general,
-                                     rubric={t: study.rubric(t).ids for t in study.tasks})
-        options = ReportOptions()
-        frames = build_frames(design=design, judge_kinds=options.judge_kinds, **rows)
-    return build_report(frames, options).doc
+def report_doc(study: Study) -> dict[str, Any]:
+    """The session's report document, built in the program's report process (blocking: call from a thread)."""
+    return shared_report_process().doc(study)
 
 
 def scatter_points(doc: dict[str, Any]) -> list[tuple[str, float, float]]:
@@ -165,7 +147,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         key = (str(self.study.database.resolve()), self.study.session.model_dump_json(), fingerprint(store))
         doc = _CACHE.get(key)
         if doc is None:
-            doc = session_report_doc(self.study, store)
+            doc = report_doc(self.study)
             _CACHE.clear()
             _CACHE[key] = doc
         results = Results(doc, left_out(store), time.perf_counter() - started)

@@ -1,0 +1,212 @@
+"""Provides a session's report document for the app, computed in a separate process with the statistics loaded.
+
+The report document is what `centaur report` prints (same reads, same default options, same
+functions). The app asks for it from the results screen. Computing it in the app's own
+process costs about 1.7-2.2 s at the paper's scale, against 1.1-1.3 s in a plain process: the
+statistics hold the GIL against the event loop (timers, rendering), and the event loop
+against them. `ReportProcess` keeps one spawned process (started when a session overview
+opens, so pandas and scipy load there meanwhile) that receives a `Study`, opens the session
+database itself and sends the document back; the app's process never imports pandas.
+
+The process ends when its stdin closes: when the program ends, or is killed. If it dies mid-request it is started again once; if that
+fails as well, the error is raised to the caller (the results screen shows it).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+import traceback
+from typing import Any
+
+from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.study import Study
+
+
+def session_report_doc(study: Study, store: Any) -> dict[str, Any]:
+    """The report document of a session, built exactly as `centaur report` builds it with its default options.
+
+    Blocking: it reads the database and runs every statistic.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from centaur_tui.store.audit import report_inputs
+
+    general = [d.id for d in study.universal.general_dimensions]
+    with ThreadPoolExecutor(1, thread_name_prefix="results-read") as pool:
+        meta, rows = report_inputs(store, general, pool)
+        # Imported after the reads started: on a cold start the score aggregate (SQLite, no
+        # GIL) runs while pandas and scipy load (about 1.1 s).
+        from centaur_tui.stats.frames import build_frames, design_from_session
+        from centaur_tui.stats.report import ReportOptions, build_report
+
+        simulated = meta["simulated"] == "true" if "simulated" in meta else study.session.simulated
+        design = design_from_session(study.session, simulated=simulated, general_dimensions=general,
+                                     rubric={t: study.rubric(t).ids for t in study.tasks})
+        options = ReportOptions()
+        frames = build_frames(design=design, judge_kinds=options.judge_kinds, **rows)
+    return build_report(frames, options).doc
+
+
+def report_doc_of(study: Study) -> dict[str, Any]:
+    """Open the session's database and build its report document (what the report process runs per request)."""
+    from centaur_tui.store import Store
+
+    if not study.database.exists():
+        raise CentaurError(f"{study.database} does not exist yet: run the session first", title="Nothing to report")
+    with Store(study.database) as store:
+        return session_report_doc(study, store)
+
+
+_HEADER = struct.Struct("!Q")
+
+
+def _write_frame(stream: Any, obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def _read_frame(stream: Any) -> Any:
+    """The next pickled object on the stream; EOFError when it closed (the other side ended)."""
+    head = stream.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        raise EOFError("the pipe closed")
+    size = _HEADER.unpack(head)[0]
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("the pipe closed mid-message")
+    return pickle.loads(data)  # noqa: S301 - our own process on our own pipe
+
+
+def serve() -> None:
+    """The report process: load the statistics, then answer one `Study` at a time until stdin closes.
+
+    Requests come as pickled frames on stdin, replies go as pickled frames on the original
+    stdout; file descriptors 0-2 are pointed at /dev/null so that nothing (warnings, stray
+    prints) reaches the app's terminal or corrupts the replies.
+    """
+    requests = os.fdopen(os.dup(0), "rb")
+    replies = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+    import centaur_tui.stats.frames  # noqa: F401 - the ~1.1 s import, before the first request
+    import centaur_tui.stats.report  # noqa: F401
+    import centaur_tui.store  # noqa: F401
+
+    while True:
+        try:
+            study = _read_frame(requests)
+        except (EOFError, OSError):
+            return  # the app ended (or was killed)
+        try:
+            reply: tuple[str, Any] = ("ok", report_doc_of(study))
+        except CentaurError as exc:
+            reply = ("user", (exc.message, exc.title))
+        except Exception as exc:  # noqa: BLE001 - crosses the process boundary as text
+            reply = ("bug", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        try:
+            _write_frame(replies, reply)
+        except OSError:
+            return
+
+
+class ReportProcess:
+    """One child process that builds report documents; thread-safe, one request at a time.
+
+    A plain subprocess (not multiprocessing): it needs no resource tracker (which fails under
+    Textual's captured stderr), never re-imports the program's main module, and is in its
+    own session, so terminal signals do not reach it. `start()` is cheap to call again;
+    `doc()` blocks (call it from a thread worker).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self) -> None:
+        """Start the process (it loads pandas and scipy at once) unless it is running."""
+        with self._lock:
+            if self.alive:
+                return
+            self._stop()
+            # The child sees the same import path as this process (benchmarks and tests add to it).
+            code = f"import sys; sys.path[:0] = {sys.path!r}; from centaur_tui.pipeline.reporting import serve; serve()"
+            self._process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+                [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, start_new_session=True,
+            )
+
+    def doc(self, study: Study) -> dict[str, Any]:
+        """The report document of a session, computed in the process.
+
+        Raises:
+            CentaurError: the statistics or the store refused (their own message), or the
+                process died twice in a row.
+        """
+        with self._lock:
+            for attempt in (1, 2):
+                self.start()
+                process = self._process
+                assert process is not None and process.stdin is not None and process.stdout is not None
+                try:
+                    _write_frame(process.stdin, study)
+                    kind, payload = _read_frame(process.stdout)
+                    break
+                except (EOFError, OSError) as exc:
+                    code = process.poll()
+                    self._stop()
+                    if attempt == 2:
+                        raise CentaurError(
+                            f"the statistics process stopped (exit code {code}): {exc}; r tries again",
+                            title="Report") from None
+        if kind == "ok":
+            return payload  # type: ignore[no-any-return]
+        if kind == "user":
+            message, title = payload
+            raise CentaurError(message, title=title)
+        raise RuntimeError(f"the statistics process failed: {payload}")
+
+    def _stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(1)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def close(self) -> None:
+        """Stop the process (after the request in flight, if any)."""
+        with self._lock:
+            self._stop()
+
+
+_shared: ReportProcess | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_report_process() -> ReportProcess:
+    """The program's one report process (not started yet until `start()` or the first `doc()`)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = ReportProcess()
+        return _shared
