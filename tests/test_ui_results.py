@@ -43,6 +43,12 @@ async def open_results(pilot) -> ResultsScreen:
     return app.screen  # type: ignore[return-value]
 
 
+async def show_tab(pilot, screen: ResultsScreen, tab: str) -> None:
+    screen.query_one(TabbedContent).active = tab
+    await wait_for(pilot, lambda: tab not in screen._pending, f"the {tab} tab built")  # noqa: SLF001
+    await pilot.pause()
+
+
 async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     expected = cli_doc(path)
@@ -52,7 +58,11 @@ async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> Non
         doc = screen.results.doc
         assert json.dumps(doc, sort_keys=True) == json.dumps(expected, sort_keys=True)
         assert "SIMULATED DATA" in app.screen_text()
+        # The focused matrix shows the mean rank ± SE of the cell under its cursor.
+        focused = app.screen.focused
+        assert isinstance(focused, RankMatrix) and focused.mode_name == expected["modes"][0]["mode"]
         for m in expected["modes"]:
+            await show_tab(pilot, screen, f"tab-{m['mode']}")
             matrix = screen.query_one(f"#matrix-{m['mode']}", RankMatrix)
             assert (matrix.tasks, matrix.candidates) == (m["tasks"], m["candidates"])
             # What the matrix draws, against the text report's rank-of-ranks and mean rank ± SE tables.
@@ -66,6 +76,11 @@ async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> Non
                     expect[c] = next(row[1 + r] for row in mean_se.rows if row[0] == m["candidates"][c])
                 assert drawn[1 + r] == [task, *expect]
             assert screen.query_one(f"#overall-{m['mode']}", SectionView).rows == overall.rows
+            await show_tab(pilot, screen, f"tab-{expected['modes'][-1]['mode']}")
+        # Inactive tabs are built when first shown.
+        assert not screen.query("#best-by-task")
+        for tab in ("tab-across", "tab-reliability", "tab-validity", "tab-experts"):
+            await show_tab(pilot, screen, tab)
         assert screen.query_one("#best-by-task", SectionView).rows == render._best_section(expected).rows
         assert screen.query_one("#cross-mode", SectionView).rows == render._cross_section(expected).rows
         assert screen.query_one("#reliability", SectionView).rows == render._reliability_section(expected).rows
@@ -75,9 +90,6 @@ async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> Non
             s.rows for s in render._validity_sections(expected) if s.headers]
         experts = [s.section.title for s in screen.query("#experts-sections SectionView").results(SectionView)]
         assert experts == [s.title for s in render._expert_sections(expected)]
-        # The focused matrix shows the mean rank ± SE of the cell under its cursor.
-        focused = app.screen.focused
-        assert isinstance(focused, RankMatrix) and focused.mode_name == expected["modes"][0]["mode"]
         # What the statistics left out: filled when its tab is first shown.
         screen.query_one(TabbedContent).active = "tab-left-out"
         await wait_for(pilot, lambda: "provider errors logged: 0" in app.screen_text(), "the left-out tab")
@@ -156,6 +168,7 @@ def test_rank_colours_and_scatter() -> None:
 
 async def test_a_finished_pipeline_stage_computes_again(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
+    study = load_session(path)
     stage = SimpleNamespace(planned=10, left=3)
     runner = SimpleNamespace(progress=SimpleNamespace(stages={"judging": stage}, finished=False))
     app = create_app(sessions_dir=path.parent)
@@ -164,8 +177,12 @@ async def test_a_finished_pipeline_stage_computes_again(tmp_path: Path) -> None:
         app.push_screen(screen)
         await wait_for(pilot, lambda: screen.results is not None and not screen.computing, "the results")
         first = screen.results
+        with Store(study.database) as store, store.write() as c:  # the stage stored one more judgment
+            c.execute("UPDATE judgments SET valid = 0, invalid_reason = 'late' WHERE id = (SELECT min(id) FROM judgments)")
         stage.left = 0
         await wait_for(pilot, lambda: screen.results is not first and not screen.computing, "the recomputed results")
+        assert screen.results.doc == cli_doc(path) != first.doc
+        assert screen.results.doc["counts"]["by_status"]["invalid"] == first.doc["counts"]["by_status"].get("invalid", 0) + 1
 
 
 async def test_untrusted_rationale_is_shown_literally(tmp_path: Path) -> None:
@@ -207,7 +224,6 @@ async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, mo
         raise CentaurError("the statistics failed", title="Report")
 
     monkeypatch.setattr("centaur_tui.ui.screens.results.report_doc", fail)
-    monkeypatch.setattr("centaur_tui.ui.screens.results._CACHE", {})
     path = judged_session(tmp_path)
     app = create_app(sessions_dir=path.parent)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -239,6 +255,7 @@ async def test_experts_tab_shows_the_reports_experts_section(tmp_path: Path) -> 
         screen = ResultsScreen(study)
         app.push_screen(screen)
         await wait_for(pilot, lambda: screen.results is not None and not screen.computing, "the results", tries=1000)
+        await show_tab(pilot, screen, "tab-experts")
         views = list(screen.query("#experts-sections SectionView").results(SectionView))
         assert [v.section.title for v in views] == [s.title for s in expected]
         for view, section in zip(views, expected, strict=True):

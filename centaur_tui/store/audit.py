@@ -43,10 +43,10 @@ def report_inputs(
     scores = pool.submit(option_score_rows, store.path, list(general_dimensions)) if pool is not None else None
     meta = store.meta()
     rows = {
-        "judgment_rows": store.judgment_rows(),
+        "judgment_rows": store.judgment_table(),
         "score_rows": None,
         "output_rows": None,
-        "comparisons": store.comparisons(),
+        "comparisons": store.comparison_table(),
         "option_score_rows": scores if scores is not None else option_score_rows(store, list(general_dimensions)),
         "comparison_lengths": comparison_lengths(store),
     }

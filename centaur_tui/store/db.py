@@ -21,6 +21,7 @@ from centaur_tui.domain.errors import StoreError
 
 sqlite_utils = import_sqlite_utils()
 from centaur_tui.domain.records import (
+    RowTable,
     AssistanceRecord,
     CallFailure,
     CallRecord,
@@ -82,6 +83,15 @@ CREATE TABLE IF NOT EXISTS scores (
     PRIMARY KEY (judgment_id, candidate, dimension)
 );
 """
+
+
+_JUDGMENT_ROWS_SQL = (
+    "SELECT c.run, c.task, c.mode, j.comparison_id, j.judge, j.judge_kind, j.judge_family,"
+    " j.option1, j.option2, j.winner, j.option1_mean, j.option2_mean, j.valid, j.invalid_reason,"
+    " j.rationale, j.id AS judgment_id, j.presentation, j.revision, j.attempts, j.seconds"
+    " FROM judgments j JOIN comparisons c ON c.id = j.comparison_id ORDER BY j.id"
+)
+"""One tidy row per judgment, in the export's column order (`judgment_rows`, `judgment_table`)."""
 
 
 @contextmanager
@@ -318,14 +328,23 @@ class Store:
                 "invalid_judgments": invalid,
             }
 
+    def _table(self, sql: str, params: tuple[Any, ...] = ()) -> RowTable:
+        with self._lock:
+            cursor = self._conn.execute(sql, params)
+            rows = cursor.fetchall()
+            return RowTable(tuple(d[0] for d in cursor.description), rows)
+
     def judgment_rows(self) -> list[dict[str, Any]]:
         """One tidy row per judgment (valid or not), in the export's column order."""
-        return self._rows(
-            "SELECT c.run, c.task, c.mode, j.comparison_id, j.judge, j.judge_kind, j.judge_family,"
-            " j.option1, j.option2, j.winner, j.option1_mean, j.option2_mean, j.valid, j.invalid_reason,"
-            " j.rationale, j.id AS judgment_id, j.presentation, j.revision, j.attempts, j.seconds"
-            " FROM judgments j JOIN comparisons c ON c.id = j.comparison_id ORDER BY j.id"
-        )
+        return self._rows(_JUDGMENT_ROWS_SQL)
+
+    def judgment_table(self) -> RowTable:
+        """`judgment_rows()` as a RowTable (the report's read)."""
+        return self._table(_JUDGMENT_ROWS_SQL)
+
+    def comparison_table(self) -> RowTable:
+        """Every comparison (the columns of ComparisonRecord) as a RowTable (the report's read)."""
+        return self._table("SELECT id, run, task, mode, candidate_a, candidate_b, output_a, output_b FROM comparisons")
 
     def score_rows(self) -> list[dict[str, Any]]:
         return self._rows(

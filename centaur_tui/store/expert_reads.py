@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from centaur_tui.domain.records import RowTable
 from centaur_tui.store.db import Store
 
 
-def comparison_lengths(store: Store) -> list[dict[str, Any]]:
+def comparison_lengths(store: Store) -> RowTable:
     """Length in characters of each candidate's output, per comparison, computed in SQL.
 
     Characters (SQLite's `length()` of TEXT counts characters, not bytes) rather than words
@@ -22,9 +23,9 @@ def comparison_lengths(store: Store) -> list[dict[str, Any]]:
         store: The session database.
 
     Returns:
-        One dict per comparison: comparison_id, length_a (output of candidate_a), length_b.
+        One row per comparison: comparison_id, length_a (output of candidate_a), length_b.
     """
-    return store._rows(  # noqa: SLF001 - same package; Store's lock guards the shared connection
+    return store._table(  # noqa: SLF001 - same package; Store's lock guards the shared connection
         "SELECT c.id AS comparison_id, length(oa.text) AS length_a, length(ob.text) AS length_b"
         " FROM comparisons c JOIN outputs oa ON oa.id = c.output_a JOIN outputs ob ON ob.id = c.output_b"
         " ORDER BY c.id"

@@ -32,11 +32,6 @@ from centaur_tui.ui.widgets.section_view import SectionView
 
 MODE_FIGURES = {"automation": 7, "augmentation": 8}
 
-_CACHE: dict[Any, dict[str, Any]] = {}
-"""The last report document, by (database, session file, store fingerprint): reopening the screen
-on unchanged data skips the statistics (about 1 s at the paper's scale)."""
-
-
 @dataclass(frozen=True)
 class Results:
     """What the worker hands to the screen: the report document and what the statistics left out."""
@@ -47,7 +42,10 @@ class Results:
 
 
 def report_doc(study: Study) -> dict[str, Any]:
-    """The session's report document, built in the program's report process (blocking: call from a thread)."""
+    """The session's report document from the program's report process (blocking: call from a thread).
+
+    Computed there, or its kept document when nothing the report reads has changed since.
+    """
     return shared_report_process().doc(study)
 
 
@@ -76,12 +74,14 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
 - **shift+tab** to the tab bar, then **left / right**: the other tabs (or click them)
 - **arrows** in a rank matrix: move between cells; the focused cell shows its mean rank ± SE
 - **enter** on a cell: the audit trail (every comparison and judgment behind the cell)
-- **r**: compute again (also done when a running pipeline finishes a stage)
+- **r**: read the database again, and compute again if anything changed (also done when a
+  running pipeline finishes a stage)
 - **escape**: back to the session
 """
 
     BINDINGS = [
-        Binding("r", "recompute", "Recompute", id="recompute", tooltip="Read the database and compute again."),
+        Binding("r", "recompute", "Refresh", id="recompute",
+                tooltip="Read the database again; compute again if anything changed."),
         Binding("escape", "back", "Back", id="back", tooltip="Back to the session overview."),
     ]
 
@@ -93,6 +93,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         self.computing = False
         self._stages_seen: frozenset[str] = frozenset()
         self._left_rows: tuple[list[Any], list[Any]] = ([], [])
+        self._pending: dict[str, Callable[[], list[Any]]] = {}
 
     def compose(self) -> ComposeResult:
         s = self.study.session
@@ -141,15 +142,8 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             # Never run: nothing to report, and looking must not create the database.
             self.app.call_from_thread(self._show_empty)
             return
-        from centaur_tui.store.audit import fingerprint
-
         store = self.app.store_for(self.study)  # type: ignore[attr-defined]
-        key = (str(self.study.database.resolve()), self.study.session.model_dump_json(), fingerprint(store))
-        doc = _CACHE.get(key)
-        if doc is None:
-            doc = report_doc(self.study)
-            _CACHE.clear()
-            _CACHE[key] = doc
+        doc = report_doc(self.study)  # the process's kept document while the data is unchanged
         results = Results(doc, left_out(store), time.perf_counter() - started)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show, results)
@@ -165,6 +159,11 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         self.query_one("#results-status", Static).update("This session has not been run yet: nothing to report.")
 
     async def _show(self, results: Results) -> None:
+        if self.results is not None and (results.doc, results.left_out) == (self.results.doc, self.results.left_out):
+            self.results = results  # nothing changed: keep the tabs, the cursor and the scroll
+            self.computing = False
+            self._show_status(results.doc)
+            return
         focused = self.focused
         keep = focused.current if isinstance(focused, RankMatrix) else None
         active = self.query_one(TabbedContent).active if self.query(TabbedContent) else None
@@ -173,18 +172,15 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         banner = self.query_one("#results-banner", Static)
         banner.update(doc["banner"] or "")
         banner.display = bool(doc["simulated"])
-        c = doc["counts"]
-        self.query_one("#results-status", Static).update(
-            f"{c['runs']} run(s), {len(c['tasks'])} task(s); {c['comparisons']:,} comparisons, {c['judgments']:,} "
-            f"judgments stored, {c['by_status'].get('ok', 0):,} used. The numbers of `centaur report`."
-        )
+        self._show_status(doc)
         body = self.query_one("#results-body", Vertical)
         await body.remove_children()
-        await body.mount(self._tabs(doc, results.left_out))
-        self.computing = False
-        tabs = self.query_one(TabbedContent)
+        tabs, self._pending = self._tabs(doc, results.left_out)
+        await body.mount(tabs)
         if active and tabs.query(f"#{active}"):
             tabs.active = active
+        await self._build_pane(tabs.active)
+        self.computing = False
         matrices = list(self.query(RankMatrix).results(RankMatrix))
         if keep is not None:
             for matrix in matrices:
@@ -194,51 +190,69 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         elif matrices:
             matrices[0].focus()
 
-    def _tabs(self, doc: dict[str, Any], left: Any) -> TabbedContent:
+    def _show_status(self, doc: dict[str, Any]) -> None:
+        c = doc["counts"]
+        self.query_one("#results-status", Static).update(
+            f"{c['runs']} run(s), {len(c['tasks'])} task(s); {c['comparisons']:,} comparisons, {c['judgments']:,} "
+            f"judgments stored, {c['by_status'].get('ok', 0):,} used. The numbers of `centaur report`."
+        )
+
+    async def _build_pane(self, pane_id: str) -> None:
+        """Mount a tab's contents the first time it is shown (the screen appears sooner; about 500 widgets in all)."""
+        build = self._pending.pop(pane_id, None)
+        if build is not None:
+            await self.query_one(f"#{pane_id}", TabPane).query_one(VerticalScroll).mount_all(build())
+
+    def _tabs(self, doc: dict[str, Any], left: Any) -> tuple[TabbedContent, dict[str, Callable[[], list[Any]]]]:
+        """The tabbed panes, empty, and per pane the function that builds its contents."""
         from centaur_tui.stats import render
 
-        panes = []
-        for m in doc["modes"]:
+        builders: dict[str, Callable[[], list[Any]]] = {}
+        titles: dict[str, str] = {}
+
+        def mode_pane(m: dict[str, Any]) -> list[Any]:
             rank_of_ranks, _, overall = render._mode_sections(doc, m)  # noqa: SLF001 - render's own sections
             figure = MODE_FIGURES.get(m["mode"])
             matrix_note = (f"Rank of ranks by task{f' (Figure {figure})' if figure else ''}; 1 = best. "
                            + rank_of_ranks.notes[0].split(" Each task")[0])
-            panes.append(TabPane(
-                m["mode"].capitalize(),
-                VerticalScroll(
-                    Static(Text(matrix_note), classes="results-note"),
-                    RankMatrix(m, id=f"matrix-{m['mode']}"),
-                    Static("", id=f"cell-detail-{m['mode']}", classes="cell-detail", markup=False),
-                    SectionView(overall, notes=False, id=f"overall-{m['mode']}"),
-                ),
-                id=f"tab-{m['mode']}",
-            ))
-        points = scatter_points(doc)
-        n = max([len(m["candidates"]) for m in doc["modes"]] or [1])
-        model_level = next((r for r in doc["cross_mode"]["rows"] if r["task"] == "(model level)"), None)
-        rho = "" if model_level is None else f"Model level: rho = {render.num(model_level['rho'])}, n = {model_level['n']}."
-        panes.append(TabPane(
-            "Across modes",
-            VerticalScroll(
+            return [
+                Static(Text(matrix_note), classes="results-note"),
+                RankMatrix(m, id=f"matrix-{m['mode']}"),
+                Static("", id=f"cell-detail-{m['mode']}", classes="cell-detail", markup=False),
+                SectionView(overall, notes=False, id=f"overall-{m['mode']}"),
+            ]
+
+        for m in doc["modes"]:
+            titles[f"tab-{m['mode']}"] = m["mode"].capitalize()
+            builders[f"tab-{m['mode']}"] = lambda m=m: mode_pane(m)
+
+        def across() -> list[Any]:
+            points = scatter_points(doc)
+            n = max([len(m["candidates"]) for m in doc["modes"]] or [1])
+            model_level = next((r for r in doc["cross_mode"]["rows"] if r["task"] == "(model level)"), None)
+            rho = "" if model_level is None else f"Model level: rho = {render.num(model_level['rho'])}, n = {model_level['n']}."
+            return [
                 SectionView(render._best_section(doc), id="best-by-task"),  # noqa: SLF001
                 SectionView(render._cross_section(doc), id="cross-mode"),  # noqa: SLF001
                 Static(Text("Automation vs augmentation, overall mean rank (Figure 9). " + rho),
                        classes="section-title"),
                 Static(Text("\n".join(scatter_lines(points, top=float(n)))), id="scatter", classes="scatter"),
-            ),
-            id="tab-across",
-        ))
-        panes.append(TabPane("Reliability", VerticalScroll(
-            SectionView(render._reliability_section(doc), id="reliability")), id="tab-reliability"))  # noqa: SLF001
-        panes.append(TabPane("Validity", VerticalScroll(
-            *[SectionView(s) for s in render._validity_sections(doc)], id="validity-sections"), id="tab-validity"))  # noqa: SLF001
-        panes.append(TabPane("Experts vs LLM judges", VerticalScroll(
-            *[SectionView(s) for s in render._expert_sections(doc)], id="experts-sections"), id="tab-experts"))  # noqa: SLF001
-        panes.append(TabPane("Left out", VerticalScroll(*self._left_out(doc, left)), id="tab-left-out"))
+            ]
+
+        titles["tab-across"], builders["tab-across"] = "Across modes", across
+        titles["tab-reliability"], builders["tab-reliability"] = "Reliability", lambda: [
+            SectionView(render._reliability_section(doc), id="reliability")]  # noqa: SLF001
+        titles["tab-validity"], builders["tab-validity"] = "Validity", lambda: [
+            SectionView(s) for s in render._validity_sections(doc)]  # noqa: SLF001
+        titles["tab-experts"], builders["tab-experts"] = "Experts vs LLM judges", lambda: [
+            SectionView(s) for s in render._expert_sections(doc)]  # noqa: SLF001
+        titles["tab-left-out"], builders["tab-left-out"] = "Left out", lambda: self._left_out(doc, left)
+        scroll_ids = {"tab-validity": "validity-sections", "tab-experts": "experts-sections"}
         tabs = TabbedContent(id="results-tabs")
-        for pane in panes:
-            tabs.compose_add_child(pane)  # what `with TabbedContent():` does in compose
-        return tabs
+        for pane_id, title in titles.items():
+            # what `with TabbedContent():` does in compose
+            tabs.compose_add_child(TabPane(title, VerticalScroll(id=scroll_ids.get(pane_id)), id=pane_id))
+        return tabs, builders
 
     def _left_out(self, doc: dict[str, Any], left: Any) -> list[Any]:
         from centaur_tui.stats.render import excluded_text
@@ -259,7 +273,9 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         return widgets
 
     @on(TabbedContent.TabActivated, "#results-tabs")
-    def tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    async def tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id:
+            await self._build_pane(event.pane.id)
         if event.pane.id == "tab-left-out":
             self._fill_left_out()
         # Focus left in the hidden pane would switch the tabs straight back (TabPane.Focused).

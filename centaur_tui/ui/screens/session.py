@@ -123,18 +123,23 @@ stopped, and a finished run costs nothing to run again.
         self.query_one("#experts", DataTable).focus()
         self.set_interval(0.25, self.show_progress)
         self.load()
-        self.set_timer(0.5, self.preload_statistics)
+        self.preload_statistics()
 
-    @work(thread=True, exclusive=True, group="preload-statistics", exit_on_error=False)
+    @work(thread=True, group="preload-statistics", exit_on_error=False)
     def preload_statistics(self) -> None:
-        """Start the report process (it loads pandas and scipy, about 1.1 s) before the results are asked for.
+        """Start the report process, and once the session is read have it compute the report ahead.
 
-        Started after the overview has drawn, and in its own process: the import does not
-        compete with the event loop for the GIL.
+        Called when the overview mounts (the process then loads pandas and scipy, about
+        1.1 s, in parallel with reading the session) and again when the session has been
+        read (`ReportProcess.prefetch`). Its own process: nothing here competes with the
+        event loop for the GIL, and the results screen appears at once on unchanged data.
         """
         from centaur_tui.pipeline.reporting import shared_report_process
 
-        shared_report_process().start()
+        if self.study is None:
+            shared_report_process().start()
+        else:
+            shared_report_process().prefetch(self.study)
 
     # -- reading the store --------------------------------------------------------------------
 
@@ -191,6 +196,7 @@ stopped, and a finished run costs nothing to run again.
             self._show_stored()
         self.refresh_bindings()
         if first:
+            self.preload_statistics()
             if self.start_run and state.calls_left:
                 self.action_run()
             if self.start_expert:

@@ -1,0 +1,93 @@
+"""The report process behind the results screen: the CLI's document, kept while the data is unchanged, robust to its own death."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from centaur_tui.catalog import load_session
+from centaur_tui.domain.errors import CentaurError
+from centaur_tui.pipeline import reporting
+from centaur_tui.pipeline.reporting import ReportCache, ReportProcess, warm_up
+from centaur_tui.store import Store
+
+from .test_experts import judged_session
+from .test_ui_results import cli_doc
+
+
+def same(a: dict, b: dict) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def invalidate_one(database: Path) -> None:
+    with Store(database) as store, store.write() as c:
+        c.execute("UPDATE judgments SET valid = 0, invalid_reason = 'x' WHERE id = (SELECT min(id) FROM judgments)")
+
+
+def test_the_cache_computes_only_when_what_the_report_reads_changed(tmp_path: Path, monkeypatch) -> None:
+    path = judged_session(tmp_path)
+    study = load_session(path)
+    calls = []
+    real = reporting.session_report_doc
+
+    def counting(study, store):
+        calls.append(1)
+        return real(study, store)
+
+    monkeypatch.setattr(reporting, "session_report_doc", counting)
+    cache = ReportCache()
+    try:
+        first = cache.doc(study)
+        assert same(first, cli_doc(path))
+        assert cache.doc(study) is first and len(calls) == 1  # unchanged: the kept document
+        invalidate_one(study.database)  # a judgment became invalid: sum(valid) changed
+        second = cache.doc(study)
+        assert len(calls) == 2 and same(second, cli_doc(path)) and not same(second, first)
+        with Store(study.database) as store:
+            store.set_meta({"note": "changed"})  # meta is part of the report (simulated label)
+        cache.doc(study)
+        assert len(calls) == 3
+        other = dataclasses.replace(study, session=study.session.model_copy(update={"description": "other"}))
+        cache.doc(other)  # another session definition over the same database
+        assert len(calls) == 4
+    finally:
+        cache.close()
+
+
+def test_the_process_returns_the_cli_document_and_survives_being_killed(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    study = load_session(path)
+    process = ReportProcess()
+    try:
+        process.prefetch(study)  # computed ahead; the request below gets it
+        assert same(process.doc(study), cli_doc(path))
+        assert process.alive
+        process._process.kill()  # noqa: SLF001 - as the OOM killer or a user would
+        process._process.wait()  # noqa: SLF001
+        invalidate_one(study.database)
+        assert same(process.doc(study), cli_doc(path))  # started again, computed on the new data
+        missing = dataclasses.replace(study, database=tmp_path / "nowhere.db")
+        with pytest.raises(CentaurError, match="does not exist yet"):
+            process.doc(missing)
+        assert process.alive  # a refused request does not stop the process
+    finally:
+        process.close()
+    assert not process.alive
+
+
+def test_a_bug_in_the_process_comes_back_with_its_traceback() -> None:
+    process = ReportProcess()
+    try:
+        with pytest.raises(RuntimeError, match="the statistics process failed: AttributeError") as info:
+            process.doc("not a study")  # type: ignore[arg-type]
+        assert "Traceback" in str(info.value)
+        assert process.alive
+    finally:
+        process.close()
+
+
+def test_warm_up_runs_the_statistics_on_a_small_synthetic_design(tmp_path: Path) -> None:
+    warm_up(load_session(judged_session(tmp_path)))  # no database needed, nothing written
