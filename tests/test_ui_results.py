@@ -261,3 +261,21 @@ async def test_experts_tab_shows_the_reports_experts_section(tmp_path: Path) -> 
         for view, section in zip(views, expected, strict=True):
             if section.headers:
                 assert view.rows == section.rows
+
+
+async def test_brackets_switch_tabs_from_anywhere_and_focus_follows(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_results(pilot)
+        tabs = screen.query_one(TabbedContent)
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: isinstance(app.focused, RankMatrix) and app.focused.mode_name == "augmentation",
+                       "the augmentation matrix focused")
+        assert tabs.active == "tab-augmentation"
+        await pilot.press("down")  # arrows act in the new tab
+        assert app.focused.cursor == (1, 0)
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        await wait_for(pilot, lambda: tabs.active == "tab-left-out" and app.focused is not None
+                       and app.focused.id == "invalid-judgments", "the left-out tab, its table focused")
+        assert screen.query_one("#invalid-judgments", DataTable).columns

@@ -71,7 +71,8 @@ class ResultsScreen(CentaurScreen):
 
 The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
 
-- **shift+tab** to the tab bar, then **left / right**: the other tabs (or click them)
+- **]** / **[**: the next / previous tab, from anywhere on the screen (or click the tabs;
+  or shift+tab to the tab bar, then left / right)
 - **arrows** in a rank matrix: move between cells; the focused cell shows its mean rank ± SE
 - **enter** on a cell: the audit trail (every comparison and judgment behind the cell)
 - **r**: read the database again, and compute again if anything changed (also done when a
@@ -83,6 +84,9 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         Binding("r", "recompute", "Refresh", id="recompute",
                 tooltip="Read the database again; compute again if anything changed."),
         Binding("escape", "back", "Back", id="back", tooltip="Back to the session overview."),
+        Binding("right_square_bracket", "switch_tab(1)", "Next tab", id="next-tab", tooltip="The next tab."),
+        Binding("left_square_bracket", "switch_tab(-1)", "Previous tab", id="previous-tab", show=False,
+                tooltip="The previous tab."),
     ]
 
     def __init__(self, study: Study, runner: Callable[[], Any] = lambda: None) -> None:
@@ -278,10 +282,13 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             await self._build_pane(event.pane.id)
         if event.pane.id == "tab-left-out":
             self._fill_left_out()
-        # Focus left in the hidden pane would switch the tabs straight back (TabPane.Focused).
+        # Focus left in the hidden pane would switch the tabs straight back (TabPane.Focused); focus
+        # lost with the hidden pane (`]` from a matrix) goes to the new pane, so arrows act there.
         focused = self.focused
-        if focused is not None and event.pane not in focused.ancestors_with_self and not isinstance(focused, Tabs):
-            target = next((w for w in event.pane.query("*") if w.focusable), None)
+        if focused is None or (event.pane not in focused.ancestors_with_self and not isinstance(focused, Tabs)):
+            focusable = [w for w in event.pane.query("*") if w.focusable]
+            # A matrix or table rather than the pane's scroll container, when there is one.
+            target = next((w for w in focusable if not isinstance(w, VerticalScroll)), focusable[0] if focusable else None)
             self.set_focus(target)
 
     def _fill_left_out(self) -> None:
@@ -331,6 +338,15 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
 
         ref = event.ref
         self.app.push_screen(AuditScreen(self.study, ref.mode, ref.task, ref.candidate))
+
+    def action_switch_tab(self, step: int) -> None:
+        """Activate the tab `step` places on (cyclic); its contents are built and focused (`tab_activated`)."""
+        if not self.query(TabbedContent):
+            return
+        tabs = self.query_one(TabbedContent)
+        ids = [pane.id for pane in tabs.query(TabPane) if pane.id]
+        if tabs.active in ids:
+            tabs.active = ids[(ids.index(tabs.active) + step) % len(ids)]
 
     def action_back(self) -> None:
         self.app.pop_screen()
