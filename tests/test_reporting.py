@@ -91,3 +91,44 @@ def test_a_bug_in_the_process_comes_back_with_its_traceback() -> None:
 
 def test_warm_up_runs_the_statistics_on_a_small_synthetic_design(tmp_path: Path) -> None:
     warm_up(load_session(judged_session(tmp_path)))  # no database needed, nothing written
+
+
+_APP_CHILD = """
+import asyncio, sys
+from pathlib import Path
+from centaur_tui.ui.app import create_app
+from centaur_tui.ui.screens.audit import AuditScreen
+from centaur_tui.ui.screens.results import ResultsScreen
+from centaur_tui.ui.screens.session import SessionScreen
+
+async def main():
+    app = create_app(sessions_dir=Path(sys.argv[1]).parent, session=Path(sys.argv[1]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        async def until(check):
+            for _ in range(3000):
+                if check():
+                    return
+                await asyncio.sleep(0.01)
+            raise SystemExit("timed out")
+        await until(lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+        await pilot.press("s")
+        await until(lambda: isinstance(app.screen, ResultsScreen) and app.screen.results is not None
+                    and not app.screen.computing)
+        for _ in range(7):  # every tab built
+            await pilot.press("right_square_bracket")
+        await pilot.press("enter")
+        await until(lambda: isinstance(app.screen, AuditScreen) and app.screen.audit is not None)
+        print(" ".join(m for m in ("pandas", "scipy", "krippendorff", "numpy") if m in sys.modules) or "none")
+
+asyncio.run(main())
+"""
+
+
+def test_the_apps_process_never_imports_the_statistics(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = judged_session(tmp_path)
+    out = subprocess.run([sys.executable, "-c", _APP_CHILD, str(path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["none"]  # results, every tab and an audit trail shown; pandas only in the report process

@@ -127,12 +127,14 @@ stopped, and a finished run costs nothing to run again.
 
     @work(thread=True, group="preload-statistics", exit_on_error=False)
     def preload_statistics(self) -> None:
-        """Start the report process, and once the session is read have it compute the report ahead.
+        """Start the report process, and each time the session is read have it compute the report ahead.
 
         Called when the overview mounts (the process then loads pandas and scipy, about
-        1.1 s, in parallel with reading the session) and again when the session has been
-        read (`ReportProcess.prefetch`). Its own process: nothing here competes with the
-        event loop for the GIL, and the results screen appears at once on unchanged data.
+        1.1 s, in parallel with reading the session) and whenever the session has been read
+        (at first, after a pipeline run, after expert work: `ReportProcess.prefetch`; the
+        process only computes when the data changed). Its own process: nothing here competes
+        with the event loop for the GIL, and the results screen appears at once on the data
+        the overview shows.
         """
         from centaur_tui.pipeline.reporting import shared_report_process
 
@@ -195,8 +197,8 @@ stopped, and a finished run costs nothing to run again.
         if not self.running:
             self._show_stored()
         self.refresh_bindings()
+        self.preload_statistics()  # the report of what was just read (the process skips it when unchanged)
         if first:
-            self.preload_statistics()
             if self.start_run and state.calls_left:
                 self.action_run()
             if self.start_expert:
