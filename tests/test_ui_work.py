@@ -13,7 +13,7 @@ from centaur_tui.store import Store
 from centaur_tui.store.work import WorkStore
 from centaur_tui.ui.app import create_app
 from centaur_tui.ui.screens.session import SessionScreen
-from centaur_tui.ui.screens.work import SAVE_DELAY, ConfirmSubmit, DeliverableEditor, WorkScreen
+from centaur_tui.ui.screens.work import ConfirmSubmit, DeliverableEditor, WorkScreen
 from centaur_tui.ui.widgets.document import DocumentView
 
 from .test_experts import CANDIDATES, FAMILIES, judged_session
@@ -89,7 +89,7 @@ async def test_draft_is_intact_after_a_kill_and_restored_on_restart(tmp_path: Pa
         screen = await open_work(pilot)
         key = screen.current.key
         await pilot.press(*keys(text))
-        await pilot.pause(SAVE_DELAY + 0.1)
+        await pilot.pause(WorkScreen.SAVE_DELAY + 0.1)
         await app.workers.wait_for_complete()
         # What a kill -9 leaves: only committed transactions, read by another connection.
         with sqlite3.connect(study.database) as conn:

@@ -9,7 +9,6 @@ once when the expert leaves the comparison or quits), so reopening resumes with 
 from __future__ import annotations
 
 import copy
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,20 +17,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.strip import Strip
-from textual.timer import Timer
 from textual.widgets import Button, Footer, Label, Static, TextArea
 from textual.worker import get_current_worker
 
 from centaur_tui.domain.blinding import Draft, JudgingItem, QueueItem, missing, next_open
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.screens.dialogs import PromptDialog
+from centaur_tui.ui.screens.drafts import DraftAutosave
 from centaur_tui.ui.widgets.document import DocumentView, render_markdown
 from centaur_tui.ui.widgets.rubric import RubricPanel, WinnerPicker
 
 NARROW = 100
 """Below this many columns the two deliverables are stacked instead of side by side."""
 
-SAVE_DELAY = 0.3
 """Seconds after the last change before a draft is saved (typing a rationale saves once)."""
 
 
@@ -50,7 +48,7 @@ def format_seconds(seconds: float) -> str:
     return f"{minutes:02d}:{secs:02d}"
 
 
-class JudgingScreen(CentaurScreen):
+class JudgingScreen(DraftAutosave, CentaurScreen):
     """Judge an expert's queue, one comparison at a time.
 
     Args:
@@ -97,9 +95,6 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         self.busy = True
         self._shown_at = 0.0
         self._base_seconds = 0.0
-        self._last_version = 0
-        self._save_timer: Timer | None = None
-        self._dirty = False
         self._missing_text = ""
         self._actions_state: tuple[bool, bool] | None = None
         self._prefetched: Prepared | None = None
@@ -322,41 +317,16 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         self._changed()
 
     def _changed(self) -> None:
-        self._dirty = True
         self._show_missing()
-        if self._save_timer is not None:
-            self._save_timer.stop()
-        self._save_timer = self.set_timer(SAVE_DELAY, self._save_soon)
-
-    def _version(self) -> int:
-        # Wall-clock nanoseconds, strictly increasing: a draft saved after a restart is newer.
-        self._last_version = max(self._last_version + 1, time.time_ns())
-        return self._last_version
+        self._draft_changed()
 
     def _snapshot(self) -> Draft:
         draft = copy.deepcopy(self.draft)
         draft.seconds = round(self.seconds, 1)
         return draft
 
-    def _save_soon(self) -> None:
-        if self._dirty and self.current is not None:
-            self._dirty = False
-            self.save_draft(self.current.key, self._snapshot(), self._version())
-
-    # Not exclusive: cancelling a thread worker does not stop its write, and every save carries
-    # a version, so an older save that lands late never overwrites a newer one.
-    @work(thread=True, group="draft-save", exit_on_error=False)
-    def save_draft(self, key: str, draft: Draft, version: int) -> None:
-        """Save partial work; concurrent saves are safe, the highest version wins."""
-        self.source.save_draft(key, draft, version)
-
-    def flush(self) -> None:
-        """Save the current draft now, on the calling thread (leaving, quitting)."""
-        if self._save_timer is not None:
-            self._save_timer.stop()
-        if self.current is not None and self.item is not None:
-            self._dirty = False
-            self.source.save_draft(self.current.key, self._snapshot(), self._version())
+    def _can_save(self) -> bool:
+        return self.current is not None and self.item is not None
 
     # -- moving on -----------------------------------------------------------------------------
 
@@ -388,8 +358,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         self.action_flag()
 
     def _advance(self, current: QueueItem, how: str) -> None:
-        if self._save_timer is not None:
-            self._save_timer.stop()
+        self._stop_saving()
         self._dirty = False
         # Keys pressed in the few ms until the next comparison shows are ignored; the footer is
         # not rebuilt for that moment (a rebuild costs about 30 ms of the 100 ms budget).
@@ -432,7 +401,3 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             self.app.exit()
         else:
             self.dismiss(None)
-
-    def on_unmount(self) -> None:
-        if self._dirty:
-            self.flush()

@@ -9,7 +9,6 @@ Time on task, edits (changes of the text), pastes and the final length are store
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -18,14 +17,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.timer import Timer
 from textual.widgets import Button, Footer, Label, Static, TextArea
 from textual.worker import get_current_worker
 
 from centaur_tui.ui.screens.base import CentaurModal, CentaurScreen
+from centaur_tui.ui.screens.drafts import DraftAutosave
 from centaur_tui.ui.widgets.document import DocumentView
 
-SAVE_DELAY = 0.5
 """Seconds after the last change before a draft is saved (a burst of typing saves once)."""
 
 PLAIN_NOTE = "No assistance text for this task: write the deliverable on your own."
@@ -81,7 +79,7 @@ class ConfirmSubmit(CentaurModal):
         self.dismiss(value)
 
 
-class WorkScreen(CentaurScreen):
+class WorkScreen(DraftAutosave, CentaurScreen):
     """Write an expert's assigned deliverables, one task at a time.
 
     Args:
@@ -99,6 +97,8 @@ Your work is saved as you type; leaving or quitting loses nothing.
 - **f2**: move between the task, the assistance text and the editor
 - **escape**: back; your draft is kept
 """
+
+    SAVE_DELAY = 0.5
 
     BINDINGS = [
         Binding("ctrl+s", "submit", "Submit", id="submit", tooltip="Lock this deliverable and store it."),
@@ -119,9 +119,6 @@ Your work is saved as you type; leaving or quitting loses nothing.
         self.finished = False
         self._shown_at = 0.0
         self._base_seconds = 0.0
-        self._dirty = False
-        self._save_timer: Timer | None = None
-        self._last_version = 0
 
     def compose(self) -> ComposeResult:
         yield Static("", id="work-bar", markup=False)
@@ -246,37 +243,14 @@ Your work is saved as you type; leaving or quitting loses nothing.
             self._changed()
 
     def _changed(self) -> None:
-        self._dirty = True
         self._show_bar()
-        if self._save_timer is not None:
-            self._save_timer.stop()
-        self._save_timer = self.set_timer(SAVE_DELAY, self._save_soon)
-
-    def _version(self) -> int:
-        self._last_version = max(self._last_version + 1, time.time_ns())
-        return self._last_version
+        self._draft_changed()
 
     def _snapshot(self) -> Any:
         return replace(self.draft, seconds=round(self.seconds, 1))
 
-    def _save_soon(self) -> None:
-        if self._dirty and self.current is not None:
-            self._dirty = False
-            self.save_draft(self.current.key, self._snapshot(), self._version())
-
-    # Not exclusive: each save carries a version, and an older save landing late never wins.
-    @work(thread=True, group="work-save", exit_on_error=False)
-    def save_draft(self, key: int, draft: Any, version: int) -> None:
-        """Save the draft in a thread."""
-        self.source.save_draft(key, draft, version)
-
-    def flush(self) -> None:
-        """Save the current draft now, on the calling thread (moving on, leaving, quitting)."""
-        if self._save_timer is not None:
-            self._save_timer.stop()
-        if self.current is not None and self.draft is not None and not self.draft.locked:
-            self._dirty = False
-            self.source.save_draft(self.current.key, self._snapshot(), self._version())
+    def _can_save(self) -> bool:
+        return self.current is not None and self.draft is not None and not self.draft.locked
 
     # -- moving on -----------------------------------------------------------------------------
 
@@ -320,7 +294,3 @@ Your work is saved as you type; leaving or quitting loses nothing.
     def action_leave(self) -> None:
         self.flush()
         self.dismiss(None)
-
-    def on_unmount(self) -> None:
-        if self._dirty:
-            self.flush()
