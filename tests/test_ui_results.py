@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -279,3 +280,46 @@ async def test_brackets_switch_tabs_from_anywhere_and_focus_follows(tmp_path: Pa
         await wait_for(pilot, lambda: tabs.active == "tab-left-out" and app.focused is not None
                        and app.focused.id == "invalid-judgments", "the left-out tab, its table focused")
         assert screen.query_one("#invalid-judgments", DataTable).columns
+
+
+async def test_human_workers_tab_shows_what_centaur_report_adds(write_session, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from centaur_tui.cli.main import cli
+    from centaur_tui.pipeline import run_session
+    from centaur_tui.pipeline.human_arm import judge_human_arm
+    from centaur_tui.store.audit import fingerprint
+    from centaur_tui.store.work import WorkDraft, WorkStore
+
+    from .test_work import arm_session
+
+    path = arm_session(write_session)
+    study = load_session(path)
+
+    def run_and_work() -> None:  # outside the test's event loop: the pipeline runs its own
+        with Store(study.database) as store:
+            run_session(study, store)
+            work = WorkStore(store)
+            work.assign(study)
+            for r in work.assignments():
+                before = fingerprint(store)
+                work.submit(r["id"], WorkDraft("## Deliverable\n\n" + "requirement met " * 20, 90.0, 12, 1), version=1)
+                assert fingerprint(store) != before  # a submitted deliverable changes the productivity table
+            judge_human_arm(study, store)
+
+    await asyncio.to_thread(run_and_work)
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(cli, ["report", str(path), "--json", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    expected = json.loads(out.read_text(encoding="utf-8"))
+    sections = render.human_worker_sections(expected["human_workers"])
+    assert sections[1].title == "Productivity per condition (6 submitted deliverable(s))"
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_results(pilot)
+        assert json.loads(json.dumps(screen.results.doc)) == expected  # the CLI's JSON, human-worker section included
+        await show_tab(pilot, screen, "tab-human")
+        views = list(screen.query("#human-sections SectionView").results(SectionView))
+        assert [v.section.title for v in views] == [s.title for s in sections]
+        assert [v.rows for v in views] == [s.rows for s in sections]
+        assert [r[0] for r in views[0].rows] == [r["condition"] for r in expected["human_workers"]["assistants"]["rows"]]

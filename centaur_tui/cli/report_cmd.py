@@ -68,13 +68,13 @@ def _human_workers_section(study: Study, doc: dict[str, Any]) -> str:
     """
     if study.session.human_workers is None or not study.database.exists():
         return ""
-    from centaur_tui.stats.human_arm import human_arm_doc, human_arm_text
+    from centaur_tui.pipeline.reporting import human_workers_section
+    from centaur_tui.stats.human_arm import human_arm_text
     from centaur_tui.store import Store
-    from centaur_tui.store.work import WorkStore
 
     with Store(study.database) as store:
-        productivity = WorkStore(store).productivity_rows()
-    section = human_arm_doc(doc, productivity)
+        section = human_workers_section(study, store, doc)
+    assert section is not None
     doc["human_workers"] = section
     return human_arm_text(section)
 

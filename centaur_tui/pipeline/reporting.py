@@ -31,7 +31,8 @@ from centaur_tui.domain.study import Study
 def session_report_doc(study: Study, store: Any) -> dict[str, Any]:
     """The report document of a session, built exactly as `centaur report` builds it with its default options.
 
-    Blocking: it reads the database and runs every statistic.
+    Blocking: it reads the database and runs every statistic. Sessions with `[human_workers]`
+    get the `human_workers` section as in `centaur report` (`human_workers_section`).
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -50,7 +51,26 @@ def session_report_doc(study: Study, store: Any) -> dict[str, Any]:
                                      rubric={t: study.rubric(t).ids for t in study.tasks})
         options = ReportOptions()
         frames = build_frames(design=design, judge_kinds=options.judge_kinds, **rows)
-    return build_report(frames, options).doc
+    doc = build_report(frames, options).doc
+    section = human_workers_section(study, store, doc)
+    if section is not None:
+        doc["human_workers"] = section
+    return doc
+
+
+def human_workers_section(study: Study, store: Any, doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The human-worker arm's section of a report document (`stats.human_arm.human_arm_doc`), or None.
+
+    Only for sessions that declare `[human_workers]`: which assistant helps human workers
+    most beside the worker model, and productivity per condition. `centaur report` and the
+    results screen both add it with this function.
+    """
+    if study.session.human_workers is None:
+        return None
+    from centaur_tui.stats.human_arm import human_arm_doc
+    from centaur_tui.store.work import WorkStore
+
+    return human_arm_doc(doc, WorkStore(store).productivity_rows())
 
 
 def report_doc_of(study: Study) -> dict[str, Any]:

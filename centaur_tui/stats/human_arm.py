@@ -112,3 +112,4 @@ def human_arm_text(section: dict[str, Any]) -> str:
             f" {r['mean_words']:>7.1f}/{r['median_words']:<6.0f}"
         )
     return "\n".join(lines) + "\n"
+

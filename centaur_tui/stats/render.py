@@ -640,3 +640,38 @@ def to_markdown(doc: dict[str, Any]) -> str:
         lines.append(f"> **{doc['banner']}**")
         lines.append("")
     return "\n".join(lines)
+
+
+def human_worker_sections(section: dict[str, Any]) -> list[Section]:
+    """The `human_workers` section of a report document (`stats.human_arm.human_arm_doc`) as sections.
+
+    The results screen's "Human workers" tab; the same numbers as `stats.human_arm.human_arm_text`.
+    """
+    s = section["assistants"]["spearman"]
+    if not _missing(s["rho"]):
+        rho = f"Spearman rank correlation (human vs worker model): rho = {s['rho']:.3f}, p = {s['p']:.3f}, n = {s['n']}."
+    else:
+        rho = f"Spearman rank correlation: not computed ({s['reason']})."
+    rank = lambda v: "-" if _missing(v) else f"{v:.0f}"  # noqa: E731
+    mean = lambda v: "-" if _missing(v) else f"{v:.2f}"  # noqa: E731
+    assistants = Section(
+        "Which assistant helps human workers most (human-worker arm) vs the worker model",
+        notes=["Overall rank and mean rank of each condition (1 = best) in the human-worker tournaments "
+               "(experts wrote the deliverables) and in the worker model's augmentation mode.", rho],
+        headers=["condition", "human rank", "human mean rank", "model rank", "model mean rank"],
+        rows=[[r["condition"], rank(r["human_rank"]), mean(r["human_mean_rank"]), rank(r["model_rank"]),
+               mean(r["model_mean_rank"])] for r in section["assistants"]["rows"]],
+    )
+    productivity_rows = [
+        [r["condition"], num(int(r["n"])),
+         *[f"{r[f'mean_{m}'] / (60 if m == 'seconds' else 1):.1f} / {r[f'median_{m}'] / (60 if m == 'seconds' else 1):.1f}"
+           for m in ("seconds", "edits", "pastes", "words", "characters")]]
+        for r in section["productivity"]
+    ]
+    productivity_section = Section(
+        f"Productivity per condition ({section['deliverables']} submitted deliverable(s))",
+        notes=["Mean / median per submitted deliverable; time on task in minutes."],
+        headers=["condition", "n", "minutes", "edits", "pastes", "words", "characters"],
+        rows=productivity_rows,
+    )
+    return [assistants, productivity_section]

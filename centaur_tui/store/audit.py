@@ -57,14 +57,18 @@ def fingerprint(store: Store) -> tuple[Any, ...]:
     """A cheap witness of everything the report reads: it changes whenever a judgment, comparison or meta row does.
 
     Judgments are append-only (a correction is a new row), and scores are written in the
-    same transaction as their judgment, so counts and the highest id cover them.
+    same transaction as their judgment, so counts and the highest id cover them. Submitted
+    human-worker deliverables (locked drafts, never changed afterwards) feed the human-worker
+    section's productivity, so their count is part of it too.
     """
     with store._lock:  # noqa: SLF001 - same package; Store's lock guards the shared connection
         c = store._conn  # noqa: SLF001
         judgments = c.execute("SELECT count(*), coalesce(max(id), 0), coalesce(sum(valid), 0) FROM judgments").fetchone()
         comparisons = c.execute("SELECT count(*) FROM comparisons").fetchone()[0]
         meta = tuple(c.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
-    return (*judgments, comparisons, meta)
+        has_work = c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'work_drafts'").fetchone()
+        submitted = c.execute("SELECT count(*) FROM work_drafts WHERE locked = 1").fetchone()[0] if has_work else 0
+    return (*judgments, comparisons, meta, submitted)
 
 
 @dataclass(frozen=True)

@@ -250,8 +250,12 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             SectionView(s) for s in render._validity_sections(doc)]  # noqa: SLF001
         titles["tab-experts"], builders["tab-experts"] = "Experts vs LLM judges", lambda: [
             SectionView(s) for s in render._expert_sections(doc)]  # noqa: SLF001
+        if doc.get("human_workers"):
+            titles["tab-human"], builders["tab-human"] = "Human workers", lambda: [
+                SectionView(s) for s in render.human_worker_sections(doc["human_workers"])]
         titles["tab-left-out"], builders["tab-left-out"] = "Left out", lambda: self._left_out(doc, left)
-        scroll_ids = {"tab-validity": "validity-sections", "tab-experts": "experts-sections"}
+        scroll_ids = {"tab-validity": "validity-sections", "tab-experts": "experts-sections",
+                      "tab-human": "human-sections"}
         tabs = TabbedContent(id="results-tabs")
         for pane_id, title in titles.items():
             # what `with TabbedContent():` does in compose
