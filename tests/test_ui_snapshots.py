@@ -1,4 +1,4 @@
-"""Snapshot tests of the judging screen at 120x40 (side by side) and 80x24 (stacked)."""
+"""Snapshot tests of the judging screen at 120x40 (side by side) and 80x24 (stacked), and of the session overview."""
 
 from __future__ import annotations
 
@@ -29,3 +29,21 @@ def test_judging_screen_80x24_stacked(snap_compare, tmp_path: Path) -> None:
         await settle(pilot)
 
     assert snap_compare(judging_app(tmp_path), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_session_overview_120x40_with_expert_work(snap_compare, tmp_path: Path) -> None:
+    from centaur_tui.ui.screens.session import SessionScreen
+
+    from .test_ui_app import wait_for
+    from .test_ui_work import work_session
+
+    path = work_session(tmp_path)  # two experts, two tasks each to write, nothing judged yet
+
+    async def run_before(pilot) -> None:
+        app = pilot.app
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                       "the session overview")
+        await pilot.pause()
+
+    assert snap_compare(create_app(sessions_dir=path.parent, session=path), terminal_size=(120, 40),
+                        run_before=run_before)

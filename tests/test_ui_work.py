@@ -56,6 +56,7 @@ async def test_expert_writes_two_deliverables_by_keyboard(tmp_path: Path) -> Non
     path = work_session(tmp_path)
     app = create_app(sessions_dir=path.parent, session=path)
     async with app.run_test(size=(120, 40)) as pilot:
+        overview = app.screen
         screen = await open_work(pilot)
         assert screen.check_action("submit", ()) is None  # nothing written yet: submit is dimmed
         for n in (1, 2):
@@ -71,6 +72,12 @@ async def test_expert_writes_two_deliverables_by_keyboard(tmp_path: Path) -> Non
             await wait_for(pilot, lambda: app.screen is screen and not screen.busy
                            and (screen.finished or screen.current.key != first), "the next task")
         assert screen.finished and "All 2 task(s) are submitted" in app.screen_text()
+        await pilot.press("escape")
+        # The overview's experts table counts the deliverables written (submitted / assigned).
+        await wait_for(pilot, lambda: app.screen is overview and overview.state.work.get("ann") == (2, 2),
+                       "the overview read again")
+        table = overview.query_one("#experts")
+        assert str(table.get_cell("ann", "written")) == "2/2"
     study = load_session(path)
     with Store(study.database) as store:
         outputs = [o for o in store.outputs().values() if o.worker_kind == "expert"]

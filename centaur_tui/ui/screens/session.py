@@ -36,6 +36,8 @@ class StoredState:
     experts: list[ExpertSpec]
     workload: dict[str, tuple[int, int]]
     simulated: bool
+    work: dict[str, tuple[int, int]] | None = None
+    """Per expert (tasks assigned, deliverables submitted) for sessions with `[human_workers]`, else None."""
 
 
 class ExpertTable(DataTable):
@@ -118,7 +120,11 @@ stopped, and a finished run costs nothing to run again.
             stages.add_column(column, key=column)
         for stage in STAGES:
             stages.add_row(stage, *["" for _ in STAGE_COLUMNS], key=stage)
-        self.query_one("#experts", DataTable).add_columns("id", "name", "waiting", "judged", "assigned", "tasks")
+        experts = self.query_one("#experts", DataTable)
+        experts.add_column("id", key="id")
+        experts.add_column("name", key="name")
+        experts.add_column("judged", key="judged")  # comparisons judged / assigned
+        experts.add_column("tasks", key="tasks")
         stages.can_focus = False  # read-only counters; the experts table is where keys act
         self.query_one("#experts", DataTable).focus()
         self.set_interval(0.25, self.show_progress)
@@ -150,6 +156,7 @@ stopped, and a finished run costs nothing to run again.
         """Read the session file and its database, off the event loop."""
         from centaur_tui.catalog import load_session
         from centaur_tui.store.experts import ExpertStore
+        from centaur_tui.store.work import WorkStore
 
         study = self.study or load_session(self.path)
         if not study.database.exists():
@@ -169,6 +176,7 @@ stopped, and a finished run costs nothing to run again.
             tokens=counts["prompt_tokens"] + counts["completion_tokens"], cost=counts["cost"],
             errors=counts["call_errors"], comparisons=counts["comparisons"], experts=experts.experts(study),
             workload=experts.workload(), simulated=summary.simulated,
+            work=WorkStore(store).workload() if study.session.human_workers is not None else None,
         )
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show_state, study, state)
@@ -183,11 +191,16 @@ stopped, and a finished run costs nothing to run again.
         banner.display = state.simulated
         table = self.query_one("#experts", DataTable)
         cursor = table.cursor_row
+        if state.work is not None and "written" not in table.columns:
+            table.add_column("written", key="written")  # deliverables submitted / tasks assigned (`w`)
         table.clear()
         for e in state.experts:
             assigned, judged = state.workload.get(e.id, (0, 0))
-            table.add_row(e.id, e.name, str(assigned - judged), str(judged), str(assigned), _tasks_label(e.tasks),
-                          key=e.id)
+            cells = [e.id, e.name, f"{judged}/{assigned}", _tasks_label(e.tasks)]
+            if state.work is not None:
+                tasks, written = state.work.get(e.id, (0, 0))
+                cells.append(f"{written}/{tasks}" if tasks else "-")
+            table.add_row(*cells, key=e.id)
         if state.experts:
             table.move_cursor(row=min(cursor, len(state.experts) - 1))
         hint = "No experts yet: press n to add one." if not state.experts else (
