@@ -383,3 +383,57 @@ async def test_layout_stacks_the_deliverables_on_narrow_terminals(tmp_path: Path
         screen = await settle(pilot)
         assert one.region.x == two.region.x and one.region.y < two.region.y
         assert all(v.ready for v in screen.query(DocumentView))  # laid out again at the new width
+
+
+async def test_a_submitted_judgment_is_revised_as_a_new_revision_and_the_expert_returns(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    assign(path, "ann", 3)
+    app, running = open_judging(path)
+    async with running as pilot:
+        screen = await settle(pilot)
+        assert screen.check_action("revise", ()) is None  # nothing submitted yet: dimmed
+        submitted = []
+        for _ in range(2):
+            submitted.append(screen.current.key)
+            await fill_in(pilot, screen)  # option 1 wins, every score 6
+            await pilot.press("ctrl+s")
+            screen = await settle(pilot)
+        open_key = screen.current.key
+        await pilot.press("ctrl+z")
+        screen = await settle(pilot)
+        assert screen.revising and screen.current.key == submitted[1]
+        assert screen.draft.winner == "option_1" and screen.draft.score(screen.item.rubric.all[0].id, 2) == 6
+        assert screen.lacking() == [] and "revising" in str(screen.query_one("#judge-bar").render())
+        assert screen.check_action("skip", ()) is False
+        screen.query_one("#winner", WinnerPicker).action_pick("option_2")  # the correction
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        screen = await settle(pilot)
+        assert not screen.revising and screen.current.key == open_key  # back where the expert was
+        await pilot.press("ctrl+z")
+        screen = await settle(pilot)
+        assert screen.current.key == submitted[1]  # the latest submission is the correction
+        await pilot.press("ctrl+z")
+        screen = await settle(pilot)
+        assert screen.revising and screen.current.key == submitted[0]  # stepping back
+        await pilot.press("escape")  # unchanged
+        screen = await settle(pilot)
+        assert not screen.revising and screen.current.key == open_key
+        assert isinstance(app.screen, JudgingScreen)
+    study = load_session(path)
+    with Store(study.database) as store:
+        rows = [r for r in store.judgment_rows() if r["judge_kind"] == "expert"]
+    by_comparison: dict[str, list[dict]] = {}
+    for r in rows:
+        by_comparison.setdefault(r["comparison_id"], []).append(r)
+    revised = next(v for v in by_comparison.values() if len(v) == 2)
+    assert [r["revision"] for r in revised] == [0, 1]
+    assert revised[0]["winner"] == revised[0]["option1"] and revised[1]["winner"] == revised[1]["option2"]
+    assert len(rows) == 3  # the other submission was opened and left unchanged
+    from centaur_tui.stats.frames import build_frames
+
+    with Store(study.database) as store:
+        frames = build_frames(store.judgment_rows(), store.score_rows(), None, store.comparisons(),
+                              judge_kinds=("llm", "expert"))
+    counts = frames.judgments.loc[frames.judgments["judge_kind"] == "expert", "status"].value_counts().to_dict()
+    assert {status: n for status, n in counts.items() if n} == {"ok": 2, "superseded": 1}

@@ -25,7 +25,7 @@ import json
 import secrets
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
@@ -292,8 +292,8 @@ class ExpertStore:
         # every call, 48 ms of the 60 ms this took on the demo database.
         plan = summarize(study.session)
         by_stage = {r["stage"]: r["n"] for r in self._rows("SELECT stage, count(*) AS n FROM calls GROUP BY stage")}
-        by_kind = {r["judge_kind"]: r["n"] for r in self._rows(
-            "SELECT judge_kind, count(*) AS n FROM judgments GROUP BY judge_kind")}
+        by_kind = {r["judge_kind"]: r["n"] for r in self._rows(  # corrections are one judgment, not two
+            "SELECT judge_kind, count(*) AS n FROM judgments WHERE revision = 0 GROUP BY judge_kind")}
         left = sum(max(0, plan.calls[s] - by_stage.get(s, 0)) for s in ("automation", "assistance", "worker"))
         left += max(0, plan.total_judgments - by_kind.get("llm", 0))
         waiting = sum(a - j for a, j in self.workload().values())
@@ -306,7 +306,12 @@ class ExpertStore:
 
 
 class JudgingSource(Protocol):
-    """Where the judging screen gets its queue and puts an expert's work."""
+    """Where the judging screen gets its queue and puts an expert's work.
+
+    A source whose `can_revise` is true also has `submitted_before(key)`,
+    `submitted_draft(key)` and `revise(key, draft)` (SessionJudging); the judging screen
+    offers corrections only then.
+    """
 
     expert_name: str
     simulated: bool
@@ -488,6 +493,72 @@ class SessionJudging:
         self._assignment(key)
         with self.store.write() as c:
             c.execute("UPDATE expert_assignments SET state = ? WHERE id = ?", (state, int(key)))
+
+    # -- revising a submitted judgment -----------------------------------------------------
+
+    can_revise = True
+    """The judging screen offers "revise a submitted judgment" for this source."""
+
+    def _latest(self, a: dict[str, Any]) -> dict[str, Any] | None:
+        rows = self.experts._rows(
+            "SELECT id, winner, rationale, seconds, revision, option1, option2 FROM judgments"
+            " WHERE comparison_id = ? AND judge = ? AND presentation = ? AND judge_kind = 'expert'"
+            " ORDER BY revision DESC LIMIT 1",
+            (a["comparison_id"], self.expert.id, a["presentation"]),
+        )
+        return rows[0] if rows else None
+
+    def submitted_before(self, key: str | None) -> QueueItem | None:
+        """The expert's submitted place judged (latest revision stored) just before `key`'s, or the latest one.
+
+        Stepping back from the latest submission: ctrl+z on the judging screen.
+        """
+        rows = self.experts._rows(
+            "SELECT a.id, max(j.id) AS last FROM expert_assignments a JOIN judgments j"
+            " ON j.comparison_id = a.comparison_id AND j.judge = a.expert AND j.presentation = a.presentation"
+            " AND j.judge_kind = 'expert' WHERE a.expert = ? GROUP BY a.id ORDER BY last DESC",
+            (self.expert.id,),
+        )
+        keys = [str(r["id"]) for r in rows]
+        if not keys:
+            return None
+        following = keys.index(key) + 1 if key in keys else 0
+        if following >= len(keys):
+            return None
+        return next((q for q in self.queue() if q.key == keys[following]), None)
+
+    def submitted_draft(self, key: str) -> Draft:
+        """The latest stored judgment of a submitted place, as a draft in presented order (to revise it)."""
+        a = self._assignment(key)
+        latest = self._latest(a)
+        if latest is None:
+            raise JudgingError("this comparison has no stored judgment to revise")
+        scores: dict[str, list[int | None]] = {}
+        position = {latest["option1"]: 0, latest["option2"]: 1}
+        for s in self.experts._rows("SELECT candidate, dimension, score FROM scores WHERE judgment_id = ?",
+                                    (latest["id"],)):
+            scores.setdefault(s["dimension"], [None, None])[position[s["candidate"]]] = s["score"]
+        winner = {latest["option1"]: "option_1", latest["option2"]: "option_2"}.get(latest["winner"], "tie")
+        return Draft(scores, winner, latest["rationale"] or "", latest["seconds"] or 0.0)  # type: ignore[arg-type]
+
+    def revise(self, key: str, draft: Draft) -> None:
+        """Store a corrected judgment of a submitted place: the next revision, which supersedes the earlier ones.
+
+        The earlier revisions stay in the database (append-only); the statistics use the
+        latest (the others get the status `superseded`).
+        """
+        a = self._assignment(key)
+        latest = self._latest(a)
+        if latest is None:
+            raise JudgingError("this comparison has no stored judgment to revise")
+        rubric = self.study.rubric(a["task"])
+        lacks = missing(draft, rubric, self.study.session.judging.allow_ties, self.min_rationale)
+        if lacks:
+            raise JudgingError("still missing: " + ", ".join(lacks))
+        first, second = (a["candidate_b"], a["candidate_a"]) if a["flipped"] else (a["candidate_a"], a["candidate_b"])
+        record = expert_record(a["comparison_id"], self.expert.id, a["presentation"], first, second, rubric, draft)
+        if self.store.save_judgment(replace(record, revision=latest["revision"] + 1)) is None:
+            raise JudgingError("this revision is already stored; the stored judgment is kept")
 
     def close(self) -> None:
         """The store belongs to the caller; nothing to release here."""

@@ -41,6 +41,8 @@ class Prepared:
     item: JudgingItem | None
     draft: Draft
     layouts: tuple[tuple[int, list[Strip]], ...]
+    revising: bool = False
+    """A submitted judgment reopened to correct it (the draft is the stored judgment)."""
 
 
 def format_seconds(seconds: float) -> str:
@@ -70,6 +72,9 @@ say why. You never see which model wrote what.
 - **ctrl+t** or **f2**: the task prompt
 - **ctrl+s**: submit (only when everything is filled in; the bottom line says what is missing)
 - **ctrl+n**: skip for now; **ctrl+f**: flag for later (both come back after the others)
+- **ctrl+z**: reopen the judgment you submitted last (again: the one before it) to correct
+  it; ctrl+s stores the correction (your earlier judgment stays on record, superseded);
+  escape goes back to where you were and leaves it unchanged
 - **escape**: back; your work so far is kept
 
 Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
@@ -81,6 +86,8 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         Binding("ctrl+n", "skip", "Skip", id="skip", tooltip="Leave this comparison for now; it comes back later."),
         Binding("ctrl+f", "flag", "Flag for later", id="flag", tooltip="Mark this comparison to revisit."),
         Binding("escape", "leave", "Back", id="leave", tooltip="Leave judging; work so far is kept."),
+        Binding("ctrl+z", "revise", "Revise previous", id="revise",
+                tooltip="Reopen the judgment you submitted last (again: the one before) to correct it."),
     ]
 
     def __init__(self, source: Any, standalone: bool = False) -> None:
@@ -98,6 +105,8 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         self._missing_text = ""
         self._actions_state: tuple[bool, bool] | None = None
         self._prefetched: Prepared | None = None
+        self.revising = False
+        self._return_to: QueueItem | None = None  # the open place to go back to after a revision
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -152,6 +161,13 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         current = next((q for q in queue if q.key == resume and q.state != "done"), None) or next_open(queue)
         self._deliver(queue, self._prepare(current, widths or (0, 0)))
 
+    @work(thread=True, exclusive=True, group="judging-load", exit_on_error=False)
+    def open_place(self, place: QueueItem | None, widths: tuple[int, int]) -> None:
+        """Open this place if it is still open, else the next open one."""
+        queue = self.source.queue()
+        current = next((q for q in queue if place is not None and q.key == place.key and q.state != "done"), None)
+        self._deliver(queue, self._prepare(current or next_open(queue), widths))
+
     def _widths(self) -> tuple[int, int]:
         one, two = self.query(DocumentView).results(DocumentView)
         return one.scrollable_content_region.width, two.scrollable_content_region.width
@@ -188,6 +204,10 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
     async def _show(self, queue: list[QueueItem], prepared: Prepared) -> None:
         current, item, draft = prepared.current, prepared.item, prepared.draft
         self.queue, self.current, self.item, self.draft = queue, current, item, draft
+        self.revising = prepared.revising
+        if not self.revising:
+            self._return_to = None
+        self.set_class(self.revising, "-revising")
         self.finished = current is None
         self.query_one("#judge-body").display = not self.finished
         done = self.query_one("#judge-done", Static)
@@ -244,6 +264,8 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         if self.current is not None:
             place = next(i for i, q in enumerate(self.queue, start=1) if q.key == self.current.key)
             state = {"flagged": " (flagged)", "skipped": " (skipped before)"}.get(self.current.state, "")
+            if self.revising:
+                state = " (submitted before: revising it)"
             parts.append(f"{place} of {total}{state}")
         parts.append(f"{judged} judged")
         if flagged:
@@ -262,9 +284,11 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
     def _show_missing(self) -> None:
         lacks = self.lacking()
         if self.finished:
-            text = "Nothing left to judge. escape: back"
+            text = "Nothing left to judge. ctrl+z: revise your last judgment; escape: back"
         elif lacks:
             text = "Missing: " + ", ".join(lacks)
+        elif self.revising:
+            text = "Complete: ctrl+s stores the correction; escape leaves it unchanged."
         else:
             text = "Complete: ctrl+s submits."
         # Touch widgets only when something changed: every class change restyles, and a
@@ -281,6 +305,12 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "revise":
+            if not getattr(self.source, "can_revise", False):
+                return False  # packets: corrections are made in the session database
+            return True if any(q.state == "done" for q in self.queue) else None
+        if action in ("skip", "flag") and self.revising:
+            return False
         if action in ("submit", "skip", "flag", "prompt") and (self.finished or self.item is None):
             return False
         if action == "submit":
@@ -326,7 +356,8 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         return draft
 
     def _can_save(self) -> bool:
-        return self.current is not None and self.item is not None
+        # A correction in progress is not a draft: the stored judgment stands until ctrl+s.
+        return self.current is not None and self.item is not None and not self.revising
 
     # -- moving on -----------------------------------------------------------------------------
 
@@ -335,7 +366,35 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             if self.lacking():
                 self.notify("Missing: " + ", ".join(self.lacking()), title="Not complete yet", severity="warning")
             return
-        self._advance(self.current, "submit")
+        self._advance(self.current, "revise" if self.revising else "submit")
+
+    def action_revise(self) -> None:
+        """Reopen the last submitted judgment (from a revision: the one submitted before it)."""
+        if self.busy or self.check_action("revise", ()) is not True:
+            return
+        if not self.revising:
+            self.flush()  # the open place's draft, kept for when the correction is done
+            self._return_to = self.current
+        self._stop_saving()
+        self._dirty = False
+        self.busy = True
+        self.open_revision(self.current.key if self.revising and self.current else None, self._widths())
+
+    @work(thread=True, exclusive=True, group="judging-load", exit_on_error=False)
+    def open_revision(self, before: str | None, widths: tuple[int, int]) -> None:
+        """In a thread: the submitted place before `before` (or the latest), with its stored judgment as the draft."""
+        try:
+            target = self.source.submitted_before(before)
+            if target is None:
+                self.app.call_from_thread(self.notify, "No judgment submitted before this one.", title="Revise")
+                self.app.call_from_thread(self._unbusy)
+                return
+            prepared = self._prepare(target, widths)
+            prepared = Prepared(target, prepared.item, self.source.submitted_draft(target.key), prepared.layouts, True)
+        except BaseException:
+            self.app.call_from_thread(self._unbusy)
+            raise
+        self._deliver(self.source.queue(), prepared)
 
     def action_skip(self) -> None:
         if not self.busy and self.current is not None and self.check_action("skip", ()) is True:
@@ -371,6 +430,8 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         try:
             if how == "submit":
                 self.source.submit(current.key, draft)
+            elif how == "revise":
+                self.source.revise(current.key, draft)
             else:
                 self.source.save_draft(current.key, draft, version)
                 self.source.set_state(current.key, how)
@@ -378,7 +439,9 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             self.app.call_from_thread(self._unbusy)
             raise
         queue = self.source.queue()
-        following = next_open(queue, after=current.position)
+        back = self._return_to if how == "revise" else None
+        following = next((q for q in queue if back is not None and q.key == back.key and q.state != "done"), None) \
+            or next_open(queue, after=current.position)
         ready = self._prefetched
         if ready is not None and following is not None and ready.current is not None \
                 and ready.current.key == following.key and tuple(w for w, _ in ready.layouts) == widths:
@@ -396,6 +459,11 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             self.app.push_screen(PromptDialog(self.item))
 
     def action_leave(self) -> None:
+        if self.revising:  # back to where the expert was; the stored judgment stays as it is
+            if not self.busy:
+                self.busy = True
+                self.open_place(self._return_to, self._widths())
+            return
         self.flush()
         if self.standalone:
             self.app.exit()
