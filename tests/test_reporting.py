@@ -132,3 +132,11 @@ def test_the_apps_process_never_imports_the_statistics(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", _APP_CHILD, str(path)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["none"]  # results, every tab and an audit trail shown; pandas only in the report process
+
+
+def test_a_process_that_cannot_start_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(reporting.sys, "executable", str(tmp_path / "no-python"))
+    process = ReportProcess()
+    with pytest.raises(CentaurError, match="the statistics process could not start"):
+        process.doc(load_session(judged_session(tmp_path)))
+    assert not process.alive

@@ -253,10 +253,14 @@ class ReportProcess:
             self._stop()
             # The child sees the same import path as this process (benchmarks and tests add to it).
             code = f"import sys; sys.path[:0] = {sys.path!r}; from centaur_tui.pipeline.reporting import serve; serve()"
-            self._process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-                [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, start_new_session=True,
-            )
+            try:
+                self._process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+                    [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL, start_new_session=True,
+                )
+            except OSError as exc:
+                raise CentaurError(f"the statistics process could not start ({sys.executable}: {exc})",
+                                   title="Report") from None
 
     def prefetch(self, study: Study) -> None:
         """Start the process if needed and have it compute this session's document ahead (no reply).
