@@ -475,14 +475,17 @@ class SessionJudging:
                 (int(key), draft.to_json(), draft.winner, draft.rationale, draft.seconds, version, _now()),
             )
 
-    def submit(self, key: str, draft: Draft) -> None:
-        a = self._assignment(key)
+    def _record(self, a: dict[str, Any], draft: Draft) -> JudgmentRecord:
+        """The judgment record of a complete draft for this place (JudgingError when incomplete)."""
         rubric = self.study.rubric(a["task"])
         lacks = missing(draft, rubric, self.study.session.judging.allow_ties, self.min_rationale)
         if lacks:
             raise JudgingError("still missing: " + ", ".join(lacks))
         first, second = (a["candidate_b"], a["candidate_a"]) if a["flipped"] else (a["candidate_a"], a["candidate_b"])
-        record = expert_record(a["comparison_id"], self.expert.id, a["presentation"], first, second, rubric, draft)
+        return expert_record(a["comparison_id"], self.expert.id, a["presentation"], first, second, rubric, draft)
+
+    def submit(self, key: str, draft: Draft) -> None:
+        record = self._record(self._assignment(key), draft)
         if self.store.save_judgment(record) is None:
             raise JudgingError("this comparison is already judged; the stored judgment is kept")
         with self.store.write() as c:
@@ -551,13 +554,8 @@ class SessionJudging:
         latest = self._latest(a)
         if latest is None:
             raise JudgingError("this comparison has no stored judgment to revise")
-        rubric = self.study.rubric(a["task"])
-        lacks = missing(draft, rubric, self.study.session.judging.allow_ties, self.min_rationale)
-        if lacks:
-            raise JudgingError("still missing: " + ", ".join(lacks))
-        first, second = (a["candidate_b"], a["candidate_a"]) if a["flipped"] else (a["candidate_a"], a["candidate_b"])
-        record = expert_record(a["comparison_id"], self.expert.id, a["presentation"], first, second, rubric, draft)
-        if self.store.save_judgment(replace(record, revision=latest["revision"] + 1)) is None:
+        record = replace(self._record(a, draft), revision=latest["revision"] + 1)
+        if self.store.save_judgment(record) is None:
             raise JudgingError("this revision is already stored; the stored judgment is kept")
 
     def close(self) -> None:
