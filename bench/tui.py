@@ -217,7 +217,7 @@ async def main():
         times = []
         for i in range(3):
             if i == 1:
-                store_a_judgment(database, revision=1000 + int({wait!r} * 10))  # new data: computed again
+                store_a_judgment(database, revision={revision!r})  # new data: computed again
             start = time.perf_counter()
             await pilot.press("s")
             while not (isinstance(app.screen, ResultsScreen) and app.screen.results is not None
@@ -235,7 +235,7 @@ asyncio.run(main())
 """
 
 
-def bench_results(waits: tuple[float, ...] = (0.0, 2.0, 6.0)) -> None:
+def bench_results(waits: tuple[float, ...] = (0.0, 2.0, 6.0, 0.0)) -> None:
     """Time from pressing the results key to the results screen drawn, on a paper-scale store.
 
     The store is the synthetic paper-scale database of bench/report.py (sessions/paper.toml:
@@ -243,7 +243,9 @@ def bench_results(waits: tuple[float, ...] = (0.0, 2.0, 6.0)) -> None:
     long on the session overview (whose report process loads the statistics and computes the
     report ahead from 0.5 s on), then opens the results (first open), stores one new
     judgment and opens them again (computed again, statistics loaded), then reopens them on
-    unchanged data.
+    unchanged data. Every program has its own empty disk cache (a folder of this benchmark,
+    not the user's cache), but the last one, which gets the cache of the one before and so
+    finds the document that program computed last, for the same data.
     """
     from bench.report import build_store  # the same synthetic store as the report benchmark
     from centaur_tui.catalog import load_session
@@ -256,17 +258,21 @@ def bench_results(waits: tuple[float, ...] = (0.0, 2.0, 6.0)) -> None:
         path.write_text(text, encoding="utf-8")
         study = load_session(path)
         size = build_store(study, study.database)
-        for wait in waits:
-            code = _RESULTS_CHILD.format(root=str(ROOT), folder=tmp, path=str(path), wait=wait)
-            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+        for n, wait in enumerate(waits):
+            # Each fresh program its own empty disk cache; the last one the cache of the one before.
+            cache = Path(tmp) / f"cache-{n if n < len(waits) - 1 or n == 0 else n - 1}"
+            env = {**os.environ, "CENTAUR_CACHE_DIR": str(cache)}
+            code = _RESULTS_CHILD.format(root=str(ROOT), folder=tmp, path=str(path), wait=wait, revision=1000 + n)
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
             if out.returncode:
                 raise SystemExit(out.stderr[-3000:])
             rows.append((wait, [float(x) for x in out.stdout.split()]))
     print(f"results screen on a paper-scale store ({size['comparisons']:,} comparisons, {size['judgments']:,} "
           f"judgments), key press to the screen drawn (target {RESULTS_TARGET_S:.0f} s):")
     print(f"  {'on the overview before':<24} {'first open':>10} {'after a new judgment':>21} {'reopened':>9}")
-    for wait, (first, again, reopen) in rows:
-        print(f"  {wait:>5.1f} s (fresh program)   {first:>8.2f} s {again:>19.2f} s {reopen:>7.2f} s")
+    for n, (wait, (first, again, reopen)) in enumerate(rows):
+        label = f"{wait:.1f} s (fresh program)" if n < len(rows) - 1 or len(rows) == 1 else f"{wait:.1f} s (disk cache)"
+        print(f"  {label:<24} {first:>9.2f} s {again:>19.2f} s {reopen:>7.2f} s")
     worst = max(t for _, times in rows for t in times)
     print(f"  worst {worst:.2f} s = {worst / RESULTS_TARGET_S:.2f} of the target")
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -10,6 +12,14 @@ import pytest
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["LITELLM_OFFLINE_MODE"] = "true"
+# Report documents the report process keeps on disk go to a folder of this test run, never to
+# the user's cache (set before any report process starts: it inherits the environment).
+_CACHE = tempfile.mkdtemp(prefix="centaur-test-cache-")
+os.environ["CENTAUR_CACHE_DIR"] = _CACHE
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ARG001 - pytest's hook signature
+    shutil.rmtree(_CACHE, ignore_errors=True)
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ROOT / "tasks"

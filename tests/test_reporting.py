@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,58 @@ def test_a_process_that_cannot_start_is_a_clear_error(tmp_path: Path, monkeypatc
     with pytest.raises(CentaurError, match="the statistics process could not start"):
         process.doc(load_session(judged_session(tmp_path)))
     assert not process.alive
+
+
+def test_documents_on_disk_serve_a_later_program_until_the_data_or_the_code_changes(tmp_path: Path,
+                                                                                    monkeypatch) -> None:
+    path = judged_session(tmp_path)
+    study = load_session(path)
+    calls = []
+    real = reporting.session_report_doc
+
+    def counting(study, store):
+        calls.append(1)
+        return real(study, store)
+
+    monkeypatch.setattr(reporting, "session_report_doc", counting)
+    folder = tmp_path / "cache"
+    first = ReportCache(folder)
+    try:
+        doc = first.doc(study)
+    finally:
+        first.close()
+    assert len(calls) == 1 and len(list(folder.glob("*.json"))) == 1
+    later = ReportCache(folder)  # another program, same data: read from disk
+    try:
+        assert same(later.doc(study), doc) and len(calls) == 1
+        assert same(later.doc(study), cli_doc(path))
+        invalidate_one(study.database)
+        assert same(later.doc(study), cli_doc(path)) and len(calls) == 2  # new data: computed
+    finally:
+        later.close()
+    monkeypatch.setattr(reporting, "code_version", lambda: "other code")
+    other = ReportCache(folder)
+    try:
+        other.doc(study)
+        assert len(calls) == 3  # a document computed by other code is not reused
+    finally:
+        other.close()
+    for broken in folder.glob("*.json"):
+        broken.write_text("{half", encoding="utf-8")  # a half-written file: computed again, not an error
+    monkeypatch.undo()
+    monkeypatch.setattr(reporting, "session_report_doc", counting)
+    again = ReportCache(folder)
+    try:
+        assert same(again.doc(study), cli_doc(path)) and len(calls) == 4
+    finally:
+        again.close()
+
+
+def test_the_disk_cache_keeps_the_newest_documents_only(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(reporting, "CACHE_FILES", 2)
+    cache = ReportCache(tmp_path)
+    for n in range(4):
+        cache._save(tmp_path / f"{n}.json", {"n": n})  # noqa: SLF001
+        time.sleep(0.03)  # distinct modification times, whatever the file system's clock step
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["2.json", "3.json"]
+    assert not list(tmp_path.glob("*.tmp"))

@@ -15,6 +15,9 @@ fails as well, the error is raised to the caller (the results screen shows it).
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import os
 import pickle
 import struct
@@ -22,6 +25,7 @@ import subprocess
 import sys
 import threading
 import traceback
+from pathlib import Path
 from typing import Any
 
 from centaur_tui.domain.errors import CentaurError
@@ -91,17 +95,52 @@ def _require_database(study: Study) -> None:
         raise CentaurError(f"{study.database} does not exist yet: run the session first", title="Nothing to report")
 
 
+CACHE_FILES = 20
+"""Report documents kept on disk (the most recently written)."""
+
+
+def cache_dir() -> Path | None:
+    """Where report documents are kept between programs: $CENTAUR_CACHE_DIR (empty: nowhere), else the user's cache."""
+    env = os.environ.get("CENTAUR_CACHE_DIR")
+    if env is not None:
+        return Path(env) if env else None
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "centaur-tui" / "reports"
+
+
+@functools.cache
+def code_version() -> str:
+    """A digest of the code a report document depends on (statistics, store reads, this module).
+
+    Part of the disk cache's key: a document computed by other code is never reused.
+    """
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted([*package.joinpath("stats").glob("*.py"), *package.joinpath("store").glob("*.py"),
+                        Path(__file__).resolve()]):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 class ReportCache:
-    """What the report process keeps between requests: the last database open, and its last document.
+    """What the report process keeps: the last database open, its last document, and documents on disk.
 
     The document is reused while the store's fingerprint (`store.audit.fingerprint`: counts,
-    highest judgment id, meta) and the session are unchanged, so the overview can have it
-    computed ahead (a prefetch) and the results screen gets it at once; any new judgment,
-    comparison or meta row means computing again. The store stays open: its pages stay
+    highest judgment id, valid count, meta, submitted deliverables) and the session are
+    unchanged, so the overview can have it computed ahead (a prefetch) and the results
+    screen gets it at once; any new judgment, comparison or meta row means computing again.
+    Documents are also written (JSON) to `cache_dir()`, keyed by the database file, the
+    fingerprint, the session and `code_version()`, so a later program on unchanged data
+    shows the results without computing them. The store stays open: its pages stay
     cached, and opening one writes its schema row.
+
+    Args:
+        directory: Where documents are kept on disk; None: nowhere.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory
         self._store: Any = None
         self._store_key: tuple[Any, ...] | None = None
         self._doc: dict[str, Any] | None = None
@@ -125,11 +164,47 @@ class ReportCache:
         store = self._open(study)
         # Taken before the reads: a change during them makes the next request compute again.
         key = (self._store_key, study.session.model_dump_json(), fingerprint(store))
-        if self._doc is None or key != self._doc_key:
-            self._doc = self._doc_key = None
-            self._doc = session_report_doc(study, store)
-            self._doc_key = key
-        return self._doc
+        if self._doc is not None and key == self._doc_key:
+            return self._doc
+        self._doc = self._doc_key = None
+        path = self._file(key)
+        doc = self._load(path)
+        if doc is None:
+            doc = session_report_doc(study, store)
+            self._save(path, doc)
+        self._doc, self._doc_key = doc, key
+        return doc
+
+    def _file(self, key: tuple[Any, ...]) -> Path | None:
+        if self.directory is None:
+            return None
+        text = json.dumps([list(key[0]), key[1], list(key[2]), code_version()], default=list)
+        return self.directory / f"{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
+
+    @staticmethod
+    def _load(path: Path | None) -> dict[str, Any] | None:
+        if path is None:
+            return None
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # missing, unreadable or half-written: compute
+        return doc if isinstance(doc, dict) else None
+
+    def _save(self, path: Path | None, doc: dict[str, Any]) -> None:
+        """Write the document (atomically) and keep only the CACHE_FILES newest; a failure only costs a later compute."""
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_text(json.dumps(doc, allow_nan=False, ensure_ascii=False), encoding="utf-8")
+            os.replace(partial, path)
+            kept = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for old in kept[CACHE_FILES:]:
+                old.unlink(missing_ok=True)
+        except (OSError, ValueError):
+            pass
 
     def close(self) -> None:
         if self._store is not None:
@@ -197,11 +272,15 @@ def serve() -> None:
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
-    import centaur_tui.stats.frames  # noqa: F401 - the ~1.1 s import, before the first request
-    import centaur_tui.stats.report  # noqa: F401
-    import centaur_tui.store  # noqa: F401
+    import centaur_tui.store  # noqa: F401 - what a request answered from the cache needs
+    import centaur_tui.store.audit  # noqa: F401
 
-    cache = ReportCache()
+    def load_statistics() -> None:  # about 1.1 s, meanwhile requests answered from the disk cache go out
+        import centaur_tui.stats.frames  # noqa: F401
+        import centaur_tui.stats.report  # noqa: F401
+
+    threading.Thread(target=load_statistics, name="load-statistics", daemon=True).start()
+    cache = ReportCache(cache_dir())
     while True:
         try:
             kind, study = _read_frame(requests)
