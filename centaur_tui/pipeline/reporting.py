@@ -110,14 +110,14 @@ def cache_dir() -> Path | None:
 
 @functools.cache
 def code_version() -> str:
-    """A digest of the code a report document depends on (statistics, store reads, this module).
+    """A digest of the code a report document depends on (domain, statistics, store reads, this module).
 
     Part of the disk cache's key: a document computed by other code is never reused.
     """
     package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for path in sorted([*package.joinpath("stats").glob("*.py"), *package.joinpath("store").glob("*.py"),
-                        Path(__file__).resolve()]):
+    for path in sorted([*package.joinpath("domain").glob("*.py"), *package.joinpath("stats").glob("*.py"),
+                        *package.joinpath("store").glob("*.py"), Path(__file__).resolve()]):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
@@ -131,7 +131,7 @@ class ReportCache:
     unchanged, so the overview can have it computed ahead (a prefetch) and the results
     screen gets it at once; any new judgment, comparison or meta row means computing again.
     Documents are also written (JSON) to `cache_dir()`, keyed by the database file, the
-    fingerprint, the session and `code_version()`, so a later program on unchanged data
+    fingerprint, the session with its tasks' rubrics and `code_version()`, so a later program on unchanged data
     shows the results without computing them. The store stays open: its pages stay
     cached, and opening one writes its schema row.
 
@@ -163,7 +163,10 @@ class ReportCache:
 
         store = self._open(study)
         # Taken before the reads: a change during them makes the next request compute again.
-        key = (self._store_key, study.session.model_dump_json(), fingerprint(store))
+        # The session and the rubrics of its tasks (task files may change between programs).
+        design = json.dumps([study.session.model_dump_json(), [d.id for d in study.universal.general_dimensions],
+                             {t: study.rubric(t).ids for t in study.tasks}], sort_keys=True, default=list)
+        key = (self._store_key, design, fingerprint(store))
         if self._doc is not None and key == self._doc_key:
             return self._doc
         self._doc = self._doc_key = None
