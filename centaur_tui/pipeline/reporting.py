@@ -9,8 +9,10 @@ opens, so pandas and scipy load there meanwhile, and it computes the session's r
 that receives a `Study`, reads the session database itself and sends the document back,
 keeping it while the data is unchanged (`ReportCache`); the app's process never imports pandas.
 
-The process ends when its stdin closes: when the program ends, or is killed. If it dies mid-request it is started again once; if that
-fails as well, the error is raised to the caller (the results screen shows it).
+The process ends when its stdin closes: when the program ends, or is killed. If it dies
+mid-request it is started again once; if that fails as well, the error is raised to the
+caller (the results screen shows it). Documents are also kept on disk between programs
+(`ReportCache`, `cache_dir()`).
 """
 
 from __future__ import annotations
@@ -131,9 +133,9 @@ class ReportCache:
     unchanged, so the overview can have it computed ahead (a prefetch) and the results
     screen gets it at once; any new judgment, comparison or meta row means computing again.
     Documents are also written (JSON) to `cache_dir()`, keyed by the database file, the
-    fingerprint, the session with its tasks' rubrics and `code_version()`, so a later program on unchanged data
-    shows the results without computing them. The store stays open: its pages stay
-    cached, and opening one writes its schema row.
+    fingerprint, the session with its tasks' rubrics and `code_version()`, so a later
+    program on unchanged data shows the results without computing them. The store stays
+    open: its pages stay cached, and opening one writes its schema row.
 
     Args:
         directory: Where documents are kept on disk; None: nowhere.
