@@ -28,10 +28,9 @@ def invalidate_one(database: Path) -> None:
         c.execute("UPDATE judgments SET valid = 0, invalid_reason = 'x' WHERE id = (SELECT min(id) FROM judgments)")
 
 
-def test_the_cache_computes_only_when_what_the_report_reads_changed(tmp_path: Path, monkeypatch) -> None:
-    path = judged_session(tmp_path)
-    study = load_session(path)
-    calls = []
+def count_computations(monkeypatch) -> list[int]:
+    """A list that grows by one each time a report document is computed (not read from a cache)."""
+    calls: list[int] = []
     real = reporting.session_report_doc
 
     def counting(study, store):
@@ -39,6 +38,13 @@ def test_the_cache_computes_only_when_what_the_report_reads_changed(tmp_path: Pa
         return real(study, store)
 
     monkeypatch.setattr(reporting, "session_report_doc", counting)
+    return calls
+
+
+def test_the_cache_computes_only_when_what_the_report_reads_changed(tmp_path: Path, monkeypatch) -> None:
+    path = judged_session(tmp_path)
+    study = load_session(path)
+    calls = count_computations(monkeypatch)
     cache = ReportCache()
     try:
         first = cache.doc(study)
@@ -147,14 +153,7 @@ def test_documents_on_disk_serve_a_later_program_until_the_data_or_the_code_chan
                                                                                     monkeypatch) -> None:
     path = judged_session(tmp_path)
     study = load_session(path)
-    calls = []
-    real = reporting.session_report_doc
-
-    def counting(study, store):
-        calls.append(1)
-        return real(study, store)
-
-    monkeypatch.setattr(reporting, "session_report_doc", counting)
+    calls = count_computations(monkeypatch)
     folder = tmp_path / "cache"
     first = ReportCache(folder)
     try:
@@ -170,6 +169,7 @@ def test_documents_on_disk_serve_a_later_program_until_the_data_or_the_code_chan
         assert same(later.doc(study), cli_doc(path)) and len(calls) == 2  # new data: computed
     finally:
         later.close()
+    real_version = reporting.code_version
     monkeypatch.setattr(reporting, "code_version", lambda: "other code")
     other = ReportCache(folder)
     try:
@@ -179,8 +179,7 @@ def test_documents_on_disk_serve_a_later_program_until_the_data_or_the_code_chan
         other.close()
     for broken in folder.glob("*.json"):
         broken.write_text("{half", encoding="utf-8")  # a half-written file: computed again, not an error
-    monkeypatch.undo()
-    monkeypatch.setattr(reporting, "session_report_doc", counting)
+    monkeypatch.setattr(reporting, "code_version", real_version)
     again = ReportCache(folder)
     try:
         assert same(again.doc(study), cli_doc(path)) and len(calls) == 4
