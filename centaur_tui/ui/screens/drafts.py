@@ -35,7 +35,8 @@ class DraftAutosave:
     _last_version: int = 0
 
     def _snapshot(self) -> Any:
-        raise NotImplementedError
+        """The draft to store, a copy with the time on task; each screen gives its own (judging, work)."""
+        raise NotImplementedError(f"{type(self).__name__} must define _snapshot()")
 
     def _can_save(self) -> bool:
         return self.current is not None
