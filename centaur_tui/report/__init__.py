@@ -1,0 +1,1 @@
+"""Provides the typed report document and its public renderers (text, Markdown, JSON); no pandas here."""
