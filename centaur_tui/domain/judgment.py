@@ -14,11 +14,16 @@ JudgeKind = Literal["llm", "expert"]
 
 
 class InvalidReply(ValueError):
-    """A judge reply that cannot be used; `reason` says why, for the store and the user."""
+    """A judge reply that cannot be used; `reason` says why, for the store and the user.
 
-    def __init__(self, reason: str) -> None:
+    `truncated` is set when the provider cut the reply off at `max_tokens`: re-asking with the
+    same limit would pay for the same cut-off reply again (see `reask_max_tokens`).
+    """
+
+    def __init__(self, reason: str, truncated: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.truncated = truncated
 
 
 @dataclass(frozen=True)
@@ -94,12 +99,36 @@ _WINNERS = {
 }
 
 
-def parse_judge_reply(text: str, rubric: Rubric, allow_ties: bool) -> Verdict:
+def parse_judge_reply(
+    text: str, rubric: Rubric, allow_ties: bool, finish_reason: str | None = None, max_tokens: int | None = None
+) -> Verdict:
     """Validate a judge reply; raise InvalidReply naming the first problem found.
 
     Checks: a JSON object; every rubric dimension scored for both options with an integer
-    1-10; a winner among the allowed values; a non-empty rationale.
+    1-10; a winner among the allowed values; a non-empty rationale. A reply the provider cut
+    off (`finish_reason` "length") that fails these checks is reported as "cut off at
+    max_tokens (N)", with `truncated` set, since that is why it failed; one that passes is used.
     """
+    try:
+        return _verdict(text, rubric, allow_ties)
+    except InvalidReply as exc:
+        if finish_reason != "length":
+            raise
+        limit = f" ({max_tokens})" if max_tokens is not None else ""
+        raise InvalidReply(f"cut off at max_tokens{limit}", truncated=True) from exc
+
+
+def reask_max_tokens(max_tokens: int, cap: int) -> int | None:
+    """The max_tokens for re-asking a judge whose reply was cut off at `max_tokens`.
+
+    Doubles the limit, at most `cap` (`JudgingParams.reask_cap`). None when it cannot grow: a
+    re-ask with the same limit would be paid for and cut off again.
+    """
+    raised = min(cap, 2 * max_tokens)
+    return raised if raised > max_tokens else None
+
+
+def _verdict(text: str, rubric: Rubric, allow_ties: bool) -> Verdict:
     data = _extract_json(text)
     if not isinstance(data, dict):
         raise InvalidReply("reply JSON is not an object")

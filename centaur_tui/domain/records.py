@@ -25,6 +25,7 @@ class CallRecord:
     latency_s: float
     attempts: int
     simulated: bool
+    finish_reason: str | None = None  # the provider's stop reason: "stop", "length" (cut at max_tokens), ...
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class CallFailure:
     error_type: str
     message: str
     final: bool
+    finish_reason: str | None = None  # the provider's stop reason, for a reply that was not an answer
 
 
 @dataclass(frozen=True)

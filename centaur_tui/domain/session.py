@@ -152,9 +152,19 @@ class JudgingParams(Strict):
     orders: Literal["one", "both"] = Field("one", description="'both' judges each pair in both presented orders.")
     allow_ties: bool = True
     max_invalid_retries: int = Field(2, ge=0, le=10, description="Re-asks after an invalid reply.")
+    reask_max_tokens: int | None = Field(
+        None, ge=16, le=1_000_000,
+        description="Cap of max_tokens for re-asking a judge whose reply was cut off at max_tokens: each such re-ask "
+        "doubles the limit up to this (default 4 x max_tokens); a reply cut off at the cap is not re-asked.",
+    )
     structured_output: bool = Field(True, description="Ask for JSON via response_format where supported.")
     plain_family: str | None = Field(None, description="Family of the plain candidate (None: no family).")
     expert_min_rationale: int = Field(20, ge=0, le=2000, description="Characters an expert's rationale needs at least.")
+
+    @property
+    def reask_cap(self) -> int:
+        """`reask_max_tokens`, or 4 x `max_tokens` when it is not set."""
+        return self.reask_max_tokens if self.reask_max_tokens is not None else 4 * self.max_tokens
 
 
 class Limits(Strict):
@@ -165,7 +175,9 @@ class Limits(Strict):
     timeout_s: float = Field(180.0, gt=0.0, description="Per-call timeout in seconds.")
     max_retries: int = Field(4, ge=0, le=20, description="Retries of transient errors (rate limit, timeout, 5xx).")
     backoff_base_s: float = Field(1.0, ge=0.0, description="First backoff; doubles each retry, with jitter.")
-    backoff_max_s: float = Field(60.0, ge=0.0)
+    backoff_max_s: float = Field(
+        60.0, ge=0.0, description="Longest wait before a retry, also when the server's Retry-After asks for more."
+    )
 
 
 class Session(Strict):

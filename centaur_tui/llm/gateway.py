@@ -1,12 +1,16 @@
 """Provides Gateway: bounded, retried, timed provider calls through litellm, with usage recorded.
 
 Retries happen here and only here: each litellm call gets `num_retries=0`, because SDK and
-litellm retries compound (5 attempts for `num_retries=2`, NOTES.md).
+litellm retries compound (5 attempts for `num_retries=2`, NOTES.md). A reply that is not an
+answer (no choices, no message, no text) is a failed attempt like a 5xx, never an empty output;
+a server's `Retry-After` is a lower bound on the backoff.
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
+import math
 import os
 import random
 import time
@@ -35,21 +39,29 @@ class CallRequest:
 
 @dataclass(frozen=True)
 class CallResult:
+    """One answered call. Token counts are None when the provider did not report them.
+
+    `finish_reason` is the provider's stop reason ("stop", "length" when cut off at
+    `max_tokens`, ...), None when it gave none.
+    """
+
     text: str
     prompt_tokens: int | None
     completion_tokens: int | None
     cost: float | None
     latency_s: float
     attempts: int
+    finish_reason: str | None = None
 
 
 class CallFailed(Exception):
     """A call that failed for good: retries exhausted or a non-transient error."""
 
-    def __init__(self, message: str, error_type: str, attempts: int) -> None:
+    def __init__(self, message: str, error_type: str, attempts: int, finish_reason: str | None = None) -> None:
         super().__init__(message)
         self.error_type = error_type
         self.attempts = attempts
+        self.finish_reason = finish_reason
 
 
 class FatalProviderError(CallFailed):
@@ -61,6 +73,111 @@ _TRANSIENT = (
     "BadGatewayError", "APIError", "TimeoutError",
 )
 _FATAL = ("AuthenticationError", "PermissionDeniedError", "NotFoundError")
+
+MALFORMED_REPLY = "MalformedReply"
+"""`error_type` of an attempt whose reply was not an answer (stored in call_errors)."""
+
+
+class MalformedReply(Exception):
+    """A provider reply that is not an answer: retried like a transient error, never stored as text."""
+
+    def __init__(self, reason: str, finish_reason: str | None) -> None:
+        super().__init__(reason if finish_reason is None else f"{reason} (finish_reason={finish_reason})")
+        self.finish_reason = finish_reason
+
+
+def reply_text(response: Any) -> tuple[str, str | None]:
+    """The text of a completion and its finish reason.
+
+    Raises:
+        MalformedReply: no choices, a choice without a message, or content that is null,
+            empty, whitespace only or not a string (a content filter or a refusal gives null
+            content; a reply with only tool calls gives no text either).
+    """
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise MalformedReply("reply has no choices", None)
+    choice = choices[0]
+    finish = getattr(choice, "finish_reason", None)
+    finish = str(finish) if finish is not None else None
+    message = getattr(choice, "message", None)
+    if message is None:
+        raise MalformedReply("reply choice has no message", finish)
+    content = getattr(message, "content", None)
+    if content is None:
+        what = "only tool calls" if getattr(message, "tool_calls", None) else "null content"
+        raise MalformedReply(f"reply has no text ({what})", finish)
+    if not isinstance(content, str):
+        raise MalformedReply(f"reply content is not text ({type(content).__name__})", finish)
+    if not content.strip():
+        raise MalformedReply("reply text is empty" if not content else "reply text is whitespace only", finish)
+    return content, finish
+
+
+def reply_usage(response: Any) -> tuple[int | None, int | None]:
+    """(prompt, completion) tokens, or (None, None) when the provider reported no usage.
+
+    litellm fills a missing `usage` with zeros; a real call never has 0 prompt tokens, so zeros
+    mean "not reported", stored as unknown rather than as a free call.
+    """
+    usage = getattr(response, "usage", None)
+    p_tok = getattr(usage, "prompt_tokens", None)
+    c_tok = getattr(usage, "completion_tokens", None)
+    if not p_tok and not c_tok:
+        return None, None
+    return p_tok, c_tok
+
+
+def _header(headers: Any, name: str) -> str | None:
+    if headers is None:
+        return None
+    try:
+        value = headers.get(name)
+        if value is None and isinstance(headers, dict):  # a plain dict is case-sensitive
+            value = next((v for k, v in headers.items() if str(k).lower() == name), None)
+    except Exception:  # noqa: BLE001 - a header object we cannot read gives no hint
+        return None
+    return None if value is None else str(value).strip()
+
+
+def retry_after_s(exc: BaseException, now: float | None = None) -> float | None:
+    """Seconds the server asked us to wait before retrying, from the error's response headers.
+
+    Reads `retry-after-ms` (milliseconds, OpenAI's), then `retry-after` in seconds or as an
+    HTTP date. litellm 1.110.2 keeps the provider's headers on `exc.litellm_response_headers`
+    and `exc.response.headers` (`exc.headers` holds only proxy-supplied ones); all are tried.
+    Returns None when there is no usable hint.
+    """
+    sources = (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+        getattr(exc, "headers", None),
+    )
+    for headers in sources:
+        ms = _header(headers, "retry-after-ms")
+        if ms:
+            try:
+                value = float(ms) / 1000
+            except ValueError:
+                value = math.nan
+            if math.isfinite(value) and value >= 0:
+                return value
+        raw = _header(headers, "retry-after")
+        if not raw:
+            continue
+        try:
+            value = float(raw)
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(raw)
+            except (TypeError, ValueError, IndexError):
+                continue
+            if when.tzinfo is None:
+                continue
+            value = max(0.0, when.timestamp() - (time.time() if now is None else now))
+        if math.isfinite(value) and value >= 0:
+            return value
+    return None
 
 
 def missing_keys(endpoint: Endpoint) -> list[str]:
@@ -158,6 +275,8 @@ class Gateway:
         return kwargs
 
     def _cost(self, response: Any, req: CallRequest, p_tok: int | None, c_tok: int | None) -> float | None:
+        if p_tok is None and c_tok is None:
+            return None  # no usage reported: litellm's cost of its zero-filled usage would be a false $0
         cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
         if cost is not None:
             return float(cost)
@@ -166,8 +285,24 @@ class Gateway:
             return (p_tok * ep.input_cost_per_mtok + (c_tok or 0) * ep.output_cost_per_mtok) / 1e6
         return None
 
+    def backoff_s(self, attempt: int, hint_s: float | None = None) -> float:
+        """Seconds to wait after failed attempt number `attempt` (1-based).
+
+        Exponential from `backoff_base_s` with jitter in [0.5, 1.0] of the step. A server's
+        `Retry-After` (`hint_s`) is a lower bound, plus up to 10% (at most 1 s) of jitter so
+        that calls told the same wait do not all return at once; `backoff_max_s` caps both.
+        """
+        limits = self.limits
+        delay = min(limits.backoff_max_s, limits.backoff_base_s * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+        if hint_s is not None:
+            delay = max(delay, hint_s + random.random() * min(1.0, 0.1 * hint_s))
+        return min(limits.backoff_max_s, delay)
+
     async def complete(self, req: CallRequest) -> CallResult:
         """Send one call, retrying transient errors with exponential backoff and jitter.
+
+        A reply that is not an answer (see `reply_text`) is a failed attempt of type
+        MalformedReply, retried like a transient error.
 
         Raises:
             FatalProviderError: authentication, permission or unknown-model errors.
@@ -190,30 +325,37 @@ class Gateway:
                         )
                     finally:
                         self.in_flight -= 1
+                latency = time.perf_counter() - started
+                text, finish = reply_text(response)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - classified below, never swallowed
-                kind = type(exc).__name__
+                malformed = isinstance(exc, MalformedReply)
+                kind = MALFORMED_REPLY if malformed else type(exc).__name__
+                finish = exc.finish_reason if isinstance(exc, MalformedReply) else None
                 message = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else kind
                 fatal = kind in _FATAL
-                transient = not fatal and (kind in _TRANSIENT or isinstance(exc, (asyncio.TimeoutError, TimeoutError)))
+                transient = malformed or (
+                    not fatal and (kind in _TRANSIENT or isinstance(exc, (asyncio.TimeoutError, TimeoutError)))
+                )
                 final = not transient or attempt > self.limits.max_retries
+                hint = None if final else retry_after_s(exc)
+                if hint is not None:
+                    message = f"{message} [server asked to retry after {hint:g} s]"
                 if self._on_failure is not None:
-                    self._on_failure(CallFailure(req.key, req.stage, req.endpoint.model, attempt, kind, message, final))
+                    self._on_failure(
+                        CallFailure(req.key, req.stage, req.endpoint.model, attempt, kind, message, final, finish)
+                    )
                 if fatal:
                     raise FatalProviderError(f"{req.endpoint.model}: {kind}: {message}", kind, attempt) from exc
                 if final:
-                    raise CallFailed(f"{req.endpoint.model}: {kind}: {message}", kind, attempt) from exc
-                delay = min(self.limits.backoff_max_s, self.limits.backoff_base_s * 2 ** (attempt - 1))
-                await self._sleep(delay * (0.5 + random.random() / 2))
+                    raise CallFailed(f"{req.endpoint.model}: {kind}: {message}", kind, attempt, finish) from exc
+                await self._sleep(self.backoff_s(attempt, hint))
                 continue
-            latency = time.perf_counter() - started
-            choice = response.choices[0]
-            text = choice.message.content or ""
-            usage = getattr(response, "usage", None)
-            p_tok = getattr(usage, "prompt_tokens", None)
-            c_tok = getattr(usage, "completion_tokens", None)
-            return CallResult(text, p_tok, c_tok, self._cost(response, req, p_tok, c_tok), latency, attempt)
+            p_tok, c_tok = reply_usage(response)
+            return CallResult(
+                text, p_tok, c_tok, self._cost(response, req, p_tok, c_tok), latency, attempt, finish
+            )
 
 
 def supports_json_mode(endpoint: Endpoint) -> bool:

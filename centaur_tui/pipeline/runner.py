@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from centaur_tui.domain.errors import ProviderError
-from centaur_tui.domain.judgment import InvalidReply, parse_judge_reply, winner_candidate
+from centaur_tui.domain.judgment import InvalidReply, parse_judge_reply, reask_max_tokens, winner_candidate
 from centaur_tui.domain.plan import (
     MODES,
     Comparison,
@@ -108,11 +108,18 @@ class Pipeline:
         self, stage: str, endpoint: Endpoint, messages: list[dict[str, str]], params: dict[str, Any], sample: str
     ) -> tuple[str, str]:
         """Return (key, response text): from the store if answered before, else from the provider."""
+        key, text, _ = await self._call_reply(stage, endpoint, messages, params, sample)
+        return key, text
+
+    async def _call_reply(
+        self, stage: str, endpoint: Endpoint, messages: list[dict[str, str]], params: dict[str, Any], sample: str
+    ) -> tuple[str, str, str | None]:
+        """`_call`, plus the provider's finish reason ("length": cut off at max_tokens)."""
         messages_json, params_json = canonical_json(messages), canonical_json(params)
         key = call_key_of(endpoint.model, messages_json, params_json, sample)
-        stored = self.store.call_response(key) if key in self._answered else None
+        stored = self.store.call_reply(key) if key in self._answered else None
         if stored is not None:
-            return key, stored
+            return key, *stored
         extra: dict[str, Any] = {}
         if endpoint.simulated:
             # The simulated provider is seeded by the call key; a real model samples on its own.
@@ -141,11 +148,11 @@ class Pipeline:
                 key=key, stage=stage, model=endpoint.model, sample=sample, messages_json=messages_json,
                 params_json=params_json, response=result.text, prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens, cost=result.cost, latency_s=result.latency_s,
-                attempts=result.attempts, simulated=endpoint.simulated,
+                attempts=result.attempts, simulated=endpoint.simulated, finish_reason=result.finish_reason,
             )
         )
         self._answered.add(key)
-        return key, result.text
+        return key, result.text, result.finish_reason
 
     def _ensure_gateway(self) -> Gateway:
         # Built on the first call that is not stored yet: resuming a finished session then
@@ -255,12 +262,19 @@ class Pipeline:
         verdict, reason, key, attempts = None, None, None, 0
         for attempt in range(1 + self.session.judging.max_invalid_retries):
             attempts = attempt + 1
-            key, reply = await self._call("judging", judge, messages, params, f"judging:run{comp.run}:attempt{attempt}")
+            key, reply, finish = await self._call_reply(
+                "judging", judge, messages, params, f"judging:run{comp.run}:attempt{attempt}"
+            )
             try:
-                verdict = parse_judge_reply(reply, rubric, allow_ties)
+                verdict = parse_judge_reply(reply, rubric, allow_ties, finish, params.get("max_tokens"))
                 break
             except InvalidReply as exc:
                 reason = exc.reason
+                if exc.truncated:  # the same limit would be paid for and cut off again
+                    raised = reask_max_tokens(int(params["max_tokens"]), self.session.judging.reask_cap)
+                    if raised is None:
+                        break
+                    params = {**params, "max_tokens": raised}
                 messages = reask_messages(messages, reply, exc.reason)
         if verdict is None:
             st.invalid += 1

@@ -183,13 +183,14 @@ def calls_of(store: Store, keys: Iterable[str]) -> dict[str, CallRecord]:
     return {
         r["key"]: CallRecord(r["key"], r["stage"], r["model"], r["sample"], r["messages"], r["params"], r["response"],
                              r["prompt_tokens"], r["completion_tokens"], r["cost"], r["latency_s"], r["attempts"],
-                             bool(r["simulated"]))
+                             bool(r["simulated"]), r.get("finish_reason"))
         for r in store._rows(f"SELECT * FROM calls WHERE key IN {sql}", params)  # noqa: SLF001
     }
 
 
 def _failure(r: dict[str, Any]) -> CallFailure:
-    return CallFailure(r["key"], r["stage"], r["model"], r["attempt"], r["error_type"], r["message"], bool(r["final"]))
+    return CallFailure(r["key"], r["stage"], r["model"], r["attempt"], r["error_type"], r["message"], bool(r["final"]),
+                       r.get("finish_reason"))
 
 
 def errors_of(store: Store, keys: Iterable[str]) -> dict[str, list[CallFailure]]:

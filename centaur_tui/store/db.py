@@ -84,6 +84,16 @@ CREATE TABLE IF NOT EXISTS scores (
 );
 """
 
+# -- finish reasons (issue 12): columns added to stores made before them; to become a migration --
+_FINISH_REASON_COLUMNS = (("calls", "finish_reason"), ("call_errors", "finish_reason"))
+
+
+def _add_finish_reason_columns(conn: sqlite3.Connection) -> None:
+    """Add the nullable `finish_reason` TEXT columns where missing (NULL: not recorded)."""
+    for table, column in _FINISH_REASON_COLUMNS:
+        if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
+
 
 _JUDGMENT_ROWS_SQL = (
     "SELECT c.run, c.task, c.mode, j.comparison_id, j.judge, j.judge_kind, j.judge_family,"
@@ -144,6 +154,7 @@ class Store:
             self._conn.executescript(_SCHEMA)
             with self.write() as c:
                 c.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                _add_finish_reason_columns(c)
             version = int(self.meta().get("schema_version", SCHEMA_VERSION))
             if version != SCHEMA_VERSION:
                 raise StoreError(f"{self.path}: schema version {version}, this program reads {SCHEMA_VERSION}")
@@ -186,6 +197,12 @@ class Store:
             row = self._conn.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
+    def call_reply(self, key: str) -> tuple[str, str | None] | None:
+        """(response, finish_reason) of a stored call, or None when it is not stored."""
+        with self._lock:
+            row = self._conn.execute("SELECT response, finish_reason FROM calls WHERE key = ?", (key,)).fetchone()
+        return (row[0], row[1]) if row else None
+
     def call(self, key: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT * FROM calls WHERE key = ?", (key,))
         return rows[0] if rows else None
@@ -194,11 +211,11 @@ class Store:
     def _insert_call(c: sqlite3.Connection, r: CallRecord) -> None:
         c.execute(
             "INSERT OR IGNORE INTO calls (key, stage, model, sample, messages, params, response, prompt_tokens,"
-            " completion_tokens, cost, latency_s, attempts, simulated, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " completion_tokens, cost, latency_s, attempts, simulated, created_at, finish_reason)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 r.key, r.stage, r.model, r.sample, r.messages_json, r.params_json, r.response, r.prompt_tokens,
-                r.completion_tokens, r.cost, r.latency_s, r.attempts, int(r.simulated), _now(),
+                r.completion_tokens, r.cost, r.latency_s, r.attempts, int(r.simulated), _now(), r.finish_reason,
             ),
         )
 
@@ -209,10 +226,10 @@ class Store:
     def record_failure(self, failure: CallFailure) -> None:
         with self.write() as c:
             c.execute(
-                "INSERT INTO call_errors (key, stage, model, attempt, error_type, message, final, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO call_errors (key, stage, model, attempt, error_type, message, final, created_at,"
+                " finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (failure.key, failure.stage, failure.model, failure.attempt, failure.error_type,
-                 failure.message[:2000], int(failure.final), _now()),
+                 failure.message[:2000], int(failure.final), _now(), failure.finish_reason),
             )
 
     # -- texts --------------------------------------------------------------------------------
