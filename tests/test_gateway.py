@@ -130,6 +130,24 @@ async def test_per_call_timeout_is_passed_and_enforced() -> None:
     assert len(fake.calls) == 2 and failures[-1].error_type == "TimeoutError"
 
 
+@pytest.mark.parametrize(
+    ("reply", "says"),
+    [
+        (SimpleNamespace(choices=None, usage=None), "no choices"),
+        (SimpleNamespace(choices=[SimpleNamespace(message=None, finish_reason="stop")]), "no message"),
+        (response(None), "null content"),
+        (response(["a", "list"]), "not text (list)"),  # a custom provider may hand back parts
+        (response(""), "empty"),
+    ],
+)
+async def test_replies_that_are_not_answers_are_failed_attempts_never_text(reply: object, says: str) -> None:
+    gateway, fake, sleeps, failures = make([reply, reply], Limits(max_retries=1, backoff_base_s=1.0))
+    with pytest.raises(CallFailed) as info:
+        await gateway.complete(request())
+    assert info.value.error_type == "MalformedReply" and info.value.attempts == 2 and len(sleeps) == 1
+    assert [f.final for f in failures] == [False, True] and says in failures[-1].message
+
+
 async def test_concurrency_is_bounded_overall_and_per_model() -> None:
     gateway, fake, _, _ = make([], Limits(concurrency=6, per_model_concurrency=2), delay=0.01)
     models = [f"openai/m{i % 4}" for i in range(40)]

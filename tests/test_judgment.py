@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from centaur_tui.domain.judgment import InvalidReply, parse_judge_reply
+from centaur_tui.domain.judgment import InvalidReply, parse_judge_reply, reask_max_tokens
+from centaur_tui.domain.session import JudgingParams
 from centaur_tui.domain.task import Dimension, Rubric
 
 
@@ -68,3 +69,30 @@ def test_tie_only_when_allowed() -> None:
     assert parse_judge_reply(reply(winner="tie"), RUBRIC, allow_ties=True).winner == "tie"
     with pytest.raises(InvalidReply, match="does not allow ties"):
         parse_judge_reply(reply(winner="tie"), RUBRIC, allow_ties=False)
+
+
+@pytest.mark.parametrize("cut", [reply()[:40], reply()[:-1], reply(rationale=None)])
+def test_a_reply_cut_off_at_max_tokens_says_so_not_invalid_json(cut: str) -> None:
+    with pytest.raises(InvalidReply) as info:
+        parse_judge_reply(cut, RUBRIC, allow_ties=True, finish_reason="length", max_tokens=2000)
+    assert info.value.reason == "cut off at max_tokens (2000)" and info.value.truncated
+    with pytest.raises(InvalidReply) as plain:
+        parse_judge_reply(cut, RUBRIC, allow_ties=True, finish_reason="stop", max_tokens=2000)
+    assert not plain.value.truncated and "max_tokens" not in plain.value.reason
+
+
+def test_a_complete_reply_that_hit_max_tokens_is_still_used() -> None:
+    assert parse_judge_reply(reply(), RUBRIC, allow_ties=True, finish_reason="length").winner == "option_1"
+
+
+@pytest.mark.parametrize(
+    ("current", "cap", "raised"),
+    [(2000, 8000, 4000), (4000, 8000, 8000), (6000, 8000, 8000), (8000, 8000, None), (3000, 2000, None)],
+)
+def test_a_cut_off_re_ask_doubles_max_tokens_up_to_the_cap(current: int, cap: int, raised: int | None) -> None:
+    assert reask_max_tokens(current, cap) == raised
+
+
+def test_the_re_ask_cap_defaults_to_four_times_max_tokens() -> None:
+    assert JudgingParams(max_tokens=500).reask_cap == 2000
+    assert JudgingParams(max_tokens=500, reask_max_tokens=700).reask_cap == 700
