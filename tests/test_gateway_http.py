@@ -197,7 +197,7 @@ async def test_retry_after_seconds_is_a_lower_bound_on_the_backoff(server: Fault
     gw, failures = gateway(Limits(max_retries=2, backoff_base_s=0.01, backoff_max_s=10.0))
     result = await gw.complete(request(server))
     assert result.text == "fine" and result.attempts == 2
-    assert 1.0 <= gap(server) < 1.1 + 0.5  # the hint plus at most 10% jitter, plus scheduling slack
+    assert 1.0 <= gap(server) < 1.1 + 2.0  # the hint plus at most 10% jitter, plus slack for a loaded machine
     assert failures[0].error_type == "RateLimitError" and "retry after 1 s" in failures[0].message
 
 
@@ -205,14 +205,14 @@ async def test_retry_after_ms_is_honoured(server: FaultServer) -> None:
     server.scripts["x"] = [error(503, {"retry-after-ms": "300"})]
     gw, _ = gateway(Limits(max_retries=2, backoff_base_s=0.0, backoff_max_s=10.0))
     result = await gw.complete(request(server))
-    assert result.attempts == 2 and 0.3 <= gap(server) < 0.33 + 0.5
+    assert result.attempts == 2 and 0.3 <= gap(server) < 0.33 + 2.0
 
 
 async def test_retry_after_is_capped_by_backoff_max(server: FaultServer) -> None:
     server.scripts["x"] = [error(429, {"Retry-After": "30"})]
     gw, _ = gateway(Limits(max_retries=2, backoff_base_s=0.0, backoff_max_s=0.2))
     result = await gw.complete(request(server))
-    assert result.attempts == 2 and 0.2 <= gap(server) < 2.0
+    assert result.attempts == 2 and 0.2 <= gap(server) < 0.2 + 2.0  # not the 30 s asked
 
 
 async def test_a_503_then_an_answer_is_retried(server: FaultServer) -> None:
