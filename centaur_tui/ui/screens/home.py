@@ -113,10 +113,10 @@ simulated provider, not to language models.
             plan = summarize(s)
             return SessionRow(path, s.name, s.description, s.simulated, False,
                               calls_left=plan.total_calls)
-        from centaur_tui.store.experts import ExpertStore
+        from centaur_tui.services.session import summary
 
         try:
-            state = ExpertStore(self.app.store_for(study)).state(study)  # type: ignore[attr-defined]
+            state = summary(study, self.app.store_for(study))  # type: ignore[attr-defined]
         except CentaurError as exc:
             return SessionRow(path, s.name, s.description, s.simulated, False, error=exc.message)
         return SessionRow(path, s.name, s.description, state.simulated, True, state.calls_done, state.calls_left,

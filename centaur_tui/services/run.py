@@ -1,10 +1,14 @@
-"""Provides PipelineRun: a session's pipeline in a thread with its own event loop, stoppable from the UI.
+"""Provides the run use case: a session's pipeline run to completion, in the caller's thread or stoppable from another.
+
+`run_study` is the CLI's run (blocking, progress to a `ProgressSink`); `PipelineRun` is the
+app's (a thread with its own event loop, stoppable from the UI thread). Both check the API
+keys first and go through the same `Pipeline`; a stopped run resumes where it stopped, since
+every answered call is stored when it arrives.
 
 Running the pipeline on the UI's own loop stalled the UI up to about 90 ms; in a thread with
-its own loop about 30 ms (NOTES.md). The UI reads `progress` on a timer instead of receiving a
-message per call. Stopping cancels the run; every answered call is already stored, so running
-again resumes where it stopped. Everything heavy (the pipeline package, the store, litellm) is
-imported and opened inside the thread, never on the UI's loop.
+its own loop about 30 ms (NOTES.md). The UI reads `PipelineRun.progress` on a timer instead of
+receiving a message per call. Everything heavy (the pipeline package, the store, litellm) is
+imported and opened inside the run's thread, never on the UI's loop.
 """
 
 from __future__ import annotations
@@ -13,17 +17,38 @@ import asyncio
 import gc
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from centaur_tui.domain.study import Study
+from centaur_tui.services.session import require_keys
 
 if TYPE_CHECKING:
     from centaur_tui.pipeline import Progress, RunOutcome
     from centaur_tui.store import Store
 
 
+class ProgressDisplay(Protocol):
+    """Anything that shows a run's progress (the CLI's line printer, a test recorder): `pipeline.ProgressSink`."""
+
+    def update(self, progress: Progress) -> None:
+        """Called a few times a second during a run, and once at the end."""
+
+
+def run_study(study: Study, store: Store, display: ProgressDisplay | None = None) -> RunOutcome:
+    """Run (or resume) a session to completion in a fresh event loop; KeyboardInterrupt stops it, keeping every answer.
+
+    Raises:
+        MissingKeyError: a real model needs a key that is not set (checked before any call).
+        ProviderError: a provider refused every call of a model.
+    """
+    from centaur_tui.pipeline import Pipeline
+
+    require_keys(study)
+    return asyncio.run(Pipeline(study, store, display).run())
+
+
 class PipelineRun:
-    """One run of a session's pipeline.
+    """One run of a session's pipeline in the calling thread, stoppable from any other thread.
 
     Args:
         study: The session to run.
@@ -56,12 +81,11 @@ class PipelineRun:
             ProviderError: a provider refused every call of a model.
             MissingKeyError: a real model needs a key that is not set.
         """
+        # Looked up on the package at run time, so tests can substitute a gated Pipeline.
         from centaur_tui import pipeline as pipeline_package
-        from centaur_tui.llm import require_keys
         from centaur_tui.llm.runtime import litellm
 
-        s = self.study.session
-        require_keys([(m.name, m) for m in s.models] + [(s.worker.name, s.worker)] + [(j.name, j) for j in s.judges])
+        require_keys(self.study)
         # litellm brings about 200 MB of long-lived objects; left in the collector's view, each
         # full collection afterwards stalled the UI by 0.1-0.3 s (measured on Pilot key presses).
         litellm()
