@@ -108,35 +108,6 @@ class HumanArmJudging:
         return HumanArmOutcome(len(planned), len(jobs), st.done, without)
 
 
-def judge_human_arm(self) -> HumanArmOutcome:
-        work = WorkStore(self.store)
-        outputs = [
-            HumanOutput(r["id"], r["run"], r["task"], r["candidate"], r["worker"], r["text"])
-            for r in work.expert_outputs()
-        ]
-        self._load_state()
-        if self.session.simulated:
-            self._world_id, _ = make_world(self.study)
-        planned = human_comparisons(outputs)
-        self.store.save_comparisons([
-            ComparisonRecord(c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b, a.id, b.id)
-            for c, a, b in planned if c.id not in self._comparisons
-        ])
-        jobs: list[Any] = []
-        without = 0
-        for comp, a, b in planned:
-            texts = {a.condition: a.text, b.condition: b.text}
-            judges = eligible_judges(self.session, comp)
-            without += not judges
-            for judge in judges:
-                for presentation, order in presented_orders(self.session, comp, judge.name):
-                    jobs.append(self._guard_judge(comp, texts, judge, presentation, order))
-        self.progress.stages["judging"].planned = len(jobs)
-        await asyncio.gather(*jobs)
-        st = self.progress.stages["judging"]
-        return HumanArmOutcome(len(planned), len(jobs), st.done, without)
-
-
 def judge_human_arm(study: Study, store: Store) -> HumanArmOutcome:
     """Judge every human-arm comparison not judged yet, in a fresh event loop (the CLI entry)."""
     return asyncio.run(HumanArmJudging(study, store).judge_human_arm())
