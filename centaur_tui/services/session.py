@@ -8,15 +8,18 @@ and "a run refuses when a key is missing" are written once.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from centaur_tui.domain.errors import CentaurError
-from centaur_tui.domain.session import Endpoint, ExpertSpec
-from centaur_tui.domain.study import Study
 
 if TYPE_CHECKING:
+    # Only for annotations: the home screen imports this module on the event loop, and the
+    # domain models bring pydantic (about 130 ms), which is imported in the reading thread.
+    from centaur_tui.domain.session import Endpoint, ExpertSpec
+    from centaur_tui.domain.study import Study
     from centaur_tui.store import Store
 
 SIMULATED_BANNER = "SIMULATED DATA: calls go to the seeded simulated provider, not to language models."
@@ -152,24 +155,51 @@ def overview(study: Study, store: Store | None) -> SessionOverview:
 
 
 @dataclass(frozen=True)
-class SessionSummary:
-    """One line of a sessions list: calls done and left, judgments by LLMs and experts."""
+class SessionRow:
+    """One line of a sessions list: a session file, whether it was run, its calls and judgments (or why it is invalid)."""
 
+    path: Path
+    name: str
+    description: str
     simulated: bool
-    calls_done: int
-    calls_left: int
-    llm_judgments: int
-    expert_judgments: int
-    expert_waiting: int
+    run: bool
+    calls_done: int = 0
+    calls_left: int = 0
+    llm_judgments: int = 0
+    expert_judgments: int = 0
+    expert_waiting: int = 0
+    error: str | None = None
 
 
-def summary(study: Study, store: Store) -> SessionSummary:
-    """The sessions-list line of a session that has a database."""
+def session_row(path: Path, store_for: Callable[[Study], Store]) -> SessionRow:
+    """The sessions-list line of one session file; an invalid file gives a row with its error, never raises.
+
+    Args:
+        path: The session file.
+        store_for: Opens (or returns the already open) database of a session that has one;
+            a session never run is shown from its plan, without creating its database.
+    """
+    from centaur_tui.domain.plan import summarize
     from centaur_tui.store.experts import ExpertStore
 
-    state = ExpertStore(store).state(study)
-    return SessionSummary(state.simulated, state.calls_done, state.calls_left, state.llm_judgments,
-                          state.expert_judgments, state.expert_waiting)
+    try:
+        study = open_session(path)
+    except CentaurError as exc:
+        return SessionRow(path, path.stem, "", False, False, error=exc.message)
+    s = study.session
+    if not study.database.exists():
+        return SessionRow(path, s.name, s.description, s.simulated, False, calls_left=summarize(s).total_calls)
+    try:
+        state = ExpertStore(store_for(study)).state(study)
+    except CentaurError as exc:
+        return SessionRow(path, s.name, s.description, s.simulated, False, error=exc.message)
+    return SessionRow(path, s.name, s.description, state.simulated, True, state.calls_done, state.calls_left,
+                      state.llm_judgments, state.expert_judgments, state.expert_waiting)
+
+
+def list_sessions(folder: Path, store_for: Callable[[Study], Store]) -> list[SessionRow]:
+    """The session files of a folder (`*.toml`, by name), one row each (see `session_row`)."""
+    return [session_row(path, store_for) for path in sorted(Path(folder).glob("*.toml"))]
 
 
 def add_expert(study: Study, store: Store, expert_id: str, name: str, tasks: tuple[str, ...] = ()) -> ExpertSpec:
@@ -178,6 +208,7 @@ def add_expert(study: Study, store: Store, expert_id: str, name: str, tasks: tup
     Raises:
         CentaurError: the id is taken or a task is unknown (the store's checks).
     """
+    from centaur_tui.domain.session import ExpertSpec
     from centaur_tui.store.experts import ExpertStore
 
     expert = ExpertSpec(id=expert_id, name=name, tasks=tasks)
