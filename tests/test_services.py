@@ -9,10 +9,12 @@ import pytest
 from centaur_tui.domain.blinding import Draft, JudgingItem
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.plan import summarize
+from centaur_tui.domain.study import Study
 from centaur_tui.pipeline import Pipeline
 from centaur_tui.pipeline.human_arm import HumanArmJudging
 from centaur_tui.pipeline.judging import Judging
 from centaur_tui.services import assign, exchange, run, session, work
+from centaur_tui.store import Store
 
 ARM = """
 [[experts]]
@@ -66,7 +68,12 @@ def test_looking_at_a_session_never_run_creates_no_database(tmp_path: Path, writ
     with pytest.raises(session.NoDatabaseError, match="run the session first"):
         session.open_store(study)
     opened: list[str] = []
-    rows = session.list_sessions(tmp_path, lambda s: opened.append(s.session.name))  # type: ignore[func-returns-value]
+
+    def store_for(study: Study) -> Store:
+        opened.append(study.session.name)
+        raise AssertionError("a session never run has no database to open")
+
+    rows = session.list_sessions(tmp_path, store_for)
     assert [r.path.name for r in rows] == ["broken.toml", "small.toml"]
     assert rows[0].error and not rows[0].run
     assert not rows[1].run and rows[1].calls_left == summarize(study.session).total_calls
@@ -76,7 +83,15 @@ def test_looking_at_a_session_never_run_creates_no_database(tmp_path: Path, writ
 
 def test_run_assign_and_judge_through_the_services(write_session) -> None:
     study = run_session_file(write_session(extra=ARM))
-    rows = session.list_sessions(study.session_file.parent, lambda s: session.open_store(s))
+    stores: list[Store] = []
+
+    def store_for(study: Study) -> Store:
+        stores.append(session.open_store(study))
+        return stores[-1]
+
+    rows = session.list_sessions(study.session_file.parent, store_for)
+    for store in stores:
+        store.close()
     assert rows[0].run and rows[0].calls_left == 0 and rows[0].llm_judgments == summarize(study.session).total_judgments
     with session.open_store(study) as store:
         result = assign.assign_comparisons(study, store, "ann", 3)
