@@ -1,14 +1,14 @@
-"""Provides the run use case: a session's pipeline run to completion, in the caller's thread or stoppable from another.
+"""Provides the run use case: a session's pipeline run to completion, blocking or stoppable from another thread.
 
-`run_study` is the CLI's run (blocking, progress to a `ProgressSink`); `PipelineRun` is the
-app's (a thread with its own event loop, stoppable from the UI thread). Both check the API
-keys first and go through the same `Pipeline`; a stopped run resumes where it stopped, since
-every answered call is stored when it arrives.
+One `PipelineRun` for every front end, reporting through a `ProgressDisplay`: the CLI calls
+`run_study` (blocking, a line printer as display; Ctrl-C raises KeyboardInterrupt out of it),
+the app runs `PipelineRun.run` in a thread worker and stops it from the UI thread, reading
+`progress` on a timer instead of receiving a message per call. Both check the API keys first;
+a stopped run resumes where it stopped, since every answered call is stored when it arrives.
 
 Running the pipeline on the UI's own loop stalled the UI up to about 90 ms; in a thread with
-its own loop about 30 ms (NOTES.md). The UI reads `PipelineRun.progress` on a timer instead of
-receiving a message per call. Everything heavy (the pipeline package, the store, litellm) is
-imported and opened inside the run's thread, never on the UI's loop.
+its own loop about 30 ms (NOTES.md). Everything heavy (the pipeline package, the store,
+litellm) is imported and opened inside the run's thread, never on the UI's loop.
 """
 
 from __future__ import annotations
@@ -34,19 +34,6 @@ class ProgressDisplay(Protocol):
         """Called a few times a second during a run, and once at the end."""
 
 
-def run_study(study: Study, store: Store, display: ProgressDisplay | None = None) -> RunOutcome:
-    """Run (or resume) a session to completion in a fresh event loop; KeyboardInterrupt stops it, keeping every answer.
-
-    Raises:
-        MissingKeyError: a real model needs a key that is not set (checked before any call).
-        ProviderError: a provider refused every call of a model.
-    """
-    from centaur_tui.pipeline import Pipeline
-
-    require_keys(study)
-    return asyncio.run(Pipeline(study, store, display).run())
-
-
 class PipelineRun:
     """One run of a session's pipeline in the calling thread, stoppable from any other thread.
 
@@ -54,11 +41,18 @@ class PipelineRun:
         study: The session to run.
         open_store: Returns its database (shared with the app: one writer connection per
             process); called in the run's thread.
+        display: Where progress goes a few times a second, and once at the end; optional.
+        settle_memory: Import litellm first and freeze the collector's view of it: for a
+            long-lived process with a UI (the app), not for a one-shot command, which then
+            never imports litellm when every call is stored already (about 3 s).
     """
 
-    def __init__(self, study: Study, open_store: Callable[[], Store]) -> None:
+    def __init__(self, study: Study, open_store: Callable[[], Store], display: ProgressDisplay | None = None, *,
+                 settle_memory: bool = False) -> None:
         self.study = study
         self._open_store = open_store
+        self.display = display
+        self.settle_memory = settle_memory
         self.pipeline: Any = None
         self._stop = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -80,17 +74,19 @@ class PipelineRun:
         Raises:
             ProviderError: a provider refused every call of a model.
             MissingKeyError: a real model needs a key that is not set.
+            KeyboardInterrupt: Ctrl-C in the main thread (every answered call is kept).
         """
         # Looked up on the package at run time, so tests can substitute a gated Pipeline.
         from centaur_tui import pipeline as pipeline_package
-        from centaur_tui.llm.runtime import litellm
-
         require_keys(self.study)
-        # litellm brings about 200 MB of long-lived objects; left in the collector's view, each
-        # full collection afterwards stalled the UI by 0.1-0.3 s (measured on Pilot key presses).
-        litellm()
-        gc.freeze()
-        self.pipeline = pipeline_package.Pipeline(self.study, self._open_store(), sink=None)
+        if self.settle_memory:
+            from centaur_tui.llm.runtime import litellm
+
+            # litellm brings about 200 MB of long-lived objects; left in the collector's view, each
+            # full collection afterwards stalled the UI by 0.1-0.3 s (measured on Pilot key presses).
+            litellm()
+            gc.freeze()
+        self.pipeline = pipeline_package.Pipeline(self.study, self._open_store(), sink=self.display)
 
         async def main() -> RunOutcome | None:
             with self._lock:
@@ -116,3 +112,16 @@ class PipelineRun:
         with self._lock:
             if self._loop is not None and self._task is not None:
                 self._loop.call_soon_threadsafe(self._task.cancel)
+
+
+def run_study(study: Study, store: Store, display: ProgressDisplay | None = None) -> RunOutcome:
+    """Run (or resume) a session to completion in the calling thread (the CLI's run).
+
+    Raises:
+        MissingKeyError: a real model needs a key that is not set (checked before any call).
+        ProviderError: a provider refused every call of a model.
+        KeyboardInterrupt: Ctrl-C; every answered call is stored, running again resumes.
+    """
+    outcome = PipelineRun(study, lambda: store, display).run()
+    assert outcome is not None  # only `stop()` from another thread ends a run without an outcome
+    return outcome

@@ -211,7 +211,7 @@ stopped, and a finished run costs nothing to run again.
         from centaur_tui.services.run import PipelineRun
 
         study = self.study
-        self.runner = PipelineRun(study, lambda: self.app.store_for(study))  # type: ignore[attr-defined]
+        self.runner = PipelineRun(study, lambda: self.app.store_for(study), settle_memory=True)  # type: ignore[attr-defined]
         self.app.on_exit_stop(self.runner.stop)  # type: ignore[attr-defined]
         self.last_outcome = None
         self.run_worker_ = self.run_pipeline(self.runner)
