@@ -58,7 +58,7 @@ def run_pipeline(study: Study) -> tuple[float, float, int, str]:
     asyncio.run(pipe.run())
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     sent = sum(st.sent for st in pipe.progress.stages.values())
-    world = pipe._world_id or ""
+    world = pipe.world_id or ""
     store.close()
     return wall, cpu, sent, world
 

@@ -72,11 +72,9 @@ def bench_launch(sessions: Path, rounds: int) -> tuple[list[float], list[float],
 
 def prepare_judging_session(folder: Path) -> Path:
     """A copy of the demo session (or a small simulated one) with an expert queue of 60."""
-    from centaur_tui.catalog import load_session
-    from centaur_tui.domain.assignment import plan_assignments
-    from centaur_tui.pipeline import Pipeline
-    from centaur_tui.store import Store
-    from centaur_tui.store.experts import ExpertStore
+    from centaur_tui.services.assign import assign_comparisons
+    from centaur_tui.services.run import run_study
+    from centaur_tui.services.session import open_session, open_store
 
     demo = ROOT / "sessions" / "demo.toml"
     target = folder / "bench.toml"
@@ -88,15 +86,12 @@ def prepare_judging_session(folder: Path) -> Path:
         source = "copy of sessions/demo.db"
     else:
         source = "demo session run here (sessions/demo.db missing)"
-    study = load_session(target)
-    with Store(study.database) as store:
+    study = open_session(target)
+    with open_store(study, must_exist=False) as store:
         if not store.counts()["comparisons"]:
-            asyncio.run(Pipeline(study, store).run())
-        experts = ExpertStore(store)
-        expert = experts.expert(study, "expert_a")
-        planned = plan_assignments(experts.pool(), expert, experts.existing(), 60, "stratified", study.session.seed)
-        experts.add_assignments(expert.id, planned)
-    print(f"judging session: {source}, {len(planned)} comparisons assigned")
+            run_study(study, store)
+        result = assign_comparisons(study, store, "expert_a", 60)
+    print(f"judging session: {source}, {result.added} comparisons assigned")
     return target
 
 

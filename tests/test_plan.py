@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
-from centaur_tui.cli.plan_cmd import simulate_design
+from centaur_tui.services.plan import simulate_design
 from centaur_tui.domain.session import JudgeSimulation
 from centaur_tui.llm.simulation import judge_reply
 from centaur_tui.pipeline import Pipeline

@@ -91,11 +91,14 @@ async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_
             gates.append((asyncio.get_running_loop(), self.gate))
             if opened.is_set():
                 self.gate.set()
-            return await super().run()
+            judge = self.judging.judge  # the one judging step of the pipeline
 
-        async def _judge(self, *args, **kwargs):  # the one judging step of the pipeline
-            await self.gate.wait()
-            await super()._judge(*args, **kwargs)
+            async def gated_judge(*args, **kwargs):
+                await self.gate.wait()
+                await judge(*args, **kwargs)
+
+            self.judging.judge = gated_judge  # type: ignore[method-assign]
+            return await super().run()
 
     def open_gates() -> None:
         opened.set()

@@ -2,32 +2,12 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from centaur_tui.catalog import load_session
-from centaur_tui.cli.main import resolve_session
-from centaur_tui.domain.assignment import STRATEGIES, plan_assignments
-from centaur_tui.domain.errors import CentaurError
-from centaur_tui.domain.study import Study
-
-if TYPE_CHECKING:
-    from centaur_tui.store import Store
-
-
-def _open_existing(study: Study) -> Store:
-    """The session's database; it must exist (the store is imported here to keep `centaur` quick)."""
-    from centaur_tui.store import Store
-
-    if not study.database.exists():
-        raise CentaurError(
-            f"{study.database} does not exist yet: run the session first (`centaur run {study.session_file}`)",
-            title="No comparisons yet",
-        )
-    return Store(study.database)
+from centaur_tui.domain.assignment import STRATEGIES
+from centaur_tui.services.session import open_session, open_store
 
 
 @click.command()
@@ -43,35 +23,22 @@ def _open_existing(study: Study) -> Store:
               help="Share of the places given to swapped repeats (test-retest).")
 def assign(session: str, expert_id: str, n: int, strategy: str, overlap: int, repeat_share: float) -> None:
     """Add comparisons to an expert's judging queue (only tasks the expert may judge)."""
-    from centaur_tui.store.experts import ExpertStore
+    from centaur_tui.services.assign import assign_comparisons
 
-    study = load_session(resolve_session(session))
-    with _open_existing(study) as store:
-        experts = ExpertStore(store)
-        expert = experts.expert(study, expert_id)
-        pool = experts.pool()
-        if not pool:
-            raise CentaurError("the session has no comparisons yet: run it first", title="No comparisons yet")
-        planned = plan_assignments(
-            pool, expert, experts.existing(), n, strategy, study.session.seed, overlap=overlap,
-            repeat_share=repeat_share,
-        )
-        added = experts.add_assignments(expert.id, planned)
-        assigned, judged = experts.workload().get(expert.id, (0, 0))
-    by_id = {c.id: c for c in pool}
-    repeats = sum(p.repeat for p in planned)
+    study = open_session(session)
+    with open_store(study) as store:
+        result = assign_comparisons(study, store, expert_id, n, strategy, overlap=overlap, repeat_share=repeat_share)
+    expert = result.expert
     click.echo(
-        f"Assigned {added} place(s) to {expert.id} ({expert.name}) with strategy {strategy}: "
-        f"{added - repeats} new comparison(s), {repeats} swapped repeat(s)."
+        f"Assigned {result.added} place(s) to {expert.id} ({expert.name}) with strategy {strategy}: "
+        f"{result.added - result.repeats} new comparison(s), {result.repeats} swapped repeat(s)."
     )
-    if added < n:
-        click.secho(f"Only {added} of {n} could be assigned: the eligible pool ran out.", fg="yellow")
-    tasks = Counter(by_id[p.comparison_id].task for p in planned)
-    modes = Counter(by_id[p.comparison_id].mode for p in planned)
-    if tasks:
-        click.echo("  tasks: " + ", ".join(f"{t} {k}" for t, k in sorted(tasks.items())))
-        click.echo("  modes: " + ", ".join(f"{m} {k}" for m, k in sorted(modes.items())))
-    click.echo(f"Queue of {expert.id}: {assigned} place(s), {judged} judged, {assigned - judged} waiting.")
+    if result.added < n:
+        click.secho(f"Only {result.added} of {n} could be assigned: the eligible pool ran out.", fg="yellow")
+    if result.tasks:
+        click.echo("  tasks: " + ", ".join(f"{t} {k}" for t, k in sorted(result.tasks.items())))
+        click.echo("  modes: " + ", ".join(f"{m} {k}" for m, k in sorted(result.modes.items())))
+    click.echo(f"Queue of {expert.id}: {result.assigned} place(s), {result.judged} judged, {result.waiting} waiting.")
 
 
 @click.group()
@@ -86,12 +53,9 @@ def packet() -> None:
               help="Packet file to write (must not exist).")
 def packet_export(session: str, expert_id: str, out: Path) -> None:
     """Write a self-contained packet of an expert's open assignments, with no identities at all."""
-    from centaur_tui.store.experts import ExpertStore, export_packet
+    from centaur_tui.services.exchange import export_packet
 
-    study = load_session(resolve_session(session))
-    with _open_existing(study) as store:
-        expert = ExpertStore(store).expert(study, expert_id)
-        result = export_packet(store, study, expert, out)
+    expert, result = export_packet(open_session(session), expert_id, out)
     click.echo(
         f"Wrote {result.path}: {result.items} comparison(s) for {expert.id}; "
         f"{result.maskings} identity phrase(s) masked and logged. Judge it with `centaur judge {result.path}`, "
@@ -104,11 +68,9 @@ def packet_export(session: str, expert_id: str, out: Path) -> None:
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 def packet_import(session: str, file: Path) -> None:
     """Merge a judged packet into the session; importing the same packet again adds nothing."""
-    from centaur_tui.store.experts import import_packet
+    from centaur_tui.services.exchange import import_packet
 
-    study = load_session(resolve_session(session))
-    with _open_existing(study) as store:
-        result = import_packet(store, study, file)
+    result = import_packet(open_session(session), file)
     click.echo(
         f"Imported {file}: {result.added} new judgment(s), {result.already_stored} already stored, "
         f"{result.open_items} still open in the packet."
@@ -121,9 +83,9 @@ def packet_import(session: str, file: Path) -> None:
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 def judge(file: Path) -> None:
     """Judge a packet file in the app (on any machine); results are saved into the file."""
-    from centaur_tui.store.experts import PacketJudging
+    from centaur_tui.services.exchange import open_packet
 
-    source = PacketJudging(file)
+    source = open_packet(file)
     from centaur_tui.ui.app import create_app
 
     try:

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from centaur_tui.catalog import load_session
-from centaur_tui.domain.errors import CentaurError
+from centaur_tui.services.session import open_session
 
 
 @click.command("import")
@@ -20,22 +19,12 @@ def import_(session: str, directory: Path) -> None:
     its database). Importing the same files twice stores nothing new; a judgment that differs
     from the stored one with the same key is a conflict and nothing is written.
     """
-    from centaur_tui.cli.main import resolve_session
-    from centaur_tui.store import Store
-    from centaur_tui.store.importer import import_export
+    from centaur_tui.services.exchange import import_csv
 
-    study = load_session(resolve_session(session))
-    if not study.database.exists():
-        raise CentaurError(
-            f"{study.database} does not exist yet: run the session first, so its comparisons are stored",
-            title="Nothing to import into",
-        )
-    rubrics = {t: study.rubric(t) for t in study.tasks}
-    with Store(study.database) as store:
-        simulated = store.meta().get("simulated") == "true"
-        summary = import_export(store, directory, rubrics)
-    if simulated:
+    result = import_csv(open_session(session), directory)
+    if result.simulated:
         click.secho("Note: this session's own judgments are SIMULATED DATA.", fg="yellow")
+    summary = result.summary
     click.echo(
         f"{directory}: {summary.judgments:,} judgments read; {summary.inserted:,} stored "
         f"({summary.scores:,} scores), {summary.unchanged:,} already stored identically."

@@ -1,12 +1,7 @@
-"""Provides `centaur plan`: simulate an expert study to choose how many experts and judgments to pay for.
+"""Provides `centaur plan`: print the simulated expert study of `services/plan.py` for the designs asked for.
 
-The comparisons, output texts and LLM verdicts come from the session's database when it has
-been run; otherwise from a small simulated stand-in run in a temporary folder. The experts
-are simulated judges (the simulated provider's judge with `--expert-noise`); each replicate
-hands out new comparisons with the real assignment code and draws new verdicts, then runs the
-report's experts-vs-LLM statistics. What is printed is what an organiser needs before
-recruiting: the interval widths to expect for expert-LLM agreement and for the rank
-correlation of the expert and LLM panels.
+What is printed is what an organiser needs before recruiting: the interval widths to expect
+for expert-LLM agreement and for the rank correlation of the expert and LLM panels.
 """
 
 from __future__ import annotations
@@ -21,105 +16,10 @@ from typing import Any
 
 import click
 
-from centaur_tui.catalog import load_session
 from centaur_tui.domain.errors import CentaurError
-from centaur_tui.domain.study import Study
+from centaur_tui.services.session import open_session
 
-EMPTY_SCORES = {"columns": ["judgment_id", "candidate", "dims", "mean"], "rows": [], "packed": []}
-"""The plan needs verdicts only: no rubric scores are read."""
 WIDTH = 100
-
-
-def _read(database: Path) -> tuple[dict[str, Any], dict[str, tuple[str, str]], list[dict[str, Any]]]:
-    from centaur_tui.store import Store
-    from centaur_tui.store.expert_reads import comparison_texts
-
-    with Store(database) as store:
-        comps = store.comparisons()
-        if not comps:
-            return {}, {}, []
-        rows = [r for r in store.judgment_rows() if r["judge_kind"] == "llm"]
-        return comps, comparison_texts(store), rows
-
-
-def load_plan_source(study: Study, needed: int, folder: Path) -> tuple[Study, dict[str, Any], dict[str, tuple[str, str]],
-                                                                       list[dict[str, Any]], str]:
-    """Comparisons, texts and LLM judgment rows to plan on: the session's own, or a simulated stand-in run.
-
-    Args:
-        study: The session.
-        needed: Comparisons the largest design asks for (ceil(N / K) x M), to size a stand-in run.
-        folder: Temporary folder for a stand-in database.
-
-    Returns:
-        (study the rows belong to, comparisons, texts, LLM judgment rows, where they came from).
-    """
-    from centaur_tui.pipeline.expert_sim import run_stand_in, runs_needed, simulated_stand_in
-
-    if study.database.exists():
-        comps, texts, rows = _read(study.database)
-        if comps:
-            return study, comps, texts, rows, (f"the session's database {study.database} ({len(comps):,} comparisons, "
-                                               f"{len(rows):,} LLM judgments)")
-    runs = runs_needed(study, needed)
-    stand_in = simulated_stand_in(study, folder, runs)
-    run_stand_in(stand_in)
-    comps, texts, rows = _read(stand_in.database)
-    origin = (f"a simulated stand-in run of the session ({runs} run(s), {len(comps):,} comparisons, {len(rows):,} LLM "
-              "judgments) in a temporary folder, because the session has not been run")
-    if not study.session.fully_simulated:
-        origin += ("; its real models were replaced by simulated ones with the session file's simulation knobs "
-                   "(defaults where unset), so the rank-correlation widths reflect those knobs, not the real models")
-    return stand_in, comps, texts, rows, origin
-
-
-def simulate_design(
-    study: Study, comps: dict[str, Any], texts: dict[str, tuple[str, str]], llm_rows: list[dict[str, Any]], n: int,
-    m: int, k: int, knobs: Any, reps: int, bootstrap: int, seed: int,
-) -> tuple[list[dict[str, Any]], list[int], list[int]]:
-    """Simulate one design (N experts x M judgments, overlap K) `reps` times and summarise the statistics.
-
-    Args:
-        study: The study the comparisons belong to (rubrics, ties, families).
-        comps: Its comparisons; texts: their two output texts; llm_rows: its LLM judgment rows.
-        n, m, k: Experts, judgments per expert, experts per comparison.
-        knobs: The simulated experts' `JudgeSimulation`.
-        reps: Replicates; bootstrap: bootstrap replicates per interval; seed: seed of everything.
-
-    Returns:
-        (`summarise_plan` rows, expert judgments per replicate, comparisons per replicate).
-    """
-    from centaur_tui.pipeline.expert_sim import (
-        judgment_rows,
-        plan_expert_study,
-        simulate_expert_judgments,
-        simulated_experts,
-    )
-    from centaur_tui.stats.experts import ExpertOptions, experts_vs_llm
-    from centaur_tui.stats.frames import build_frames, design_from_session
-    from centaur_tui.stats.planning import summarise_plan
-
-    design = design_from_session(study.session, simulated=True)
-    first_id = max((r["judgment_id"] for r in llm_rows), default=0) + 1
-    by_comparison: dict[str, list[dict[str, Any]]] = {}
-    for r in llm_rows:
-        by_comparison.setdefault(r["comparison_id"], []).append(r)
-    docs, judged, compared = [], [], []
-    for rep in range(reps):
-        rep_seed = seed * 100_003 + rep
-        assignments = plan_expert_study(comps, simulated_experts(n), m, k, rep_seed)
-        records = simulate_expert_judgments(study, comps, texts, assignments, knobs, rep_seed)
-        chosen = sorted({a.comparison_id for _, a in assignments})
-        # Only the chosen comparisons matter: every statistic of the plan lives on the reference set.
-        rows = [r for c in chosen for r in by_comparison.get(c, [])] + judgment_rows(records, comps, first_id)
-        frames = build_frames(rows, None, None, [comps[c] for c in chosen], design, judge_kinds=("llm", "expert"),
-                              option_score_rows=EMPTY_SCORES)
-        result = experts_vs_llm(frames, ExpertOptions(bootstrap=bootstrap, seed=rep_seed,
-                                                      parts=("agreement", "majority", "rankings", "alt_test")))
-        docs.append(result.doc)
-        judged.append(len(records))
-        compared.append(len(chosen))
-    return summarise_plan(docs), judged, compared
 
 
 def _say(text: str, **style: Any) -> None:
@@ -150,11 +50,11 @@ def _width(r: dict[str, Any]) -> str:
 def plan(session: str, experts: tuple[int, ...], per_expert: tuple[int, ...], overlap: tuple[int, ...],
          expert_noise: float, reps: int, bootstrap: int, seed: int) -> None:
     """Simulate an expert study and print the interval widths to expect, before recruiting."""
-    from centaur_tui.cli.main import resolve_session
     from centaur_tui.domain.session import JudgeSimulation
+    from centaur_tui.services.plan import load_plan_source, simulate_design
 
     started = time.perf_counter()
-    study = load_session(resolve_session(session))
+    study = open_session(session)
     designs = [(n, m, k) for n in experts for m in per_expert for k in overlap]
     for n, _, k in designs:
         if k > n:

@@ -98,7 +98,7 @@ def report(
     bootstrap: int, seed: int, no_exact_p: bool, quiet: bool,
 ) -> None:
     """Print every statistic of a session: rankings, best by task, cross-mode, reliability, validity."""
-    from centaur_tui.cli.main import resolve_session
+    from centaur_tui.services.session import resolve_session
 
     study = load_session(resolve_session(session))
     started = time.perf_counter()

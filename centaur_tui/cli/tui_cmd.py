@@ -1,29 +1,10 @@
-"""Provides `centaur tui [SESSION]` and the bare `centaur` on a terminal: the Textual app."""
+"""Provides `centaur tui [SESSION]`: the Textual app on the sessions, or on one session."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import click
 
-from centaur_tui.cli.main import resolve_session
-
-
-def sessions_dir() -> Path:
-    return Path(os.environ.get("CENTAUR_SESSIONS", "sessions"))
-
-
-def open_app(session: str | None = None, expert: str | None = None, run: bool = False) -> None:
-    """Run the app until the user quits; textual is imported only here."""
-    from centaur_tui.ui.app import create_app
-
-    path = resolve_session(session) if session else None
-    if path is not None and not path.exists():
-        from centaur_tui.domain.errors import CentaurError
-
-        raise CentaurError(f"{path}: no such session file", title="Unknown session")
-    create_app(sessions_dir=sessions_dir(), session=path, expert=expert, run=run).run()
+from centaur_tui.cli.app import open_app
 
 
 @click.command()

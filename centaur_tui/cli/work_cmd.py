@@ -2,38 +2,34 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import click
 
-from centaur_tui.catalog import load_session
-from centaur_tui.cli.expert_cmd import _open_existing
-from centaur_tui.cli.main import SIMULATED_BANNER, resolve_session
+from centaur_tui.cli.app import say_simulated
+from centaur_tui.services.session import open_session, open_store
 
 
 @click.command("assign-work")
 @click.argument("session")
 def assign_work(session: str) -> None:
     """Assign the session's human-worker arm: each expert each task once, conditions balanced."""
-    from centaur_tui.domain.work_design import balance
-    from centaur_tui.store.work import WorkStore
+    from centaur_tui.services.work import assign_work as assign
 
-    study = load_session(resolve_session(session))
-    with _open_existing(study) as store:
-        added, design = WorkStore(store).assign(study)
+    study = open_session(session)
+    with open_store(study) as store:
+        result = assign(study, store)
     arm = study.session.human_workers
-    assert arm is not None
-    spread = balance(design, arm.conditions)
+    assert arm is not None  # assign_work refuses a session without the arm
     click.echo(
-        f"Assigned {added} new deliverable(s) ({len(design) - added} already stored): {len(arm.experts)} expert(s) x "
-        f"{len(arm.tasks)} task(s), {len(arm.conditions)} condition(s)."
+        f"Assigned {result.added} new deliverable(s) ({len(result.design) - result.added} already stored): "
+        f"{len(arm.experts)} expert(s) x {len(arm.tasks)} task(s), {len(arm.conditions)} condition(s)."
     )
     for expert in arm.experts:
-        mine = [a for a in design if a.expert == expert]
-        counts = Counter(a.condition for a in mine)
-        click.echo(f"  {expert}: " + ", ".join(f"{a.task} ({a.condition})" for a in mine))
-        click.echo(f"    conditions: " + ", ".join(f"{c} {counts[c]}" for c in arm.conditions))
+        counts = result.conditions_of(expert)
+        click.echo(f"  {expert}: " + ", ".join(f"{a.task} ({a.condition})" for a in result.of(expert)))
+        click.echo("    conditions: " + ", ".join(f"{c} {counts[c]}" for c in arm.conditions))
+    spread = result.spread
     click.echo(
         f"Balance (largest difference in condition counts): per task {spread['task']}, per expert {spread['expert']}, "
         f"overall {spread['overall']}."
@@ -44,15 +40,15 @@ def assign_work(session: str) -> None:
 @click.argument("session")
 def judge_work(session: str) -> None:
     """Judge the submitted expert deliverables with the LLM judges (round robin per task, leave-family-out)."""
-    from centaur_tui.cli.main import _require_keys
-    from centaur_tui.pipeline.human_arm import judge_human_arm
+    from centaur_tui.services.session import require_keys
+    from centaur_tui.services.work import judge_work as judge
 
-    study = load_session(resolve_session(session))
-    _require_keys(study)
+    study = open_session(session)
+    require_keys(study)
     if study.session.simulated:
-        click.secho(SIMULATED_BANNER, fg="yellow")
-    with _open_existing(study) as store:
-        outcome = judge_human_arm(study, store)
+        say_simulated()
+    with open_store(study) as store:
+        outcome = judge(study, store)
     click.echo(
         f"{outcome.comparisons} comparison(s) of expert deliverables; {outcome.judgments_done} of "
         f"{outcome.judgments_planned} judgment(s) stored."
@@ -69,17 +65,17 @@ def work_report(session: str, json_file: Path | None) -> None:
     import json
 
     from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
+    from centaur_tui.services.work import productivity_rows
     from centaur_tui.stats.human_arm import human_arm_doc, human_arm_text
-    from centaur_tui.store.work import WorkStore
 
-    study = load_session(resolve_session(session))
+    study = open_session(session)
     meta, rows = load_report_inputs(study)
     rep = build_session_report(study, meta, rows, bootstrap=0, permutation=False)
-    with _open_existing(study) as store:
-        productivity = WorkStore(store).productivity_rows()
+    with open_store(study) as store:
+        productivity = productivity_rows(store)
     section = human_arm_doc(rep.doc, productivity)
     if rep.doc["simulated"]:
-        click.secho(SIMULATED_BANNER, fg="yellow")
+        say_simulated()
     click.echo(human_arm_text(section), nl=False)
     if json_file is not None:
         json_file.write_text(json.dumps(section, indent=2, allow_nan=False) + "\n", encoding="utf-8")

@@ -6,9 +6,9 @@ comparison (never two outputs of the same condition). Comparisons are stored wit
 ranks the conditions ("which assistant helps human workers most") in a tournament of its own,
 apart from the worker-model tournaments; `Comparison.worker` holds the two expert ids
 ("expert_a|expert_b", in candidate order), which makes comparison ids distinct when several
-experts wrote under the same pair of conditions. Judging goes through `Pipeline._judge`
-unchanged: the same prompts, re-asks, invalid-reply records, call store and resume, with
-leave-family-out by each output's assistant family.
+experts wrote under the same pair of conditions. Judging goes through the pipeline's
+`Judging` component unchanged: the same prompts, re-asks, invalid-reply records, call store
+and resume, with leave-family-out by each output's assistant family.
 """
 
 from __future__ import annotations
@@ -16,13 +16,15 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from collections.abc import Awaitable
 
-from centaur_tui.domain.plan import Comparison, eligible_judges, presented_orders
+from centaur_tui.domain.plan import Comparison
 from centaur_tui.domain.records import ComparisonRecord
 from centaur_tui.domain.study import Study
-from centaur_tui.llm import make_world
-from centaur_tui.pipeline.runner import Pipeline
+from centaur_tui.llm import Gateway
+from centaur_tui.pipeline.calls import Calls
+from centaur_tui.pipeline.judging import Judging
+from centaur_tui.pipeline.progress import Progress
 from centaur_tui.store import Store
 from centaur_tui.store.work import WorkStore
 
@@ -65,8 +67,21 @@ class HumanArmOutcome:
     without_judge: int
 
 
-class HumanArmJudging(Pipeline):
-    """Judges the human-worker arm with the session's LLM judges, reusing the pipeline's judging."""
+class HumanArmJudging:
+    """Judges the human-worker arm with the session's LLM judges through the pipeline's `Judging` component.
+
+    Args:
+        study: The session (with `[human_workers]`).
+        store: The session database holding the submitted deliverables.
+        gateway: Injected for tests; built from the session limits otherwise.
+    """
+
+    def __init__(self, study: Study, store: Store, gateway: Gateway | None = None) -> None:
+        self.study = study
+        self.store = store
+        self.progress = Progress(session=study.session.name, simulated=study.session.simulated)
+        self.calls = Calls(study, store, self.progress, gateway)
+        self.judging = Judging(study, store, self.calls, self.progress)
 
     async def judge_human_arm(self) -> HumanArmOutcome:
         work = WorkStore(self.store)
@@ -74,23 +89,19 @@ class HumanArmJudging(Pipeline):
             HumanOutput(r["id"], r["run"], r["task"], r["candidate"], r["worker"], r["text"])
             for r in work.expert_outputs()
         ]
-        self._load_state()
-        if self.session.simulated:
-            self._world_id, _ = make_world(self.study)
+        self.calls.load()
+        self.judging.load()
         planned = human_comparisons(outputs)
-        self.store.save_comparisons([
+        self.judging.save_comparisons([
             ComparisonRecord(c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b, a.id, b.id)
-            for c, a, b in planned if c.id not in self._comparisons
+            for c, a, b in planned
         ])
-        jobs: list[Any] = []
+        jobs: list[Awaitable[None]] = []
         without = 0
         for comp, a, b in planned:
-            texts = {a.condition: a.text, b.condition: b.text}
-            judges = eligible_judges(self.session, comp)
-            without += not judges
-            for judge in judges:
-                for presentation, order in presented_orders(self.session, comp, judge.name):
-                    jobs.append(self._guard_judge(comp, texts, judge, presentation, order))
+            mine = self.judging.jobs(comp, {a.condition: a.text, b.condition: b.text})
+            without += not mine
+            jobs.extend(mine)
         self.progress.stages["judging"].planned = len(jobs)
         await asyncio.gather(*jobs)
         st = self.progress.stages["judging"]

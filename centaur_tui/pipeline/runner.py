@@ -14,41 +14,30 @@ from dataclasses import dataclass
 from typing import Any
 
 from centaur_tui.domain.errors import ProviderError
-from centaur_tui.domain.judgment import InvalidReply, parse_judge_reply, reask_max_tokens, winner_candidate
 from centaur_tui.domain.plan import (
     MODES,
-    Comparison,
     Mode,
     assistance_id,
-    call_key_of,
-    canonical_json,
     candidates_for,
     comparisons,
-    eligible_judges,
     output_id,
-    presented_orders,
-    seed_for,
     summarize,
 )
 from centaur_tui.domain.prompts import (
     assistance_messages,
     automation_messages,
-    judge_messages,
-    reask_messages,
     worker_messages,
 )
 from centaur_tui.domain.records import (
     AssistanceRecord,
-    CallFailure,
-    CallRecord,
     ComparisonRecord,
-    JudgmentRecord,
     OutputRecord,
-    ScoreRecord,
 )
-from centaur_tui.domain.session import PLAIN, Endpoint, JudgeSpec
+from centaur_tui.domain.session import PLAIN
 from centaur_tui.domain.study import Study
-from centaur_tui.llm import CallFailed, CallRequest, FatalProviderError, Gateway, make_world, supports_json_mode
+from centaur_tui.llm import CallFailed, FatalProviderError, Gateway
+from centaur_tui.pipeline.calls import Calls
+from centaur_tui.pipeline.judging import Judging
 from centaur_tui.pipeline.progress import Progress, ProgressSink
 from centaur_tui.store import Store
 
@@ -68,6 +57,10 @@ class RunOutcome:
 
 class Pipeline:
     """Runs a study against its store; safe to stop at any moment and to run again.
+
+    Generation (automation outputs, assistance texts, worker outputs) is done here; every call
+    goes through one `Calls`, and each tournament's comparisons are judged by `Judging`, the
+    component the human-worker arm uses too.
 
     Args:
         study: The validated session with its tasks.
@@ -91,92 +84,17 @@ class Pipeline:
         self.sink = sink
         self.tick = tick
         self.progress = Progress(session=self.session.name, simulated=self.session.simulated)
-        self._gateway = gateway
-        self._world_id: str | None = None
-        self._json_mode: dict[str, bool] = {}
-        self._prices_registered = False
+        self.calls = Calls(study, store, self.progress, gateway)
+        self.judging = Judging(study, store, self.calls, self.progress)
 
-    # -- plumbing ------------------------------------------------------------------------------
-
-    def _record_failure(self, failure: CallFailure) -> None:
-        self.store.record_failure(failure)
-        if not failure.final:
-            self.progress.retries += 1
-        self.progress.last_error = f"{failure.model}: {failure.error_type}: {failure.message}"
-
-    async def _call(
-        self, stage: str, endpoint: Endpoint, messages: list[dict[str, str]], params: dict[str, Any], sample: str
-    ) -> tuple[str, str]:
-        """Return (key, response text): from the store if answered before, else from the provider."""
-        key, text, _ = await self._call_reply(stage, endpoint, messages, params, sample)
-        return key, text
-
-    async def _call_reply(
-        self, stage: str, endpoint: Endpoint, messages: list[dict[str, str]], params: dict[str, Any], sample: str
-    ) -> tuple[str, str, str | None]:
-        """`_call`, plus the provider's finish reason ("length": cut off at max_tokens)."""
-        messages_json, params_json = canonical_json(messages), canonical_json(params)
-        key = call_key_of(endpoint.model, messages_json, params_json, sample)
-        stored = self.store.call_reply(key) if key in self._answered else None
-        if stored is not None:
-            return key, *stored
-        extra: dict[str, Any] = {}
-        if endpoint.simulated:
-            # The simulated provider is seeded by the call key; a real model samples on its own.
-            extra = {"seed": seed_for(key)}
-        request = CallRequest(
-            key=key, stage=stage, endpoint=endpoint, messages=messages, params={**params, **extra}, sample=sample,
-            metadata={"simulation": self._world_id} if endpoint.simulated else {},
-        )
-        try:
-            result = await self._ensure_gateway().complete(request)
-        except FatalProviderError:
-            raise
-        except CallFailed:
-            self.progress.stages[stage].failed += 1
-            raise
-        st = self.progress.stages[stage]
-        st.sent += 1
-        st.prompt_tokens += result.prompt_tokens or 0
-        st.completion_tokens += result.completion_tokens or 0
-        if result.cost is None:
-            st.cost_known = False
-        else:
-            st.cost += result.cost
-        self.store.record_call(
-            CallRecord(
-                key=key, stage=stage, model=endpoint.model, sample=sample, messages_json=messages_json,
-                params_json=params_json, response=result.text, prompt_tokens=result.prompt_tokens,
-                completion_tokens=result.completion_tokens, cost=result.cost, latency_s=result.latency_s,
-                attempts=result.attempts, simulated=endpoint.simulated, finish_reason=result.finish_reason,
-            )
-        )
-        self._answered.add(key)
-        return key, result.text, result.finish_reason
-
-    def _ensure_gateway(self) -> Gateway:
-        # Built on the first call that is not stored yet: resuming a finished session then
-        # never imports litellm (about 3 s).
-        if self._gateway is None:
-            self._gateway = Gateway(self.session.limits, on_failure=self._record_failure)
-        if not self._prices_registered:
-            self._gateway.register_prices([*self.session.models, self.session.worker, *self.session.judges])
-            self._prices_registered = True
-        return self._gateway
+    @property
+    def world_id(self) -> str | None:
+        """Id of the simulation world the simulated calls are routed with (None for a real session)."""
+        return self.calls.world_id
 
     def _gen_params(self) -> dict[str, Any]:
         g = self.session.generation
         return {"temperature": g.temperature, "max_tokens": g.max_tokens}
-
-    def _judge_params(self, judge: JudgeSpec) -> dict[str, Any]:
-        j = self.session.judging
-        params: dict[str, Any] = {"temperature": j.temperature, "max_tokens": j.max_tokens}
-        if j.structured_output:
-            if judge.model not in self._json_mode:
-                self._json_mode[judge.model] = supports_json_mode(judge)
-            if self._json_mode[judge.model]:
-                params["response_format"] = {"type": "json_object"}
-        return params
 
     # -- generation ----------------------------------------------------------------------------
 
@@ -185,7 +103,7 @@ class Pipeline:
             return await make()
         except FatalProviderError:
             raise
-        except CallFailed as exc:  # counted in its stage by _call; the output stays missing
+        except CallFailed as exc:  # counted in its stage by Calls.call; the output stays missing
             self.progress.last_error = str(exc)
             return None
 
@@ -198,7 +116,7 @@ class Pipeline:
             return self._outputs[oid]
         model = self.session.model(name)
         messages = automation_messages(self.study.universal, self.study.task(task_id))
-        key, text = await self._call("automation", model, messages, self._gen_params(), f"automation:run{run}")
+        key, text = await self.calls.call("automation", model, messages, self._gen_params(), f"automation:run{run}")
         record = OutputRecord(oid, run, task_id, "automation", name, name, text, None, key)
         self.store.save_output(record)
         self._outputs[oid] = record
@@ -214,7 +132,7 @@ class Pipeline:
             return self._assistance_texts[aid]
         model = self.session.model(name)
         messages = assistance_messages(self.study.universal, self.study.task(task_id))
-        key, text = await self._call("assistance", model, messages, self._gen_params(), f"assistance:run{run}")
+        key, text = await self.calls.call("assistance", model, messages, self._gen_params(), f"assistance:run{run}")
         record = AssistanceRecord(aid, run, task_id, name, text, key)
         self.store.save_assistance(record)
         self._assistance_texts[aid] = record
@@ -234,7 +152,7 @@ class Pipeline:
             return self._outputs[oid]
         guidance = None if candidate == PLAIN else await self._assistance(run, task_id, candidate)
         messages = worker_messages(self.study.universal, self.study.task(task_id), guidance.text if guidance else None)
-        key, text = await self._call("worker", worker, messages, self._gen_params(), f"worker:run{run}")
+        key, text = await self.calls.call("worker", worker, messages, self._gen_params(), f"worker:run{run}")
         record = OutputRecord(
             oid, run, task_id, "augmentation", candidate, worker.name, text, guidance.id if guidance else None, key
         )
@@ -243,71 +161,7 @@ class Pipeline:
         st.done += 1
         return record
 
-    # -- judging -------------------------------------------------------------------------------
-
-    async def _judge(self, comp: Comparison, texts: dict[str, str], judge: JudgeSpec, presentation: int,
-                     order: tuple[str, str]) -> None:
-        st = self.progress.stages["judging"]
-        if (comp.id, judge.name, presentation) in self._judged:
-            st.done += 1
-            st.cached += 1
-            return
-        rubric = self.study.rubric(comp.task)
-        allow_ties = self.session.judging.allow_ties
-        first, second = order
-        messages = judge_messages(
-            self.study.universal, self.study.task(comp.task), rubric, texts[first], texts[second], allow_ties
-        )
-        params = self._judge_params(judge)
-        verdict, reason, key, attempts = None, None, None, 0
-        for attempt in range(1 + self.session.judging.max_invalid_retries):
-            attempts = attempt + 1
-            key, reply, finish = await self._call_reply(
-                "judging", judge, messages, params, f"judging:run{comp.run}:attempt{attempt}"
-            )
-            try:
-                verdict = parse_judge_reply(reply, rubric, allow_ties, finish, params.get("max_tokens"))
-                break
-            except InvalidReply as exc:
-                reason = exc.reason
-                if exc.truncated:  # the same limit would be paid for and cut off again
-                    raised = reask_max_tokens(int(params["max_tokens"]), self.session.judging.reask_cap)
-                    if raised is None:
-                        break
-                    params = {**params, "max_tokens": raised}
-                messages = reask_messages(messages, reply, exc.reason)
-        if verdict is None:
-            st.invalid += 1
-            record = JudgmentRecord(
-                comparison_id=comp.id, judge=judge.name, judge_kind="llm", judge_family=judge.family,
-                presentation=presentation, option1=first, option2=second, winner=None, option1_mean=None,
-                option2_mean=None, valid=False, invalid_reason=f"invalid after {attempts} attempt(s): {reason}",
-                rationale=None, call_key=key, attempts=attempts,
-            )
-        else:
-            scores = tuple(
-                ScoreRecord(candidate, dim, rubric.kind(dim), score)
-                for candidate, values in ((first, verdict.scores_1), (second, verdict.scores_2))
-                for dim, score in values.items()
-            )
-            record = JudgmentRecord(
-                comparison_id=comp.id, judge=judge.name, judge_kind="llm", judge_family=judge.family,
-                presentation=presentation, option1=first, option2=second,
-                winner=winner_candidate(verdict.winner, first, second), option1_mean=verdict.stated_mean_1,
-                option2_mean=verdict.stated_mean_2, valid=True, invalid_reason=None, rationale=verdict.rationale,
-                call_key=key, attempts=attempts, scores=scores,
-            )
-        self.store.save_judgment(record)
-        self._judged.add((comp.id, judge.name, presentation))
-        st.done += 1
-
-    async def _guard_judge(self, *args: Any) -> None:
-        try:
-            await self._judge(*args)
-        except FatalProviderError:
-            raise
-        except CallFailed as exc:  # counted by _call; the judgment is made on the next run
-            self.progress.last_error = str(exc)
+    # -- tournaments ----------------------------------------------------------------------------
 
     async def _tournament(self, run: int, task_id: str, mode: Mode) -> None:
         names = candidates_for(self.session, mode)
@@ -323,31 +177,28 @@ class Pipeline:
         comps = [c for c in comparisons(self.session, run, task_id, mode)]
         ready = [c for c in comps if c.candidate_a in outputs and c.candidate_b in outputs]
         self._missing_outputs += len(names) - len(outputs)
-        self.store.save_comparisons(
+        self.judging.save_comparisons(
             [
                 ComparisonRecord(c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b,
                                  outputs[c.candidate_a], outputs[c.candidate_b])
-                for c in ready if c.id not in self._comparisons
+                for c in ready
             ]
         )
         jobs = []
         for comp in comps:
-            for judge in eligible_judges(self.session, comp):
-                for presentation, order in presented_orders(self.session, comp, judge.name):
-                    if comp in ready:
-                        jobs.append(self._guard_judge(comp, texts, judge, presentation, order))
-                    else:
-                        self._unjudged += 1
+            if comp in ready:
+                jobs.extend(self.judging.jobs(comp, texts))
+            else:
+                self._unjudged += len(self.judging.slots(comp))
         await asyncio.gather(*jobs)
 
     # -- the run -------------------------------------------------------------------------------
 
     def _load_state(self) -> None:
-        self._answered = self.store.answered_keys()
+        self.calls.load()
+        self.judging.load()
         self._outputs = self.store.outputs()
         self._assistance_texts = self.store.assistance_texts()
-        self._judged = self.store.judged_slots()
-        self._comparisons = set(self.store.comparisons())
         self._missing_outputs = 0
         self._unjudged = 0
 
@@ -357,8 +208,8 @@ class Pipeline:
             self._publish()
 
     def _publish(self) -> None:
-        if self._gateway is not None:
-            self.progress.in_flight = self._gateway.in_flight
+        if self.calls.gateway is not None:
+            self.progress.in_flight = self.calls.in_flight
         if self.sink is not None:
             self.sink.update(self.progress)
 
@@ -381,8 +232,6 @@ class Pipeline:
                 "session_file": str(self.study.session_file),
             }
         )
-        if self.session.simulated:
-            self._world_id, _ = make_world(self.study)
         ticker = asyncio.create_task(self._ticker())
         tournaments = [
             asyncio.create_task(self._tournament(run, task_id, mode))

@@ -16,8 +16,8 @@ from centaur_tui.domain.errors import CentaurError
 
 if TYPE_CHECKING:
     from centaur_tui.domain.study import Study
-    from centaur_tui.store import Store
-    from centaur_tui.store.experts import JudgingSource
+    from centaur_tui.services.session import Store
+    from centaur_tui.services.work import JudgingSource
 
 
 class CentaurApp(App[None]):
@@ -90,12 +90,12 @@ class CentaurApp(App[None]):
 
         Call from a thread worker: opening runs SQL.
         """
-        from centaur_tui.store import Store
+        from centaur_tui.services.session import open_store
 
         with self._stores_lock:
             store = self._stores.get(study.database)
             if store is None:
-                store = Store(study.database)
+                store = open_store(study, must_exist=False)
                 self._stores[study.database] = store
             return store
 

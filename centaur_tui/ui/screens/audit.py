@@ -149,11 +149,10 @@ and the provider errors logged for those calls.
     @work(thread=True, exclusive=True, group="audit-load", exit_on_error=False)
     def load(self) -> None:
         """Read the cell's records off the event loop."""
-        from centaur_tui.store.audit import cell_audit
+        from centaur_tui.services.audit import cell_audit
 
-        store = self.app.store_for(self.study)  # type: ignore[attr-defined]
-        audit = cell_audit(store, self.task_id, self.mode, self.candidate)
-        simulated = store.meta().get("simulated") == "true"
+        audit, simulated = cell_audit(self.app.store_for(self.study), self.task_id, self.mode,  # type: ignore[attr-defined]
+                                      self.candidate)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._loaded, audit, simulated)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -11,25 +9,8 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
-from centaur_tui.domain.errors import CentaurError
+from centaur_tui.services.session import SessionRow
 from centaur_tui.ui.screens.base import CentaurScreen
-
-
-@dataclass(frozen=True)
-class SessionRow:
-    """One line of the home screen."""
-
-    path: Path
-    name: str
-    description: str
-    simulated: bool
-    run: bool
-    calls_done: int = 0
-    calls_left: int = 0
-    llm_judgments: int = 0
-    expert_judgments: int = 0
-    expert_waiting: int = 0
-    error: str | None = None
 
 
 class SessionTable(DataTable):
@@ -91,36 +72,13 @@ simulated provider, not to language models.
     @work(thread=True, exclusive=True, group="home-load", exit_on_error=False)
     def load(self) -> None:
         """Read every session file and its database, off the event loop."""
-        folder = self.app.sessions_dir  # type: ignore[attr-defined]
-        rows: list[SessionRow] = []
-        for path in sorted(Path(folder).glob("*.toml")):
-            rows.append(self._read(path))
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show, rows)
-
-    def _read(self, path: Path) -> SessionRow:
         # Imported here, in the worker thread: pydantic and the catalog take about 130 ms to
         # import, time the first paint of the screen does not wait for.
-        from centaur_tui.catalog import load_session
-        from centaur_tui.domain.plan import summarize
+        from centaur_tui.services.session import list_sessions
 
-        try:
-            study = load_session(path)
-        except CentaurError as exc:
-            return SessionRow(path, path.stem, "", False, False, error=exc.message)
-        s = study.session
-        if not study.database.exists():
-            plan = summarize(s)
-            return SessionRow(path, s.name, s.description, s.simulated, False,
-                              calls_left=plan.total_calls)
-        from centaur_tui.store.experts import ExpertStore
-
-        try:
-            state = ExpertStore(self.app.store_for(study)).state(study)  # type: ignore[attr-defined]
-        except CentaurError as exc:
-            return SessionRow(path, s.name, s.description, s.simulated, False, error=exc.message)
-        return SessionRow(path, s.name, s.description, state.simulated, True, state.calls_done, state.calls_left,
-                          state.llm_judgments, state.expert_judgments, state.expert_waiting)
+        rows = list_sessions(self.app.sessions_dir, self.app.store_for)  # type: ignore[attr-defined]
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show, rows)
 
     def _show(self, rows: list[SessionRow]) -> None:
         self.rows = rows

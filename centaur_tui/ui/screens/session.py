@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,28 +15,11 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from centaur_tui.domain.plan import STAGES, summarize
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
+from centaur_tui.services.session import SIMULATED_BANNER, SessionOverview
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.screens.dialogs import AddExpertDialog, AssignDialog, AssignRequest, NewExpert
 
 STAGE_COLUMNS = ("planned", "done", "cached", "sent", "failed", "invalid")
-
-
-@dataclass(frozen=True)
-class StoredState:
-    """What the database holds, read in a thread."""
-
-    calls_by_stage: dict[str, int]
-    llm_judgments: int
-    calls_left: int
-    tokens: int
-    cost: float | None
-    errors: int
-    comparisons: int
-    experts: list[ExpertSpec]
-    workload: dict[str, tuple[int, int]]
-    simulated: bool
-    work: dict[str, tuple[int, int]] | None = None
-    """Per expert (tasks assigned, deliverables submitted) for sessions with `[human_workers]`, else None."""
 
 
 class ExpertTable(DataTable):
@@ -93,7 +75,7 @@ stopped, and a finished run costs nothing to run again.
         self.start_expert = expert
         self.start_run = run
         self.study: Study | None = None
-        self.state: StoredState | None = None
+        self.state: SessionOverview | None = None
         self.runner: Any = None
         self.run_worker_: Worker[Any] | None = None
         self.last_outcome: str | None = None
@@ -154,40 +136,22 @@ stopped, and a finished run costs nothing to run again.
     @work(thread=True, exclusive=True, group="session-load", exit_on_error=False)
     def load(self) -> None:
         """Read the session file and its database, off the event loop."""
-        from centaur_tui.catalog import load_session
-        from centaur_tui.store.experts import ExpertStore
-        from centaur_tui.store.work import WorkStore
+        from centaur_tui.services.session import open_session, overview
 
-        study = self.study or load_session(self.path)
-        if not study.database.exists():
-            # Never run: show the plan without creating the database just by looking.
-            plan = summarize(study.session)
-            state = StoredState({}, 0, plan.total_calls, 0, None, 0, 0, list(study.session.experts), {},
-                                study.session.simulated)
-            if not get_current_worker().is_cancelled:
-                self.app.call_from_thread(self._show_state, study, state)
-            return
-        store = self.app.store_for(study)  # type: ignore[attr-defined]
-        experts = ExpertStore(store)
-        counts = store.counts()
-        summary = experts.state(study)
-        state = StoredState(
-            calls_by_stage=counts["calls_by_stage"], llm_judgments=summary.llm_judgments, calls_left=summary.calls_left,
-            tokens=counts["prompt_tokens"] + counts["completion_tokens"], cost=counts["cost"],
-            errors=counts["call_errors"], comparisons=counts["comparisons"], experts=experts.experts(study),
-            workload=experts.workload(), simulated=summary.simulated,
-            work=WorkStore(store).workload() if study.session.human_workers is not None else None,
-        )
+        study = self.study or open_session(self.path)
+        # Never run: show the plan without creating the database just by looking.
+        store = self.app.store_for(study) if study.database.exists() else None  # type: ignore[attr-defined]
+        state = overview(study, store)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show_state, study, state)
 
-    def _show_state(self, study: Study, state: StoredState) -> None:
+    def _show_state(self, study: Study, state: SessionOverview) -> None:
         first = self.study is None
         self.study, self.state = study, state
         s = study.session
         self.query_one("#session-title", Static).update(f"Session {s.name}: {s.description}" if s.description else f"Session {s.name}")
         banner = self.query_one("#session-banner", Static)
-        banner.update("SIMULATED DATA: calls go to the seeded simulated provider, not to language models." if state.simulated else "")
+        banner.update(SIMULATED_BANNER if state.simulated else "")
         banner.display = state.simulated
         table = self.query_one("#experts", DataTable)
         cursor = table.cursor_row
@@ -244,10 +208,10 @@ stopped, and a finished run costs nothing to run again.
     def action_run(self) -> None:
         if self.study is None or self.running:
             return
-        from centaur_tui.ui.pipeline_run import PipelineRun
+        from centaur_tui.services.run import PipelineRun
 
         study = self.study
-        self.runner = PipelineRun(study, lambda: self.app.store_for(study))  # type: ignore[attr-defined]
+        self.runner = PipelineRun(study, lambda: self.app.store_for(study), settle_memory=True)  # type: ignore[attr-defined]
         self.app.on_exit_stop(self.runner.stop)  # type: ignore[attr-defined]
         self.last_outcome = None
         self.run_worker_ = self.run_pipeline(self.runner)
@@ -350,12 +314,10 @@ stopped, and a finished run costs nothing to run again.
 
     @work(thread=True, exclusive=True, group="open-judging", exit_on_error=False)
     def prepare_judging(self, expert_id: str) -> None:
-        from centaur_tui.store.experts import ExpertStore, SessionJudging
+        from centaur_tui.services.work import open_judging
 
         assert self.study is not None
-        store = self.app.store_for(self.study)  # type: ignore[attr-defined]
-        expert = ExpertStore(store).expert(self.study, expert_id)
-        source = SessionJudging(store, self.study, expert)
+        source = open_judging(self.study, self.app.store_for(self.study), expert_id)  # type: ignore[attr-defined]
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._push_judging, source)
 
@@ -377,18 +339,14 @@ stopped, and a finished run costs nothing to run again.
 
     @work(thread=True, exclusive=True, group="assign", exit_on_error=False)
     def assign(self, expert_id: str, request: AssignRequest) -> None:
-        from centaur_tui.domain.assignment import plan_assignments
-        from centaur_tui.store.experts import ExpertStore
+        from centaur_tui.services.assign import assign_comparisons
 
         assert self.study is not None
-        experts = ExpertStore(self.app.store_for(self.study))  # type: ignore[attr-defined]
-        expert = experts.expert(self.study, expert_id)
-        planned = plan_assignments(
-            experts.pool(), expert, experts.existing(), request.n, request.strategy, self.study.session.seed,
+        result = assign_comparisons(
+            self.study, self.app.store_for(self.study), expert_id, request.n, request.strategy,  # type: ignore[attr-defined]
             overlap=request.overlap, repeat_share=request.repeat_share,
         )
-        added = experts.add_assignments(expert.id, planned)
-        repeats = sum(p.repeat for p in planned)
+        added, repeats, expert = result.added, result.repeats, result.expert
         self.app.call_from_thread(
             self.notify, f"{added} place(s) for {expert.name} ({repeats} swapped repeat(s)).", title="Assigned"
         )
@@ -401,14 +359,11 @@ stopped, and a finished run costs nothing to run again.
 
     @work(thread=True, exclusive=True, group="open-work", exit_on_error=False)
     def prepare_work(self, expert_id: str) -> None:
-        from centaur_tui.store.experts import ExpertStore
-        from centaur_tui.store.work import SessionWork
+        from centaur_tui.services.work import open_work
 
         assert self.study is not None
-        store = self.app.store_for(self.study)  # type: ignore[attr-defined]
-        source = SessionWork(store, self.study, ExpertStore(store).expert(self.study, expert_id))
-        if not source.queue():
-            source.work.assign(self.study)  # the arm's design, as `centaur assign-work` stores it
+        # Assigns the arm's design first when the expert's queue is empty (as `centaur assign-work`).
+        source = open_work(self.study, self.app.store_for(self.study), expert_id)  # type: ignore[attr-defined]
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._push_work, source)
 
@@ -429,12 +384,10 @@ stopped, and a finished run costs nothing to run again.
 
     @work(thread=True, exclusive=True, group="add-expert", exit_on_error=False)
     def add_expert(self, new: NewExpert) -> None:
-        from centaur_tui.store.experts import ExpertStore
+        from centaur_tui.services.session import add_expert
 
         assert self.study is not None
-        ExpertStore(self.app.store_for(self.study)).add_expert(  # type: ignore[attr-defined]
-            self.study, ExpertSpec(id=new.id, name=new.name, tasks=new.tasks)
-        )
+        add_expert(self.study, self.app.store_for(self.study), new.id, new.name, new.tasks)  # type: ignore[attr-defined]
         self.app.call_from_thread(self.notify, f"{new.name} can now be given comparisons.", title="Expert added")
         self.app.call_from_thread(self.load)
 

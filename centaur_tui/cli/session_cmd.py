@@ -1,0 +1,255 @@
+"""Provides the session commands: `centaur tasks`, `check`, `run`, `export` and `demo`."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from centaur_tui.catalog import load_tasks
+from centaur_tui.cli.app import open_app, say_simulated
+from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.plan import STAGES, summarize
+from centaur_tui.domain.study import Study
+from centaur_tui.services.session import missing_keys, open_session
+from centaur_tui.services.session import tasks_dir as default_tasks_dir
+
+# -- tasks -----------------------------------------------------------------------------------
+
+
+@click.group("tasks", invoke_without_command=True)
+@click.option("--dir", "tasks_dir", type=click.Path(path_type=Path), default=None, help="Tasks folder (default: ./tasks).")
+@click.pass_context
+def tasks_cmd(ctx: click.Context, tasks_dir: Path | None) -> None:
+    """List the tasks; `centaur tasks show ID` prints one with its rubric."""
+    ctx.obj = tasks_dir or default_tasks_dir()
+    if ctx.invoked_subcommand is None:
+        tasks, universal = load_tasks(ctx.obj)
+        click.echo(f"{len(tasks)} tasks in {ctx.obj} (+ {len(universal.general_dimensions)} general dimensions)")
+        width = max((len(t) for t in tasks), default=2)
+        for task in tasks.values():
+            click.echo(
+                f"  {task.id:<{width}}  {task.title} | {task.source} | {task.type} | {task.deliverable} "
+                f"| {len(task.dimensions)} dimensions, {len(task.requirements)} requirements"
+            )
+
+
+@tasks_cmd.command("show")
+@click.argument("task_id")
+@click.pass_obj
+def tasks_show(tasks_dir: Path, task_id: str) -> None:
+    """Print one task: prompt, requirements and rubric."""
+    tasks, universal = load_tasks(tasks_dir)
+    if task_id not in tasks:
+        raise CentaurError(f"unknown task {task_id!r} (known: {', '.join(tasks)})", title="Unknown task")
+    t = tasks[task_id]
+    click.secho(f"{t.title}  [{t.id}]", bold=True)
+    click.echo(f"Source: {t.source}   Type: {t.type}   Deliverable: {t.deliverable}\n")
+    click.secho("Prompt", bold=True)
+    click.echo(t.prompt.strip() + "\n")
+    click.secho("Requirements", bold=True)
+    for r in t.requirements:
+        click.echo(f"  - {r.label} [{r.dimension}, difficulty {r.difficulty:.2f}]: {r.text}")
+    click.echo()
+    for heading, dims in (("Task-specific rubric", t.dimensions), ("General rubric", universal.general_dimensions)):
+        click.secho(heading, bold=True)
+        for d in dims:
+            click.echo(f"  {d.id} - {d.name}: {d.description}")
+            click.echo(f"      low (1-3): {d.low}")
+            click.echo(f"      high (8-10): {d.high}")
+        click.echo()
+
+
+# -- check -----------------------------------------------------------------------------------
+
+
+def _plan_text(study: Study) -> list[str]:
+    s = study.session
+    plan = summarize(s)
+    lines = [
+        f"Session {s.name}: {plan.runs} run(s) x {plan.tasks} task(s); "
+        f"{len(s.automation_candidates)} automation candidates, {len(s.augmentation_candidates)} augmentation "
+        f"candidates (incl. plain), worker {s.worker.name}, {len(s.judges)} judges, orders={s.judging.orders}",
+        "Calls per stage (without re-asks of invalid judge replies):",
+    ]
+    for stage in STAGES:
+        lines.append(f"  {stage:<11} {plan.calls[stage]:>8,}")
+    lines.append(f"  {'total':<11} {plan.total_calls:>8,}  (at most {plan.max_judging_calls:,} judging calls with re-asks)")
+    lines.append(
+        f"Comparisons: {plan.total_comparisons:,} "
+        + "(" + ", ".join(f"{m} {n:,}" for m, n in plan.comparisons.items()) + ")"
+    )
+    lines.append(f"Judgments: {plan.total_judgments:,}; judge pairs (for agreement): {plan.judge_pairs:,}")
+    lines.append("Judgments per judge:")
+    for judge in s.judges:
+        lines.append(f"  {judge.name:<24} {judge.family:<12} {plan.judgments_per_judge[judge.name]:>8,}")
+    lines.append("Comparisons by number of eligible judges:")
+    for k, n in plan.comparisons_by_eligible.items():
+        lines.append(f"  {k} judge(s): {n:>8,}")
+    lines.extend(f"Note: {n}" for n in plan.notes)
+    return lines
+
+
+@click.command()
+@click.argument("session")
+def check(session: str) -> None:
+    """Validate a session file and print its plan; sends no call, writes nothing."""
+    study = open_session(session)
+    if study.session.simulated:
+        say_simulated()
+    for line in _plan_text(study):
+        click.echo(line)
+    for name, model, var in missing_keys(study):
+        click.secho(f"Warning: {name} ({model}) needs {var}, which is not set; `centaur run` will refuse.", fg="yellow")
+    click.echo(f"Database: {study.database}")
+    click.secho("Session is valid.", fg="green")
+
+
+# -- run -------------------------------------------------------------------------------------
+
+
+class LinePrinter:
+    """Prints progress per stage: rewritten in place on a terminal, every few seconds otherwise."""
+
+    def __init__(self, stream: Any = None, interval: float = 2.0) -> None:
+        self.stream = stream or sys.stdout
+        self.tty = self.stream.isatty()
+        self.interval = 0.0 if self.tty else interval
+        self._last = 0.0
+        self._last_text = ""
+
+    def line(self, progress: Any) -> str:
+        parts = []
+        for name, st in progress.stages.items():
+            if not st.planned:
+                continue
+            part = f"{name} {st.done:,}/{st.planned:,}"
+            if st.left and st.left != st.planned - st.done:
+                part += f" ({st.left:,} left)"
+            if st.failed:
+                part += f" {st.failed} failed"
+            if st.invalid:
+                part += f" {st.invalid} invalid"
+            parts.append(part)
+        known = all(s.cost_known for s in progress.stages.values())
+        cost = f"${progress.cost:,.2f}" + ("" if known else " + unknown")
+        return (
+            f"[{progress.elapsed:5.1f}s] " + " | ".join(parts)
+            + f" | {progress.tokens / 1e6:.1f}M tokens | {cost} | {progress.retries} retries | {progress.in_flight} in flight"
+        )
+
+    def update(self, progress: Any) -> None:
+        now = time.monotonic()
+        if not progress.finished and now - self._last < self.interval:
+            return
+        self._last = now
+        text = self.line(progress)
+        if text[text.index("]"):] == self._last_text[self._last_text.find("]"):] and not self.tty:
+            return  # nothing moved since the last line
+        self._last_text = text
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + text + ("\n" if progress.finished else ""))
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+def _stop_on_sigterm(signum: int, frame: Any) -> None:
+    # Treat `kill` like Ctrl-C: stored work is committed per call, so stopping is safe.
+    raise KeyboardInterrupt
+
+
+def run_in_terminal(study: Study, quiet: bool = False) -> Any:
+    """Run a study with a line printer; Ctrl-C (or SIGTERM) stops cleanly, keeping every answer."""
+    from centaur_tui.services.run import run_study as run_pipeline
+    from centaur_tui.services.session import open_store, require_keys
+
+    require_keys(study)
+    if study.session.simulated:
+        say_simulated()
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    try:
+        with open_store(study, must_exist=False) as store:
+            try:
+                outcome = run_pipeline(study, store, None if quiet else LinePrinter())
+            except KeyboardInterrupt:
+                counts = store.counts()
+                click.secho(
+                    f"\nStopped. {counts['calls']:,} answered calls and {counts['judgments']:,} judgments are stored in "
+                    f"{study.database}; run the same command again to resume.",
+                    fg="yellow", err=True,
+                )
+                sys.exit(130)
+            counts = store.counts()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    p = outcome.progress
+    click.echo(
+        f"Done in {p.elapsed:.1f}s: {sum(s.sent for s in p.stages.values()):,} calls sent, "
+        f"{sum(s.cached for s in p.stages.values()):,} items already stored. Store: {counts['outputs']:,} outputs, "
+        f"{counts['comparisons']:,} comparisons, {counts['judgments']:,} judgments "
+        f"({counts['invalid_judgments']:,} invalid), {counts['call_errors']:,} failed attempts logged."
+    )
+    if not outcome.complete:
+        click.secho(
+            f"Incomplete: {outcome.missing_outputs} output(s) failed and {outcome.unjudged} judgment(s) could not be "
+            "made; run again to retry them. Last error: " + (p.last_error or "-"),
+            fg="yellow",
+        )
+    return outcome
+
+
+@click.command()
+@click.argument("session")
+@click.option("--quiet", is_flag=True, help="No progress lines.")
+def run(session: str, quiet: bool) -> None:
+    """Run (or resume) a session: generation, assistance, worker and judging calls."""
+    study = open_session(session)
+    outcome = run_in_terminal(study, quiet=quiet)
+    if not outcome.complete:
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("session")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Folder for the CSV files.")
+def export(session: str, out_dir: Path) -> None:
+    """Write judgments.csv, scores.csv and outputs.csv of a session."""
+    from centaur_tui.services.exchange import export_csv
+
+    result = export_csv(open_session(session), out_dir)
+    if result.simulated:
+        say_simulated()
+    for name, n in result.written.items():
+        click.echo(f"{out_dir / name}: {n:,} rows")
+
+
+@click.command()
+@click.option("--session", "session", default="sessions/demo.toml", show_default=True)
+@click.option("--no-app", is_flag=True, help="Run, export and report in the terminal even when one is attached.")
+@click.pass_context
+def demo(ctx: click.Context, session: str, no_app: bool) -> None:
+    """The demo session end to end, offline and simulated.
+
+    On a terminal it opens the app on the session, running the pipeline first when calls are
+    left. Without one (or with --no-app) it runs the session, exports it to out/NAME and
+    prints the report.
+    """
+    study = open_session(session)
+    if not no_app and sys.stdin.isatty() and sys.stdout.isatty():
+        open_app(str(study.session_file), run=True)
+        return
+    outcome = run_in_terminal(study)
+    from centaur_tui.services.exchange import export_csv
+
+    for name, n in export_csv(study, Path("out") / study.session.name).written.items():
+        click.echo(f"exported {Path('out') / study.session.name / name}: {n:,} rows")
+    from centaur_tui.cli.report_cmd import report as report_command
+
+    ctx.invoke(report_command, session=str(study.session_file))
+    if not outcome.complete:
+        sys.exit(1)

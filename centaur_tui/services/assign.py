@@ -1,0 +1,87 @@
+"""Provides the assignment use case: comparisons added to an expert's judging queue.
+
+One function for `centaur assign` and the app's assign dialog (and a browser server): the
+pool, the expert's task restrictions and the strategies are the store's and
+`domain/assignment.py`'s; this is where they are put together.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from centaur_tui.domain.assignment import PlannedAssignment, plan_assignments
+from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.session import ExpertSpec
+from centaur_tui.domain.study import Study
+
+if TYPE_CHECKING:
+    from centaur_tui.store import Store
+
+
+@dataclass(frozen=True)
+class AssignResult:
+    """What an assignment added, and the expert's queue afterwards."""
+
+    expert: ExpertSpec
+    strategy: str
+    requested: int
+    added: int
+    planned: list[PlannedAssignment]
+    tasks: Counter[str]
+    """Places added per task."""
+    modes: Counter[str]
+    """Places added per mode."""
+    assigned: int
+    """Places in the expert's queue now."""
+    judged: int
+    """Of which judged."""
+
+    @property
+    def repeats(self) -> int:
+        """Swapped repeats among the places added (test-retest)."""
+        return sum(p.repeat for p in self.planned)
+
+    @property
+    def waiting(self) -> int:
+        return self.assigned - self.judged
+
+
+def assign_comparisons(
+    study: Study, store: Store, expert_id: str, n: int, strategy: str = "stratified", *, overlap: int = 2,
+    repeat_share: float = 0.0,
+) -> AssignResult:
+    """Add up to `n` places to an expert's queue (only comparisons of tasks the expert may judge).
+
+    Args:
+        study: The session.
+        store: Its database.
+        expert_id: The expert (from the session file or added in the app).
+        n: Places to add.
+        strategy: One of `domain.assignment.STRATEGIES`.
+        overlap: K for the overlap strategy (experts per comparison).
+        repeat_share: Share of the places given to swapped repeats.
+
+    Raises:
+        CentaurError: unknown expert, or the session has no comparisons yet.
+    """
+    from centaur_tui.store.experts import ExpertStore
+
+    experts = ExpertStore(store)
+    expert = experts.expert(study, expert_id)
+    pool = experts.pool()
+    if not pool:
+        raise CentaurError("the session has no comparisons yet: run it first", title="No comparisons yet")
+    planned = plan_assignments(
+        pool, expert, experts.existing(), n, strategy, study.session.seed, overlap=overlap, repeat_share=repeat_share,
+    )
+    added = experts.add_assignments(expert.id, planned)
+    assigned, judged = experts.workload().get(expert.id, (0, 0))
+    by_id = {c.id: c for c in pool}
+    return AssignResult(
+        expert=expert, strategy=strategy, requested=n, added=added, planned=planned,
+        tasks=Counter(by_id[p.comparison_id].task for p in planned),
+        modes=Counter(by_id[p.comparison_id].mode for p in planned),
+        assigned=assigned, judged=judged,
+    )

@@ -1,0 +1,101 @@
+"""Provides the exchange use cases: a session's judgments exported to and imported from CSV, and judging packets.
+
+A packet is a self-contained file of one expert's open assignments, for an expert who cannot
+reach the machine holding the session: exported here, judged in the app anywhere
+(`open_packet`), merged back with `import_packet`. Each function opens and closes the
+session's database itself, so a front end only names the session and the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from centaur_tui.domain.study import Study
+from centaur_tui.services.session import expert, open_store, stored_simulated
+
+if TYPE_CHECKING:
+    from centaur_tui.domain.session import ExpertSpec
+    from centaur_tui.store.experts import PacketExport, PacketImport, PacketJudging
+    from centaur_tui.store.importer import ImportSummary
+
+
+@dataclass(frozen=True)
+class CsvExport:
+    """Rows written per CSV file, and whether the data is simulated."""
+
+    out_dir: Path
+    written: dict[str, int]
+    simulated: bool
+
+
+def export_csv(study: Study, out_dir: Path) -> CsvExport:
+    """Write judgments.csv, scores.csv and outputs.csv of a session into `out_dir`.
+
+    Raises:
+        NoDatabaseError: the session has not been run.
+    """
+    from centaur_tui.pipeline.export import export_session
+
+    with open_store(study, title="Nothing to export") as store:
+        simulated = stored_simulated(store)
+        written = export_session(store, out_dir)
+    return CsvExport(out_dir, written, simulated)
+
+
+@dataclass(frozen=True)
+class CsvImport:
+    """What an import stored, and whether the session's own judgments are simulated."""
+
+    summary: ImportSummary
+    simulated: bool
+
+
+def import_csv(study: Study, directory: Path) -> CsvImport:
+    """Validate and store judgments from an export folder (judgments.csv, scores.csv) in a session's database.
+
+    Raises:
+        NoDatabaseError: the session has not been run (its comparisons must be stored).
+        CentaurError: the files do not fit the session, or conflict with stored judgments (nothing written).
+    """
+    from centaur_tui.store.importer import import_export
+
+    rubrics = {t: study.rubric(t) for t in study.tasks}
+    with open_store(study, title="Nothing to import into") as store:
+        simulated = stored_simulated(store)
+        summary = import_export(store, directory, rubrics)
+    return CsvImport(summary, simulated)
+
+
+def export_packet(study: Study, expert_id: str, out: Path) -> tuple[ExpertSpec, PacketExport]:
+    """Write a packet of an expert's open assignments, with no identities at all; returns (expert, what was written).
+
+    Raises:
+        NoDatabaseError: the session has not been run.
+        PacketError: the file exists already, or the expert has nothing open.
+    """
+    from centaur_tui.store.experts import export_packet as write_packet
+
+    with open_store(study) as store:
+        who = expert(study, store, expert_id)
+        return who, write_packet(store, study, who, out)
+
+
+def import_packet(study: Study, file: Path) -> PacketImport:
+    """Merge a judged packet into the session; importing the same packet again adds nothing.
+
+    Raises:
+        PacketError: the file is not a packet of this session.
+    """
+    from centaur_tui.store.experts import import_packet as merge_packet
+
+    with open_store(study) as store:
+        return merge_packet(store, study, file)
+
+
+def open_packet(file: Path) -> PacketJudging:
+    """A packet file as a judging source for the app (the caller closes it); results are saved into the file."""
+    from centaur_tui.store.experts import PacketJudging
+
+    return PacketJudging(file)

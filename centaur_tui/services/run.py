@@ -1,0 +1,127 @@
+"""Provides the run use case: a session's pipeline run to completion, blocking or stoppable from another thread.
+
+One `PipelineRun` for every front end, reporting through a `ProgressDisplay`: the CLI calls
+`run_study` (blocking, a line printer as display; Ctrl-C raises KeyboardInterrupt out of it),
+the app runs `PipelineRun.run` in a thread worker and stops it from the UI thread, reading
+`progress` on a timer instead of receiving a message per call. Both check the API keys first;
+a stopped run resumes where it stopped, since every answered call is stored when it arrives.
+
+Running the pipeline on the UI's own loop stalled the UI up to about 90 ms; in a thread with
+its own loop about 30 ms (NOTES.md). Everything heavy (the pipeline package, the store,
+litellm) is imported and opened inside the run's thread, never on the UI's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from centaur_tui.domain.study import Study
+from centaur_tui.services.session import require_keys
+
+if TYPE_CHECKING:
+    from centaur_tui.pipeline import Progress, RunOutcome
+    from centaur_tui.store import Store
+
+
+class ProgressDisplay(Protocol):
+    """Anything that shows a run's progress (the CLI's line printer, a test recorder): `pipeline.ProgressSink`."""
+
+    def update(self, progress: Progress) -> None:
+        """Called a few times a second during a run, and once at the end."""
+
+
+class PipelineRun:
+    """One run of a session's pipeline in the calling thread, stoppable from any other thread.
+
+    Args:
+        study: The session to run.
+        open_store: Returns its database (shared with the app: one writer connection per
+            process); called in the run's thread.
+        display: Where progress goes a few times a second, and once at the end; optional.
+        settle_memory: Import litellm first and freeze the collector's view of it: for a
+            long-lived process with a UI (the app), not for a one-shot command, which then
+            never imports litellm when every call is stored already (about 3 s).
+    """
+
+    def __init__(self, study: Study, open_store: Callable[[], Store], display: ProgressDisplay | None = None, *,
+                 settle_memory: bool = False) -> None:
+        self.study = study
+        self._open_store = open_store
+        self.display = display
+        self.settle_memory = settle_memory
+        self.pipeline: Any = None
+        self._stop = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def progress(self) -> Progress | None:
+        """Live counters, once the run has started."""
+        return self.pipeline.progress if self.pipeline is not None else None
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def run(self) -> RunOutcome | None:
+        """Run to completion in the calling thread; None when stopped first.
+
+        Raises:
+            ProviderError: a provider refused every call of a model.
+            MissingKeyError: a real model needs a key that is not set.
+            KeyboardInterrupt: Ctrl-C in the main thread (every answered call is kept).
+        """
+        # Looked up on the package at run time, so tests can substitute a gated Pipeline.
+        from centaur_tui import pipeline as pipeline_package
+        require_keys(self.study)
+        if self.settle_memory:
+            from centaur_tui.llm.runtime import litellm
+
+            # litellm brings about 200 MB of long-lived objects; left in the collector's view, each
+            # full collection afterwards stalled the UI by 0.1-0.3 s (measured on Pilot key presses).
+            litellm()
+            gc.freeze()
+        self.pipeline = pipeline_package.Pipeline(self.study, self._open_store(), sink=self.display)
+
+        async def main() -> RunOutcome | None:
+            with self._lock:
+                self._loop = asyncio.get_running_loop()
+                self._task = asyncio.current_task()
+            if self._stop.is_set():
+                return None
+            return await self.pipeline.run()
+
+        try:
+            with asyncio.Runner() as runner:
+                return runner.run(main())
+        except asyncio.CancelledError:
+            return None
+        finally:
+            with self._lock:
+                self._loop = None
+                self._task = None
+
+    def stop(self) -> None:
+        """Ask the run to stop (from any thread); in-flight calls are abandoned, answered ones kept."""
+        self._stop.set()
+        with self._lock:
+            if self._loop is not None and self._task is not None:
+                self._loop.call_soon_threadsafe(self._task.cancel)
+
+
+def run_study(study: Study, store: Store, display: ProgressDisplay | None = None) -> RunOutcome:
+    """Run (or resume) a session to completion in the calling thread (the CLI's run).
+
+    Raises:
+        MissingKeyError: a real model needs a key that is not set (checked before any call).
+        ProviderError: a provider refused every call of a model.
+        KeyboardInterrupt: Ctrl-C; every answered call is stored, running again resumes.
+    """
+    outcome = PipelineRun(study, lambda: store, display).run()
+    assert outcome is not None  # only `stop()` from another thread ends a run without an outcome
+    return outcome
