@@ -43,7 +43,7 @@ def _open_existing(study: Study) -> Store:
               help="Share of the places given to swapped repeats (test-retest).")
 def assign(session: str, expert_id: str, n: int, strategy: str, overlap: int, repeat_share: float) -> None:
     """Add comparisons to an expert's judging queue (only tasks the expert may judge)."""
-    from centaur_tui.store.experts import ExpertStore
+    from centaur_tui.store import ExpertStore
 
     study = load_session(resolve_session(session))
     with _open_existing(study) as store:
@@ -86,7 +86,7 @@ def packet() -> None:
               help="Packet file to write (must not exist).")
 def packet_export(session: str, expert_id: str, out: Path) -> None:
     """Write a self-contained packet of an expert's open assignments, with no identities at all."""
-    from centaur_tui.store.experts import ExpertStore, export_packet
+    from centaur_tui.store import ExpertStore, export_packet
 
     study = load_session(resolve_session(session))
     with _open_existing(study) as store:
@@ -104,7 +104,7 @@ def packet_export(session: str, expert_id: str, out: Path) -> None:
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 def packet_import(session: str, file: Path) -> None:
     """Merge a judged packet into the session; importing the same packet again adds nothing."""
-    from centaur_tui.store.experts import import_packet
+    from centaur_tui.store import import_packet
 
     study = load_session(resolve_session(session))
     with _open_existing(study) as store:
@@ -121,7 +121,7 @@ def packet_import(session: str, file: Path) -> None:
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 def judge(file: Path) -> None:
     """Judge a packet file in the app (on any machine); results are saved into the file."""
-    from centaur_tui.store.experts import PacketJudging
+    from centaur_tui.store import PacketJudging
 
     source = PacketJudging(file)
     from centaur_tui.ui.app import create_app

@@ -21,8 +21,7 @@ def import_(session: str, directory: Path) -> None:
     from the stored one with the same key is a conflict and nothing is written.
     """
     from centaur_tui.cli.main import resolve_session
-    from centaur_tui.store import Store
-    from centaur_tui.store.importer import import_export
+    from centaur_tui.store import Store, import_export
 
     study = load_session(resolve_session(session))
     if not study.database.exists():

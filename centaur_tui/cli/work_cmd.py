@@ -17,7 +17,7 @@ from centaur_tui.cli.main import SIMULATED_BANNER, resolve_session
 def assign_work(session: str) -> None:
     """Assign the session's human-worker arm: each expert each task once, conditions balanced."""
     from centaur_tui.domain.work_design import balance
-    from centaur_tui.store.work import WorkStore
+    from centaur_tui.store import WorkStore
 
     study = load_session(resolve_session(session))
     with _open_existing(study) as store:
@@ -70,7 +70,7 @@ def work_report(session: str, json_file: Path | None) -> None:
 
     from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
     from centaur_tui.stats.human_arm import human_arm_doc, human_arm_text
-    from centaur_tui.store.work import WorkStore
+    from centaur_tui.store import WorkStore
 
     study = load_session(resolve_session(session))
     meta, rows = load_report_inputs(study)

@@ -23,8 +23,7 @@ from centaur_tui.domain.records import ComparisonRecord
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import make_world
 from centaur_tui.pipeline.runner import Pipeline
-from centaur_tui.store import Store
-from centaur_tui.store.work import WorkStore
+from centaur_tui.store import Store, WorkStore
 
 HUMAN_MODE = "human_augmentation"
 """Mode of the human-worker arm's comparisons (its outputs are stored with mode 'augmentation')."""

@@ -16,8 +16,7 @@ from centaur_tui.domain.errors import CentaurError
 
 if TYPE_CHECKING:
     from centaur_tui.domain.study import Study
-    from centaur_tui.store import Store
-    from centaur_tui.store.experts import JudgingSource
+    from centaur_tui.store import JudgingSource, Store
 
 
 class CentaurApp(App[None]):

@@ -149,7 +149,7 @@ and the provider errors logged for those calls.
     @work(thread=True, exclusive=True, group="audit-load", exit_on_error=False)
     def load(self) -> None:
         """Read the cell's records off the event loop."""
-        from centaur_tui.store.audit import cell_audit
+        from centaur_tui.store import cell_audit
 
         store = self.app.store_for(self.study)  # type: ignore[attr-defined]
         audit = cell_audit(store, self.task_id, self.mode, self.candidate)

@@ -113,7 +113,7 @@ simulated provider, not to language models.
             plan = summarize(s)
             return SessionRow(path, s.name, s.description, s.simulated, False,
                               calls_left=plan.total_calls)
-        from centaur_tui.store.experts import ExpertStore
+        from centaur_tui.store import ExpertStore
 
         try:
             state = ExpertStore(self.app.store_for(study)).state(study)  # type: ignore[attr-defined]

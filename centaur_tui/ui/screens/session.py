@@ -155,8 +155,7 @@ stopped, and a finished run costs nothing to run again.
     def load(self) -> None:
         """Read the session file and its database, off the event loop."""
         from centaur_tui.catalog import load_session
-        from centaur_tui.store.experts import ExpertStore
-        from centaur_tui.store.work import WorkStore
+        from centaur_tui.store import ExpertStore, WorkStore
 
         study = self.study or load_session(self.path)
         if not study.database.exists():
@@ -350,7 +349,7 @@ stopped, and a finished run costs nothing to run again.
 
     @work(thread=True, exclusive=True, group="open-judging", exit_on_error=False)
     def prepare_judging(self, expert_id: str) -> None:
-        from centaur_tui.store.experts import ExpertStore, SessionJudging
+        from centaur_tui.store import ExpertStore, SessionJudging
 
         assert self.study is not None
         store = self.app.store_for(self.study)  # type: ignore[attr-defined]
@@ -378,7 +377,7 @@ stopped, and a finished run costs nothing to run again.
     @work(thread=True, exclusive=True, group="assign", exit_on_error=False)
     def assign(self, expert_id: str, request: AssignRequest) -> None:
         from centaur_tui.domain.assignment import plan_assignments
-        from centaur_tui.store.experts import ExpertStore
+        from centaur_tui.store import ExpertStore
 
         assert self.study is not None
         experts = ExpertStore(self.app.store_for(self.study))  # type: ignore[attr-defined]
@@ -401,8 +400,7 @@ stopped, and a finished run costs nothing to run again.
 
     @work(thread=True, exclusive=True, group="open-work", exit_on_error=False)
     def prepare_work(self, expert_id: str) -> None:
-        from centaur_tui.store.experts import ExpertStore
-        from centaur_tui.store.work import SessionWork
+        from centaur_tui.store import ExpertStore, SessionWork
 
         assert self.study is not None
         store = self.app.store_for(self.study)  # type: ignore[attr-defined]
@@ -429,7 +427,7 @@ stopped, and a finished run costs nothing to run again.
 
     @work(thread=True, exclusive=True, group="add-expert", exit_on_error=False)
     def add_expert(self, new: NewExpert) -> None:
-        from centaur_tui.store.experts import ExpertStore
+        from centaur_tui.store import ExpertStore
 
         assert self.study is not None
         ExpertStore(self.app.store_for(self.study)).add_expert(  # type: ignore[attr-defined]

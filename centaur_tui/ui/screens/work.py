@@ -83,7 +83,7 @@ class WorkScreen(DraftAutosave, CentaurScreen):
     """Write an expert's assigned deliverables, one task at a time.
 
     Args:
-        source: The expert's work queue (`centaur_tui.store.work.SessionWork`).
+        source: The expert's work queue (`centaur_tui.store.SessionWork`).
     """
 
     HELP = """\
@@ -148,7 +148,7 @@ Your work is saved as you type; leaving or quitting loses nothing.
     @work(thread=True, exclusive=True, group="work-load", exit_on_error=False)
     def open_next(self, after: int | None) -> None:
         """Open the first open task after position `after` (wrapping), or the first open one."""
-        from centaur_tui.store.work import WorkDraft
+        from centaur_tui.store import WorkDraft
 
         queue = self.source.queue()
         open_items = [q for q in queue if not q.locked]
@@ -196,7 +196,7 @@ Your work is saved as you type; leaving or quitting loses nothing.
 
     @property
     def words(self) -> int:
-        from centaur_tui.store.work import word_count
+        from centaur_tui.store import word_count
 
         return word_count(self.draft.text) if self.draft is not None else 0
 
