@@ -1,4 +1,4 @@
-"""The store's one schema: numbered migrations, an old database upgraded in place, a newer one refused, no private access.
+"""The store's schema: numbered migrations, an old database upgraded in place, a newer one refused, no private access.
 
 `tests/data/store_v1.db` was made by the store of 3874c43, before the schema was versioned
 (user_version 0, meta schema_version 1): a one-task simulated session with two experts, run,

@@ -1,4 +1,4 @@
-"""Provides the read-only queries behind the audit screens: every record behind one rank cell, and what the statistics left out.
+"""Provides the reads behind the audit screens: every record behind one rank cell, what the statistics left out.
 
 Nothing here writes; every read returns domain records (or plain rows for the left-out list).
 """

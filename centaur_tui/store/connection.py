@@ -40,7 +40,9 @@ def connect(path: Path, *, journal: str = "WAL", read_only: bool = False) -> sql
 
 
 @contextmanager
-def immediate_transaction(conn: sqlite3.Connection, lock: AbstractContextManager[object]) -> Iterator[sqlite3.Connection]:
+def immediate_transaction(
+    conn: sqlite3.Connection, lock: AbstractContextManager[object]
+) -> Iterator[sqlite3.Connection]:
     """A write transaction started with BEGIN IMMEDIATE under `lock`; rolled back on any error.
 
     Shared by the session database, its migrations and judging packets (each its own SQLite file).

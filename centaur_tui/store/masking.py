@@ -1,4 +1,4 @@
-"""Provides the blinding of a session (its identity terms and blinding file) and the masking log of what experts were shown.
+"""Provides a session's blinding (identity terms, blinding file) and the masking log of what experts were shown.
 
 Every identity phrase masked in a text an expert sees is logged in `expert_maskings` (which
 assignment, which option, which output, the term, how often), so an audit can tell what was

@@ -1,4 +1,4 @@
-"""Provides the reads behind the report: its input rows, a witness of when they change, score aggregates, output lengths and texts.
+"""Provides the report's reads: its input rows, a witness of their changes, score aggregates, output lengths, texts.
 
 Nothing here writes. `report_inputs` returns the rows `centaur report` reads, taken from an
 already open Store so the app keeps one connection per database. `option_score_rows`

@@ -1,11 +1,11 @@
-"""Provides the one schema of a session database, as numbered migrations applied on open, and the judging packet's schema.
+"""Provides the one schema of a session database, as numbered migrations applied on open, and a packet's schema.
 
 Why a small runner on `PRAGMA user_version` rather than sqlite-utils' `Migrations` (4.2.1):
 its `apply()` runs each migration inside `db.atomic()`, a plain `BEGIN`, which lost 27-39 of
 400 writes to "database is locked" beside a second writer (NOTES.md); it records migrations by
 name in a `_sqlite_migrations` table, so a database migrated by a newer program looks merely
-"up to date" to an older one; and importing sqlite-utils costs about 190 ms at every start
-against 14 ms for sqlite3 (see the package docstring). Here a migration is a tuple of SQL
+"up to date" to an older one; and importing sqlite-utils cost 61 ms median at every start
+against 2 ms for sqlite3 (see the package docstring). Here a migration is a tuple of SQL
 statements run in one `BEGIN IMMEDIATE` transaction together with the new `user_version`, so
 a migration is applied completely or not at all, and two processes opening the same old file
 at once migrate it once (the second sees the new version after taking the write lock).
