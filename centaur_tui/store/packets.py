@@ -87,6 +87,8 @@ def _token(secret: str, assignment_id: int) -> str:
 
 @dataclass(frozen=True)
 class PacketExport:
+    """What `packet export` wrote: the file, its id, its places and the identity phrases masked in it."""
+
     path: Path
     packet_id: str
     items: int
