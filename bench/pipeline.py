@@ -65,7 +65,7 @@ def run_pipeline(study: Study) -> tuple[float, float, int, str]:
 
 def stored_calls(db: Path) -> list[dict]:
     store = Store(db)
-    rows = store._rows("SELECT key, model, messages, params FROM calls")
+    rows = store.read("SELECT key, model, messages, params FROM calls")
     store.close()
     return rows
 

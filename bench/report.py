@@ -41,8 +41,7 @@ from centaur_tui.stats.frames import build_frames, design_from_session  # noqa: 
 from centaur_tui.stats.render import to_markdown, to_text  # noqa: E402
 from centaur_tui.stats.report import ReportOptions, build_report  # noqa: E402
 from centaur_tui.stats.synthetic import synthetic_rows  # noqa: E402
-from centaur_tui.store import Store  # noqa: E402
-from centaur_tui.store.importer import store_judgments  # noqa: E402
+from centaur_tui.store import Store, store_judgments  # noqa: E402
 
 TARGETS = {1: 2.0, 10: 10.0}
 

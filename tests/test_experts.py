@@ -37,13 +37,13 @@ from centaur_tui.domain.blinding import (
 )
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.pipeline import Pipeline
-from centaur_tui.store import Store
-from centaur_tui.store.experts import (
+from centaur_tui.store import (
     ExpertStore,
     JudgingError,
     PacketError,
     PacketJudging,
     SessionJudging,
+    Store,
     export_packet,
     import_packet,
 )
@@ -312,7 +312,7 @@ def test_expert_judgments_land_in_the_judgments_table_and_the_export(session_pat
         assert len(rows) == 1
         row = rows[0]
         assert row["judge"] == "ann" and row["judge_family"] is None and row["seconds"] == 12.5
-        a = ExpertStore(store)._rows("SELECT * FROM expert_assignments WHERE id = ?", (int(queue[0].key),))[0]
+        a = store.read("SELECT * FROM expert_assignments WHERE id = ?", (int(queue[0].key),))[0]
         comparison = store.comparisons()[a["comparison_id"]]
         first = comparison.candidate_b if a["flipped"] else comparison.candidate_a
         assert row["option1"] == first and row["winner"] == first and row["option1_mean"] == 7.0
@@ -350,7 +350,7 @@ def test_masked_phrases_are_logged_and_never_shown(session_path: Path) -> None:
     with Store(study.database) as store:
         judging = SessionJudging(store, study, assign(store, study, "ann", 1))
         key = judging.queue()[0].key
-        a = ExpertStore(store)._rows(
+        a = store.read(
             "SELECT c.output_a FROM expert_assignments a JOIN comparisons c ON c.id = a.comparison_id WHERE a.id = ?",
             (int(key),))[0]
     with sqlite3.connect(study.database) as conn:

@@ -15,8 +15,7 @@ from click.testing import CliRunner
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
 from centaur_tui.pipeline import Pipeline
-from centaur_tui.store import Store
-from centaur_tui.store.importer import ImportFileError, option_score_rows, read_export, store_judgments
+from centaur_tui.store import ImportFileError, Store, option_score_rows, read_export, store_judgments
 
 
 def _strict_json(text: str) -> dict:

@@ -11,8 +11,7 @@ from textual.widgets import DataTable, Input
 from centaur_tui.catalog import load_session
 from centaur_tui.domain.plan import summarize
 from centaur_tui.pipeline import Pipeline
-from centaur_tui.store import Store
-from centaur_tui.store.experts import ExpertStore
+from centaur_tui.store import ExpertStore, Store
 from centaur_tui.ui.app import CentaurApp, create_app
 from centaur_tui.ui.screens.home import HomeScreen
 from centaur_tui.ui.screens.judging import JudgingScreen

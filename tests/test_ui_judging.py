@@ -9,8 +9,7 @@ from textual import events
 
 from centaur_tui.catalog import load_session
 from centaur_tui.domain.assignment import plan_assignments
-from centaur_tui.store import Store
-from centaur_tui.store.experts import ExpertStore, PacketJudging, export_packet
+from centaur_tui.store import ExpertStore, PacketJudging, Store, export_packet
 from centaur_tui.ui.app import CentaurApp, create_app
 from centaur_tui.ui.screens.judging import JudgingScreen
 from centaur_tui.ui.widgets.document import DocumentView

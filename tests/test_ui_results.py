@@ -12,8 +12,7 @@ from textual.widgets import DataTable, TabbedContent
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
 from centaur_tui.stats import render
-from centaur_tui.store import Store
-from centaur_tui.store.audit import cell_audit, left_out
+from centaur_tui.store import Store, cell_audit, left_out
 from centaur_tui.ui.app import create_app
 from centaur_tui.ui.screens.audit import AuditScreen, rows_of
 from centaur_tui.ui.screens.results import ResultsScreen, scatter_points
@@ -239,8 +238,7 @@ async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, mo
 async def test_experts_tab_shows_the_reports_experts_section(tmp_path: Path) -> None:
     from centaur_tui.domain.session import JudgeSimulation
     from centaur_tui.pipeline.expert_sim import plan_expert_study, simulate_expert_judgments, simulated_experts
-    from centaur_tui.store.expert_reads import comparison_texts
-    from centaur_tui.store.importer import store_judgments
+    from centaur_tui.store import comparison_texts, store_judgments
 
     path = judged_session(tmp_path)
     study = load_session(path)
@@ -288,8 +286,7 @@ async def test_human_workers_tab_shows_what_centaur_report_adds(write_session, t
     from centaur_tui.cli.main import cli
     from centaur_tui.pipeline import run_session
     from centaur_tui.pipeline.human_arm import judge_human_arm
-    from centaur_tui.store.audit import fingerprint
-    from centaur_tui.store.work import WorkDraft, WorkStore
+    from centaur_tui.store import WorkDraft, WorkStore, fingerprint
 
     from .test_work import arm_session
 

@@ -9,8 +9,7 @@ from textual import events
 
 from centaur_tui.catalog import load_session
 from centaur_tui.domain.session import PLAIN
-from centaur_tui.store import Store
-from centaur_tui.store.work import WorkStore
+from centaur_tui.store import Store, WorkStore
 from centaur_tui.ui.app import create_app
 from centaur_tui.ui.screens.session import SessionScreen
 from centaur_tui.ui.screens.work import ConfirmSubmit, DeliverableEditor, WorkScreen

@@ -16,8 +16,7 @@ from centaur_tui.domain.session import PLAIN, HumanWorkerArm
 from centaur_tui.domain.work_design import balance, design_work
 from centaur_tui.pipeline import run_session
 from centaur_tui.pipeline.human_arm import HUMAN_MODE, judge_human_arm
-from centaur_tui.store import Store
-from centaur_tui.store.work import WorkDraft, WorkError, WorkStore
+from centaur_tui.store import Store, WorkDraft, WorkError, WorkStore
 
 from .conftest import small_session_toml
 

@@ -33,8 +33,7 @@ def load_report_inputs(study: Study, pool: ThreadPoolExecutor | None = None) -> 
     Raises:
         CentaurError: the session has not been run (no database yet).
     """
-    from centaur_tui.store import Store
-    from centaur_tui.store.audit import report_inputs
+    from centaur_tui.store import Store, report_inputs
 
     if not study.database.exists():
         raise CentaurError(f"{study.database} does not exist yet: run the session first", title="Nothing to report")

@@ -26,7 +26,7 @@ from centaur_tui.pipeline.calls import Calls
 from centaur_tui.pipeline.judging import Judging
 from centaur_tui.pipeline.progress import Progress
 from centaur_tui.store import Store
-from centaur_tui.store.work import WorkStore
+from centaur_tui.store import WorkStore
 
 HUMAN_MODE = "human_augmentation"
 """Mode of the human-worker arm's comparisons (its outputs are stored with mode 'augmentation')."""

@@ -42,7 +42,7 @@ def session_report_doc(study: Study, store: Any) -> dict[str, Any]:
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from centaur_tui.store.audit import report_inputs
+    from centaur_tui.store import report_inputs
 
     general = [d.id for d in study.universal.general_dimensions]
     with ThreadPoolExecutor(1, thread_name_prefix="results-read") as pool:
@@ -74,7 +74,7 @@ def human_workers_section(study: Study, store: Any, doc: dict[str, Any]) -> dict
     if study.session.human_workers is None:
         return None
     from centaur_tui.stats.human_arm import human_arm_doc
-    from centaur_tui.store.work import WorkStore
+    from centaur_tui.store import WorkStore
 
     return human_arm_doc(doc, WorkStore(store).productivity_rows())
 
@@ -161,7 +161,7 @@ class ReportCache:
 
     def doc(self, study: Study) -> dict[str, Any]:
         """The session's report document: the kept one when nothing it reads has changed, else computed now."""
-        from centaur_tui.store.audit import fingerprint
+        from centaur_tui.store import fingerprint
 
         store = self._open(study)
         # Taken before the reads: a change during them makes the next request compute again.
@@ -278,7 +278,6 @@ def serve() -> None:
         os.dup2(devnull, fd)
     sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
     import centaur_tui.store  # noqa: F401 - what a request answered from the cache needs
-    import centaur_tui.store.audit  # noqa: F401
 
     def load_statistics() -> None:  # about 1.1 s, meanwhile requests answered from the disk cache go out
         import centaur_tui.stats.frames  # noqa: F401

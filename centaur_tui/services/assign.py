@@ -66,7 +66,7 @@ def assign_comparisons(
     Raises:
         CentaurError: unknown expert, or the session has no comparisons yet.
     """
-    from centaur_tui.store.experts import ExpertStore
+    from centaur_tui.store import ExpertStore
 
     experts = ExpertStore(store)
     expert = experts.expert(study, expert_id)

@@ -8,7 +8,7 @@ from centaur_tui.services.session import stored_simulated
 
 if TYPE_CHECKING:
     from centaur_tui.store import Store
-    from centaur_tui.store.audit import CellAudit
+    from centaur_tui.store import CellAudit
 
 
 def cell_audit(store: Store, task: str, mode: str, candidate: str) -> tuple[CellAudit, bool]:
@@ -20,6 +20,6 @@ def cell_audit(store: Store, task: str, mode: str, candidate: str) -> tuple[Cell
         mode: "automation" or "augmentation".
         candidate: The candidate whose comparisons are wanted.
     """
-    from centaur_tui.store.audit import cell_audit as read_cell
+    from centaur_tui.store import cell_audit as read_cell
 
     return read_cell(store, task, mode, candidate), stored_simulated(store)

@@ -17,8 +17,8 @@ from centaur_tui.services.session import expert, open_store, stored_simulated
 
 if TYPE_CHECKING:
     from centaur_tui.domain.session import ExpertSpec
-    from centaur_tui.store.experts import PacketExport, PacketImport, PacketJudging
-    from centaur_tui.store.importer import ImportSummary
+    from centaur_tui.store import PacketExport, PacketImport, PacketJudging
+    from centaur_tui.store import ImportSummary
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def import_csv(study: Study, directory: Path) -> CsvImport:
         NoDatabaseError: the session has not been run (its comparisons must be stored).
         CentaurError: the files do not fit the session, or conflict with stored judgments (nothing written).
     """
-    from centaur_tui.store.importer import import_export
+    from centaur_tui.store import import_export
 
     rubrics = {t: study.rubric(t) for t in study.tasks}
     with open_store(study, title="Nothing to import into") as store:
@@ -75,7 +75,7 @@ def export_packet(study: Study, expert_id: str, out: Path) -> tuple[ExpertSpec, 
         NoDatabaseError: the session has not been run.
         PacketError: the file exists already, or the expert has nothing open.
     """
-    from centaur_tui.store.experts import export_packet as write_packet
+    from centaur_tui.store import export_packet as write_packet
 
     with open_store(study) as store:
         who = expert(study, store, expert_id)
@@ -88,7 +88,7 @@ def import_packet(study: Study, file: Path) -> PacketImport:
     Raises:
         PacketError: the file is not a packet of this session.
     """
-    from centaur_tui.store.experts import import_packet as merge_packet
+    from centaur_tui.store import import_packet as merge_packet
 
     with open_store(study) as store:
         return merge_packet(store, study, file)
@@ -96,6 +96,6 @@ def import_packet(study: Study, file: Path) -> PacketImport:
 
 def open_packet(file: Path) -> PacketJudging:
     """A packet file as a judging source for the app (the caller closes it); results are saved into the file."""
-    from centaur_tui.store.experts import PacketJudging
+    from centaur_tui.store import PacketJudging
 
     return PacketJudging(file)

@@ -139,8 +139,8 @@ def overview(study: Study, store: Store | None) -> SessionOverview:
         plan = summarize(study.session)
         return SessionOverview({}, 0, plan.total_calls, 0, None, 0, 0, list(study.session.experts), {},
                                study.session.simulated)
-    from centaur_tui.store.experts import ExpertStore
-    from centaur_tui.store.work import WorkStore
+    from centaur_tui.store import ExpertStore
+    from centaur_tui.store import WorkStore
 
     experts = ExpertStore(store)
     counts = store.counts()
@@ -180,7 +180,7 @@ def session_row(path: Path, store_for: Callable[[Study], Store]) -> SessionRow:
             a session never run is shown from its plan, without creating its database.
     """
     from centaur_tui.domain.plan import summarize
-    from centaur_tui.store.experts import ExpertStore
+    from centaur_tui.store import ExpertStore
 
     try:
         study = open_session(path)
@@ -209,7 +209,7 @@ def add_expert(study: Study, store: Store, expert_id: str, name: str, tasks: tup
         CentaurError: the id is taken or a task is unknown (the store's checks).
     """
     from centaur_tui.domain.session import ExpertSpec
-    from centaur_tui.store.experts import ExpertStore
+    from centaur_tui.store import ExpertStore
 
     expert = ExpertSpec(id=expert_id, name=name, tasks=tasks)
     ExpertStore(store).add_expert(study, expert)
@@ -222,6 +222,6 @@ def expert(study: Study, store: Store, expert_id: str) -> ExpertSpec:
     Raises:
         CentaurError: no such expert.
     """
-    from centaur_tui.store.experts import ExpertStore
+    from centaur_tui.store import ExpertStore
 
     return ExpertStore(store).expert(study, expert_id)

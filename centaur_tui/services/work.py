@@ -17,14 +17,14 @@ from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.work_design import WorkAssignment
 from centaur_tui.services.session import expert, require_keys
-from centaur_tui.store.experts import JudgingSource
-from centaur_tui.store.work import WorkDraft, word_count
+from centaur_tui.store import JudgingSource
+from centaur_tui.store import WorkDraft, word_count
 
 if TYPE_CHECKING:
     from centaur_tui.pipeline.human_arm import HumanArmOutcome
     from centaur_tui.store import Store
-    from centaur_tui.store.experts import SessionJudging
-    from centaur_tui.store.work import SessionWork, WorkItem, WorkQueueItem
+    from centaur_tui.store import SessionJudging
+    from centaur_tui.store import SessionWork, WorkItem, WorkQueueItem
 
 __all__ = [
     "JudgingSource", "NoHumanArmError", "WorkAssignResult", "WorkDraft", "assign_work", "expert_queue", "judge_work",
@@ -49,7 +49,7 @@ def open_judging(study: Study, store: Store, expert_id: str) -> SessionJudging:
     Raises:
         CentaurError: no such expert.
     """
-    from centaur_tui.store.experts import SessionJudging
+    from centaur_tui.store import SessionJudging
 
     return SessionJudging(store, study, expert(study, store, expert_id))
 
@@ -111,7 +111,7 @@ def assign_work(study: Study, store: Store) -> WorkAssignResult:
         NoHumanArmError: the session has no `[human_workers]`.
     """
     from centaur_tui.domain.work_design import balance
-    from centaur_tui.store.work import WorkStore
+    from centaur_tui.store import WorkStore
 
     arm = study.session.human_workers
     if arm is None:
@@ -126,7 +126,7 @@ def open_work(study: Study, store: Store, expert_id: str) -> SessionWork:
     Raises:
         CentaurError: no such expert, or the expert is not a worker of the arm.
     """
-    from centaur_tui.store.work import SessionWork
+    from centaur_tui.store import SessionWork
 
     arm = study.session.human_workers
     if arm is None:
@@ -182,6 +182,6 @@ def judge_work(study: Study, store: Store) -> HumanArmOutcome:
 
 def productivity_rows(store: Store) -> list[dict[str, object]]:
     """Per submitted deliverable: expert, task, condition, seconds, words, edits, pastes (the work report's input)."""
-    from centaur_tui.store.work import WorkStore
+    from centaur_tui.store import WorkStore
 
     return WorkStore(store).productivity_rows()

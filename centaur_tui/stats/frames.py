@@ -299,11 +299,11 @@ def build_frames(
         option_score_rows: Scores already aggregated per (judgment_id, candidate), with keys
             judgment_id, candidate, dims, mean and `dim:<id>` per general dimension: dicts,
             or the {"columns", "rows", "packed"} mapping that
-            `centaur_tui.store.importer.option_score_rows` returns, or a Future of either (resolved only when needed, so the caller can
+            `centaur_tui.store.option_score_rows` returns, or a Future of either (resolved only when needed, so the caller can
             read them in a thread meanwhile); used instead of `score_rows`, which hold about
             ten times as many rows.
         comparison_lengths: Output lengths per comparison, for the length bias of judges:
-            rows with keys comparison_id, length_a, length_b (`centaur_tui.store.expert_reads.
+            rows with keys comparison_id, length_a, length_b (`centaur_tui.store.
             comparison_lengths`), or None (length statistics are then NaN with a reason).
 
     Returns:

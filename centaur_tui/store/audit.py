@@ -1,14 +1,11 @@
-"""Provides the read-only queries behind the results and audit screens: report inputs, and every record behind one rank cell.
+"""Provides the reads behind the audit screens: every record behind one rank cell, what the statistics left out.
 
-Nothing here writes. The report inputs are the rows `centaur report` reads
-(`cli/report_cmd.load_report_inputs`), taken from an already open Store so the app keeps
-one connection per database; the audit reads return domain records.
+Nothing here writes; every read returns domain records (or plain rows for the left-out list).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from concurrent.futures import Executor
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,53 +19,6 @@ from centaur_tui.domain.records import (
     ScoreRecord,
 )
 from centaur_tui.store.db import Store
-from centaur_tui.store.expert_reads import comparison_lengths
-from centaur_tui.store.importer import option_score_rows
-
-
-def report_inputs(
-    store: Store, general_dimensions: Sequence[str], pool: Executor | None = None
-) -> tuple[dict[str, str], dict[str, Any]]:
-    """The store's meta and the rows the report statistics read, exactly as `centaur report` reads them.
-
-    Args:
-        store: The session database.
-        general_dimensions: General dimension ids (packed score order).
-        pool: When given, the score aggregate (the slowest read) runs there on its own
-            read-only connection and comes back as a Future, as in the CLI.
-
-    Returns:
-        (meta, rows) where rows are the keyword arguments of `build_frames`.
-    """
-    scores = pool.submit(option_score_rows, store.path, list(general_dimensions)) if pool is not None else None
-    meta = store.meta()
-    rows = {
-        "judgment_rows": store.judgment_table(),
-        "score_rows": None,
-        "output_rows": None,
-        "comparisons": store.comparison_table(),
-        "option_score_rows": scores if scores is not None else option_score_rows(store, list(general_dimensions)),
-        "comparison_lengths": comparison_lengths(store),
-    }
-    return meta, rows
-
-
-def fingerprint(store: Store) -> tuple[Any, ...]:
-    """A cheap witness of everything the report reads: it changes whenever a judgment, comparison or meta row does.
-
-    Judgments are append-only (a correction is a new row), and scores are written in the
-    same transaction as their judgment, so counts and the highest id cover them. Submitted
-    human-worker deliverables (locked drafts, never changed afterwards) feed the human-worker
-    section's productivity, so their count is part of it too.
-    """
-    with store._lock:  # noqa: SLF001 - same package; Store's lock guards the shared connection
-        c = store._conn  # noqa: SLF001
-        judgments = c.execute("SELECT count(*), coalesce(max(id), 0), coalesce(sum(valid), 0) FROM judgments").fetchone()
-        comparisons = c.execute("SELECT count(*) FROM comparisons").fetchone()[0]
-        meta = tuple(c.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
-        has_work = c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'work_drafts'").fetchone()
-        submitted = c.execute("SELECT count(*) FROM work_drafts WHERE locked = 1").fetchone()[0] if has_work else 0
-    return (*judgments, comparisons, meta, submitted)
 
 
 @dataclass(frozen=True)
@@ -124,7 +74,7 @@ def cell_audit(store: Store, task: str, mode: str, candidate: str) -> CellAudit:
         judgments (valid, invalid and superseded), the calls they link to (prompts and raw
         replies) and the failed attempts logged for those calls.
     """
-    rows = store._rows(  # noqa: SLF001 - same package; Store's lock guards the shared connection
+    rows = store.read(
         "SELECT * FROM comparisons WHERE task = ? AND mode = ? AND (candidate_a = ? OR candidate_b = ?)"
         " ORDER BY run, id",
         (task, mode, candidate, candidate),
@@ -135,18 +85,18 @@ def cell_audit(store: Store, task: str, mode: str, candidate: str) -> CellAudit:
     outputs = {
         r["id"]: OutputRecord(r["id"], r["run"], r["task"], r["mode"], r["candidate"], r["worker"], r["text"],
                               r["assistance_id"], r["call_key"], r["worker_kind"])
-        for r in store._rows(f"SELECT * FROM outputs WHERE id IN {sql}", params)  # noqa: SLF001
+        for r in store.read(f"SELECT * FROM outputs WHERE id IN {sql}", params)
     }
     sql, params = _in({o.assistance_id for o in outputs.values() if o.assistance_id})
     assistance = {
         r["id"]: AssistanceRecord(r["id"], r["run"], r["task"], r["assistant"], r["text"], r["call_key"])
-        for r in store._rows(f"SELECT * FROM assistance_texts WHERE id IN {sql}", params)  # noqa: SLF001
+        for r in store.read(f"SELECT * FROM assistance_texts WHERE id IN {sql}", params)
     }
     sql, params = _in(c.id for c in comps)
-    jrows = store._rows(f"SELECT * FROM judgments WHERE comparison_id IN {sql} ORDER BY id", params)  # noqa: SLF001
+    jrows = store.read(f"SELECT * FROM judgments WHERE comparison_id IN {sql} ORDER BY id", params)
     jsql, jparams = _in(r["id"] for r in jrows)
     scores: dict[int, list[ScoreRecord]] = {}
-    for s in store._rows(f"SELECT * FROM scores WHERE judgment_id IN {jsql} ORDER BY rowid", jparams):  # noqa: SLF001
+    for s in store.read(f"SELECT * FROM scores WHERE judgment_id IN {jsql} ORDER BY rowid", jparams):
         scores.setdefault(s["judgment_id"], []).append(
             ScoreRecord(s["candidate"], s["dimension"], s["dimension_kind"], s["score"]))
     latest: dict[tuple[str, str, int], int] = {}
@@ -184,7 +134,7 @@ def calls_of(store: Store, keys: Iterable[str]) -> dict[str, CallRecord]:
         r["key"]: CallRecord(r["key"], r["stage"], r["model"], r["sample"], r["messages"], r["params"], r["response"],
                              r["prompt_tokens"], r["completion_tokens"], r["cost"], r["latency_s"], r["attempts"],
                              bool(r["simulated"]), r.get("finish_reason"))
-        for r in store._rows(f"SELECT * FROM calls WHERE key IN {sql}", params)  # noqa: SLF001
+        for r in store.read(f"SELECT * FROM calls WHERE key IN {sql}", params)
     }
 
 
@@ -197,7 +147,7 @@ def errors_of(store: Store, keys: Iterable[str]) -> dict[str, list[CallFailure]]
     """Failed attempts logged for these call keys, oldest first."""
     sql, params = _in(keys)
     out: dict[str, list[CallFailure]] = {}
-    for r in store._rows(f"SELECT * FROM call_errors WHERE key IN {sql} ORDER BY id", params):  # noqa: SLF001
+    for r in store.read(f"SELECT * FROM call_errors WHERE key IN {sql} ORDER BY id", params):
         out.setdefault(r["key"], []).append(_failure(r))
     return out
 
@@ -219,12 +169,11 @@ def left_out(store: Store, limit: int = 500) -> LeftOut:
         store: The session database.
         limit: Rows returned per list; the totals count them all.
     """
-    invalid = store._rows(  # noqa: SLF001
+    invalid = store.read(
         "SELECT j.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b, j.judge, j.judge_kind, j.attempts,"
         " j.invalid_reason FROM judgments j JOIN comparisons c ON c.id = j.comparison_id"
         " WHERE j.valid = 0 ORDER BY j.id DESC LIMIT ?", (limit,))
-    errors = [_failure(r) for r in store._rows("SELECT * FROM call_errors ORDER BY id DESC LIMIT ?", (limit,))]  # noqa: SLF001
-    with store._lock:  # noqa: SLF001
-        n_invalid = store._conn.execute("SELECT count(*) FROM judgments WHERE valid = 0").fetchone()[0]  # noqa: SLF001
-        n_errors = store._conn.execute("SELECT count(*) FROM call_errors").fetchone()[0]  # noqa: SLF001
+    errors = [_failure(r) for r in store.read("SELECT * FROM call_errors ORDER BY id DESC LIMIT ?", (limit,))]
+    n_invalid = store.read_value("SELECT count(*) FROM judgments WHERE valid = 0")
+    n_errors = store.read_value("SELECT count(*) FROM call_errors")
     return LeftOut(invalid, n_invalid, errors, n_errors)

@@ -1,99 +1,33 @@
-"""Provides Store: the SQLite session database (WAL, foreign keys, busy timeout, short writes).
+"""Provides Store: the SQLite session database (WAL, foreign keys, busy timeout, short writes) and its pipeline tables.
 
 Every write is one `BEGIN IMMEDIATE` transaction (a plain `BEGIN` lost writes to "database is
 locked" with a second writer, see NOTES.md), committed right after each completed call, so a
-killed process loses at most the calls still in flight.
+killed process loses at most the calls still in flight. The schema comes from
+`store.schema`, migrated on open. The other store modules use only the public surface here:
+`path`, `read`, `read_table`, `read_value` and `write`.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import datetime, timezone
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from centaur_tui.store._lazy import import_sqlite_utils
-
 from centaur_tui.domain.errors import StoreError
-
-sqlite_utils = import_sqlite_utils()
 from centaur_tui.domain.records import (
-    RowTable,
     AssistanceRecord,
     CallFailure,
     CallRecord,
     ComparisonRecord,
     JudgmentRecord,
     OutputRecord,
+    RowTable,
     ScoreRecord,
 )
-
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS calls (
-    key TEXT PRIMARY KEY, stage TEXT NOT NULL, model TEXT NOT NULL, sample TEXT NOT NULL,
-    messages TEXT NOT NULL, params TEXT NOT NULL, response TEXT NOT NULL,
-    prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, latency_s REAL NOT NULL,
-    attempts INTEGER NOT NULL, simulated INTEGER NOT NULL, created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS call_errors (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, stage TEXT NOT NULL, model TEXT NOT NULL,
-    attempt INTEGER NOT NULL, error_type TEXT NOT NULL, message TEXT NOT NULL, final INTEGER NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS call_errors_key ON call_errors (key);
-CREATE INDEX IF NOT EXISTS calls_stage ON calls (stage);
-CREATE TABLE IF NOT EXISTS assistance_texts (
-    id TEXT PRIMARY KEY, run INTEGER NOT NULL, task TEXT NOT NULL, assistant TEXT NOT NULL,
-    text TEXT NOT NULL, call_key TEXT REFERENCES calls (key), created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS outputs (
-    id TEXT PRIMARY KEY, run INTEGER NOT NULL, task TEXT NOT NULL, mode TEXT NOT NULL,
-    candidate TEXT NOT NULL, worker TEXT NOT NULL, worker_kind TEXT NOT NULL DEFAULT 'model',
-    text TEXT NOT NULL, assistance_id TEXT REFERENCES assistance_texts (id),
-    call_key TEXT REFERENCES calls (key), created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS outputs_tournament ON outputs (run, task, mode);
-CREATE TABLE IF NOT EXISTS comparisons (
-    id TEXT PRIMARY KEY, run INTEGER NOT NULL, task TEXT NOT NULL, mode TEXT NOT NULL,
-    candidate_a TEXT NOT NULL, candidate_b TEXT NOT NULL,
-    output_a TEXT NOT NULL REFERENCES outputs (id), output_b TEXT NOT NULL REFERENCES outputs (id)
-);
-CREATE INDEX IF NOT EXISTS comparisons_tournament ON comparisons (run, task, mode);
-CREATE TABLE IF NOT EXISTS judgments (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    comparison_id TEXT NOT NULL REFERENCES comparisons (id),
-    judge TEXT NOT NULL, judge_kind TEXT NOT NULL, judge_family TEXT,
-    presentation INTEGER NOT NULL, revision INTEGER NOT NULL DEFAULT 0,
-    option1 TEXT NOT NULL, option2 TEXT NOT NULL, winner TEXT,
-    option1_mean REAL, option2_mean REAL, valid INTEGER NOT NULL, invalid_reason TEXT,
-    rationale TEXT, call_key TEXT REFERENCES calls (key), attempts INTEGER NOT NULL,
-    seconds REAL, created_at TEXT NOT NULL,
-    UNIQUE (comparison_id, judge, presentation, revision)
-);
-CREATE INDEX IF NOT EXISTS judgments_judge ON judgments (judge);
-CREATE TABLE IF NOT EXISTS scores (
-    judgment_id INTEGER NOT NULL REFERENCES judgments (id), candidate TEXT NOT NULL,
-    dimension TEXT NOT NULL, dimension_kind TEXT NOT NULL, score INTEGER NOT NULL,
-    PRIMARY KEY (judgment_id, candidate, dimension)
-);
-"""
-
-# -- finish reasons (issue 12): columns added to stores made before them; to become a migration --
-_FINISH_REASON_COLUMNS = (("calls", "finish_reason"), ("call_errors", "finish_reason"))
-
-
-def _add_finish_reason_columns(conn: sqlite3.Connection) -> None:
-    """Add the nullable `finish_reason` TEXT columns where missing (NULL: not recorded)."""
-    for table, column in _FINISH_REASON_COLUMNS:
-        if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
-
+from centaur_tui.store.connection import connect, immediate_transaction, utc_now
+from centaur_tui.store.schema import migrate
 
 _JUDGMENT_ROWS_SQL = (
     "SELECT c.run, c.task, c.mode, j.comparison_id, j.judge, j.judge_kind, j.judge_family,"
@@ -102,27 +36,6 @@ _JUDGMENT_ROWS_SQL = (
     " FROM judgments j JOIN comparisons c ON c.id = j.comparison_id ORDER BY j.id"
 )
 """One tidy row per judgment, in the export's column order (`judgment_rows`, `judgment_table`)."""
-
-
-@contextmanager
-def immediate_transaction(conn: sqlite3.Connection, lock: Any) -> Iterator[sqlite3.Connection]:
-    """A write transaction started with BEGIN IMMEDIATE under `lock`; rolled back on any error.
-
-    Shared by the session database and judging packets (each its own SQLite file).
-    """
-    with lock:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 class Store:
@@ -136,28 +49,21 @@ class Store:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
+            conn = connect(self.path)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute("PRAGMA busy_timeout=10000")
-        except sqlite3.Error as exc:
+        except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"{self.path}: cannot open the session database ({exc})") from None
+        try:
+            migrate(conn, self.path)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{self.path}: not a session database ({exc})") from None
+        except BaseException:
+            conn.close()
+            raise
         self._conn = conn
         self._lock = threading.RLock()
-        self.db = sqlite_utils.Database(conn)
-        self._create_schema()
-
-    def _create_schema(self) -> None:
-        with self._lock:
-            # executescript commits on its own; statements are all IF NOT EXISTS, so it is idempotent.
-            self._conn.executescript(_SCHEMA)
-            with self.write() as c:
-                c.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-                _add_finish_reason_columns(c)
-            version = int(self.meta().get("schema_version", SCHEMA_VERSION))
-            if version != SCHEMA_VERSION:
-                raise StoreError(f"{self.path}: schema version {version}, this program reads {SCHEMA_VERSION}")
 
     def close(self) -> None:
         with self._lock:
@@ -169,18 +75,39 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def write(self) -> Any:
-        """One short write transaction, started with BEGIN IMMEDIATE."""
+    # -- the surface the other store modules use ----------------------------------------------
+
+    def write(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One short write transaction, started with BEGIN IMMEDIATE; yields the connection.
+
+        Keep LLM awaits out of it: the write lock is held until the block ends.
+        """
         return immediate_transaction(self._conn, self._lock)
 
-    def _rows(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+    def read(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """Rows of one query as dicts (column name to value), under the connection's lock."""
         with self._lock:
-            return list(self.db.query(sql, params))
+            cursor = self._conn.execute(sql, params)
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def read_table(self, sql: str, params: tuple[Any, ...] = ()) -> RowTable:
+        """Rows of one query as a RowTable (column names and tuples): cheaper than dicts for large reads."""
+        with self._lock:
+            cursor = self._conn.execute(sql, params)
+            rows = cursor.fetchall()
+            return RowTable(tuple(d[0] for d in cursor.description), rows)
+
+    def read_value(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        """The first column of the first row of one query (a count, a max), or None when it has no row."""
+        with self._lock:
+            row = self._conn.execute(sql, params).fetchone()
+        return row[0] if row else None
 
     # -- meta ---------------------------------------------------------------------------------
 
     def meta(self) -> dict[str, str]:
-        return {r["key"]: r["value"] for r in self._rows("SELECT key, value FROM meta")}
+        return {r["key"]: r["value"] for r in self.read("SELECT key, value FROM meta")}
 
     def set_meta(self, values: dict[str, str]) -> None:
         with self.write() as c:
@@ -204,7 +131,7 @@ class Store:
         return (row[0], row[1]) if row else None
 
     def call(self, key: str) -> dict[str, Any] | None:
-        rows = self._rows("SELECT * FROM calls WHERE key = ?", (key,))
+        rows = self.read("SELECT * FROM calls WHERE key = ?", (key,))
         return rows[0] if rows else None
 
     @staticmethod
@@ -215,7 +142,7 @@ class Store:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 r.key, r.stage, r.model, r.sample, r.messages_json, r.params_json, r.response, r.prompt_tokens,
-                r.completion_tokens, r.cost, r.latency_s, r.attempts, int(r.simulated), _now(), r.finish_reason,
+                r.completion_tokens, r.cost, r.latency_s, r.attempts, int(r.simulated), utc_now(), r.finish_reason,
             ),
         )
 
@@ -229,7 +156,7 @@ class Store:
                 "INSERT INTO call_errors (key, stage, model, attempt, error_type, message, final, created_at,"
                 " finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (failure.key, failure.stage, failure.model, failure.attempt, failure.error_type,
-                 failure.message[:2000], int(failure.final), _now(), failure.finish_reason),
+                 failure.message[:2000], int(failure.final), utc_now(), failure.finish_reason),
             )
 
     # -- texts --------------------------------------------------------------------------------
@@ -242,7 +169,7 @@ class Store:
             c.execute(
                 "INSERT OR IGNORE INTO assistance_texts (id, run, task, assistant, text, call_key, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (record.id, record.run, record.task, record.assistant, record.text, record.call_key, _now()),
+                (record.id, record.run, record.task, record.assistant, record.text, record.call_key, utc_now()),
             )
 
     def save_output(self, record: OutputRecord, call: CallRecord | None = None) -> None:
@@ -254,13 +181,13 @@ class Store:
                 "INSERT OR IGNORE INTO outputs (id, run, task, mode, candidate, worker, worker_kind, text,"
                 " assistance_id, call_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (record.id, record.run, record.task, record.mode, record.candidate, record.worker,
-                 record.worker_kind, record.text, record.assistance_id, record.call_key, _now()),
+                 record.worker_kind, record.text, record.assistance_id, record.call_key, utc_now()),
             )
 
     def assistance_texts(self) -> dict[str, AssistanceRecord]:
         return {
             r["id"]: AssistanceRecord(r["id"], r["run"], r["task"], r["assistant"], r["text"], r["call_key"])
-            for r in self._rows("SELECT id, run, task, assistant, text, call_key FROM assistance_texts")
+            for r in self.read("SELECT id, run, task, assistant, text, call_key FROM assistance_texts")
         }
 
     def outputs(self) -> dict[str, OutputRecord]:
@@ -269,7 +196,7 @@ class Store:
                 r["id"], r["run"], r["task"], r["mode"], r["candidate"], r["worker"], r["text"],
                 r["assistance_id"], r["call_key"], r["worker_kind"],
             )
-            for r in self._rows("SELECT * FROM outputs")
+            for r in self.read("SELECT * FROM outputs")
         }
 
     # -- comparisons and judgments ------------------------------------------------------------
@@ -283,7 +210,7 @@ class Store:
             )
 
     def comparisons(self) -> dict[str, ComparisonRecord]:
-        return {r["id"]: ComparisonRecord(**r) for r in self._rows("SELECT * FROM comparisons")}
+        return {r["id"]: ComparisonRecord(**r) for r in self.read("SELECT * FROM comparisons")}
 
     def save_judgment(self, record: JudgmentRecord, calls: tuple[CallRecord, ...] = ()) -> int | None:
         """Store a judgment with its scores (and its calls) in one transaction.
@@ -302,7 +229,7 @@ class Store:
                     record.comparison_id, record.judge, record.judge_kind, record.judge_family, record.presentation,
                     record.revision, record.option1, record.option2, record.winner, record.option1_mean,
                     record.option2_mean, int(record.valid), record.invalid_reason, record.rationale,
-                    record.call_key, record.attempts, record.seconds, _now(),
+                    record.call_key, record.attempts, record.seconds, utc_now(),
                 ),
             )
             if cur.rowcount == 0:
@@ -345,39 +272,33 @@ class Store:
                 "invalid_judgments": invalid,
             }
 
-    def _table(self, sql: str, params: tuple[Any, ...] = ()) -> RowTable:
-        with self._lock:
-            cursor = self._conn.execute(sql, params)
-            rows = cursor.fetchall()
-            return RowTable(tuple(d[0] for d in cursor.description), rows)
-
     def judgment_rows(self) -> list[dict[str, Any]]:
         """One tidy row per judgment (valid or not), in the export's column order."""
-        return self._rows(_JUDGMENT_ROWS_SQL)
+        return self.read(_JUDGMENT_ROWS_SQL)
 
     def judgment_table(self) -> RowTable:
         """`judgment_rows()` as a RowTable (the report's read)."""
-        return self._table(_JUDGMENT_ROWS_SQL)
+        return self.read_table(_JUDGMENT_ROWS_SQL)
 
     def comparison_table(self) -> RowTable:
         """Every comparison (the columns of ComparisonRecord) as a RowTable (the report's read)."""
-        return self._table("SELECT id, run, task, mode, candidate_a, candidate_b, output_a, output_b FROM comparisons")
+        return self.read_table("SELECT id, run, task, mode, candidate_a, candidate_b, output_a, output_b FROM comparisons")
 
     def score_rows(self) -> list[dict[str, Any]]:
-        return self._rows(
+        return self.read(
             "SELECT j.comparison_id, j.judge, s.candidate, s.dimension, s.dimension_kind, s.score,"
             " s.judgment_id FROM scores s JOIN judgments j ON j.id = s.judgment_id ORDER BY s.judgment_id, s.rowid"
         )
 
     def output_rows(self) -> list[dict[str, Any]]:
-        return self._rows(
+        return self.read(
             "SELECT o.run, o.task, o.mode, o.candidate, o.worker, o.text, a.text AS assistance_text, o.id AS output_id"
             " FROM outputs o LEFT JOIN assistance_texts a ON a.id = o.assistance_id"
             " ORDER BY o.run, o.task, o.mode, o.candidate"
         )
 
     def error_rows(self) -> list[dict[str, Any]]:
-        return self._rows("SELECT * FROM call_errors ORDER BY id")
+        return self.read("SELECT * FROM call_errors ORDER BY id")
 
     @staticmethod
     def scores_of(rows: list[dict[str, Any]]) -> tuple[ScoreRecord, ...]:

@@ -1,4 +1,4 @@
-"""Provides bulk judgment I/O beyond Store's own methods: importing exported judgments, reading score aggregates.
+"""Provides the import of exported judgments: read and validate judgments.csv and scores.csv, then store them.
 
 Reading validates every row against the session's comparisons and rubrics and collects the
 problems, each naming the file, the row and the column; nothing is written unless the
@@ -8,26 +8,20 @@ unique key; an identical stored judgment is left alone, a different one is a con
 correction must come as a new revision). Judgment ids from the file are kept when they are
 free, so an export imported into a copy of the session without judgments exports to the
 same files.
-
-`option_score_rows` aggregates the scores in SQL, one row per (judgment, option): at the
-paper's scale that is 30,000 rows instead of 300,000 score rows, which is what keeps
-`centaur report` within its time budget (bench/report.py).
 """
 
 from __future__ import annotations
 
 import csv
 import math
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRecord
 from centaur_tui.domain.task import Rubric
+from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 
 REQUIRED_JUDGMENT_COLUMNS = (
@@ -378,7 +372,7 @@ def store_judgments(store: Store, records: Sequence[JudgmentRecord]) -> ImportSu
         ImportConflictError: a stored judgment with the same key differs; nothing is written.
     """
     inserted = unchanged = n_scores = 0
-    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    now = utc_now()
     with store.write() as c:
         taken = {row[0] for row in c.execute("SELECT id FROM judgments")}
         for rec in records:
@@ -439,51 +433,3 @@ def import_export(store: Store, directory: Path, rubrics: Mapping[str, Rubric]) 
     """
     records = read_export(directory, store.comparisons(), rubrics)
     return store_judgments(store, records)
-
-
-PACK_BASE = 16
-"""General-dimension scores (1-10) are packed into one integer, 4 bits each, in the given order."""
-MAX_PACKED = 15
-"""At most 15 scores fit a 64-bit integer; more general dimensions get one column each."""
-
-
-def option_score_rows(database: Store | Path, general_dimensions: Sequence[str]) -> dict[str, Any]:
-    """Scores aggregated per (judgment, option), for the statistics (`build_frames(option_score_rows=...)`).
-
-    One SQL aggregate: per (judgment_id, candidate), the number of dimensions scored, their
-    unweighted mean, and the general dimensions' scores packed into one integer (score of
-    the k-th general dimension times 16**k; 0 = not scored). Packing costs SQLite one CASE
-    per row, where one column per dimension cost five (4.2 s against 2.8 s at ten times the
-    paper's scale). Given a path, it opens its own read-only connection, so it can run in a
-    worker thread while the caller reads the other tables (SQLite aggregates without the
-    GIL; WAL lets readers run beside a writer).
-
-    Args:
-        database: The session database (a Store, or the path of its file).
-        general_dimensions: General dimension ids, in the order of their packed digits.
-
-    Returns:
-        {"columns": [...], "rows": [tuples], "packed": [dimension ids]}: columns are
-        judgment_id, candidate, dims, mean, then `general` (the packed scores) when there are
-        at most 15 general dimensions, else one `dim:<id>` column per dimension (and
-        "packed" is empty).
-    """
-    dims = list(general_dimensions)
-    if len(dims) <= MAX_PACKED:
-        case = "CASE dimension " + " ".join(f"WHEN ? THEN {PACK_BASE**k}" for k in range(len(dims))) + " ELSE 0 END"
-        picks = f", SUM(score * ({case}))" if dims else ""
-        tail, packed = (["general"] if dims else []), dims
-    else:
-        picks = "".join(", MAX(CASE WHEN dimension = ? THEN score END)" for _ in dims)
-        tail, packed = [f"dim:{d}" for d in dims], []
-    sql = f"SELECT judgment_id, candidate, COUNT(*), AVG(score){picks} FROM scores GROUP BY judgment_id, candidate"
-    columns = ["judgment_id", "candidate", "dims", "mean", *tail]
-    if isinstance(database, Store):
-        rows = database.db.execute(sql, tuple(dims)).fetchall()
-    else:
-        conn = sqlite3.connect(f"{Path(database).resolve().as_uri()}?mode=ro", uri=True, timeout=10)
-        try:
-            rows = conn.execute(sql, tuple(dims)).fetchall()
-        finally:
-            conn.close()
-    return {"columns": columns, "rows": rows, "packed": packed}

@@ -1,6 +1,6 @@
 """Provides the human-worker side of a session database: work assignments, drafts, submitted deliverables.
 
-Tables (created on first use, `CREATE TABLE IF NOT EXISTS`):
+Tables (defined in `store.schema`):
 
 - `work_assignments`: one row per (expert, task): the condition (an assistant's name or
   `plain`), the assistance text used (`assistance_id`, from the pipeline's run 1, see
@@ -17,7 +17,6 @@ model-written output.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from centaur_tui.domain.blinding import clean_text
@@ -26,33 +25,14 @@ from centaur_tui.domain.plan import assistance_id, output_id
 from centaur_tui.domain.session import PLAIN, ExpertSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.work_design import ASSISTANCE_RUN, WorkAssignment, design_work
+from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
-from centaur_tui.store.experts import session_blinding
-
-_WORK_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS work_assignments (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        expert TEXT NOT NULL, task TEXT NOT NULL, condition TEXT NOT NULL,
-        assistance_id TEXT REFERENCES assistance_texts (id),
-        position INTEGER NOT NULL, created_at TEXT NOT NULL,
-        UNIQUE (expert, task)
-    )""",
-    """CREATE TABLE IF NOT EXISTS work_drafts (
-        assignment_id INTEGER PRIMARY KEY REFERENCES work_assignments (id),
-        text TEXT NOT NULL, seconds REAL NOT NULL, edits INTEGER NOT NULL, pastes INTEGER NOT NULL,
-        version INTEGER NOT NULL, locked INTEGER NOT NULL DEFAULT 0, updated_at TEXT NOT NULL
-    )""",
-)
-
+from centaur_tui.store.masking import session_blinding
 
 class WorkError(CentaurError):
     """Expert work that cannot be assigned or stored as asked."""
 
     title = "Cannot store work"
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def word_count(text: str) -> int:
@@ -96,12 +76,6 @@ class WorkStore:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        with store.write() as c:
-            for statement in _WORK_SCHEMA:
-                c.execute(statement)
-
-    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        return self.store._rows(sql, params)
 
     # -- assignment -------------------------------------------------------------------------
 
@@ -116,7 +90,7 @@ class WorkStore:
         if arm is None:
             raise WorkError(f"{study.session_file}: the session declares no [human_workers] arm")
         design = design_work(arm, study.session.seed)
-        have = {r["id"] for r in self._rows("SELECT id FROM assistance_texts")}
+        have = {r["id"] for r in self.store.read("SELECT id FROM assistance_texts")}
         rows = []
         for a in design:
             aid = None if a.condition == PLAIN else assistance_id(ASSISTANCE_RUN, a.task, a.condition)
@@ -125,7 +99,7 @@ class WorkStore:
                     f"no assistance text of {a.condition} for task {a.task} in run {ASSISTANCE_RUN} yet: "
                     f"run the session first (`centaur run {study.session_file}`)", title="Run the session first",
                 )
-            rows.append((a.expert, a.task, a.condition, aid, a.position, _now()))
+            rows.append((a.expert, a.task, a.condition, aid, a.position, utc_now()))
         with self.store.write() as c:
             before = c.total_changes
             c.executemany(
@@ -136,7 +110,7 @@ class WorkStore:
         return added, design
 
     def assignments(self) -> list[dict[str, Any]]:
-        return self._rows(
+        return self.store.read(
             "SELECT a.id, a.expert, a.task, a.condition, a.assistance_id, a.position,"
             " coalesce(d.locked, 0) AS locked FROM work_assignments a"
             " LEFT JOIN work_drafts d ON d.assignment_id = a.id ORDER BY a.expert, a.position"
@@ -146,7 +120,7 @@ class WorkStore:
         """Per expert: (tasks assigned, deliverables submitted)."""
         return {
             r["expert"]: (r["n"], r["done"] or 0)
-            for r in self._rows(
+            for r in self.store.read(
                 "SELECT a.expert, count(*) AS n, sum(coalesce(d.locked, 0)) AS done FROM work_assignments a"
                 " LEFT JOIN work_drafts d ON d.assignment_id = a.id GROUP BY a.expert"
             )
@@ -155,7 +129,7 @@ class WorkStore:
     # -- drafts -----------------------------------------------------------------------------
 
     def draft(self, key: int) -> WorkDraft | None:
-        rows = self._rows("SELECT text, seconds, edits, pastes, locked FROM work_drafts WHERE assignment_id = ?", (key,))
+        rows = self.store.read("SELECT text, seconds, edits, pastes, locked FROM work_drafts WHERE assignment_id = ?", (key,))
         if not rows:
             return None
         r = rows[0]
@@ -170,7 +144,7 @@ class WorkStore:
                 " seconds = excluded.seconds, edits = excluded.edits, pastes = excluded.pastes,"
                 " version = excluded.version, updated_at = excluded.updated_at"
                 " WHERE work_drafts.version < excluded.version AND work_drafts.locked = 0",
-                (key, draft.text, draft.seconds, draft.edits, draft.pastes, version, _now()),
+                (key, draft.text, draft.seconds, draft.edits, draft.pastes, version, utc_now()),
             )
             return cur.rowcount > 0
 
@@ -182,7 +156,7 @@ class WorkStore:
         """
         if not draft.text.strip():
             raise WorkError("the deliverable is empty", title="Not complete yet")
-        rows = self._rows("SELECT expert, task, condition, assistance_id FROM work_assignments WHERE id = ?", (key,))
+        rows = self.store.read("SELECT expert, task, condition, assistance_id FROM work_assignments WHERE id = ?", (key,))
         if not rows:
             raise WorkError(f"no work assignment {key}")
         a = rows[0]
@@ -196,18 +170,18 @@ class WorkStore:
                 " VALUES (?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (assignment_id) DO UPDATE SET text = excluded.text,"
                 " seconds = excluded.seconds, edits = excluded.edits, pastes = excluded.pastes,"
                 " version = excluded.version, locked = 1, updated_at = excluded.updated_at",
-                (key, draft.text, draft.seconds, draft.edits, draft.pastes, version, _now()),
+                (key, draft.text, draft.seconds, draft.edits, draft.pastes, version, utc_now()),
             )
             c.execute(
                 "INSERT INTO outputs (id, run, task, mode, candidate, worker, worker_kind, text, assistance_id,"
                 " call_key, created_at) VALUES (?, ?, ?, 'augmentation', ?, ?, 'expert', ?, ?, NULL, ?)",
-                (oid, ASSISTANCE_RUN, a["task"], a["condition"], a["expert"], draft.text, a["assistance_id"], _now()),
+                (oid, ASSISTANCE_RUN, a["task"], a["condition"], a["expert"], draft.text, a["assistance_id"], utc_now()),
             )
         return oid
 
     def productivity_rows(self) -> list[dict[str, Any]]:
         """One row per submitted deliverable: expert, task, condition, seconds, edits, pastes, words, characters."""
-        rows = self._rows(
+        rows = self.store.read(
             "SELECT a.expert, a.task, a.condition, d.seconds, d.edits, d.pastes, d.text FROM work_assignments a"
             " JOIN work_drafts d ON d.assignment_id = a.id WHERE d.locked = 1 ORDER BY a.expert, a.position"
         )
@@ -219,7 +193,7 @@ class WorkStore:
 
     def expert_outputs(self) -> list[dict[str, Any]]:
         """Submitted expert deliverables: output id, run, task, condition (candidate), expert (worker), text."""
-        return self._rows(
+        return self.store.read(
             "SELECT id, run, task, candidate, worker, text FROM outputs WHERE worker_kind = 'expert'"
             " AND mode = 'augmentation' ORDER BY task, candidate, worker"
         )
@@ -229,6 +203,7 @@ class SessionWork:
     """One expert's work queue in the session database: what the work screen reads and writes."""
 
     def __init__(self, store: Store, study: Study, expert: ExpertSpec) -> None:
+        self.store = store
         self.work = WorkStore(store)
         self.study = study
         self.expert = expert
@@ -243,7 +218,7 @@ class SessionWork:
         ]
 
     def item(self, key: int) -> WorkItem:
-        rows = self.work._rows(
+        rows = self.store.read(
             "SELECT a.task, a.expert, t.text AS assistance FROM work_assignments a"
             " LEFT JOIN assistance_texts t ON t.id = a.assistance_id WHERE a.id = ?", (key,)
         )

@@ -139,7 +139,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
     @work(thread=True, exclusive=True, group="results-report", exit_on_error=False)
     def compute(self) -> None:
         """Build the report document off the event loop."""
-        from centaur_tui.store.audit import left_out
+        from centaur_tui.store import left_out
 
         started = time.perf_counter()
         if not self.study.database.exists():

@@ -1,0 +1,55 @@
+"""Provides a session's blinding (identity terms, blinding file) and the masking log of what experts were shown.
+
+Every identity phrase masked in a text an expert sees is logged in `expert_maskings` (which
+assignment, which option, which output, the term, how often), so an audit can tell what was
+hidden from whom; the log is never shown to experts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from centaur_tui.domain.blinding import Blinding, blinding_for
+from centaur_tui.domain.errors import StoreError
+from centaur_tui.domain.study import Study
+from centaur_tui.store.connection import utc_now
+from centaur_tui.store.db import Store
+
+
+def read_blinding_file(study: Study) -> str:
+    """Text of the session's blinding file (`NAME.blinding.txt` beside the session file), or ''."""
+    path = study.session_file.with_name(study.session_file.stem + ".blinding.txt")
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read the blinding file ({exc.strerror})") from None
+
+
+def session_blinding(study: Study) -> Blinding:
+    """The blinding of a session: defaults, its identity terms, and its blinding file."""
+    return blinding_for(study.session, read_blinding_file(study))
+
+
+
+def log_maskings(store: Store, entries: Iterable[tuple[int, int, str, str, int]]) -> None:
+    """Log masked phrases: (assignment id, option 1 or 2, output id, term, occurrences); a repeat is ignored."""
+    rows = [(*entry, utc_now()) for entry in entries]
+    if not rows:
+        return
+    with store.write() as c:
+        c.executemany(
+            "INSERT OR IGNORE INTO expert_maskings (assignment_id, option, output_id, term, occurrences,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+
+
+def masking_log(store: Store) -> list[dict[str, Any]]:
+    """The masking log, oldest first, with the expert and comparison of each entry (for audits)."""
+    return store.read(
+        "SELECT m.id, a.expert, a.comparison_id, m.option, m.output_id, m.term, m.occurrences, m.created_at"
+        " FROM expert_maskings m JOIN expert_assignments a ON a.id = m.assignment_id ORDER BY m.id"
+    )

@@ -1,0 +1,232 @@
+"""Provides the one schema of a session database, as numbered migrations applied on open, and a packet's schema.
+
+Why a small runner on `PRAGMA user_version` rather than sqlite-utils' `Migrations` (4.2.1):
+its `apply()` runs each migration inside `db.atomic()`, a plain `BEGIN`, which lost 27-39 of
+400 writes to "database is locked" beside a second writer (NOTES.md); it records migrations by
+name in a `_sqlite_migrations` table, so a database migrated by a newer program looks merely
+"up to date" to an older one; and importing sqlite-utils cost 61 ms median at every start
+against 2 ms for sqlite3 (see the package docstring). Here a migration is a tuple of SQL
+statements run in one `BEGIN IMMEDIATE` transaction together with the new `user_version`, so
+a migration is applied completely or not at all, and two processes opening the same old file
+at once migrate it once (the second sees the new version after taking the write lock).
+
+Migration 1 is the schema the store had before it was versioned (3874c43), every statement
+`IF NOT EXISTS`: that code created the pipeline tables on open and the expert and work tables
+on first use, so an old database may hold any subset of them; migration 1 completes it and
+leaves what exists untouched. `meta.schema_version` follows `user_version`, because the
+unversioned code refuses a database whose `meta.schema_version` is not 1: an old program
+opening an upgraded file says so instead of misreading it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from centaur_tui.domain.errors import StoreError
+from centaur_tui.store.connection import immediate_transaction
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step: the statements that take a database from `version - 1` to `version`."""
+
+    version: int
+    summary: str
+    statements: tuple[str, ...]
+
+
+_PIPELINE_TABLES = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS calls (
+    key TEXT PRIMARY KEY, stage TEXT NOT NULL, model TEXT NOT NULL, sample TEXT NOT NULL,
+    messages TEXT NOT NULL, params TEXT NOT NULL, response TEXT NOT NULL,
+    prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, latency_s REAL NOT NULL,
+    attempts INTEGER NOT NULL, simulated INTEGER NOT NULL, created_at TEXT NOT NULL
+)""",
+    """CREATE TABLE IF NOT EXISTS call_errors (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, stage TEXT NOT NULL, model TEXT NOT NULL,
+    attempt INTEGER NOT NULL, error_type TEXT NOT NULL, message TEXT NOT NULL, final INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS call_errors_key ON call_errors (key)",
+    "CREATE INDEX IF NOT EXISTS calls_stage ON calls (stage)",
+    """CREATE TABLE IF NOT EXISTS assistance_texts (
+    id TEXT PRIMARY KEY, run INTEGER NOT NULL, task TEXT NOT NULL, assistant TEXT NOT NULL,
+    text TEXT NOT NULL, call_key TEXT REFERENCES calls (key), created_at TEXT NOT NULL
+)""",
+    """CREATE TABLE IF NOT EXISTS outputs (
+    id TEXT PRIMARY KEY, run INTEGER NOT NULL, task TEXT NOT NULL, mode TEXT NOT NULL,
+    candidate TEXT NOT NULL, worker TEXT NOT NULL, worker_kind TEXT NOT NULL DEFAULT 'model',
+    text TEXT NOT NULL, assistance_id TEXT REFERENCES assistance_texts (id),
+    call_key TEXT REFERENCES calls (key), created_at TEXT NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS outputs_tournament ON outputs (run, task, mode)",
+    """CREATE TABLE IF NOT EXISTS comparisons (
+    id TEXT PRIMARY KEY, run INTEGER NOT NULL, task TEXT NOT NULL, mode TEXT NOT NULL,
+    candidate_a TEXT NOT NULL, candidate_b TEXT NOT NULL,
+    output_a TEXT NOT NULL REFERENCES outputs (id), output_b TEXT NOT NULL REFERENCES outputs (id)
+)""",
+    "CREATE INDEX IF NOT EXISTS comparisons_tournament ON comparisons (run, task, mode)",
+    """CREATE TABLE IF NOT EXISTS judgments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    comparison_id TEXT NOT NULL REFERENCES comparisons (id),
+    judge TEXT NOT NULL, judge_kind TEXT NOT NULL, judge_family TEXT,
+    presentation INTEGER NOT NULL, revision INTEGER NOT NULL DEFAULT 0,
+    option1 TEXT NOT NULL, option2 TEXT NOT NULL, winner TEXT,
+    option1_mean REAL, option2_mean REAL, valid INTEGER NOT NULL, invalid_reason TEXT,
+    rationale TEXT, call_key TEXT REFERENCES calls (key), attempts INTEGER NOT NULL,
+    seconds REAL, created_at TEXT NOT NULL,
+    UNIQUE (comparison_id, judge, presentation, revision)
+)""",
+    "CREATE INDEX IF NOT EXISTS judgments_judge ON judgments (judge)",
+    """CREATE TABLE IF NOT EXISTS scores (
+    judgment_id INTEGER NOT NULL REFERENCES judgments (id), candidate TEXT NOT NULL,
+    dimension TEXT NOT NULL, dimension_kind TEXT NOT NULL, score INTEGER NOT NULL,
+    PRIMARY KEY (judgment_id, candidate, dimension)
+)""",
+)
+"""The pipeline's tables: calls (the resume log), texts, tournaments, judgments and their scores."""
+
+_EXPERT_TABLES = (
+    # An expert's judging queue: comparison, place, strategy, presented order (`flipped`:
+    # candidate_b shown as option 1), swapped-repeat flag, state (pending, skipped, flagged; an
+    # assignment is done when its judgment exists, so a crash between two writes cannot leave
+    # them disagreeing).
+    """CREATE TABLE IF NOT EXISTS expert_assignments (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        expert TEXT NOT NULL,
+        comparison_id TEXT NOT NULL REFERENCES comparisons (id),
+        presentation INTEGER NOT NULL,
+        position INTEGER NOT NULL,
+        strategy TEXT NOT NULL,
+        flipped INTEGER NOT NULL,
+        repeat INTEGER NOT NULL DEFAULT 0,
+        state TEXT NOT NULL DEFAULT 'pending',
+        created_at TEXT NOT NULL,
+        UNIQUE (expert, comparison_id, presentation)
+    )""",
+    "CREATE INDEX IF NOT EXISTS expert_assignments_queue ON expert_assignments (expert, position)",
+    # Partial judging work, saved as it is entered; the newest version wins.
+    """CREATE TABLE IF NOT EXISTS expert_drafts (
+        assignment_id INTEGER PRIMARY KEY REFERENCES expert_assignments (id),
+        scores TEXT NOT NULL, winner TEXT, rationale TEXT NOT NULL, seconds REAL NOT NULL,
+        version INTEGER NOT NULL, updated_at TEXT NOT NULL
+    )""",
+    # Every identity phrase masked in a text an expert was shown.
+    """CREATE TABLE IF NOT EXISTS expert_maskings (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        assignment_id INTEGER NOT NULL REFERENCES expert_assignments (id),
+        option INTEGER NOT NULL, output_id TEXT NOT NULL REFERENCES outputs (id),
+        term TEXT NOT NULL, occurrences INTEGER NOT NULL, created_at TEXT NOT NULL,
+        UNIQUE (assignment_id, option, term)
+    )""",
+    # Exported judging packets: their secret stays here, never in the packet file.
+    """CREATE TABLE IF NOT EXISTS expert_packets (
+        id TEXT PRIMARY KEY, expert TEXT NOT NULL, secret TEXT NOT NULL, items INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS app_experts (
+        id TEXT PRIMARY KEY, name TEXT NOT NULL, tasks TEXT NOT NULL, created_at TEXT NOT NULL
+    )""",
+)
+"""The tables of experts as judges (`assignments`, `judging`, `masking`, `packets` modules)."""
+
+_WORK_TABLES = (
+    # One row per (expert, task): the condition (an assistant's name or `plain`), the
+    # assistance text used, and the place in the expert's queue.
+    """CREATE TABLE IF NOT EXISTS work_assignments (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        expert TEXT NOT NULL, task TEXT NOT NULL, condition TEXT NOT NULL,
+        assistance_id TEXT REFERENCES assistance_texts (id),
+        position INTEGER NOT NULL, created_at TEXT NOT NULL,
+        UNIQUE (expert, task)
+    )""",
+    # The deliverable so far with its productivity measures; `locked` once submitted.
+    """CREATE TABLE IF NOT EXISTS work_drafts (
+        assignment_id INTEGER PRIMARY KEY REFERENCES work_assignments (id),
+        text TEXT NOT NULL, seconds REAL NOT NULL, edits INTEGER NOT NULL, pastes INTEGER NOT NULL,
+        version INTEGER NOT NULL, locked INTEGER NOT NULL DEFAULT 0, updated_at TEXT NOT NULL
+    )""",
+)
+"""The tables of experts as workers (`work` module)."""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "the unversioned schema of 3874c43: pipeline, expert and work tables",
+              _PIPELINE_TABLES + _WORK_TABLES + _EXPERT_TABLES),
+    Migration(2, "the schema is versioned by user_version; the expert tables' own version row goes",
+              ("DELETE FROM meta WHERE key = 'expert_schema_version'",)),
+    Migration(3, "the provider's finish reason of every call and failed attempt (NULL: not recorded)",
+              ("ALTER TABLE calls ADD COLUMN finish_reason TEXT",
+               "ALTER TABLE call_errors ADD COLUMN finish_reason TEXT")),
+)
+"""Every schema step, in order; append new ones, never edit an applied one."""
+
+SCHEMA_VERSION = MIGRATIONS[-1].version
+"""The version this program writes and reads."""
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The version of an open database (0: never migrated, a file of the unversioned code or a new one)."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, path: Path, target: int = SCHEMA_VERSION) -> int:
+    """Bring a session database up to `target`, one BEGIN IMMEDIATE transaction per migration.
+
+    Args:
+        conn: An autocommit connection (`connection.connect`).
+        path: The file, for error messages.
+        target: The version to stop at (tests build older databases with it).
+
+    Returns:
+        The version the database has now.
+
+    Raises:
+        StoreError: the database was written by a newer program, or a migration failed.
+    """
+    found = schema_version(conn)
+    if found > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path}: session database schema version {found} is newer than this program reads "
+            f"(up to {SCHEMA_VERSION}); open it with a newer centaur-tui", title="Newer session database",
+        )
+    lock = threading.Lock()
+    for step in MIGRATIONS[found:target]:
+        with immediate_transaction(conn, lock) as c:
+            if schema_version(c) >= step.version:  # another process migrated while we waited
+                continue
+            try:
+                for statement in step.statements:
+                    c.execute(statement)
+            except sqlite3.Error as exc:
+                raise StoreError(f"{path}: schema migration {step.version} ({step.summary}) failed: {exc}") from None
+            c.execute(f"PRAGMA user_version = {step.version:d}")
+            c.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(step.version),))
+    return schema_version(conn)
+
+
+PACKET_FORMAT = "centaur-judging-packet"
+PACKET_VERSION = 1
+"""A packet file says its format and version in `packet_meta`; a reader refuses any other version."""
+
+PACKET_TABLES = (
+    "CREATE TABLE IF NOT EXISTS packet_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS items (
+        token TEXT PRIMARY KEY, position INTEGER NOT NULL, task_title TEXT NOT NULL, task_prompt TEXT NOT NULL,
+        deliverable TEXT NOT NULL, rubric TEXT NOT NULL, option_1 TEXT NOT NULL, option_2 TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending'
+    )""",
+    """CREATE TABLE IF NOT EXISTS drafts (
+        token TEXT PRIMARY KEY REFERENCES items (token), scores TEXT NOT NULL, winner TEXT,
+        rationale TEXT NOT NULL, seconds REAL NOT NULL, version INTEGER NOT NULL, updated_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS results (
+        token TEXT PRIMARY KEY REFERENCES items (token), scores TEXT NOT NULL, winner TEXT NOT NULL,
+        rationale TEXT NOT NULL, seconds REAL NOT NULL, judged_at TEXT NOT NULL
+    )""",
+)
+"""A judging packet: a separate, short-lived file written once by `export_packet`, so it has a
+format version (PACKET_VERSION) rather than migrations."""
