@@ -1,0 +1,733 @@
+"""Provides the typed report document: every section of `centaur report` as pydantic models (docs/report.md).
+
+`stats.report.build_report` validates the statistics' JSON-ready records into a
+`ReportDocument`; `to_dict` / `to_json` give back exactly the dict and the JSON `centaur report
+--json` writes (same keys, same order, NaN as null), and `from_json` / `from_dict` read them
+again (the disk cache, the report process's replies). Models are strict and forbid unknown
+keys, so a statistic that changes its columns without this file fails the tests instead of
+writing a document nobody documented.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA = "centaur-report/1"
+SIMULATED_BANNER = "SIMULATED DATA: every number below comes from the seeded simulated provider, not from language models."
+
+T = TypeVar("T")
+_M = TypeVar("_M", bound="_Model")
+
+
+class _Model(BaseModel):
+    """Base of the document's models; `from_dict` validates a JSON-ready dict."""
+
+    # strict: an int never turns into a float (or back), so the JSON round trip is byte-exact;
+    # frozen: the screen and the renderers share one document and never change it.
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, populate_by_name=True)
+
+    @classmethod
+    def from_dict(cls: type[_M], data: dict[str, Any]) -> _M:
+        """Validate a JSON-ready dict (as `to_dict` gives) into the model."""
+        return cls.model_validate(data)
+
+
+class Rows(_Model, Generic[T]):
+    """A section that is one table: `{"rows": [...]}`."""
+
+    rows: list[T]
+
+
+class ReportOptionsDoc(_Model):
+    """The options the report was built with (`stats.report.ReportOptions`)."""
+
+    rank_method: str
+    bootstrap: int
+    confidence: float
+    seed: int
+    permutation: bool
+    judge_kinds: list[str]
+    alt_epsilon: float
+
+
+class ExpertOptionsDoc(_Model):
+    """The options of the experts-vs-LLM section (`stats.experts.ExpertOptions`)."""
+
+    bootstrap: int
+    confidence: float
+    epsilon: float
+    fdr_q: float
+    alt_min_items: int
+    alt_min_experts_per_item: int
+    loo_min_others: int
+
+
+class HumanAssistantRow(_Model):
+    """One condition ranked for human workers beside the worker model."""
+
+    condition: str
+    human_mean_rank: float | None
+    human_rank: float | None
+    model_mean_rank: float | None
+    model_rank: float | None
+
+
+class ProductivityRow(_Model):
+    """Mean and median effort per submitted deliverable of one condition."""
+
+    condition: str
+    n: int
+    mean_seconds: float | None
+    median_seconds: float | None
+    mean_edits: float | None
+    median_edits: float | None
+    mean_pastes: float | None
+    median_pastes: float | None
+    mean_words: float | None
+    median_words: float | None
+    mean_characters: float | None
+    median_characters: float | None
+
+
+class PositionBiasJudgeRow(_Model):
+    """Position bias judge row of the report document."""
+
+    judge: str
+    kind: str
+    n: int
+    first: int
+    share_first: float | None
+    p: float | None
+    reason: str | None
+
+
+class LengthBiasRow(_Model):
+    """Length bias row of the report document."""
+
+    judge: str
+    kind: str
+    n: int
+    longer: int
+    share_longer: float | None
+    p: float | None
+    reason: str | None
+
+
+class LeniencyRow(_Model):
+    """Leniency row of the report document."""
+
+    judge: str
+    kind: str
+    n: int
+    comparisons: int
+    mean_difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    sd: float | None
+    loa_low: float | None
+    loa_high: float | None
+    reason: str | None
+
+
+class ConsistencyJudgeRow(_Model):
+    """Consistency judge row of the report document."""
+
+    judge: str
+    kind: str
+    n: int
+    agree: int
+    share: float | None
+    ties: int
+    equal_averages: int
+    missing_scores: int
+    reason: str | None
+
+
+class RepeatsRow(_Model):
+    """Repeats row of the report document."""
+
+    judge: str
+    kind: str
+    n: int
+    same: int
+    agreement: float | None
+    decisive_n: int
+    decisive_same: int
+    decisive_agreement: float | None
+    reason: str | None
+
+
+class ChoiceRubric(_Model):
+    """Choice rubric of the report document."""
+
+    rows: list[ChoiceRubricRow]
+    stated_mismatches: int
+    tolerance: float | None
+
+
+class ChoiceRubricRow(_Model):
+    """Choice rubric row of the report document."""
+
+    judge: str
+    n: int
+    agree: int
+    share: float | None
+    ties: int
+    equal_averages: int
+    missing_scores: int
+    stated_checked: int
+    stated_mismatch: int
+    excluded: dict[str, int]
+    reason: str | None
+
+
+class CriterionRankRow(_Model):
+    """Criterion rank row of the report document."""
+
+    judge: str
+    family: str
+    candidate: str
+    release_order: int
+    mean_rank: float | None
+    sd: float | None
+    task_runs: int
+
+
+class Criterion(_Model):
+    """Criterion of the report document."""
+
+    pairs: list[CriterionPairRow]
+    ranks: list[CriterionRankRow]
+
+
+class CriterionPairRow(_Model):
+    """Criterion pair row of the report document."""
+
+    judge: str
+    family: str
+    models: list[str]
+    n: int
+    later: int
+    earlier: int
+    ties: int
+    share_later: float | None
+    excluded: dict[str, int]
+    reason: str | None
+
+
+class ProfileRow(_Model):
+    """Profile row of the report document."""
+
+    mode: str
+    candidate: str
+    dimension: str
+    mean: float | None
+    judge_balanced: float | None
+    n: int
+    judges: int
+
+
+class StandardisedRow(_Model):
+    """Standardised row of the report document."""
+
+    task: str
+    mode: str
+    n: int
+    rho: float | None
+    p: float | None
+    zero_spread: int
+    missing_scores: int
+    reason: str | None
+
+
+class PositionBiasRow(_Model):
+    """Position bias row of the report document."""
+
+    judge: str
+    n: int
+    first: int
+    share_first: float | None
+    p: float | None
+    ties: int
+    both_orders: int
+    flips: int
+    flip_rate: float | None
+    excluded: dict[str, int]
+    reason: str | None
+
+
+class HumanSpearman(_Model):
+    """Human spearman of the report document."""
+
+    rho: float | None
+    p: float | None
+    n: int
+    reason: str | None
+
+
+class AgreementBlockRow(_Model):
+    """Agreement block row of the report document."""
+
+    block: str
+    units: int
+    pairs: int
+    agreement: float | None
+    ci_low: float | None
+    ci_high: float | None
+    chance: float | None
+    decisive_pairs: int
+    decisive_agreement: float | None
+    decisive_ci_low: float | None
+    decisive_ci_high: float | None
+    decisive_chance: float | None
+    reason: str | None
+
+
+class AlphaRow(_Model):
+    """Alpha row of the report document."""
+
+    group: str
+    judges: int
+    units: int
+    excluded_units: int
+    ratings: int
+    alpha: float | None
+    ci_low: float | None
+    ci_high: float | None
+    reason: str | None
+
+
+class KappaRow(_Model):
+    """Kappa row of the report document."""
+
+    judge_1: str
+    judge_2: str
+    kind_1: str
+    kind_2: str
+    block: str
+    n: int
+    agreement: float | None
+    kappa: float | None
+    ci_low: float | None
+    ci_high: float | None
+    reason: str | None
+
+
+class LooMajorityRow(_Model):
+    """Loo majority row of the report document."""
+
+    judge: str
+    kind: str
+    n: int
+    agreement: float | None
+    ci_low: float | None
+    ci_high: float | None
+    expert_agreement: float | None
+    difference: float | None
+    diff_ci_low: float | None
+    diff_ci_high: float | None
+    no_majority: int
+    reason: str | None
+
+
+class PanelRankingRow(_Model):
+    """Panel ranking row of the report document."""
+
+    mode: str
+    task: str
+    comparisons: int
+    expert_verdicts: int
+    llm_verdicts: int
+    n: int
+    spearman: float | None
+    spearman_ci_low: float | None
+    spearman_ci_high: float | None
+    kendall: float | None
+    kendall_ci_low: float | None
+    kendall_ci_high: float | None
+    expert_top: str | None
+    llm_top: str | None
+    top_match: bool | None
+    reason: str | None
+
+
+class PanelCandidateRow(_Model):
+    """Panel candidate row of the report document."""
+
+    mode: str
+    task: str
+    candidate: str
+    expert_theta: float | None
+    llm_theta: float | None
+    expert_rank: float | None
+    llm_rank: float | None
+    expert_games: int
+    llm_games: int
+    expert_win_rate: float | None
+    llm_win_rate: float | None
+    gap: float | None
+    gap_ci_low: float | None
+    gap_ci_high: float | None
+    reason: str | None
+
+
+class AltTestExpertRow(_Model):
+    """Alt test expert row of the report document."""
+
+    judge: str
+    expert: str
+    n: int
+    rho_f: float | None
+    rho_h: float | None
+    p: float | None
+    rejected: bool | None
+    tested: bool | None
+    reason: str | None
+
+
+class AltTest(_Model):
+    """Alt test of the report document."""
+
+    rows: list[AltTestRow]
+    experts: list[AltTestExpertRow]
+
+
+class AltTestRow(_Model):
+    """Alt test row of the report document."""
+
+    judge: str
+    items: int
+    experts_tested: int
+    winning_rate: float | None
+    advantage_probability: float | None
+    passed: bool | None
+    reason: str | None
+
+
+class HeadlineRow(_Model):
+    """Headline row of the report document."""
+
+    finding: str
+    mode: str
+    experts: str | None
+    experts_value: float | None
+    experts_ci_low: float | None
+    experts_ci_high: float | None
+    experts_n: int
+    llm: str | None
+    llm_value: float | None
+    llm_ci_low: float | None
+    llm_ci_high: float | None
+    llm_n: int
+    holds: bool | None
+    reason: str | None
+
+
+class MatrixCell(_Model):
+    """One (task, candidate) cell of a mode's rank matrix: mean rank over runs, SD, SE, rank of ranks."""
+
+    task: str
+    candidate: str
+    mean_rank: float | None
+    sd: float | None
+    se: float | None
+    runs: int
+    missing_runs: int
+    rank_of_ranks: float | None
+    reason: str | None
+
+
+class OverallRow(_Model):
+    """A candidate's overall ordering in a mode (mean of its per-task mean ranks)."""
+
+    candidate: str
+    mean_rank: float | None
+    se: float | None
+    tasks: int
+    runs: int
+    overall_rank: float | None
+    reason: str | None
+
+
+class BradleyTerryRow(_Model):
+    """Bradley terry row of the report document."""
+
+    candidate: str
+    theta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    games: int
+    rank: float | None
+    comparisons: int
+    tournaments: int
+    reason: str | None
+
+
+class BradleyTerryTaskRow(_Model):
+    """Bradley terry task row of the report document."""
+
+    task: str
+    candidate: str
+    theta: float | None
+    games: int
+    rank: float | None
+    reason: str | None
+
+
+class CrossMode(_Model):
+    """Cross mode of the report document."""
+
+    rows: list[CrossModeRow]
+    only_automation: list[str]
+    only_augmentation: list[str]
+
+
+class CrossModeRow(_Model):
+    """Cross mode row of the report document."""
+
+    task: str
+    n: int
+    rho: float | None
+    p: float | None
+    p_permutation: float | None
+    permutation_method: str | None
+    models: list[str]
+    reason: str | None
+
+
+class ReliabilityRow(_Model):
+    """Reliability row of the report document."""
+
+    scope: str
+    mode: str | None
+    task: str | None
+    units: int
+    excluded_units: int
+    ratings: int
+    judges: int
+    pairs: int
+    agreeing_pairs: int
+    raw_agreement: float | None
+    alpha: float | None
+    reason: str | None
+    repeats_dropped: int
+    excluded: dict[str, int]
+
+
+class RubricVsWinRate(_Model):
+    """Rubric vs win rate of the report document."""
+
+    r: float | None
+    n: int
+    missing: int
+    reason: str | None
+    cells: int
+
+
+class Profiles(_Model):
+    """Profiles of the report document."""
+
+    augmentation: list[ProfileRow]
+    automation: list[ProfileRow]
+    judgments: dict[str, int]
+    excluded: dict[str, dict[str, int]]
+    dimensions: list[str]
+
+
+class HumanAssistants(_Model):
+    """Human assistants of the report document."""
+
+    rows: list[HumanAssistantRow]
+    spearman: HumanSpearman
+
+
+class ExpertCounts(_Model):
+    """Expert counts of the report document."""
+
+    experts: list[str]
+    llm_judges: list[str]
+    expert_judgments: int
+    expert_usable: int
+    expert_excluded: dict[str, int]
+    expert_repeats: int
+    expert_comparisons: int
+    reference_comparisons: int
+    expert_only_comparisons: int
+    reference_expert_verdicts: int
+    reference_llm_verdicts: int
+    lengths_known: bool
+
+
+class ExpertAgreement(_Model):
+    """Expert agreement of the report document."""
+
+    blocks: list[AgreementBlockRow]
+    alpha: list[AlphaRow]
+    kappa: list[KappaRow]
+
+
+class PanelMajority(_Model):
+    """Panel majority of the report document."""
+
+    n: int
+    agreement: float | None
+    ci_low: float | None
+    ci_high: float | None
+    chance: float | None
+    decisive_n: int
+    decisive_agreement: float | None
+    decisive_ci_low: float | None
+    decisive_ci_high: float | None
+    decisive_chance: float | None
+    kappa: float | None
+    kappa_ci_low: float | None
+    kappa_ci_high: float | None
+    confusion: list[list[int]]
+    no_expert_majority: int
+    no_llm_majority: int
+    reason: str | None
+
+
+class PanelRankings(_Model):
+    """Panel rankings of the report document."""
+
+    rows: list[PanelRankingRow]
+    candidates: list[PanelCandidateRow]
+
+
+class ExpertBias(_Model):
+    """Expert bias of the report document."""
+
+    position: Rows[PositionBiasJudgeRow]
+    length: Rows[LengthBiasRow]
+    leniency: Rows[LeniencyRow]
+    consistency: Rows[ConsistencyJudgeRow]
+    repeats: Rows[RepeatsRow]
+
+
+class Counts(_Model):
+    """What was stored and used: comparisons, judgments by status, runs, tasks, modes, judges."""
+
+    comparisons: int
+    judgments: int
+    by_status: dict[str, int]
+    runs: int
+    tasks: list[str]
+    modes: list[str]
+    judges: list[str]
+
+
+class ModeReport(_Model):
+    """One mode: its candidates and tasks, denominators (n, excluded, missing cells), rank matrix, overall ordering, Bradley-Terry."""
+
+    mode: str
+    candidates: list[str]
+    tasks: list[str]
+    runs: int
+    n: int
+    excluded: dict[str, int]
+    missing_cells: int
+    cells: int
+    matrix: list[MatrixCell]
+    overall: list[OverallRow]
+    bradley_terry: list[BradleyTerryRow]
+    bradley_terry_by_task: list[BradleyTerryTaskRow]
+
+
+class BestByTaskRow(_Model):
+    """Best by task row of the report document."""
+
+    mode: str
+    task: str
+    best: str | None
+    best_mean_rank: float | None
+    best_assisted: str | None
+    best_assisted_mean_rank: float | None
+
+
+class Validity(_Model):
+    """Validity of the report document."""
+
+    choice_rubric: ChoiceRubric
+    rubric_vs_win_rate: RubricVsWinRate
+    criterion: Criterion
+    profiles: Profiles
+    standardised: Rows[StandardisedRow]
+    position_bias: Rows[PositionBiasRow]
+
+
+class ExpertsSection(_Model):
+    """Experts vs LLM judges; the sub-sections are absent (not null) when no expert judged."""
+
+    present: bool
+    note: str | None
+    options: ExpertOptionsDoc
+    counts: ExpertCounts | None = None
+    agreement: ExpertAgreement | None = None
+    loo_majority: Rows[LooMajorityRow] | None = None
+    panel_majority: PanelMajority | None = None
+    rankings: PanelRankings | None = None
+    bias: ExpertBias | None = None
+    alt_test: AltTest | None = None
+    headline: Rows[HeadlineRow] | None = None
+
+
+class HumanWorkersSection(_Model):
+    """The human-worker arm (sessions with `[human_workers]`): assistants ranked for people, productivity."""
+
+    assistants: HumanAssistants
+    productivity: list[ProductivityRow]
+    deliverables: int
+
+
+class ReportDocument(_Model):
+    """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
+
+    schema_: str = Field(alias="schema")
+    session: str
+    simulated: bool
+    banner: str | None
+    options: ReportOptionsDoc
+    counts: Counts
+    modes: list[ModeReport]
+    best_by_task: list[BestByTaskRow]
+    cross_mode: CrossMode
+    reliability: Rows[ReliabilityRow]
+    validity: Validity
+    experts: ExpertsSection
+    human_workers: HumanWorkersSection | None = None
+
+    @property
+    def schema_name(self) -> str:
+        """The document's schema id ("centaur-report/1")."""
+        return self.schema_
+
+    def mode(self, name: str) -> ModeReport | None:
+        """The section of one mode, or None when the session has no such mode."""
+        return next((m for m in self.modes if m.mode == name), None)
+
+    def with_human_workers(self, section: dict[str, Any] | HumanWorkersSection) -> ReportDocument:
+        """This document with the human-worker arm's section (`stats.human_arm.human_arm_doc`) added."""
+        value = section if isinstance(section, HumanWorkersSection) else HumanWorkersSection.from_dict(section)
+        return self.model_copy(update={"human_workers": value})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict: exactly the keys the statistics wrote, in their order."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The document as `centaur report --json` writes it (no NaN, UTF-8 kept, no trailing newline)."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> ReportDocument:
+        """Read a document written by `to_json` (raises pydantic's ValidationError on another shape)."""
+        return cls.from_dict(json.loads(text))
+
+
+for _model in list(globals().values()):
+    if isinstance(_model, type) and issubclass(_model, BaseModel) and _model is not BaseModel:
+        _model.model_rebuild()
