@@ -21,7 +21,7 @@ from centaur_tui.stats.alt_test import alt_test, benjamini_yekutieli, one_sided_
 from centaur_tui.stats.common import bootstrap_weights
 from centaur_tui.stats.experts import ExpertOptions, experts_vs_llm, rank_correlations
 from centaur_tui.stats.reliability import alpha_nominal
-from centaur_tui.stats.render import to_markdown, to_text
+from centaur_tui.report import to_markdown, to_text
 from centaur_tui.stats.report import ReportOptions, build_report
 from tests.test_stats_frames import Data
 

@@ -311,12 +311,12 @@ def test_import_of_a_session_never_run_is_a_clear_error(write_session, tmp_path:
 
 
 def test_aggregated_scores_give_the_same_report_as_every_score_row(session: Path) -> None:
-    from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
+    from centaur_tui.services.report import load_report_inputs, report_from_rows
 
     study = load_session(session)
     meta, rows = load_report_inputs(study)
-    fast = build_session_report(study, meta, rows, bootstrap=20).doc
+    fast = report_from_rows(study, meta, rows, bootstrap=20).doc
     with Store(study.database) as store:
         raw = dict(rows, score_rows=store.score_rows(), option_score_rows=None, output_rows=store.output_rows())
-    slow = build_session_report(study, meta, raw, bootstrap=20).doc
+    slow = report_from_rows(study, meta, raw, bootstrap=20).doc
     assert json.dumps(fast, sort_keys=True) == json.dumps(slow, sort_keys=True)

@@ -11,14 +11,13 @@ writing a document nobody documented.
 from __future__ import annotations
 
 import json
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA = "centaur-report/1"
 SIMULATED_BANNER = "SIMULATED DATA: every number below comes from the seeded simulated provider, not from language models."
 
-T = TypeVar("T")
 _M = TypeVar("_M", bound="_Model")
 
 
@@ -35,10 +34,64 @@ class _Model(BaseModel):
         return cls.model_validate(data)
 
 
-class Rows(_Model, Generic[T]):
-    """A section that is one table: `{"rows": [...]}`."""
+class ConsistencyJudgeTable(_Model):
+    """A section that is one table of ConsistencyJudgeRow rows: `{"rows": [...]}`."""
 
-    rows: list[T]
+    rows: list[ConsistencyJudgeRow]
+
+
+class HeadlineTable(_Model):
+    """A section that is one table of HeadlineRow rows: `{"rows": [...]}`."""
+
+    rows: list[HeadlineRow]
+
+
+class LengthBiasTable(_Model):
+    """A section that is one table of LengthBiasRow rows: `{"rows": [...]}`."""
+
+    rows: list[LengthBiasRow]
+
+
+class LeniencyTable(_Model):
+    """A section that is one table of LeniencyRow rows: `{"rows": [...]}`."""
+
+    rows: list[LeniencyRow]
+
+
+class LooMajorityTable(_Model):
+    """A section that is one table of LooMajorityRow rows: `{"rows": [...]}`."""
+
+    rows: list[LooMajorityRow]
+
+
+class PositionBiasJudgeTable(_Model):
+    """A section that is one table of PositionBiasJudgeRow rows: `{"rows": [...]}`."""
+
+    rows: list[PositionBiasJudgeRow]
+
+
+class PositionBiasTable(_Model):
+    """A section that is one table of PositionBiasRow rows: `{"rows": [...]}`."""
+
+    rows: list[PositionBiasRow]
+
+
+class ReliabilityTable(_Model):
+    """A section that is one table of ReliabilityRow rows: `{"rows": [...]}`."""
+
+    rows: list[ReliabilityRow]
+
+
+class RepeatsTable(_Model):
+    """A section that is one table of RepeatsRow rows: `{"rows": [...]}`."""
+
+    rows: list[RepeatsRow]
+
+
+class StandardisedTable(_Model):
+    """A section that is one table of StandardisedRow rows: `{"rows": [...]}`."""
+
+    rows: list[StandardisedRow]
 
 
 class ReportOptionsDoc(_Model):
@@ -601,11 +654,11 @@ class PanelRankings(_Model):
 class ExpertBias(_Model):
     """Expert bias of the report document."""
 
-    position: Rows[PositionBiasJudgeRow]
-    length: Rows[LengthBiasRow]
-    leniency: Rows[LeniencyRow]
-    consistency: Rows[ConsistencyJudgeRow]
-    repeats: Rows[RepeatsRow]
+    position: PositionBiasJudgeTable
+    length: LengthBiasTable
+    leniency: LeniencyTable
+    consistency: ConsistencyJudgeTable
+    repeats: RepeatsTable
 
 
 class Counts(_Model):
@@ -655,8 +708,8 @@ class Validity(_Model):
     rubric_vs_win_rate: RubricVsWinRate
     criterion: Criterion
     profiles: Profiles
-    standardised: Rows[StandardisedRow]
-    position_bias: Rows[PositionBiasRow]
+    standardised: StandardisedTable
+    position_bias: PositionBiasTable
 
 
 class ExpertsSection(_Model):
@@ -667,12 +720,12 @@ class ExpertsSection(_Model):
     options: ExpertOptionsDoc
     counts: ExpertCounts | None = None
     agreement: ExpertAgreement | None = None
-    loo_majority: Rows[LooMajorityRow] | None = None
+    loo_majority: LooMajorityTable | None = None
     panel_majority: PanelMajority | None = None
     rankings: PanelRankings | None = None
     bias: ExpertBias | None = None
     alt_test: AltTest | None = None
-    headline: Rows[HeadlineRow] | None = None
+    headline: HeadlineTable | None = None
 
 
 class HumanWorkersSection(_Model):
@@ -695,7 +748,7 @@ class ReportDocument(_Model):
     modes: list[ModeReport]
     best_by_task: list[BestByTaskRow]
     cross_mode: CrossMode
-    reliability: Rows[ReliabilityRow]
+    reliability: ReliabilityTable
     validity: Validity
     experts: ExpertsSection
     human_workers: HumanWorkersSection | None = None

@@ -125,7 +125,11 @@ def session_report(study: Study, store: Store | None = None, *, human_workers: b
 
         require_database(study)
         with Store(study.database) as opened:
-            return session_report(study, opened, human_workers=human_workers, **options)
+            return _session_report(study, opened, human_workers, options)
+    return _session_report(study, store, human_workers, options)
+
+
+def _session_report(study: Study, store: Store, human_workers: bool | None, options: dict[str, Any]) -> Report:
     with ThreadPoolExecutor(1, thread_name_prefix="report-read") as pool:
         meta, rows = load_report_inputs(study, pool, store)
         # Built after the reads started: on a cold start the score aggregate (SQLite, no GIL)
