@@ -326,3 +326,15 @@ async def test_human_workers_tab_shows_what_centaur_report_adds(write_session, t
         assert [v.section.title for v in views] == [s.title for s in sections]
         assert [v.rows for v in views] == [s.rows for s in sections]
         assert [r[0] for r in views[0].rows] == [r["condition"] for r in expected["human_workers"]["assistants"]["rows"]]
+
+
+def test_the_results_screen_uses_only_public_report_names() -> None:
+    import re
+
+    from centaur_tui.ui.screens import results
+    from centaur_tui.ui.widgets import rank_matrix, section_view
+
+    for module in (results, section_view, rank_matrix):
+        source = Path(module.__file__).read_text(encoding="utf-8")
+        # No private renderer, no stats module, no text cut out of rendered notes.
+        assert re.search(r"noqa: SLF001|render\._|centaur_tui\.stats|\.notes\[\d+\]\.split", source) is None, module

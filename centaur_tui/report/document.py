@@ -35,61 +35,61 @@ class _Model(BaseModel):
 
 
 class ConsistencyJudgeTable(_Model):
-    """A section that is one table of ConsistencyJudgeRow rows: `{"rows": [...]}`."""
+    """A section that is one table: `{"rows": [ConsistencyJudgeRow, ...]}`."""
 
     rows: list[ConsistencyJudgeRow]
 
 
 class HeadlineTable(_Model):
-    """A section that is one table of HeadlineRow rows: `{"rows": [...]}`."""
+    """A section that is one table: `{"rows": [HeadlineRow, ...]}`."""
 
     rows: list[HeadlineRow]
 
 
 class LengthBiasTable(_Model):
-    """A section that is one table of LengthBiasRow rows: `{"rows": [...]}`."""
+    """A section that is one table: `{"rows": [LengthBiasRow, ...]}`."""
 
     rows: list[LengthBiasRow]
 
 
 class LeniencyTable(_Model):
-    """A section that is one table of LeniencyRow rows: `{"rows": [...]}`."""
+    """A section that is one table: `{"rows": [LeniencyRow, ...]}`."""
 
     rows: list[LeniencyRow]
 
 
 class LooMajorityTable(_Model):
-    """A section that is one table of LooMajorityRow rows: `{"rows": [...]}`."""
+    """A section that is one table: `{"rows": [LooMajorityRow, ...]}`."""
 
     rows: list[LooMajorityRow]
 
 
 class PositionBiasJudgeTable(_Model):
-    """A section that is one table of PositionBiasJudgeRow rows: `{"rows": [...]}`."""
+    """A section that is one table: `{"rows": [PositionBiasJudgeRow, ...]}`."""
 
     rows: list[PositionBiasJudgeRow]
 
 
 class PositionBiasTable(_Model):
-    """A section that is one table of PositionBiasRow rows: `{"rows": [...]}`."""
+    """A section that is one table: `{"rows": [PositionBiasRow, ...]}`."""
 
     rows: list[PositionBiasRow]
 
 
 class ReliabilityTable(_Model):
-    """A section that is one table of ReliabilityRow rows: `{"rows": [...]}`."""
+    """A section that is one table: `{"rows": [ReliabilityRow, ...]}`."""
 
     rows: list[ReliabilityRow]
 
 
 class RepeatsTable(_Model):
-    """A section that is one table of RepeatsRow rows: `{"rows": [...]}`."""
+    """A section that is one table: `{"rows": [RepeatsRow, ...]}`."""
 
     rows: list[RepeatsRow]
 
 
 class StandardisedTable(_Model):
-    """A section that is one table of StandardisedRow rows: `{"rows": [...]}`."""
+    """A section that is one table: `{"rows": [StandardisedRow, ...]}`."""
 
     rows: list[StandardisedRow]
 
@@ -146,7 +146,7 @@ class ProductivityRow(_Model):
 
 
 class PositionBiasJudgeRow(_Model):
-    """Position bias judge row of the report document."""
+    """One judge's (or group's) share of decisive choices for the option shown first, with its binomial p."""
 
     judge: str
     kind: str
@@ -158,7 +158,7 @@ class PositionBiasJudgeRow(_Model):
 
 
 class LengthBiasRow(_Model):
-    """Length bias row of the report document."""
+    """One judge's share of decisive choices won by the longer output, with its binomial p."""
 
     judge: str
     kind: str
@@ -170,7 +170,7 @@ class LengthBiasRow(_Model):
 
 
 class LeniencyRow(_Model):
-    """Leniency row of the report document."""
+    """One judge's mean rubric-average difference against the other LLM judges, with Bland-Altman limits."""
 
     judge: str
     kind: str
@@ -186,7 +186,7 @@ class LeniencyRow(_Model):
 
 
 class ConsistencyJudgeRow(_Model):
-    """Consistency judge row of the report document."""
+    """One judge's winner-has-the-higher-rubric-average share (experts section)."""
 
     judge: str
     kind: str
@@ -200,7 +200,7 @@ class ConsistencyJudgeRow(_Model):
 
 
 class RepeatsRow(_Model):
-    """Repeats row of the report document."""
+    """One judge's agreement with itself on comparisons seen again with the options swapped."""
 
     judge: str
     kind: str
@@ -214,7 +214,7 @@ class RepeatsRow(_Model):
 
 
 class ChoiceRubric(_Model):
-    """Choice rubric of the report document."""
+    """Choice-rubric consistency per judge, and stated averages off the recomputed ones."""
 
     rows: list[ChoiceRubricRow]
     stated_mismatches: int
@@ -222,7 +222,7 @@ class ChoiceRubric(_Model):
 
 
 class ChoiceRubricRow(_Model):
-    """Choice rubric row of the report document."""
+    """One judge's choice-rubric consistency, with its denominators and exclusions."""
 
     judge: str
     n: int
@@ -238,7 +238,7 @@ class ChoiceRubricRow(_Model):
 
 
 class CriterionRankRow(_Model):
-    """Criterion rank row of the report document."""
+    """One model's mean within-family rank by one judge (Figure 15)."""
 
     judge: str
     family: str
@@ -250,14 +250,14 @@ class CriterionRankRow(_Model):
 
 
 class Criterion(_Model):
-    """Criterion of the report document."""
+    """Criterion validity: direct choices between releases of a family, and within-family ranks."""
 
     pairs: list[CriterionPairRow]
     ranks: list[CriterionRankRow]
 
 
 class CriterionPairRow(_Model):
-    """Criterion pair row of the report document."""
+    """One judge's choices between the models of one family: later vs earlier release."""
 
     judge: str
     family: str
@@ -272,7 +272,7 @@ class CriterionPairRow(_Model):
 
 
 class ProfileRow(_Model):
-    """Profile row of the report document."""
+    """One candidate's mean score on one general dimension (Figure 12), pooled and judge-balanced."""
 
     mode: str
     candidate: str
@@ -284,7 +284,7 @@ class ProfileRow(_Model):
 
 
 class StandardisedRow(_Model):
-    """Standardised row of the report document."""
+    """Spearman rho between the standardised rubric ranking and the pairwise ranking of one (task, mode)."""
 
     task: str
     mode: str
@@ -297,7 +297,7 @@ class StandardisedRow(_Model):
 
 
 class PositionBiasRow(_Model):
-    """Position bias row of the report document."""
+    """One judge's position bias and flip rate (validity section)."""
 
     judge: str
     n: int
@@ -313,7 +313,7 @@ class PositionBiasRow(_Model):
 
 
 class HumanSpearman(_Model):
-    """Human spearman of the report document."""
+    """Spearman correlation of the conditions' mean ranks, human workers vs the worker model."""
 
     rho: float | None
     p: float | None
@@ -322,7 +322,7 @@ class HumanSpearman(_Model):
 
 
 class AgreementBlockRow(_Model):
-    """Agreement block row of the report document."""
+    """Agreement of judge pairs within or across the panels (expert-expert, expert-LLM, LLM-LLM)."""
 
     block: str
     units: int
@@ -340,7 +340,7 @@ class AgreementBlockRow(_Model):
 
 
 class AlphaRow(_Model):
-    """Alpha row of the report document."""
+    """Krippendorff's alpha within the experts, within the LLM judges, or pooled, on the reference set."""
 
     group: str
     judges: int
@@ -354,7 +354,7 @@ class AlphaRow(_Model):
 
 
 class KappaRow(_Model):
-    """Kappa row of the report document."""
+    """Cohen's kappa of one pair of judges over the reference comparisons both judged."""
 
     judge_1: str
     judge_2: str
@@ -370,7 +370,7 @@ class KappaRow(_Model):
 
 
 class LooMajorityRow(_Model):
-    """Loo majority row of the report document."""
+    """One judge scored against the leave-one-out expert majority."""
 
     judge: str
     kind: str
@@ -387,7 +387,7 @@ class LooMajorityRow(_Model):
 
 
 class PanelRankingRow(_Model):
-    """Panel ranking row of the report document."""
+    """Expert-panel vs LLM-panel ranking of one (mode, task): Spearman, Kendall, top candidates."""
 
     mode: str
     task: str
@@ -408,7 +408,7 @@ class PanelRankingRow(_Model):
 
 
 class PanelCandidateRow(_Model):
-    """Panel candidate row of the report document."""
+    """One candidate's Bradley-Terry strength, rank and win rate by panel, with the gap's interval."""
 
     mode: str
     task: str
@@ -428,7 +428,7 @@ class PanelCandidateRow(_Model):
 
 
 class AltTestExpertRow(_Model):
-    """Alt test expert row of the report document."""
+    """One (LLM judge, left-out expert) test of the alternative annotator test."""
 
     judge: str
     expert: str
@@ -442,14 +442,14 @@ class AltTestExpertRow(_Model):
 
 
 class AltTest(_Model):
-    """Alt test of the report document."""
+    """The alternative annotator test: per LLM judge, and per (LLM judge, expert)."""
 
     rows: list[AltTestRow]
     experts: list[AltTestExpertRow]
 
 
 class AltTestRow(_Model):
-    """Alt test row of the report document."""
+    """Whether one LLM judge could replace an expert (winning rate, advantage probability)."""
 
     judge: str
     items: int
@@ -461,7 +461,7 @@ class AltTestRow(_Model):
 
 
 class HeadlineRow(_Model):
-    """Headline row of the report document."""
+    """One headline finding (best solver, best assistant, plain beats assisted) by both panels."""
 
     finding: str
     mode: str
@@ -506,7 +506,7 @@ class OverallRow(_Model):
 
 
 class BradleyTerryRow(_Model):
-    """Bradley terry row of the report document."""
+    """A candidate's Bradley-Terry strength in a mode, pooled over tasks and runs, with its interval."""
 
     candidate: str
     theta: float | None
@@ -520,7 +520,7 @@ class BradleyTerryRow(_Model):
 
 
 class BradleyTerryTaskRow(_Model):
-    """Bradley terry task row of the report document."""
+    """A candidate's Bradley-Terry strength in one task of a mode."""
 
     task: str
     candidate: str
@@ -531,7 +531,7 @@ class BradleyTerryTaskRow(_Model):
 
 
 class CrossMode(_Model):
-    """Cross mode of the report document."""
+    """Cross-mode Spearman correlations (Table 1) and the models ranked in one mode only."""
 
     rows: list[CrossModeRow]
     only_automation: list[str]
@@ -539,7 +539,7 @@ class CrossMode(_Model):
 
 
 class CrossModeRow(_Model):
-    """Cross mode row of the report document."""
+    """Spearman rho of automation vs augmentation mean ranks for one task, or "(model level)"."""
 
     task: str
     n: int
@@ -552,7 +552,7 @@ class CrossModeRow(_Model):
 
 
 class ReliabilityRow(_Model):
-    """Reliability row of the report document."""
+    """Raw agreement and Krippendorff's alpha overall, per mode, or per task x mode (Appendix F)."""
 
     scope: str
     mode: str | None
@@ -571,7 +571,7 @@ class ReliabilityRow(_Model):
 
 
 class RubricVsWinRate(_Model):
-    """Rubric vs win rate of the report document."""
+    """Pearson r between rubric averages and win rates over cells (Figure 13A)."""
 
     r: float | None
     n: int
@@ -581,7 +581,7 @@ class RubricVsWinRate(_Model):
 
 
 class Profiles(_Model):
-    """Profiles of the report document."""
+    """General-rubric profiles per mode, with their denominators (Figure 12)."""
 
     augmentation: list[ProfileRow]
     automation: list[ProfileRow]
@@ -591,14 +591,14 @@ class Profiles(_Model):
 
 
 class HumanAssistants(_Model):
-    """Human assistants of the report document."""
+    """Conditions ranked for human workers beside the worker model, and their correlation."""
 
     rows: list[HumanAssistantRow]
     spearman: HumanSpearman
 
 
 class ExpertCounts(_Model):
-    """Expert counts of the report document."""
+    """Denominators of the experts section: judgments, the reference set, repeats."""
 
     experts: list[str]
     llm_judges: list[str]
@@ -615,7 +615,7 @@ class ExpertCounts(_Model):
 
 
 class ExpertAgreement(_Model):
-    """Expert agreement of the report document."""
+    """Agreement blocks, Krippendorff's alpha and Cohen's kappa of the two panels."""
 
     blocks: list[AgreementBlockRow]
     alpha: list[AlphaRow]
@@ -623,7 +623,7 @@ class ExpertAgreement(_Model):
 
 
 class PanelMajority(_Model):
-    """Panel majority of the report document."""
+    """The LLM-panel majority vs the expert-panel majority per reference comparison."""
 
     n: int
     agreement: float | None
@@ -645,14 +645,14 @@ class PanelMajority(_Model):
 
 
 class PanelRankings(_Model):
-    """Panel rankings of the report document."""
+    """Expert-panel vs LLM-panel rankings, per (mode, task) and per candidate."""
 
     rows: list[PanelRankingRow]
     candidates: list[PanelCandidateRow]
 
 
 class ExpertBias(_Model):
-    """Expert bias of the report document."""
+    """Per judge: position, length, leniency, consistency and repeat consistency."""
 
     position: PositionBiasJudgeTable
     length: LengthBiasTable
@@ -674,7 +674,7 @@ class Counts(_Model):
 
 
 class ModeReport(_Model):
-    """One mode: its candidates and tasks, denominators (n, excluded, missing cells), rank matrix, overall ordering, Bradley-Terry."""
+    """One mode: candidates, tasks, denominators (n, excluded, missing cells), rank matrix, ordering, Bradley-Terry."""
 
     mode: str
     candidates: list[str]
@@ -691,7 +691,7 @@ class ModeReport(_Model):
 
 
 class BestByTaskRow(_Model):
-    """Best by task row of the report document."""
+    """The best candidate (and best assisted one) of a task and mode (Appendix D)."""
 
     mode: str
     task: str
@@ -702,7 +702,7 @@ class BestByTaskRow(_Model):
 
 
 class Validity(_Model):
-    """Validity of the report document."""
+    """Choice-rubric consistency, rubric vs win rate, criterion validity, profiles, standardised ranking, position bias."""
 
     choice_rubric: ChoiceRubric
     rubric_vs_win_rate: RubricVsWinRate

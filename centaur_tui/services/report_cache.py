@@ -24,8 +24,8 @@ class ReportCache:
     highest judgment id, valid count, meta, submitted deliverables) and the session are
     unchanged, so the overview can have it computed ahead (a prefetch) and the results
     screen gets it at once; any new judgment, comparison or meta row means computing again.
-    Documents are also written (JSON) to `cache_dir()`, keyed by the database file, the
-    fingerprint, the session with its tasks' rubrics and `code_version()`, so a later
+    Documents are also written (JSON) to `report_disk_cache.cache_dir()`, keyed by the database file, the
+    fingerprint, the session with its tasks' rubrics and `code_version()` (`DiskCache`), so a later
     program on unchanged data shows the results without computing them. The store stays
     open: its pages stay cached, and opening one writes its schema row.
 
