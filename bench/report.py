@@ -22,7 +22,6 @@ Targets (issue 3): total < 2 s at the paper's scale, < 10 s at 10x.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -34,11 +33,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from centaur_tui.catalog import load_session  # noqa: E402
-from centaur_tui.cli.report_cmd import load_report_inputs  # noqa: E402
 from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRecord  # noqa: E402
 from centaur_tui.domain.study import Study  # noqa: E402
 from centaur_tui.stats.frames import build_frames, design_from_session  # noqa: E402
-from centaur_tui.stats.render import to_markdown, to_text  # noqa: E402
+from centaur_tui.report import to_json, to_markdown, to_text  # noqa: E402
+from centaur_tui.services.report import load_report_inputs  # noqa: E402
 from centaur_tui.stats.report import ReportOptions, build_report  # noqa: E402
 from centaur_tui.stats.synthetic import synthetic_rows  # noqa: E402
 from centaur_tui.store import Store, store_judgments  # noqa: E402
@@ -95,9 +94,9 @@ def time_report(study: Study, options: dict[str, object]) -> dict[str, float]:
     t2 = time.perf_counter()
     report = build_report(frames, ReportOptions(**options))  # type: ignore[arg-type]
     t3 = time.perf_counter()
-    text = to_text(report.doc)
-    md = to_markdown(report.doc)
-    js = json.dumps(report.doc, allow_nan=False)
+    text = to_text(report.document)
+    md = to_markdown(report.document)
+    js = to_json(report.document)
     t4 = time.perf_counter()
     assert "SIMULATED DATA" in text and "SIMULATED DATA" in md and len(js) > 1000
     return {"store reads": t1 - t0, "frames": t2 - t1, "statistics": t3 - t2, "render": t4 - t3, "total": t4 - t0,

@@ -21,7 +21,7 @@ from centaur_tui.stats.alt_test import alt_test, benjamini_yekutieli, one_sided_
 from centaur_tui.stats.common import bootstrap_weights
 from centaur_tui.stats.experts import ExpertOptions, experts_vs_llm, rank_correlations
 from centaur_tui.stats.reliability import alpha_nominal
-from centaur_tui.stats.render import to_markdown, to_text
+from centaur_tui.report import ReportDocument, to_markdown, to_text
 from centaur_tui.stats.report import ReportOptions, build_report
 from tests.test_stats_frames import Data
 
@@ -281,8 +281,13 @@ def test_planted_panels_through_the_report_rank_alike_and_cover_the_implied_agre
                     code = truth if rng.random() >= e else int((truth + rng.integers(1, 3)) % 3)
                     d.judge(run, task, "automation", *((x, y) if rng.random() < 0.5 else (y, x)), judge,
                             {0: x, 1: y, 2: "tie"}[code], kind="expert" if judge in ("ann", "bob", "cat") else "llm")
-    doc = build_report(d.frames(), ReportOptions(bootstrap=200)).doc
-    json.dumps(doc, allow_nan=False)
+    report = build_report(d.frames(), ReportOptions(bootstrap=200))
+    doc = report.doc
+    text = json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False)
+    # The typed document holds every experts part and gives back the same JSON, byte for byte.
+    assert report.document.to_json() == text and ReportDocument.from_json(text) == report.document
+    assert report.document.experts.rankings is not None and report.document.experts.alt_test is not None
+    assert to_text(report.document) == to_text(doc)
     ex = doc["experts"]
     assert ex["present"] and ex["counts"]["reference_comparisons"] == 60
     blocks = {r["block"]: r for r in ex["agreement"]["blocks"]}

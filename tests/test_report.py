@@ -310,12 +310,71 @@ def test_import_of_a_session_never_run_is_a_clear_error(write_session, tmp_path:
 
 
 def test_aggregated_scores_give_the_same_report_as_every_score_row(session: Path) -> None:
-    from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
+    from centaur_tui.services.report import load_report_inputs, report_from_rows
 
     study = load_session(session)
     meta, rows = load_report_inputs(study)
-    fast = build_session_report(study, meta, rows, bootstrap=20).doc
+    fast = report_from_rows(study, meta, rows, bootstrap=20).doc
     with Store(study.database) as store:
         raw = dict(rows, score_rows=store.score_rows(), option_score_rows=None, output_rows=store.output_rows())
-    slow = build_session_report(study, meta, raw, bootstrap=20).doc
+    slow = report_from_rows(study, meta, raw, bootstrap=20).doc
     assert json.dumps(fast, sort_keys=True) == json.dumps(slow, sort_keys=True)
+
+
+DOCUMENTED_TOP = ["schema", "session", "simulated", "banner", "options", "counts", "modes", "best_by_task", "cross_mode",
+                  "reliability", "validity", "experts"]
+DOCUMENTED_MODE = ["mode", "candidates", "tasks", "runs", "n", "excluded", "missing_cells", "cells", "matrix", "overall",
+                   "bradley_terry", "bradley_terry_by_task"]
+
+
+def test_the_json_document_round_trips_byte_for_byte_in_the_documented_shape(session: Path, tmp_path: Path) -> None:
+    from centaur_tui.report import ReportDocument
+
+    out = CliRunner().invoke(cli, ["report", str(session), "--json", str(tmp_path / "r.json"), "--bootstrap", "20",
+                                   "--quiet"])
+    assert out.exit_code == 0, out.output
+    text = (tmp_path / "r.json").read_text(encoding="utf-8")
+    document = ReportDocument.from_json(text)
+    assert document.to_json() + "\n" == text  # same keys, same order, same numbers (3 stays 3, 3.0 stays 3.0)
+    assert ReportDocument.from_dict(document.to_dict()) == document
+    plain = _strict_json(text)
+    assert list(plain) == DOCUMENTED_TOP and all(list(m) == DOCUMENTED_MODE for m in plain["modes"])
+    assert document.schema_name == "centaur-report/1" and document.mode("automation") is not None
+    assert list(plain["experts"]) == ["present", "note", "options"]  # no expert: absent parts stay absent, not null
+
+
+def test_a_document_of_another_shape_is_refused(session: Path, tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    from centaur_tui.report import ReportDocument
+    from centaur_tui.services.report import session_report
+
+    plain = session_report(load_session(session), bootstrap=0, permutation=False).doc
+    changed = json.loads(json.dumps(plain))
+    changed["modes"][0]["matrix"][0]["new_column"] = 1
+    with pytest.raises(ValidationError, match="new_column"):
+        ReportDocument.from_dict(changed)
+    changed = json.loads(json.dumps(plain))
+    changed["counts"]["runs"] = 2.0  # strict: a count never silently becomes a float
+    with pytest.raises(ValidationError, match="runs"):
+        ReportDocument.from_dict(changed)
+
+
+def test_every_field_of_the_document_is_in_the_documented_schema() -> None:
+    import re
+
+    from pydantic import BaseModel
+
+    from centaur_tui.report import document as module
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "report.md").read_text(encoding="utf-8")
+    schema = docs.split("### JSON document (schema `centaur-report/1`)", 1)[1].split("\n```\n", 2)[1]
+    documented = set(re.findall(r'"(\w+)"', schema))
+    missing = {
+        f"{model.__name__}.{field.alias or name}"
+        for model in vars(module).values()
+        if isinstance(model, type) and issubclass(model, BaseModel) and model.__module__ == module.__name__
+        for name, field in model.model_fields.items()
+        if (field.alias or name) not in documented
+    }
+    assert missing == set()

@@ -11,16 +11,23 @@ import pytest
 
 from centaur_tui.catalog import load_session
 from centaur_tui.domain.errors import CentaurError
-from centaur_tui.pipeline import reporting
-from centaur_tui.pipeline.reporting import ReportCache, ReportProcess, warm_up
+from centaur_tui.report import ReportDocument
+from centaur_tui.services import report as report_service
+from centaur_tui.services import report_disk_cache, report_process
+from centaur_tui.services.report_cache import ReportCache
+from centaur_tui.services.report_disk_cache import DiskCache
+from centaur_tui.services.report_process import ReportProcess, warm_up
 from centaur_tui.store import Store
 
 from .test_experts import judged_session
 from .test_ui_results import cli_doc
 
 
-def same(a: dict, b: dict) -> bool:
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+def same(a: ReportDocument | dict, b: ReportDocument | dict) -> bool:
+    def plain(x: ReportDocument | dict) -> dict:
+        return x.to_dict() if isinstance(x, ReportDocument) else x
+
+    return json.dumps(plain(a), sort_keys=True) == json.dumps(plain(b), sort_keys=True)
 
 
 def invalidate_one(database: Path) -> None:
@@ -31,13 +38,14 @@ def invalidate_one(database: Path) -> None:
 def count_computations(monkeypatch) -> list[int]:
     """A list that grows by one each time a report document is computed (not read from a cache)."""
     calls: list[int] = []
-    real = reporting.session_report_doc
+    real = report_service.session_report
 
-    def counting(study, store):
-        calls.append(1)
-        return real(study, store)
+    def counting(study, store=None, **options):
+        if store is not None:  # the cache's call (cli_doc opens its own store)
+            calls.append(1)
+        return real(study, store, **options)
 
-    monkeypatch.setattr(reporting, "session_report_doc", counting)
+    monkeypatch.setattr(report_service, "session_report", counting)
     return calls
 
 
@@ -142,7 +150,7 @@ def test_the_apps_process_never_imports_the_statistics(tmp_path: Path) -> None:
 
 
 def test_a_process_that_cannot_start_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(reporting.sys, "executable", str(tmp_path / "no-python"))
+    monkeypatch.setattr(report_process.sys, "executable", str(tmp_path / "no-python"))
     process = ReportProcess()
     with pytest.raises(CentaurError, match="the statistics process could not start"):
         process.doc(load_session(judged_session(tmp_path)))
@@ -169,8 +177,8 @@ def test_documents_on_disk_serve_a_later_program_until_the_data_or_the_code_chan
         assert same(later.doc(study), cli_doc(path)) and len(calls) == 2  # new data: computed
     finally:
         later.close()
-    real_version = reporting.code_version
-    monkeypatch.setattr(reporting, "code_version", lambda: "other code")
+    real_version = report_disk_cache.code_version
+    monkeypatch.setattr(report_disk_cache, "code_version", lambda: "other code")
     other = ReportCache(folder)
     try:
         other.doc(study)
@@ -179,7 +187,7 @@ def test_documents_on_disk_serve_a_later_program_until_the_data_or_the_code_chan
         other.close()
     for broken in folder.glob("*.json"):
         broken.write_text("{half", encoding="utf-8")  # a half-written file: computed again, not an error
-    monkeypatch.setattr(reporting, "code_version", real_version)
+    monkeypatch.setattr(report_disk_cache, "code_version", real_version)
     again = ReportCache(folder)
     try:
         assert same(again.doc(study), cli_doc(path)) and len(calls) == 4
@@ -188,10 +196,11 @@ def test_documents_on_disk_serve_a_later_program_until_the_data_or_the_code_chan
 
 
 def test_the_disk_cache_keeps_the_newest_documents_only(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(reporting, "CACHE_FILES", 2)
-    cache = ReportCache(tmp_path)
+    monkeypatch.setattr(report_disk_cache, "CACHE_FILES", 2)
+    cache = DiskCache(tmp_path)
     for n in range(4):
-        cache._save(tmp_path / f"{n}.json", {"n": n})  # noqa: SLF001
+        cache.save(["key", n], ReportDocument.model_construct())
         time.sleep(0.03)  # distinct modification times, whatever the file system's clock step
-    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["2.json", "3.json"]
+    names = {cache.file(["key", n]).name for n in (2, 3)}  # type: ignore[union-attr]
+    assert {p.name for p in tmp_path.glob("*.json")} == names
     assert not list(tmp_path.glob("*.tmp"))

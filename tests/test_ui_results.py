@@ -10,9 +10,11 @@ from types import SimpleNamespace
 from textual.widgets import DataTable, TabbedContent
 
 from centaur_tui.catalog import load_session
-from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
-from centaur_tui.stats import render
+from centaur_tui import report as render
+from centaur_tui.report import ReportDocument
+from centaur_tui.services.report import session_report
 from centaur_tui.store import Store, cell_audit, left_out
+
 from centaur_tui.ui.app import create_app
 from centaur_tui.ui.screens.audit import AuditScreen, rows_of
 from centaur_tui.ui.screens.results import ResultsScreen, scatter_points
@@ -25,11 +27,9 @@ from .test_experts import judged_session
 from .test_ui_app import wait_for
 
 
-def cli_doc(path: Path) -> dict:
+def cli_doc(path: Path) -> ReportDocument:
     """The document `centaur report SESSION` prints (default options)."""
-    study = load_session(path)
-    meta, rows = load_report_inputs(study)
-    return build_session_report(study, meta, rows).doc
+    return session_report(load_session(path)).document
 
 
 async def open_results(pilot) -> ResultsScreen:
@@ -51,11 +51,11 @@ async def show_tab(pilot, screen: ResultsScreen, tab: str) -> None:
 
 async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
-    expected = cli_doc(path)
+    expected = cli_doc(path).to_dict()
     app = create_app(sessions_dir=path.parent, session=path)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_results(pilot)
-        doc = screen.results.doc
+        doc = screen.results.doc.to_dict()
         assert json.dumps(doc, sort_keys=True) == json.dumps(expected, sort_keys=True)
         assert "SIMULATED DATA" in app.screen_text()
         # The focused matrix shows the mean rank ± SE of the cell under its cursor.
@@ -66,7 +66,9 @@ async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> Non
             matrix = screen.query_one(f"#matrix-{m['mode']}", RankMatrix)
             assert (matrix.tasks, matrix.candidates) == (m["tasks"], m["candidates"])
             # What the matrix draws, against the text report's rank-of-ranks and mean rank ± SE tables.
-            rr, mean_se, overall = render._mode_sections(expected, m)
+            parts = next(p for p in render.mode_sections(expected) if p.mode == m["mode"])
+            rr, mean_se, overall = parts.rank_of_ranks, parts.mean_rank, parts.overall
+            assert rr.notes[0].startswith(parts.denominators)
             drawn = [line.split() for line in str(matrix.render()).splitlines()]
             assert drawn[0] == ["task", *m["candidates"]]
             for r, task in enumerate(m["tasks"]):
@@ -81,15 +83,15 @@ async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> Non
         assert not screen.query("#best-by-task")
         for tab in ("tab-across", "tab-reliability", "tab-validity", "tab-experts"):
             await show_tab(pilot, screen, tab)
-        assert screen.query_one("#best-by-task", SectionView).rows == render._best_section(expected).rows
-        assert screen.query_one("#cross-mode", SectionView).rows == render._cross_section(expected).rows
-        assert screen.query_one("#reliability", SectionView).rows == render._reliability_section(expected).rows
+        assert screen.query_one("#best-by-task", SectionView).rows == render.best_by_task_section(expected).rows
+        assert screen.query_one("#cross-mode", SectionView).rows == render.cross_mode_section(expected).rows
+        assert screen.query_one("#reliability", SectionView).rows == render.reliability_section(expected).rows
         validity = list(screen.query("#validity-sections SectionView").results(SectionView))
-        assert [v.section.title for v in validity] == [s.title for s in render._validity_sections(expected)]
+        assert [v.section.title for v in validity] == [s.title for s in render.validity_sections(expected)]
         assert [v.rows for v in validity if v.section.headers] == [
-            s.rows for s in render._validity_sections(expected) if s.headers]
+            s.rows for s in render.validity_sections(expected) if s.headers]
         experts = [s.section.title for s in screen.query("#experts-sections SectionView").results(SectionView)]
-        assert experts == [s.title for s in render._expert_sections(expected)]
+        assert experts == [s.title for s in render.expert_sections(expected)]
         # What the statistics left out: filled when its tab is first shown.
         screen.query_one(TabbedContent).active = "tab-left-out"
         await wait_for(pilot, lambda: "provider errors logged: 0" in app.screen_text(), "the left-out tab")
@@ -182,7 +184,7 @@ async def test_a_finished_pipeline_stage_computes_again(tmp_path: Path) -> None:
         stage.left = 0
         await wait_for(pilot, lambda: screen.results is not first and not screen.computing, "the recomputed results")
         assert screen.results.doc == cli_doc(path) != first.doc
-        assert screen.results.doc["counts"]["by_status"]["invalid"] == first.doc["counts"]["by_status"].get("invalid", 0) + 1
+        assert screen.results.doc.counts.by_status["invalid"] == first.doc.counts.by_status.get("invalid", 0) + 1
 
 
 async def test_untrusted_rationale_is_shown_literally(tmp_path: Path) -> None:
@@ -232,13 +234,16 @@ async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, mo
         await wait_for(pilot, lambda: screen.is_mounted and "could not be computed"
                        in str(screen.query_one("#results-status").render()), "the failed computation")
         assert not screen.computing
-        assert [n.message for n in app._notifications] == ["the statistics failed"]
+        # Textual queues the notification (a message to the app): wait for it rather than look at once.
+        await wait_for(pilot, lambda: [n.message for n in app._notifications] == ["the statistics failed"],
+                       "the notification")
 
 
 async def test_experts_tab_shows_the_reports_experts_section(tmp_path: Path) -> None:
     from centaur_tui.domain.session import JudgeSimulation
     from centaur_tui.pipeline.expert_sim import plan_expert_study, simulate_expert_judgments, simulated_experts
-    from centaur_tui.store import comparison_texts, store_judgments
+    from centaur_tui.store import comparison_texts
+    from centaur_tui.store import store_judgments
 
     path = judged_session(tmp_path)
     study = load_session(path)
@@ -247,7 +252,7 @@ async def test_experts_tab_shows_the_reports_experts_section(tmp_path: Path) -> 
         places = plan_expert_study(comparisons, simulated_experts(3), 12, 3, 0)
         records = simulate_expert_judgments(study, comparisons, comparison_texts(store), places, JudgeSimulation())
         store_judgments(store, records)
-    expected = render._expert_sections(cli_doc(path))
+    expected = render.expert_sections(cli_doc(path))
     assert len(expected) > 3  # agreement, majorities, rankings, biases...
     app = create_app(sessions_dir=path.parent)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -286,7 +291,8 @@ async def test_human_workers_tab_shows_what_centaur_report_adds(write_session, t
     from centaur_tui.cli.main import cli
     from centaur_tui.pipeline import run_session
     from centaur_tui.pipeline.human_arm import judge_human_arm
-    from centaur_tui.store import WorkDraft, WorkStore, fingerprint
+    from centaur_tui.store import fingerprint
+    from centaur_tui.store import WorkDraft, WorkStore
 
     from .test_work import arm_session
 
@@ -309,14 +315,26 @@ async def test_human_workers_tab_shows_what_centaur_report_adds(write_session, t
     result = CliRunner().invoke(cli, ["report", str(path), "--json", str(out), "--quiet"])
     assert result.exit_code == 0, result.output
     expected = json.loads(out.read_text(encoding="utf-8"))
-    sections = render.human_worker_sections(expected["human_workers"])
+    sections = render.human_worker_sections(expected)
     assert sections[1].title == "Productivity per condition (6 submitted deliverable(s))"
     app = create_app(sessions_dir=path.parent, session=path)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_results(pilot)
-        assert json.loads(json.dumps(screen.results.doc)) == expected  # the CLI's JSON, human-worker section included
+        assert screen.results.doc.to_dict() == expected  # the CLI's JSON, human-worker section included
         await show_tab(pilot, screen, "tab-human")
         views = list(screen.query("#human-sections SectionView").results(SectionView))
         assert [v.section.title for v in views] == [s.title for s in sections]
         assert [v.rows for v in views] == [s.rows for s in sections]
         assert [r[0] for r in views[0].rows] == [r["condition"] for r in expected["human_workers"]["assistants"]["rows"]]
+
+
+def test_the_results_screen_uses_only_public_report_names() -> None:
+    import re
+
+    from centaur_tui.ui.screens import results
+    from centaur_tui.ui.widgets import rank_matrix, section_view
+
+    for module in (results, section_view, rank_matrix):
+        source = Path(module.__file__).read_text(encoding="utf-8")
+        # No private renderer, no stats module, no text cut out of rendered notes.
+        assert re.search(r"noqa: SLF001|render\._|centaur_tui\.stats|\.notes\[\d+\]\.split", source) is None, module

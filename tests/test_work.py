@@ -161,10 +161,9 @@ def test_report_ranks_conditions_for_human_workers_beside_the_worker_model(write
     assert result.exit_code == 0, result.output
     assert "Which assistant helps human workers most" in result.output
     assert "Productivity per condition (6 submitted" in result.output
-    from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
+    from centaur_tui.services.report import session_report
 
-    meta, rows = load_report_inputs(study)
-    doc = build_session_report(study, meta, rows, bootstrap=0, permutation=False).doc
+    doc = session_report(study, human_workers=False, bootstrap=0, permutation=False).doc
     assert HUMAN_MODE in {m["mode"] for m in doc["modes"]}  # its own tournament, apart from the model worker's
     model_arm = next(m for m in doc["modes"] if m["mode"] == "augmentation")
     assert set(model_arm["candidates"]) == {"Alpha", "Beta", "Gamma", "Delta", PLAIN}

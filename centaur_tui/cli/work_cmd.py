@@ -64,19 +64,15 @@ def work_report(session: str, json_file: Path | None) -> None:
     """Print which assistant helps human workers most (next to the worker model) and productivity per condition."""
     import json
 
-    from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
-    from centaur_tui.services.work import productivity_rows
-    from centaur_tui.stats.human_arm import human_arm_doc, human_arm_text
+    from centaur_tui.report import human_workers_text
+    from centaur_tui.services.report import session_report
 
     study = open_session(session)
-    meta, rows = load_report_inputs(study)
-    rep = build_session_report(study, meta, rows, bootstrap=0, permutation=False)
-    with open_store(study) as store:
-        productivity = productivity_rows(store)
-    section = human_arm_doc(rep.doc, productivity)
-    if rep.doc["simulated"]:
+    rep = session_report(study, human_workers=True, bootstrap=0, permutation=False)
+    section = rep.doc["human_workers"]
+    if rep.document.simulated:
         say_simulated()
-    click.echo(human_arm_text(section), nl=False)
+    click.echo(human_workers_text(rep.document), nl=False)
     if json_file is not None:
         json_file.write_text(json.dumps(section, indent=2, allow_nan=False) + "\n", encoding="utf-8")
         click.echo(f"wrote {json_file}")

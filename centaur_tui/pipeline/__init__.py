@@ -1,7 +1,7 @@
 """Provides the orchestration of a session: generate, judge, resume, export, report progress.
 
 The names below are loaded on first use, so importing one submodule (the report process
-imports `pipeline.reporting`) does not load the runner and its dependencies (about 0.15 s).
+imports `pipeline.progress` or the like) does not load the runner and its dependencies (about 0.15 s).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from centaur_tui.services.session import stored_simulated
 
 if TYPE_CHECKING:
     from centaur_tui.store import Store
-    from centaur_tui.store import CellAudit
+    from centaur_tui.store import CellAudit, LeftOut
 
 
 def cell_audit(store: Store, task: str, mode: str, candidate: str) -> tuple[CellAudit, bool]:
@@ -23,3 +23,14 @@ def cell_audit(store: Store, task: str, mode: str, candidate: str) -> tuple[Cell
     from centaur_tui.store import cell_audit as read_cell
 
     return read_cell(store, task, mode, candidate), stored_simulated(store)
+
+
+def left_out(store: Store) -> LeftOut:
+    """Invalid judgments (with their reasons and where they belong) and logged provider errors, newest first.
+
+    Args:
+        store: The session database.
+    """
+    from centaur_tui.store import left_out as read_left_out
+
+    return read_left_out(store)

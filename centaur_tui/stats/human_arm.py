@@ -89,27 +89,7 @@ def human_arm_doc(doc: dict[str, Any], productivity_rows: list[dict[str, Any]]) 
 
 
 def human_arm_text(section: dict[str, Any]) -> str:
-    """Plain-text rendering of `human_arm_doc`."""
-    lines = ["Which assistant helps human workers most (human-worker arm) vs the worker model"]
-    lines.append(f"  {'condition':<22} {'human rank':>10} {'mean':>6}   {'model rank':>10} {'mean':>6}")
-    fmt = lambda v, spec: "-" if not _finite(v) else format(v, spec)  # noqa: E731
-    for r in section["assistants"]["rows"]:
-        lines.append(f"  {r['condition']:<22} {fmt(r['human_rank'], '>10.0f')} {fmt(r['human_mean_rank'], '>6.2f')}   "
-                     f"{fmt(r['model_rank'], '>10.0f')} {fmt(r['model_mean_rank'], '>6.2f')}")
-    s = section["assistants"]["spearman"]
-    if _finite(s["rho"]):
-        lines.append(f"  Spearman rank correlation (human vs worker model): rho = {s['rho']:.3f}, p = {s['p']:.3f}, "
-                     f"n = {s['n']}")
-    else:
-        lines.append(f"  Spearman rank correlation: not computed ({s['reason']})")
-    lines.append("")
-    lines.append(f"Productivity per condition ({section['deliverables']} submitted deliverable(s); means, medians)")
-    lines.append(f"  {'condition':<22} {'n':>3} {'minutes':>14} {'edits':>14} {'pastes':>12} {'words':>14}")
-    for r in section["productivity"]:
-        lines.append(
-            f"  {r['condition']:<22} {r['n']:>3} {r['mean_seconds'] / 60:>7.1f}/{r['median_seconds'] / 60:<6.1f}"
-            f" {r['mean_edits']:>7.1f}/{r['median_edits']:<6.0f} {r['mean_pastes']:>5.1f}/{r['median_pastes']:<6.0f}"
-            f" {r['mean_words']:>7.1f}/{r['median_words']:<6.0f}"
-        )
-    return "\n".join(lines) + "\n"
+    """Plain-text rendering of `human_arm_doc` (`report.render.human_workers_text`)."""
+    from centaur_tui.report.render import human_workers_text
 
+    return human_workers_text({"human_workers": section})

@@ -1,19 +1,22 @@
-"""Provides the report document: every statistic of STATISTICS.md as one JSON-ready dict (docs/report.md).
+"""Provides `build_report`: every statistic of STATISTICS.md as one typed report document (docs/report.md).
 
-`build_report` runs the statistics on the tidy frames and returns a `Report`: `doc`, the
-document that `centaur report` prints, writes as JSON and Markdown, and draws figures
-from; and `tables`, the frames behind it (for figures and for the TUI).
+`build_report` runs the statistics on the tidy frames and returns a `Report`: `document`, the
+`report.ReportDocument` that `centaur report` prints, writes as JSON and Markdown, and the
+results screen shows; `doc`, its JSON-ready dict (figures and the human-worker arm read it);
+and `tables`, the frames behind it (for figures).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from centaur_tui.report.document import SCHEMA, SIMULATED_BANNER, ReportDocument
 from centaur_tui.stats.bradley_terry import bradley_terry
 from centaur_tui.stats.common import json_value, records
 from centaur_tui.stats.experts import ExpertOptions, experts_vs_llm
@@ -39,8 +42,7 @@ from centaur_tui.stats.validity import (
     stated_average_mismatches,
 )
 
-SCHEMA = "centaur-report/1"
-SIMULATED_BANNER = "SIMULATED DATA: every number below comes from the seeded simulated provider, not from language models."
+__all__ = ["SCHEMA", "SIMULATED_BANNER", "Report", "ReportOptions", "build_report", "is_missing"]
 
 
 @dataclass(frozen=True)
@@ -69,10 +71,15 @@ class ReportOptions:
 
 @dataclass
 class Report:
-    """A built report: the JSON-ready document and the frames behind it."""
+    """A built report: the typed document and the frames behind it."""
 
-    doc: dict[str, Any]
+    document: ReportDocument
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @cached_property
+    def doc(self) -> dict[str, Any]:
+        """The document as its JSON-ready dict (`ReportDocument.to_dict`); treat it as read-only."""
+        return self.document.to_dict()
 
 
 _value = json_value
@@ -91,7 +98,8 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         options: Method choices; defaults follow STATISTICS.md.
 
     Returns:
-        The report; its `doc` is JSON-serialisable (NaN as null, with a reason beside it).
+        The report; its document is validated (`ReportDocument`) and JSON-serialisable
+        (NaN as null, with a reason beside it).
     """
     options = options or ReportOptions()
     design = frames.design
@@ -202,7 +210,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         "standardised": z_agree, "position_bias": bias,
         **{f"experts_{k}": v for k, v in expert.tables.items()},
     }
-    return Report(doc=doc, tables=tables)
+    return Report(document=ReportDocument.from_dict(doc), tables=tables)
 
 
 def is_missing(value: Any) -> bool:

@@ -2,10 +2,10 @@
 
 For researchers, not blinded: it names models. It is opened from the session overview only,
 never from the judging screen. The report is built in the program's report process
-(`pipeline.reporting`: a thread worker here waits for it) with the same reads
-(`store.audit.report_inputs`, as `cli/report_cmd.load_report_inputs`), the same options
-(`ReportOptions()`, the CLI's defaults) and the same functions (`build_frames`,
-`build_report`); tables are render.py's own sections, so every number matches the text report.
+(`services.report_process`: a thread worker here waits for it) by the same use case as
+`centaur report` (`services.report.session_report`, the CLI's default options); tables are
+the public sections of `centaur_tui.report` (`mode_sections`, `best_by_task_section`, ...),
+so every number matches the text report.
 """
 
 from __future__ import annotations
@@ -24,7 +24,19 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from centaur_tui.domain.study import Study
-from centaur_tui.pipeline.reporting import shared_report_process
+from centaur_tui.report import (
+    ModeReport,
+    ReportDocument,
+    best_by_task_section,
+    cross_mode_section,
+    expert_sections,
+    human_worker_sections,
+    mode_sections,
+    reliability_section,
+    validity_sections,
+)
+from centaur_tui.report.render import excluded_text, num, scatter_points
+from centaur_tui.services.report_process import shared_report_process
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.widgets.rank_matrix import RankMatrix, mean_se_text, rank_text
 from centaur_tui.ui.widgets.scatter import scatter_lines
@@ -32,29 +44,22 @@ from centaur_tui.ui.widgets.section_view import SectionView
 
 MODE_FIGURES = {"automation": 7, "augmentation": 8}
 
+
 @dataclass(frozen=True)
 class Results:
     """What the worker hands to the screen: the report document and what the statistics left out."""
 
-    doc: dict[str, Any]
+    doc: ReportDocument
     left_out: Any
     seconds: float
 
 
-def report_doc(study: Study) -> dict[str, Any]:
+def report_doc(study: Study) -> ReportDocument:
     """The session's report document from the program's report process (blocking: call from a thread).
 
     Computed there, or its kept document when nothing the report reads has changed since.
     """
     return shared_report_process().doc(study)
-
-
-def scatter_points(doc: dict[str, Any]) -> list[tuple[str, float, float]]:
-    """(model, automation overall mean rank, augmentation overall mean rank) for models in both modes."""
-    by_mode = {m["mode"]: {r["candidate"]: r["mean_rank"] for r in m["overall"]} for m in doc["modes"]}
-    auto, aug = by_mode.get("automation", {}), by_mode.get("augmentation", {})
-    return [(name, auto[name], aug[name]) for name in auto
-            if name in aug and auto[name] is not None and aug[name] is not None]
 
 
 class ResultsScreen(CentaurScreen):
@@ -139,7 +144,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
     @work(thread=True, exclusive=True, group="results-report", exit_on_error=False)
     def compute(self) -> None:
         """Build the report document off the event loop."""
-        from centaur_tui.store import left_out
+        from centaur_tui.services.audit import left_out
 
         started = time.perf_counter()
         if not self.study.database.exists():
@@ -174,8 +179,8 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         self.results = results
         doc = results.doc
         banner = self.query_one("#results-banner", Static)
-        banner.update(doc["banner"] or "")
-        banner.display = bool(doc["simulated"])
+        banner.update(doc.banner or "")
+        banner.display = doc.simulated
         self._show_status(doc)
         body = self.query_one("#results-body", Vertical)
         await body.remove_children()
@@ -194,11 +199,11 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         elif matrices:
             matrices[0].focus()
 
-    def _show_status(self, doc: dict[str, Any]) -> None:
-        c = doc["counts"]
+    def _show_status(self, doc: ReportDocument) -> None:
+        c = doc.counts
         self.query_one("#results-status", Static).update(
-            f"{c['runs']} run(s), {len(c['tasks'])} task(s); {c['comparisons']:,} comparisons, {c['judgments']:,} "
-            f"judgments stored, {c['by_status'].get('ok', 0):,} used. The numbers of `centaur report`."
+            f"{c.runs} run(s), {len(c.tasks)} task(s); {c.comparisons:,} comparisons, {c.judgments:,} "
+            f"judgments stored, {c.by_status.get('ok', 0):,} used. The numbers of `centaur report`."
         )
 
     async def _build_pane(self, pane_id: str) -> None:
@@ -207,37 +212,35 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         if build is not None:
             await self.query_one(f"#{pane_id}", TabPane).query_one(VerticalScroll).mount_all(build())
 
-    def _tabs(self, doc: dict[str, Any], left: Any) -> tuple[TabbedContent, dict[str, Callable[[], list[Any]]]]:
+    def _tabs(self, doc: ReportDocument, left: Any) -> tuple[TabbedContent, dict[str, Callable[[], list[Any]]]]:
         """The tabbed panes, empty, and per pane the function that builds its contents."""
-        from centaur_tui.stats import render
-
         builders: dict[str, Callable[[], list[Any]]] = {}
         titles: dict[str, str] = {}
+        by_mode = {parts.mode: parts for parts in mode_sections(doc)}
 
-        def mode_pane(m: dict[str, Any]) -> list[Any]:
-            rank_of_ranks, _, overall = render._mode_sections(doc, m)  # noqa: SLF001 - render's own sections
-            figure = MODE_FIGURES.get(m["mode"])
-            matrix_note = (f"Rank of ranks by task{f' (Figure {figure})' if figure else ''}; 1 = best. "
-                           + rank_of_ranks.notes[0].split(" Each task")[0])
+        def mode_pane(m: ModeReport) -> list[Any]:
+            parts = by_mode[m.mode]
+            figure = MODE_FIGURES.get(m.mode)
+            matrix_note = f"Rank of ranks by task{f' (Figure {figure})' if figure else ''}; 1 = best. " + parts.denominators
             return [
                 Static(Text(matrix_note), classes="results-note"),
-                RankMatrix(m, id=f"matrix-{m['mode']}"),
-                Static("", id=f"cell-detail-{m['mode']}", classes="cell-detail", markup=False),
-                SectionView(overall, notes=False, id=f"overall-{m['mode']}"),
+                RankMatrix(m, id=f"matrix-{m.mode}"),
+                Static("", id=f"cell-detail-{m.mode}", classes="cell-detail", markup=False),
+                SectionView(parts.overall, notes=False, id=f"overall-{m.mode}"),
             ]
 
-        for m in doc["modes"]:
-            titles[f"tab-{m['mode']}"] = m["mode"].capitalize()
-            builders[f"tab-{m['mode']}"] = lambda m=m: mode_pane(m)
+        for m in doc.modes:
+            titles[f"tab-{m.mode}"] = m.mode.capitalize()
+            builders[f"tab-{m.mode}"] = lambda m=m: mode_pane(m)
 
         def across() -> list[Any]:
             points = scatter_points(doc)
-            n = max([len(m["candidates"]) for m in doc["modes"]] or [1])
-            model_level = next((r for r in doc["cross_mode"]["rows"] if r["task"] == "(model level)"), None)
-            rho = "" if model_level is None else f"Model level: rho = {render.num(model_level['rho'])}, n = {model_level['n']}."
+            n = max([len(m.candidates) for m in doc.modes] or [1])
+            model_level = next((r for r in doc.cross_mode.rows if r.task == "(model level)"), None)
+            rho = "" if model_level is None else f"Model level: rho = {num(model_level.rho)}, n = {model_level.n}."
             return [
-                SectionView(render._best_section(doc), id="best-by-task"),  # noqa: SLF001
-                SectionView(render._cross_section(doc), id="cross-mode"),  # noqa: SLF001
+                SectionView(best_by_task_section(doc), id="best-by-task"),
+                SectionView(cross_mode_section(doc), id="cross-mode"),
                 Static(Text("Automation vs augmentation, overall mean rank (Figure 9). " + rho),
                        classes="section-title"),
                 Static(Text("\n".join(scatter_lines(points, top=float(n)))), id="scatter", classes="scatter"),
@@ -245,14 +248,14 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
 
         titles["tab-across"], builders["tab-across"] = "Across modes", across
         titles["tab-reliability"], builders["tab-reliability"] = "Reliability", lambda: [
-            SectionView(render._reliability_section(doc), id="reliability")]  # noqa: SLF001
+            SectionView(reliability_section(doc), id="reliability")]
         titles["tab-validity"], builders["tab-validity"] = "Validity", lambda: [
-            SectionView(s) for s in render._validity_sections(doc)]  # noqa: SLF001
+            SectionView(s) for s in validity_sections(doc)]
         titles["tab-experts"], builders["tab-experts"] = "Experts vs LLM judges", lambda: [
-            SectionView(s) for s in render._expert_sections(doc)]  # noqa: SLF001
-        if doc.get("human_workers"):
+            SectionView(s) for s in expert_sections(doc)]
+        if doc.human_workers is not None:
             titles["tab-human"], builders["tab-human"] = "Human workers", lambda: [
-                SectionView(s) for s in render.human_worker_sections(doc["human_workers"])]
+                SectionView(s) for s in human_worker_sections(doc)]
         titles["tab-left-out"], builders["tab-left-out"] = "Left out", lambda: self._left_out(doc, left)
         scroll_ids = {"tab-validity": "validity-sections", "tab-experts": "experts-sections",
                       "tab-human": "human-sections"}
@@ -262,10 +265,8 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             tabs.compose_add_child(TabPane(title, VerticalScroll(id=scroll_ids.get(pane_id)), id=pane_id))
         return tabs, builders
 
-    def _left_out(self, doc: dict[str, Any], left: Any) -> list[Any]:
-        from centaur_tui.stats.render import excluded_text
-
-        by_status = doc["counts"]["by_status"]
+    def _left_out(self, doc: ReportDocument, left: Any) -> list[Any]:
+        by_status = doc.counts.by_status
         widgets: list[Any] = [Static(Text(
             f"{by_status.get('ok', 0):,} judgments used; "
             + excluded_text({k: v for k, v in by_status.items() if k != "ok"})
@@ -329,10 +330,10 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         if not r:
             detail.update(f"{ref.candidate} in {ref.task}: no rank.")
             return
-        reason = f" NaN: {r['reason']}." if r.get("reason") else ""
+        reason = f" NaN: {r.reason}." if r.reason else ""
         detail.update(
             f"{ref.candidate} in {ref.task} ({ref.mode}): rank of ranks {rank_text(r)}, mean rank ± SE "
-            f"{mean_se_text(r)} over {r['runs']} run(s), {r['missing_runs']} without a usable judgment.{reason} "
+            f"{mean_se_text(r)} over {r.runs} run(s), {r.missing_runs} without a usable judgment.{reason} "
             "enter: the judgments behind it."
         )
 

@@ -124,7 +124,7 @@ stopped, and a finished run costs nothing to run again.
         with the event loop for the GIL, and the results screen appears at once on the data
         the overview shows.
         """
-        from centaur_tui.pipeline.reporting import shared_report_process
+        from centaur_tui.services.report_process import shared_report_process
 
         if self.study is None:
             shared_report_process().start()

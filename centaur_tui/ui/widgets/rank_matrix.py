@@ -20,6 +20,9 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from centaur_tui.report.document import MatrixCell, ModeReport
+from centaur_tui.report.render import num
+
 RANK_CLASSES = 5
 """Colour steps from best to worst rank."""
 
@@ -41,28 +44,26 @@ def rank_class(rank: Any, candidates: int) -> str:
     return f"-rank-{min(RANK_CLASSES - 1, max(0, int(step * RANK_CLASSES)))}"
 
 
-def mean_se_text(cell: dict[str, Any] | None) -> str:
-    """'2.30±0.15', formatted as `centaur report` prints it (render.py's mean rank ± SE table)."""
-    from centaur_tui.stats.render import num
-
-    if not cell or _missing(cell.get("mean_rank")):
+def mean_se_text(cell: MatrixCell | None) -> str:
+    """'2.30±0.15', formatted as `centaur report` prints it (the mean rank ± SE section)."""
+    if cell is None or _missing(cell.mean_rank):
         return "NaN"
-    return f"{cell['mean_rank']:.2f}±{num(cell['se'])}"
+    return f"{cell.mean_rank:.2f}±{num(cell.se)}"
 
 
-def rank_text(cell: dict[str, Any] | None) -> str:
+def rank_text(cell: MatrixCell | None) -> str:
     """The rank of ranks as the text report prints it."""
-    return "NaN" if not cell or _missing(cell.get("rank_of_ranks")) else str(int(cell["rank_of_ranks"]))
+    return "NaN" if cell is None or _missing(cell.rank_of_ranks) else str(int(cell.rank_of_ranks))
 
 
 @dataclass(frozen=True)
 class CellRef:
-    """One cell: where it is and its record of the report document (empty when absent)."""
+    """One cell: where it is and its record of the report document (None when absent)."""
 
     mode: str
     task: str
     candidate: str
-    cell: dict[str, Any]
+    cell: MatrixCell | None
 
 
 class RankMatrix(Widget, can_focus=True):
@@ -112,12 +113,12 @@ class RankMatrix(Widget, can_focus=True):
         def control(self) -> RankMatrix:
             return self.matrix
 
-    def __init__(self, mode_doc: dict[str, Any], *, id: str | None = None) -> None:
+    def __init__(self, mode_doc: ModeReport, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.mode_name: str = mode_doc["mode"]
-        self.tasks: list[str] = list(mode_doc["tasks"])
-        self.candidates: list[str] = list(mode_doc["candidates"])
-        self.cells = {(r["task"], r["candidate"]): r for r in mode_doc["matrix"]}
+        self.mode_name: str = mode_doc.mode
+        self.tasks: list[str] = list(mode_doc.tasks)
+        self.candidates: list[str] = list(mode_doc.candidates)
+        self.cells: dict[tuple[str, str], MatrixCell] = {(r.task, r.candidate): r for r in mode_doc.matrix}
         self.task_width = max([len(t) for t in self.tasks] + [4]) + 1
         self.widths = [max(len(c), CELL_WIDTH) for c in self.candidates]
 
@@ -125,7 +126,7 @@ class RankMatrix(Widget, can_focus=True):
 
     def ref(self, row: int, column: int) -> CellRef:
         task, candidate = self.tasks[row], self.candidates[column]
-        return CellRef(self.mode_name, task, candidate, self.cells.get((task, candidate)) or {})
+        return CellRef(self.mode_name, task, candidate, self.cells.get((task, candidate)))
 
     @property
     def current(self) -> CellRef | None:
@@ -166,7 +167,7 @@ class RankMatrix(Widget, can_focus=True):
             for c, w in enumerate(self.widths):
                 out.append(" ")
                 cell = self.ref(r, c).cell
-                cell_style = style(f"rank-matrix-{rank_class(cell.get('rank_of_ranks') if cell else None, n)}")
+                cell_style = style(f"rank-matrix-{rank_class(cell.rank_of_ranks if cell else None, n)}")
                 if self.has_focus and (r, c) == self.cursor:
                     cell_style += style("rank-matrix--cursor")
                 out.append(self.shown_text(r, c).center(w), cell_style)

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from centaur_tui.report import Section
+from centaur_tui.report.render import header_text
+
 
 class SectionView(Vertical):
-    """A `centaur_tui.stats.render.Section`: the same title, notes and cells as the text report.
+    """A `centaur_tui.report.Section`: the same title, notes and cells as the text report.
 
     Cells are given to the table as `Text`, never as strings, so nothing in them is read as markup.
     """
@@ -33,7 +34,7 @@ class SectionView(Vertical):
     }
     """
 
-    def __init__(self, section: Any, *, notes: bool = True, id: str | None = None) -> None:
+    def __init__(self, section: Section, *, notes: bool = True, id: str | None = None) -> None:
         super().__init__(id=id, classes="section-view")
         self.section = section
         self.show_notes = notes
@@ -51,8 +52,8 @@ class SectionView(Vertical):
         if not s.headers:
             return
         table = self.query_one(DataTable)
-        align = s.align or ("l" + "r" * (len(s.headers) - 1))
-        table.add_columns(*[Text(h.replace("\n", "_" if " " not in h else " "), justify="left") for h in s.headers])
+        align = s.alignment
+        table.add_columns(*[Text(header_text(h), justify="left") for h in s.headers])
         for row in s.rows:
             table.add_row(*[Text(c, justify="left" if a == "l" else "right") for c, a in zip(row, align, strict=False)])
 

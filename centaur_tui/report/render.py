@@ -1,17 +1,25 @@
-"""Provides the plain-text and Markdown renderings of a report document (no pandas: reads the dict only).
+"""Provides the renderings of a report document: text, Markdown, JSON, and the sections the results screen shows.
 
-Both renderings are built from the same list of sections (title, notes, table), so the
-terminal report and the Markdown report always hold the same numbers. Text tables wider
-than the page are split into column blocks that repeat the first column.
+Every rendering is built from the same list of sections (title, notes, table), so the
+terminal report, the Markdown report and the app's results screen always hold the same
+numbers. Text tables wider than the page are split into column blocks that repeat the first
+column. Every public function takes a `ReportDocument` (or its JSON-ready dict, as
+`ReportDocument.to_dict` gives); the section builders read the dict form, the JSON shape of
+docs/report.md.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
+
+from centaur_tui.report.document import ReportDocument
+
+Doc: TypeAlias = "ReportDocument | dict[str, Any]"
 
 WIDTH = 118
 """Widest text line; reports stay readable at 100-120 columns."""
@@ -29,14 +37,58 @@ RANK_METHOD_WORDS = {
 
 @dataclass
 class Section:
-    """One block of the report: a heading, notes, and an optional table."""
+    """One block of the report: a heading, notes, and an optional table (cells as the text report prints them).
+
+    Attributes:
+        title: The heading ("[SIMULATED DATA]" appended on simulated sessions).
+        notes: Paragraphs under the heading: method, denominators, NaN reasons.
+        headers: Column headers; a multi-line header is an id split at "_" (`header_text` joins it).
+        rows: The table's cells, formatted.
+        level: Heading level (1: the report's title, 2: a section, 3: a sub-section).
+        align: One character per column, "l" or "r"; empty: first left, the rest right.
+    """
 
     title: str
     notes: list[str] = field(default_factory=list)
     headers: list[str] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)
     level: int = 2
-    align: str = ""  # one char per column: l or r; default: first left, rest right
+    align: str = ""
+
+    @property
+    def alignment(self) -> str:
+        """One "l" or "r" per column (the default filled in)."""
+        return self.align or ("l" + "r" * (len(self.headers) - 1))
+
+
+@dataclass(frozen=True)
+class ModeSections:
+    """The three sections of one mode, and the mode's denominators on their own.
+
+    Attributes:
+        mode: The mode's name.
+        rank_of_ranks: Rank of ranks by task, with the overall rank (Figures 7 and 8).
+        mean_rank: Mean rank ± SE by task (Figures 10 and 11).
+        overall: The overall ordering with Bradley-Terry strengths.
+        denominators: "n = ... judgments used; excluded: ...; candidate-runs without a usable
+            judgment: ...; N run(s)." (the first sentence of the two matrices' notes).
+    """
+
+    mode: str
+    rank_of_ranks: Section
+    mean_rank: Section
+    overall: Section
+    denominators: str
+
+
+def header_text(header: str) -> str:
+    """A header on one line: multi-line headers were ids split at "_", joined back the same way."""
+    return header.replace("\n", "_" if " " not in header else " ")
+
+
+def as_dict(doc: Doc) -> dict[str, Any]:
+    """The JSON-ready dict of a document (a dict is returned as it is)."""
+    return doc.to_dict() if isinstance(doc, ReportDocument) else doc
 
 
 def _missing(v: Any) -> bool:
@@ -80,8 +132,9 @@ def _title(doc: dict[str, Any], text: str) -> str:
     return f"{text} [SIMULATED DATA]" if doc.get("simulated") else text
 
 
-def sections(doc: dict[str, Any]) -> list[Section]:
-    """The report as sections, in print order."""
+def sections(document: Doc) -> list[Section]:
+    """The report as sections, in print order (the human-worker arm, printed after them, is `human_worker_sections`)."""
+    doc = as_dict(document)
     out: list[Section] = []
     counts = doc["counts"]
     by_status = counts["by_status"]
@@ -98,7 +151,8 @@ def sections(doc: dict[str, Any]) -> list[Section]:
     ]
     out.append(head)
     for m in doc["modes"]:
-        out += _mode_sections(doc, m)
+        parts = _mode_sections(doc, m)
+        out += [parts.rank_of_ranks, parts.mean_rank, parts.overall]
     out.append(_best_section(doc))
     out.append(_cross_section(doc))
     out.append(_reliability_section(doc))
@@ -120,7 +174,47 @@ def _task_header(name: str, width: int = 12) -> str:
     return "\n".join(lines)
 
 
-def _mode_sections(doc: dict[str, Any], m: dict[str, Any]) -> list[Section]:
+def mode_sections(document: Doc) -> list[ModeSections]:
+    """Per mode, in the document's order: its rank of ranks, mean rank ± SE and overall ordering sections."""
+    doc = as_dict(document)
+    return [_mode_sections(doc, m) for m in doc["modes"]]
+
+
+def best_by_task_section(document: Doc) -> Section:
+    """Best candidate by task and mode (Appendix D)."""
+    return _best_section(as_dict(document))
+
+
+def cross_mode_section(document: Doc) -> Section:
+    """Spearman correlation of mean ranks between automation and augmentation (Table 1)."""
+    return _cross_section(as_dict(document))
+
+
+def reliability_section(document: Doc) -> Section:
+    """Inter-judge reliability (Appendix F)."""
+    return _reliability_section(as_dict(document))
+
+
+def validity_sections(document: Doc) -> list[Section]:
+    """Choice-rubric consistency, rubric vs win rate, criterion validity, profiles, standardised ranking, position bias."""
+    return _validity_sections(as_dict(document))
+
+
+def expert_sections(document: Doc) -> list[Section]:
+    """Experts vs LLM judges: one section saying why when no expert judged, else every comparison of the panels."""
+    return _expert_sections(as_dict(document))
+
+
+def scatter_points(document: Doc) -> list[tuple[str, float, float]]:
+    """(model, automation overall mean rank, augmentation overall mean rank) for models ranked in both modes (Figure 9)."""
+    doc = as_dict(document)
+    by_mode = {m["mode"]: {r["candidate"]: r["mean_rank"] for r in m["overall"]} for m in doc["modes"]}
+    auto, aug = by_mode.get("automation", {}), by_mode.get("augmentation", {})
+    return [(name, auto[name], aug[name]) for name in auto
+            if name in aug and auto[name] is not None and aug[name] is not None]
+
+
+def _mode_sections(doc: dict[str, Any], m: dict[str, Any]) -> ModeSections:
     mode = m["mode"].capitalize()
     tasks, names = m["tasks"], m["candidates"]
     cell = {(r["task"], r["candidate"]): r for r in m["matrix"]}
@@ -174,7 +268,7 @@ def _mode_sections(doc: dict[str, Any], m: dict[str, Any]) -> list[Section]:
         ])
     ov.align = "rlrrrrrrr"
     ov.notes += _reasons(m["overall"]) + _reasons(m["bradley_terry"])
-    return [rr, matrix, ov]
+    return ModeSections(m["mode"], rr, matrix, ov, counts)
 
 
 def _best_section(doc: dict[str, Any]) -> Section:
@@ -593,8 +687,13 @@ def _text_table(s: Section, width: int = WIDTH) -> list[str]:
     return lines
 
 
-def to_text(doc: dict[str, Any], width: int = WIDTH) -> str:
-    """The report as plain text for a terminal (at most `width` columns, except overlong cells)."""
+def to_text(document: Doc, width: int = WIDTH) -> str:
+    """The report as plain text for a terminal (at most `width` columns, except overlong cells).
+
+    What `centaur report` prints: every section, the SIMULATED banner again at the end, then
+    the human-worker arm when the document has it.
+    """
+    doc = as_dict(document)
     lines: list[str] = []
     for s in sections(doc):
         if lines:
@@ -609,19 +708,22 @@ def to_text(doc: dict[str, Any], width: int = WIDTH) -> str:
             lines += _text_table(s, width)
     if doc.get("simulated"):
         lines += ["", doc["banner"]]
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    if doc.get("human_workers"):
+        text += "\n" + human_workers_text(doc)
+    return text
 
 
 # -- markdown ---------------------------------------------------------------------------------
 
 
 def _md_cell(text: str) -> str:
-    # Multi-line headers were ids split at "_": join them back the same way.
-    return text.replace("|", "\\|").replace("\n", "_" if " " not in text else " ")
+    return header_text(text.replace("|", "\\|"))
 
 
-def to_markdown(doc: dict[str, Any]) -> str:
-    """The report as Markdown (GitHub tables), ready to paste."""
+def to_markdown(document: Doc) -> str:
+    """The report as Markdown (GitHub tables), ready to paste; the human-worker arm as a text block at the end."""
+    doc = as_dict(document)
     lines: list[str] = []
     for s in sections(doc):
         lines.append("#" * s.level + " " + s.title)
@@ -639,14 +741,59 @@ def to_markdown(doc: dict[str, Any]) -> str:
     if doc.get("simulated"):
         lines.append(f"> **{doc['banner']}**")
         lines.append("")
-    return "\n".join(lines)
+    markdown = "\n".join(lines)
+    if doc.get("human_workers"):
+        markdown += "\n## Human workers (issue 5 arm)\n\n```\n" + human_workers_text(doc).rstrip() + "\n```\n"
+    return markdown
 
 
-def human_worker_sections(section: dict[str, Any]) -> list[Section]:
-    """The `human_workers` section of a report document (`stats.human_arm.human_arm_doc`) as sections.
+def to_json(document: Doc) -> str:
+    """The report as `centaur report --json` writes it: indented, no NaN (null instead), UTF-8 kept, a final newline."""
+    if isinstance(document, ReportDocument):
+        return document.to_json(indent=2) + "\n"
+    return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
-    The results screen's "Human workers" tab; the same numbers as `stats.human_arm.human_arm_text`.
+
+def human_workers_text(document: Doc) -> str:
+    """The document's human-worker arm (`stats.human_arm.human_arm_doc`) as plain text; "" when it has none."""
+    section = as_dict(document).get("human_workers")
+    if not section:
+        return ""
+    lines = ["Which assistant helps human workers most (human-worker arm) vs the worker model"]
+    lines.append(f"  {'condition':<22} {'human rank':>10} {'mean':>6}   {'model rank':>10} {'mean':>6}")
+
+    def fmt(v: Any, spec: str) -> str:
+        return "-" if _missing(v) else format(v, spec)
+
+    for r in section["assistants"]["rows"]:
+        lines.append(f"  {r['condition']:<22} {fmt(r['human_rank'], '>10.0f')} {fmt(r['human_mean_rank'], '>6.2f')}   "
+                     f"{fmt(r['model_rank'], '>10.0f')} {fmt(r['model_mean_rank'], '>6.2f')}")
+    s = section["assistants"]["spearman"]
+    if not _missing(s["rho"]):
+        lines.append(f"  Spearman rank correlation (human vs worker model): rho = {s['rho']:.3f}, p = {s['p']:.3f}, "
+                     f"n = {s['n']}")
+    else:
+        lines.append(f"  Spearman rank correlation: not computed ({s['reason']})")
+    lines.append("")
+    lines.append(f"Productivity per condition ({section['deliverables']} submitted deliverable(s); means, medians)")
+    lines.append(f"  {'condition':<22} {'n':>3} {'minutes':>14} {'edits':>14} {'pastes':>12} {'words':>14}")
+    for r in section["productivity"]:
+        lines.append(
+            f"  {r['condition']:<22} {r['n']:>3} {r['mean_seconds'] / 60:>7.1f}/{r['median_seconds'] / 60:<6.1f}"
+            f" {r['mean_edits']:>7.1f}/{r['median_edits']:<6.0f} {r['mean_pastes']:>5.1f}/{r['median_pastes']:<6.0f}"
+            f" {r['mean_words']:>7.1f}/{r['median_words']:<6.0f}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def human_worker_sections(document: Doc) -> list[Section]:
+    """The document's human-worker arm as sections (the results screen's "Human workers" tab); [] when it has none.
+
+    The same numbers as `human_workers_text`.
     """
+    section = as_dict(document).get("human_workers")
+    if not section:
+        return []
     s = section["assistants"]["spearman"]
     if not _missing(s["rho"]):
         rho = f"Spearman rank correlation (human vs worker model): rho = {s['rho']:.3f}, p = {s['p']:.3f}, n = {s['n']}."

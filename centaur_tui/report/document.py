@@ -1,0 +1,786 @@
+"""Provides the typed report document: every section of `centaur report` as pydantic models (docs/report.md).
+
+`stats.report.build_report` validates the statistics' JSON-ready records into a
+`ReportDocument`; `to_dict` / `to_json` give back exactly the dict and the JSON `centaur report
+--json` writes (same keys, same order, NaN as null), and `from_json` / `from_dict` read them
+again (the disk cache, the report process's replies). Models are strict and forbid unknown
+keys, so a statistic that changes its columns without this file fails the tests instead of
+writing a document nobody documented.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA = "centaur-report/1"
+SIMULATED_BANNER = "SIMULATED DATA: every number below comes from the seeded simulated provider, not from language models."
+
+_M = TypeVar("_M", bound="_Model")
+
+
+class _Model(BaseModel):
+    """Base of the document's models; `from_dict` validates a JSON-ready dict."""
+
+    # strict: an int never turns into a float (or back), so the JSON round trip is byte-exact;
+    # frozen: the screen and the renderers share one document and never change it.
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, populate_by_name=True)
+
+    @classmethod
+    def from_dict(cls: type[_M], data: dict[str, Any]) -> _M:
+        """Validate a JSON-ready dict (as `to_dict` gives) into the model."""
+        return cls.model_validate(data)
+
+
+class ConsistencyJudgeTable(_Model):
+    """A section that is one table: `{"rows": [ConsistencyJudgeRow, ...]}`."""
+
+    rows: list[ConsistencyJudgeRow]
+
+
+class HeadlineTable(_Model):
+    """A section that is one table: `{"rows": [HeadlineRow, ...]}`."""
+
+    rows: list[HeadlineRow]
+
+
+class LengthBiasTable(_Model):
+    """A section that is one table: `{"rows": [LengthBiasRow, ...]}`."""
+
+    rows: list[LengthBiasRow]
+
+
+class LeniencyTable(_Model):
+    """A section that is one table: `{"rows": [LeniencyRow, ...]}`."""
+
+    rows: list[LeniencyRow]
+
+
+class LooMajorityTable(_Model):
+    """A section that is one table: `{"rows": [LooMajorityRow, ...]}`."""
+
+    rows: list[LooMajorityRow]
+
+
+class PositionBiasJudgeTable(_Model):
+    """A section that is one table: `{"rows": [PositionBiasJudgeRow, ...]}`."""
+
+    rows: list[PositionBiasJudgeRow]
+
+
+class PositionBiasTable(_Model):
+    """A section that is one table: `{"rows": [PositionBiasRow, ...]}`."""
+
+    rows: list[PositionBiasRow]
+
+
+class ReliabilityTable(_Model):
+    """A section that is one table: `{"rows": [ReliabilityRow, ...]}`."""
+
+    rows: list[ReliabilityRow]
+
+
+class RepeatsTable(_Model):
+    """A section that is one table: `{"rows": [RepeatsRow, ...]}`."""
+
+    rows: list[RepeatsRow]
+
+
+class StandardisedTable(_Model):
+    """A section that is one table: `{"rows": [StandardisedRow, ...]}`."""
+
+    rows: list[StandardisedRow]
+
+
+class ReportOptionsDoc(_Model):
+    """The options the report was built with (`stats.report.ReportOptions`)."""
+
+    rank_method: str
+    bootstrap: int
+    confidence: float
+    seed: int
+    permutation: bool
+    judge_kinds: list[str]
+    alt_epsilon: float
+
+
+class ExpertOptionsDoc(_Model):
+    """The options of the experts-vs-LLM section (`stats.experts.ExpertOptions`)."""
+
+    bootstrap: int
+    confidence: float
+    epsilon: float
+    fdr_q: float
+    alt_min_items: int
+    alt_min_experts_per_item: int
+    loo_min_others: int
+
+
+class HumanAssistantRow(_Model):
+    """One condition ranked for human workers beside the worker model."""
+
+    condition: str
+    human_mean_rank: float | None
+    human_rank: float | None
+    model_mean_rank: float | None
+    model_rank: float | None
+
+
+class ProductivityRow(_Model):
+    """Mean and median effort per submitted deliverable of one condition."""
+
+    condition: str
+    n: int
+    mean_seconds: float | None
+    median_seconds: float | None
+    mean_edits: float | None
+    median_edits: float | None
+    mean_pastes: float | None
+    median_pastes: float | None
+    mean_words: float | None
+    median_words: float | None
+    mean_characters: float | None
+    median_characters: float | None
+
+
+class PositionBiasJudgeRow(_Model):
+    """One judge's (or group's) share of decisive choices for the option shown first, with its binomial p."""
+
+    judge: str
+    kind: str
+    n: int
+    first: int
+    share_first: float | None
+    p: float | None
+    reason: str | None
+
+
+class LengthBiasRow(_Model):
+    """One judge's share of decisive choices won by the longer output, with its binomial p."""
+
+    judge: str
+    kind: str
+    n: int
+    longer: int
+    share_longer: float | None
+    p: float | None
+    reason: str | None
+
+
+class LeniencyRow(_Model):
+    """One judge's mean rubric-average difference against the other LLM judges, with Bland-Altman limits."""
+
+    judge: str
+    kind: str
+    n: int
+    comparisons: int
+    mean_difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    sd: float | None
+    loa_low: float | None
+    loa_high: float | None
+    reason: str | None
+
+
+class ConsistencyJudgeRow(_Model):
+    """One judge's winner-has-the-higher-rubric-average share (experts section)."""
+
+    judge: str
+    kind: str
+    n: int
+    agree: int
+    share: float | None
+    ties: int
+    equal_averages: int
+    missing_scores: int
+    reason: str | None
+
+
+class RepeatsRow(_Model):
+    """One judge's agreement with itself on comparisons seen again with the options swapped."""
+
+    judge: str
+    kind: str
+    n: int
+    same: int
+    agreement: float | None
+    decisive_n: int
+    decisive_same: int
+    decisive_agreement: float | None
+    reason: str | None
+
+
+class ChoiceRubric(_Model):
+    """Choice-rubric consistency per judge, and stated averages off the recomputed ones."""
+
+    rows: list[ChoiceRubricRow]
+    stated_mismatches: int
+    tolerance: float | None
+
+
+class ChoiceRubricRow(_Model):
+    """One judge's choice-rubric consistency, with its denominators and exclusions."""
+
+    judge: str
+    n: int
+    agree: int
+    share: float | None
+    ties: int
+    equal_averages: int
+    missing_scores: int
+    stated_checked: int
+    stated_mismatch: int
+    excluded: dict[str, int]
+    reason: str | None
+
+
+class CriterionRankRow(_Model):
+    """One model's mean within-family rank by one judge (Figure 15)."""
+
+    judge: str
+    family: str
+    candidate: str
+    release_order: int
+    mean_rank: float | None
+    sd: float | None
+    task_runs: int
+
+
+class Criterion(_Model):
+    """Criterion validity: direct choices between releases of a family, and within-family ranks."""
+
+    pairs: list[CriterionPairRow]
+    ranks: list[CriterionRankRow]
+
+
+class CriterionPairRow(_Model):
+    """One judge's choices between the models of one family: later vs earlier release."""
+
+    judge: str
+    family: str
+    models: list[str]
+    n: int
+    later: int
+    earlier: int
+    ties: int
+    share_later: float | None
+    excluded: dict[str, int]
+    reason: str | None
+
+
+class ProfileRow(_Model):
+    """One candidate's mean score on one general dimension (Figure 12), pooled and judge-balanced."""
+
+    mode: str
+    candidate: str
+    dimension: str
+    mean: float | None
+    judge_balanced: float | None
+    n: int
+    judges: int
+
+
+class StandardisedRow(_Model):
+    """Spearman rho between the standardised rubric ranking and the pairwise ranking of one (task, mode)."""
+
+    task: str
+    mode: str
+    n: int
+    rho: float | None
+    p: float | None
+    zero_spread: int
+    missing_scores: int
+    reason: str | None
+
+
+class PositionBiasRow(_Model):
+    """One judge's position bias and flip rate (validity section)."""
+
+    judge: str
+    n: int
+    first: int
+    share_first: float | None
+    p: float | None
+    ties: int
+    both_orders: int
+    flips: int
+    flip_rate: float | None
+    excluded: dict[str, int]
+    reason: str | None
+
+
+class HumanSpearman(_Model):
+    """Spearman correlation of the conditions' mean ranks, human workers vs the worker model."""
+
+    rho: float | None
+    p: float | None
+    n: int
+    reason: str | None
+
+
+class AgreementBlockRow(_Model):
+    """Agreement of judge pairs within or across the panels (expert-expert, expert-LLM, LLM-LLM)."""
+
+    block: str
+    units: int
+    pairs: int
+    agreement: float | None
+    ci_low: float | None
+    ci_high: float | None
+    chance: float | None
+    decisive_pairs: int
+    decisive_agreement: float | None
+    decisive_ci_low: float | None
+    decisive_ci_high: float | None
+    decisive_chance: float | None
+    reason: str | None
+
+
+class AlphaRow(_Model):
+    """Krippendorff's alpha within the experts, within the LLM judges, or pooled, on the reference set."""
+
+    group: str
+    judges: int
+    units: int
+    excluded_units: int
+    ratings: int
+    alpha: float | None
+    ci_low: float | None
+    ci_high: float | None
+    reason: str | None
+
+
+class KappaRow(_Model):
+    """Cohen's kappa of one pair of judges over the reference comparisons both judged."""
+
+    judge_1: str
+    judge_2: str
+    kind_1: str
+    kind_2: str
+    block: str
+    n: int
+    agreement: float | None
+    kappa: float | None
+    ci_low: float | None
+    ci_high: float | None
+    reason: str | None
+
+
+class LooMajorityRow(_Model):
+    """One judge scored against the leave-one-out expert majority."""
+
+    judge: str
+    kind: str
+    n: int
+    agreement: float | None
+    ci_low: float | None
+    ci_high: float | None
+    expert_agreement: float | None
+    difference: float | None
+    diff_ci_low: float | None
+    diff_ci_high: float | None
+    no_majority: int
+    reason: str | None
+
+
+class PanelRankingRow(_Model):
+    """Expert-panel vs LLM-panel ranking of one (mode, task): Spearman, Kendall, top candidates."""
+
+    mode: str
+    task: str
+    comparisons: int
+    expert_verdicts: int
+    llm_verdicts: int
+    n: int
+    spearman: float | None
+    spearman_ci_low: float | None
+    spearman_ci_high: float | None
+    kendall: float | None
+    kendall_ci_low: float | None
+    kendall_ci_high: float | None
+    expert_top: str | None
+    llm_top: str | None
+    top_match: bool | None
+    reason: str | None
+
+
+class PanelCandidateRow(_Model):
+    """One candidate's Bradley-Terry strength, rank and win rate by panel, with the gap's interval."""
+
+    mode: str
+    task: str
+    candidate: str
+    expert_theta: float | None
+    llm_theta: float | None
+    expert_rank: float | None
+    llm_rank: float | None
+    expert_games: int
+    llm_games: int
+    expert_win_rate: float | None
+    llm_win_rate: float | None
+    gap: float | None
+    gap_ci_low: float | None
+    gap_ci_high: float | None
+    reason: str | None
+
+
+class AltTestExpertRow(_Model):
+    """One (LLM judge, left-out expert) test of the alternative annotator test."""
+
+    judge: str
+    expert: str
+    n: int
+    rho_f: float | None
+    rho_h: float | None
+    p: float | None
+    rejected: bool | None
+    tested: bool | None
+    reason: str | None
+
+
+class AltTest(_Model):
+    """The alternative annotator test: per LLM judge, and per (LLM judge, expert)."""
+
+    rows: list[AltTestRow]
+    experts: list[AltTestExpertRow]
+
+
+class AltTestRow(_Model):
+    """Whether one LLM judge could replace an expert (winning rate, advantage probability)."""
+
+    judge: str
+    items: int
+    experts_tested: int
+    winning_rate: float | None
+    advantage_probability: float | None
+    passed: bool | None
+    reason: str | None
+
+
+class HeadlineRow(_Model):
+    """One headline finding (best solver, best assistant, plain beats assisted) by both panels."""
+
+    finding: str
+    mode: str
+    experts: str | None
+    experts_value: float | None
+    experts_ci_low: float | None
+    experts_ci_high: float | None
+    experts_n: int
+    llm: str | None
+    llm_value: float | None
+    llm_ci_low: float | None
+    llm_ci_high: float | None
+    llm_n: int
+    holds: bool | None
+    reason: str | None
+
+
+class MatrixCell(_Model):
+    """One (task, candidate) cell of a mode's rank matrix: mean rank over runs, SD, SE, rank of ranks."""
+
+    task: str
+    candidate: str
+    mean_rank: float | None
+    sd: float | None
+    se: float | None
+    runs: int
+    missing_runs: int
+    rank_of_ranks: float | None
+    reason: str | None
+
+
+class OverallRow(_Model):
+    """A candidate's overall ordering in a mode (mean of its per-task mean ranks)."""
+
+    candidate: str
+    mean_rank: float | None
+    se: float | None
+    tasks: int
+    runs: int
+    overall_rank: float | None
+    reason: str | None
+
+
+class BradleyTerryRow(_Model):
+    """A candidate's Bradley-Terry strength in a mode, pooled over tasks and runs, with its interval."""
+
+    candidate: str
+    theta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    games: int
+    rank: float | None
+    comparisons: int
+    tournaments: int
+    reason: str | None
+
+
+class BradleyTerryTaskRow(_Model):
+    """A candidate's Bradley-Terry strength in one task of a mode."""
+
+    task: str
+    candidate: str
+    theta: float | None
+    games: int
+    rank: float | None
+    reason: str | None
+
+
+class CrossMode(_Model):
+    """Cross-mode Spearman correlations (Table 1) and the models ranked in one mode only."""
+
+    rows: list[CrossModeRow]
+    only_automation: list[str]
+    only_augmentation: list[str]
+
+
+class CrossModeRow(_Model):
+    """Spearman rho of automation vs augmentation mean ranks for one task, or "(model level)"."""
+
+    task: str
+    n: int
+    rho: float | None
+    p: float | None
+    p_permutation: float | None
+    permutation_method: str | None
+    models: list[str]
+    reason: str | None
+
+
+class ReliabilityRow(_Model):
+    """Raw agreement and Krippendorff's alpha overall, per mode, or per task x mode (Appendix F)."""
+
+    scope: str
+    mode: str | None
+    task: str | None
+    units: int
+    excluded_units: int
+    ratings: int
+    judges: int
+    pairs: int
+    agreeing_pairs: int
+    raw_agreement: float | None
+    alpha: float | None
+    reason: str | None
+    repeats_dropped: int
+    excluded: dict[str, int]
+
+
+class RubricVsWinRate(_Model):
+    """Pearson r between rubric averages and win rates over cells (Figure 13A)."""
+
+    r: float | None
+    n: int
+    missing: int
+    reason: str | None
+    cells: int
+
+
+class Profiles(_Model):
+    """General-rubric profiles per mode, with their denominators (Figure 12)."""
+
+    augmentation: list[ProfileRow]
+    automation: list[ProfileRow]
+    judgments: dict[str, int]
+    excluded: dict[str, dict[str, int]]
+    dimensions: list[str]
+
+
+class HumanAssistants(_Model):
+    """Conditions ranked for human workers beside the worker model, and their correlation."""
+
+    rows: list[HumanAssistantRow]
+    spearman: HumanSpearman
+
+
+class ExpertCounts(_Model):
+    """Denominators of the experts section: judgments, the reference set, repeats."""
+
+    experts: list[str]
+    llm_judges: list[str]
+    expert_judgments: int
+    expert_usable: int
+    expert_excluded: dict[str, int]
+    expert_repeats: int
+    expert_comparisons: int
+    reference_comparisons: int
+    expert_only_comparisons: int
+    reference_expert_verdicts: int
+    reference_llm_verdicts: int
+    lengths_known: bool
+
+
+class ExpertAgreement(_Model):
+    """Agreement blocks, Krippendorff's alpha and Cohen's kappa of the two panels."""
+
+    blocks: list[AgreementBlockRow]
+    alpha: list[AlphaRow]
+    kappa: list[KappaRow]
+
+
+class PanelMajority(_Model):
+    """The LLM-panel majority vs the expert-panel majority per reference comparison."""
+
+    n: int
+    agreement: float | None
+    ci_low: float | None
+    ci_high: float | None
+    chance: float | None
+    decisive_n: int
+    decisive_agreement: float | None
+    decisive_ci_low: float | None
+    decisive_ci_high: float | None
+    decisive_chance: float | None
+    kappa: float | None
+    kappa_ci_low: float | None
+    kappa_ci_high: float | None
+    confusion: list[list[int]]
+    no_expert_majority: int
+    no_llm_majority: int
+    reason: str | None
+
+
+class PanelRankings(_Model):
+    """Expert-panel vs LLM-panel rankings, per (mode, task) and per candidate."""
+
+    rows: list[PanelRankingRow]
+    candidates: list[PanelCandidateRow]
+
+
+class ExpertBias(_Model):
+    """Per judge: position, length, leniency, consistency and repeat consistency."""
+
+    position: PositionBiasJudgeTable
+    length: LengthBiasTable
+    leniency: LeniencyTable
+    consistency: ConsistencyJudgeTable
+    repeats: RepeatsTable
+
+
+class Counts(_Model):
+    """What was stored and used: comparisons, judgments by status, runs, tasks, modes, judges."""
+
+    comparisons: int
+    judgments: int
+    by_status: dict[str, int]
+    runs: int
+    tasks: list[str]
+    modes: list[str]
+    judges: list[str]
+
+
+class ModeReport(_Model):
+    """One mode: candidates, tasks, denominators (n, excluded, missing cells), rank matrix, ordering, Bradley-Terry."""
+
+    mode: str
+    candidates: list[str]
+    tasks: list[str]
+    runs: int
+    n: int
+    excluded: dict[str, int]
+    missing_cells: int
+    cells: int
+    matrix: list[MatrixCell]
+    overall: list[OverallRow]
+    bradley_terry: list[BradleyTerryRow]
+    bradley_terry_by_task: list[BradleyTerryTaskRow]
+
+
+class BestByTaskRow(_Model):
+    """The best candidate (and best assisted one) of a task and mode (Appendix D)."""
+
+    mode: str
+    task: str
+    best: str | None
+    best_mean_rank: float | None
+    best_assisted: str | None
+    best_assisted_mean_rank: float | None
+
+
+class Validity(_Model):
+    """Choice-rubric consistency, rubric vs win rate, criterion validity, profiles, standardised ranking, position bias."""
+
+    choice_rubric: ChoiceRubric
+    rubric_vs_win_rate: RubricVsWinRate
+    criterion: Criterion
+    profiles: Profiles
+    standardised: StandardisedTable
+    position_bias: PositionBiasTable
+
+
+class ExpertsSection(_Model):
+    """Experts vs LLM judges; the sub-sections are absent (not null) when no expert judged."""
+
+    present: bool
+    note: str | None
+    options: ExpertOptionsDoc
+    counts: ExpertCounts | None = None
+    agreement: ExpertAgreement | None = None
+    loo_majority: LooMajorityTable | None = None
+    panel_majority: PanelMajority | None = None
+    rankings: PanelRankings | None = None
+    bias: ExpertBias | None = None
+    alt_test: AltTest | None = None
+    headline: HeadlineTable | None = None
+
+
+class HumanWorkersSection(_Model):
+    """The human-worker arm (sessions with `[human_workers]`): assistants ranked for people, productivity."""
+
+    assistants: HumanAssistants
+    productivity: list[ProductivityRow]
+    deliverables: int
+
+
+class ReportDocument(_Model):
+    """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
+
+    schema_: str = Field(alias="schema")
+    session: str
+    simulated: bool
+    banner: str | None
+    options: ReportOptionsDoc
+    counts: Counts
+    modes: list[ModeReport]
+    best_by_task: list[BestByTaskRow]
+    cross_mode: CrossMode
+    reliability: ReliabilityTable
+    validity: Validity
+    experts: ExpertsSection
+    human_workers: HumanWorkersSection | None = None
+
+    @property
+    def schema_name(self) -> str:
+        """The document's schema id ("centaur-report/1")."""
+        return self.schema_
+
+    def mode(self, name: str) -> ModeReport | None:
+        """The section of one mode, or None when the session has no such mode."""
+        return next((m for m in self.modes if m.mode == name), None)
+
+    def with_human_workers(self, section: dict[str, Any] | HumanWorkersSection) -> ReportDocument:
+        """This document with the human-worker arm's section (`stats.human_arm.human_arm_doc`) added."""
+        value = section if isinstance(section, HumanWorkersSection) else HumanWorkersSection.from_dict(section)
+        return self.model_copy(update={"human_workers": value})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict: exactly the keys the statistics wrote, in their order."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The document as `centaur report --json` writes it (no NaN, UTF-8 kept, no trailing newline)."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> ReportDocument:
+        """Read a document written by `to_json` (raises pydantic's ValidationError on another shape)."""
+        return cls.from_dict(json.loads(text))
+
+
+for _model in list(globals().values()):
+    if isinstance(_model, type) and issubclass(_model, BaseModel) and _model is not BaseModel:
+        _model.model_rebuild()
