@@ -11,8 +11,7 @@ from centaur_tui.catalog import load_session, load_tasks
 from centaur_tui.cli.main import cli
 from centaur_tui.domain.errors import ConfigError
 from centaur_tui.domain.plan import summarize
-
-from .conftest import ROOT, TASKS, small_session_toml
+from tests.support.sessions import ROOT, TASKS, small_session_toml
 
 PAPER_TASKS = {
     "menu_planning", "travel_planning", "market_trends", "operations_research",

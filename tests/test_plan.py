@@ -22,7 +22,7 @@ from centaur_tui.pipeline import Pipeline
 from centaur_tui.pipeline.expert_sim import plan_expert_study, simulate_expert_judgments, simulated_experts
 from centaur_tui.store import Store
 from centaur_tui.store.expert_reads import comparison_lengths, comparison_texts
-from tests.conftest import small_session_toml
+from tests.support.sessions import small_session_toml
 
 EXPERT_NOISE = 0.8
 LLM_NOISE = 0.5  # the judges of small_session_toml

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from .conftest import small_session_toml
+from tests.support.sessions import small_session_toml
 
 CENTAUR = [sys.executable, "-m", "centaur_tui.cli"]
 
@@ -60,13 +60,15 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path)
         assert proc.poll() is None, "the run finished before it could be killed"
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    proc.wait(timeout=30)
     partial = _count(db, "judgments")
     assert 15 <= partial
 
-    resumed = subprocess.run([*CENTAUR, "run", str(killed), "--quiet"], env=env, capture_output=True, text=True)
+    resumed = subprocess.run([*CENTAUR, "run", str(killed), "--quiet"], env=env, capture_output=True, text=True,
+                             timeout=300)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    full = subprocess.run([*CENTAUR, "run", str(reference), "--quiet"], env=env, capture_output=True, text=True)
+    full = subprocess.run([*CENTAUR, "run", str(reference), "--quiet"], env=env, capture_output=True, text=True,
+                          timeout=300)
     assert full.returncode == 0, full.stderr
 
     a, b = _snapshot(db), _snapshot(tmp_path / "reference.db")

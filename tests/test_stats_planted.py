@@ -15,7 +15,7 @@ from centaur_tui.stats.frames import Frames, build_frames, design_from_session
 from centaur_tui.stats.rankings import mean_ranks, overall, within_run_ranks
 from centaur_tui.stats.reliability import reliability_table
 from centaur_tui.store import Store
-from tests.conftest import TASKS
+from tests.support.sessions import TASKS
 
 SKILLS = {"M1": 0.92, "M2": 0.80, "M3": 0.68, "M4": 0.56, "M5": 0.44, "M6": 0.32}
 FAMILIES = {"M1": "F1", "M2": "F2", "M3": "F3", "M4": "F1", "M5": "F2", "M6": "F3"}

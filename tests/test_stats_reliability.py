@@ -15,7 +15,7 @@ from centaur_tui.domain.plan import all_comparisons, eligible_judges
 from centaur_tui.stats.frames import build_frames, design_from_session
 from centaur_tui.stats.reliability import agreement_from_matrix, alpha_nominal, ratings, reliability_table
 from centaur_tui.stats.synthetic import synthetic_rows
-from tests.test_stats_frames import Data
+from tests.support.frames import Data
 
 ROOT = Path(__file__).resolve().parent.parent
 NAN = math.nan

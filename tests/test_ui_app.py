@@ -17,18 +17,9 @@ from centaur_tui.ui.app import CentaurApp, create_app
 from centaur_tui.ui.screens.home import HomeScreen
 from centaur_tui.ui.screens.judging import JudgingScreen
 from centaur_tui.ui.screens.session import SessionScreen
-
-from .test_experts import judged_session
-from .test_ui_judging import assign, fill_in
-
-
-async def wait_for(pilot, condition, what: str, tries: int = 400) -> None:
-    """Let workers and messages run until `condition()` holds (never a fixed sleep)."""
-    for _ in range(tries):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+from tests.support.experts import judged_session
+from tests.support.judging import assign, fill_in
+from tests.support.waits import bounded, wait_for
 
 
 def table_rows(table: DataTable) -> list[list[str]]:
@@ -94,7 +85,7 @@ async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_
             return await super().run()
 
         async def _judge(self, *args, **kwargs):  # the one judging step of the pipeline
-            await self.gate.wait()
+            await bounded(self.gate.wait(), "the test to open the judging gate", timeout=120)
             await super()._judge(*args, **kwargs)
 
     def open_gates() -> None:

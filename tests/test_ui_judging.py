@@ -8,51 +8,15 @@ from pathlib import Path
 from textual import events
 
 from centaur_tui.catalog import load_session
-from centaur_tui.domain.assignment import plan_assignments
 from centaur_tui.store import Store
 from centaur_tui.store.experts import ExpertStore, PacketJudging, export_packet
 from centaur_tui.ui.app import CentaurApp, create_app
 from centaur_tui.ui.screens.judging import JudgingScreen
 from centaur_tui.ui.widgets.document import DocumentView
 from centaur_tui.ui.widgets.rubric import DimensionRow, RubricPanel, WinnerPicker
-
-from .test_experts import CANDIDATES, FAMILIES, judged_session
-
-RATIONALE = "one covers more needs"  # 21 characters: the session minimum is 20
-
-
-class FrozenClock:
-    """A clock the test moves by hand, so time spent is exact."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def assign(path: Path, expert_id: str, n: int, **kwargs: object) -> None:
-    study = load_session(path)
-    with Store(study.database) as store:
-        experts = ExpertStore(store)
-        expert = experts.expert(study, expert_id)
-        planned = plan_assignments(experts.pool(), expert, experts.existing(), n, "stratified", study.session.seed,
-                                   **kwargs)  # type: ignore[arg-type]
-        experts.add_assignments(expert.id, planned)
-
-
-async def settle(pilot) -> JudgingScreen:
-    """Wait until the judging screen shows an item with both texts laid out."""
-    app: CentaurApp = pilot.app
-    for _ in range(200):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        screen = app.screen
-        if isinstance(screen, JudgingScreen) and not screen.busy:
-            views = list(screen.query(DocumentView))
-            if screen.finished or all(v.ready for v in views):
-                return screen
-    raise AssertionError(f"judging screen never settled: {app.screen!r}")
+from tests.support.experts import CANDIDATES, FAMILIES, judged_session
+from tests.support.judging import RATIONALE, FrozenClock, assign, fill_in, settle
+from tests.support.waits import until, workers_done
 
 
 async def judge_current(pilot, first: int, second: int, winner: str = "1", rationale: str = RATIONALE,
@@ -75,19 +39,6 @@ async def judge_current(pilot, first: int, second: int, winner: str = "1", ratio
     else:
         pilot.app.post_message(events.Paste(rationale))  # as the terminal driver delivers it
         await pilot.pause()
-
-
-async def fill_in(pilot, screen: JudgingScreen) -> None:
-    """Complete the current comparison through the widgets (the keyboard path is tested above)."""
-    panel = screen.query_one(RubricPanel)
-    for row in panel.rows():
-        for option in (1, 2):
-            panel.set_place(row.index, option)
-            panel.action_set_score(6)
-    screen.query_one("#winner", WinnerPicker).action_pick("option_1")
-    screen.query_one("#rationale").load_text(RATIONALE)
-    await pilot.pause()
-    assert screen.lacking() == []
 
 
 def open_judging(path: Path, expert: str = "ann", size=(120, 40), **kwargs: object):
@@ -218,8 +169,7 @@ async def test_a_ten_thousand_word_output_renders_and_scrolls_without_blocking(t
         views = list(screen.query(DocumentView))
         for view in views:
             view.set_text(long)  # laid out in a thread while the loop keeps beating
-        while not all(v.ready for v in views):
-            await asyncio.sleep(0.01)
+        await until(lambda: all(v.ready for v in views), "the long outputs laid out", timeout=60)
         view = views[1]
         view.focus()
         for _ in range(10):
@@ -360,7 +310,7 @@ async def test_a_packet_is_judged_in_the_same_screen_and_saved_into_the_file(tmp
         await fill_in(pilot, screen)
         await pilot.press("ctrl+s")
         await settle(pilot)
-        await app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.press("escape")
         for _ in range(100):  # leaving a packet closes the app; under load that takes a few frames
             if not app.is_running:

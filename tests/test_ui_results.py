@@ -10,7 +10,6 @@ from types import SimpleNamespace
 from textual.widgets import DataTable, TabbedContent
 
 from centaur_tui.catalog import load_session
-from centaur_tui.cli.report_cmd import build_session_report, load_report_inputs
 from centaur_tui.stats import render
 from centaur_tui.store import Store
 from centaur_tui.store.audit import cell_audit, left_out
@@ -21,16 +20,9 @@ from centaur_tui.ui.screens.session import SessionScreen
 from centaur_tui.ui.widgets.rank_matrix import RankMatrix, rank_class
 from centaur_tui.ui.widgets.scatter import scatter_lines
 from centaur_tui.ui.widgets.section_view import SectionView
-
-from .test_experts import judged_session
-from .test_ui_app import wait_for
-
-
-def cli_doc(path: Path) -> dict:
-    """The document `centaur report SESSION` prints (default options)."""
-    study = load_session(path)
-    meta, rows = load_report_inputs(study)
-    return build_session_report(study, meta, rows).doc
+from tests.support.experts import judged_session
+from tests.support.reports import cli_doc
+from tests.support.waits import wait_for, wait_until
 
 
 async def open_results(pilot) -> ResultsScreen:
@@ -233,7 +225,13 @@ async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, mo
         await wait_for(pilot, lambda: screen.is_mounted and "could not be computed"
                        in str(screen.query_one("#results-status").render()), "the failed computation")
         assert not screen.computing
-        assert [n.message for n in app._notifications] == ["the statistics failed"]
+        # `notify` only queues a message: the app holds the notification once it has handled
+        # that message, which in a full run can come a few frames after the status is drawn.
+        def shown() -> list[str]:
+            return [n.message for n in app._notifications]  # noqa: SLF001 - Textual has no public list
+
+        await wait_until(pilot, shown, "the notification", timeout=10)
+        assert shown() == ["the statistics failed"]
 
 
 async def test_experts_tab_shows_the_reports_experts_section(tmp_path: Path) -> None:
@@ -290,8 +288,7 @@ async def test_human_workers_tab_shows_what_centaur_report_adds(write_session, t
     from centaur_tui.pipeline.human_arm import judge_human_arm
     from centaur_tui.store.audit import fingerprint
     from centaur_tui.store.work import WorkDraft, WorkStore
-
-    from .test_work import arm_session
+    from tests.support.work import arm_session
 
     path = arm_session(write_session)
     study = load_session(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -11,16 +12,21 @@ from typing import Any
 
 import click
 
+from centaur_tui import __version__
 from centaur_tui.catalog import load_session, load_tasks
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.plan import STAGES, summarize
 from centaur_tui.domain.study import Study
+from centaur_tui.logs import configure_logging
+from centaur_tui.settings import settings
+
+log = logging.getLogger(__name__)
 
 SIMULATED_BANNER = "SIMULATED DATA: calls go to the seeded simulated provider, not to language models."
 
 
 def _default_tasks_dir() -> Path:
-    return Path(os.environ.get("CENTAUR_TASKS", "tasks"))
+    return settings().tasks
 
 
 def resolve_session(value: str) -> Path:
@@ -28,7 +34,7 @@ def resolve_session(value: str) -> Path:
     path = Path(value)
     if path.exists() or path.suffix == ".toml":
         return path
-    candidate = Path(os.environ.get("CENTAUR_SESSIONS", "sessions")) / f"{value}.toml"
+    candidate = settings().sessions / f"{value}.toml"
     return candidate if candidate.exists() else path
 
 
@@ -39,6 +45,7 @@ class CentaurGroup(click.Group):
         try:
             return super().invoke(ctx)
         except CentaurError as exc:
+            log.warning("%s: %s: %s", ctx.info_name, exc.title, exc.message)
             click.secho(f"{exc.title}: {exc.message}", fg="red", err=True)
             sys.exit(exc.exit_code)
 
@@ -57,6 +64,13 @@ def cli(ctx: click.Context) -> None:
 
 
 def main() -> None:
+    """The `centaur` entry point: logging to its file first (never the screen), then the command."""
+    try:
+        path = configure_logging()
+    except CentaurError as exc:  # a bad CENTAUR_LOG_* value: said like any other error, before any command
+        click.secho(f"{exc.title}: {exc.message}", fg="red", err=True)
+        sys.exit(exc.exit_code)
+    log.info("centaur %s started (pid %d, log %s): %s", __version__, os.getpid(), path, " ".join(sys.argv[1:]))
     cli()
 
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
 from centaur_tui.cli.main import resolve_session
+from centaur_tui.settings import settings
 
 
 def sessions_dir() -> Path:
-    return Path(os.environ.get("CENTAUR_SESSIONS", "sessions"))
+    return settings().sessions
 
 
 def open_app(session: str | None = None, expert: str | None = None, run: bool = False) -> None:

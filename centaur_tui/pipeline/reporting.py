@@ -32,6 +32,7 @@ from typing import Any
 
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.study import Study
+from centaur_tui.settings import settings
 
 
 def session_report_doc(study: Study, store: Any) -> dict[str, Any]:
@@ -103,11 +104,7 @@ CACHE_FILES = 20
 
 def cache_dir() -> Path | None:
     """Where report documents are kept between programs: $CENTAUR_CACHE_DIR (empty: nowhere), else the user's cache."""
-    env = os.environ.get("CENTAUR_CACHE_DIR")
-    if env is not None:
-        return Path(env) if env else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "centaur-tui" / "reports"
+    return settings().report_cache()
 
 
 @functools.cache
