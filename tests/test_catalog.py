@@ -73,6 +73,7 @@ def test_paper_session_has_the_papers_counts() -> None:
     assert plan.calls == {"automation": 700, "assistance": 630, "worker": 700, "judging": 15120}
 
 
+@pytest.mark.slow
 def test_check_prints_the_plan_of_the_paper_session() -> None:
     out = CliRunner().invoke(cli, ["check", str(ROOT / "sessions" / "paper.toml")])
     assert out.exit_code == 0, out.output

@@ -55,6 +55,7 @@ def _verdict_shares(study, task: str, text_a: str, text_b: str, noise: float, dr
     return np.array([counts[c] for c in (0, 1, 2)]) / draws
 
 
+@pytest.mark.slow
 def test_simulated_experts_give_agreement_intervals_covering_the_simulation_and_a_full_report(
         run_session: Path, tmp_path: Path) -> None:
     session = _copy(run_session, tmp_path)

@@ -151,6 +151,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 def test_the_apps_process_never_imports_the_statistics(tmp_path: Path) -> None:
     import subprocess
     import sys

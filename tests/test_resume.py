@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.support.sessions import small_session_toml
 
 CENTAUR = [sys.executable, "-m", "centaur_tui.cli"]
@@ -41,6 +43,7 @@ def _snapshot(db: Path) -> dict[str, object]:
     return {"judgments": judgments, "scores": scores, "outputs": outputs, "calls": calls, "comparisons": comparisons}
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     text = small_session_toml(
@@ -77,6 +80,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path)
         assert a[table] == b[table], table
 
 
+@pytest.mark.slow
 def test_sigint_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     path = tmp_path / "stopped.toml"
     path.write_text(small_session_toml(name="stopped", tasks=("counseling",), faults="latency_s = 0.05",

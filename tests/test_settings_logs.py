@@ -139,6 +139,7 @@ def test_litellm_logs_to_the_file_after_its_import(clean_env, tmp_path: Path, ca
     assert capfd.readouterr() == ("", "")
 
 
+@pytest.mark.slow
 def test_the_entry_point_logs_the_command_and_the_session_to_the_file(tmp_path: Path) -> None:
     session = tmp_path / "small.toml"
     session.write_text(small_session_toml(), encoding="utf-8")

@@ -6,6 +6,7 @@ import asyncio
 import textwrap
 from pathlib import Path
 
+import pytest
 from scipy import stats
 
 from centaur_tui.catalog import load_session
@@ -99,6 +100,7 @@ def test_low_noise_recovers_the_planted_automation_ranking(tmp_path: Path) -> No
         assert stats.spearmanr([part[n] for n in names], [-SKILLS[n] for n in names]).statistic >= 0.9
 
 
+@pytest.mark.slow
 def test_alpha_and_agreement_fall_as_judge_noise_rises(tmp_path: Path) -> None:
     alphas, agreements = [], []
     for noise in (0.3, 1.5, 4.0):

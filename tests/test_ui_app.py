@@ -6,6 +6,7 @@ import asyncio
 import threading
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, Input
 
 from centaur_tui.catalog import load_session
@@ -63,6 +64,7 @@ async def test_home_lists_sessions_with_their_state_and_opens_one(tmp_path: Path
         assert not (folder / "fresh.db").exists()  # looking creates no database
 
 
+@pytest.mark.slow
 async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_stored(
     tmp_path: Path, monkeypatch
 ) -> None:
@@ -136,6 +138,7 @@ async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_
         assert ExpertStore(store).workload()["ann"] == (4, 2)
 
 
+@pytest.mark.slow
 async def test_assigning_and_adding_experts_from_the_app(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     app = create_app(sessions_dir=path.parent, session=path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from textual import events
 
 from centaur_tui.catalog import load_session
@@ -46,6 +47,7 @@ def open_judging(path: Path, expert: str = "ann", size=(120, 40), **kwargs: obje
     return app, app.run_test(size=size)
 
 
+@pytest.mark.slow
 async def test_keyboard_judging_of_several_comparisons_is_stored(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     assign(path, "ann", 4)
@@ -78,6 +80,7 @@ async def test_keyboard_judging_of_several_comparisons_is_stored(tmp_path: Path)
         assert {s["score"] for s in mine if s["candidate"] == row["option2"]} == {second}
 
 
+@pytest.mark.slow
 async def test_quitting_mid_comparison_and_reopening_restores_the_values(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     assign(path, "ann", 3)
@@ -250,6 +253,7 @@ def _assert_blind(app: CentaurApp, identities: list[str]) -> None:
         assert identity not in blob, f"{identity!r} is visible in state {type(app.screen).__name__}"
 
 
+@pytest.mark.slow
 async def test_no_state_of_the_judging_screen_shows_an_identity(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     assign(path, "bob", 3, repeat_share=0.34)
@@ -335,6 +339,7 @@ async def test_layout_stacks_the_deliverables_on_narrow_terminals(tmp_path: Path
         assert all(v.ready for v in screen.query(DocumentView))  # laid out again at the new width
 
 
+@pytest.mark.slow
 async def test_a_submitted_judgment_is_revised_as_a_new_revision_and_the_expert_returns(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     assign(path, "ann", 3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from textual import events
 
 from centaur_tui.catalog import load_session
@@ -37,6 +38,7 @@ async def open_work(pilot, expert_row: int = 0) -> WorkScreen:
     return app.screen
 
 
+@pytest.mark.slow
 async def test_expert_writes_two_deliverables_by_keyboard(tmp_path: Path) -> None:
     path = work_session(tmp_path)
     app = create_app(sessions_dir=path.parent, session=path)
@@ -72,6 +74,7 @@ async def test_expert_writes_two_deliverables_by_keyboard(tmp_path: Path) -> Non
     assert len(rows) == 2 and all(r["pastes"] == 1 and r["edits"] >= 30 and r["words"] == 14 for r in rows)
 
 
+@pytest.mark.slow
 async def test_draft_is_intact_after_a_kill_and_restored_on_restart(tmp_path: Path, monkeypatch) -> None:
     path = work_session(tmp_path)
     study = load_session(path)
