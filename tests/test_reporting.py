@@ -63,6 +63,7 @@ def test_the_cache_computes_only_when_what_the_report_reads_changed(tmp_path: Pa
         cache.close()
 
 
+@pytest.mark.slow
 def test_the_process_returns_the_cli_document_and_survives_being_killed(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     study = load_session(path)

@@ -126,6 +126,7 @@ def test_scopes_overall_per_mode_and_per_task_x_mode() -> None:
     assert by[("overall", None, None)].units == 4 and by[("task x mode", "augmentation", "t2")].pairs == 1
 
 
+@pytest.mark.slow
 def test_paper_design_count_reconciliation() -> None:
     """6,300 comparisons, 15,120 judgments, 11,340 judge pairs, no comparison under two eligible judges."""
     study = load_session(ROOT / "sessions" / "paper.toml")

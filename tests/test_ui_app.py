@@ -87,6 +87,7 @@ async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_
             return await super().run()
 
         async def _judge(self, *args, **kwargs):  # the one judging step of the pipeline
+            # A failed test never opens the gate: the limit turns that hang into an error.
             await bounded(self.gate.wait(), "the test to open the judging gate", timeout=120)
             await super()._judge(*args, **kwargs)
 
