@@ -1,8 +1,8 @@
 """Provides the program's settings, read from the environment in this one place.
 
 Every layer above `domain` may import this module: it imports only pydantic-settings, the
-standard library and the error types. API keys are not settings (they are secrets, one per model, named by the session
-file): the litellm gateway reads them where it sends them.
+standard library and the error types. API keys are not settings (they are secrets, one per
+model, named by the session file): the litellm gateway reads them where it sends them.
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ class Settings(BaseSettings):
     """`CENTAUR_SESSIONS`: the folder of session files; a bare session name is looked up there."""
 
     cache_dir: str | None = None
-    """`CENTAUR_CACHE_DIR`: where report documents are kept between programs; empty keeps none; unset: the user's cache."""
+    """`CENTAUR_CACHE_DIR`: where report documents are kept between programs; empty: none; unset: the user's cache."""
 
     xdg_cache_home: str | None = Field(default=None, validation_alias=AliasChoices("XDG_CACHE_HOME"))
     """`XDG_CACHE_HOME`: the user's cache folder (the XDG convention); unset or empty: ~/.cache."""
 
     log_file: str | None = None
-    """`CENTAUR_LOG_FILE`: the diagnostics log (rotated at 1 MB); empty writes none; unset: centaur.log in the user's cache."""
+    """`CENTAUR_LOG_FILE`: the diagnostics log (rotated at 1 MB); empty: none; unset: centaur.log in the user's cache."""
 
     log_level: str = "INFO"
     """`CENTAUR_LOG_LEVEL`: the least severe level written to the log file (DEBUG, INFO, WARNING, ERROR)."""
@@ -71,13 +71,13 @@ class Settings(BaseSettings):
 
     def level(self) -> int:
         """The log level as the logging module's number."""
-        return logging.getLevelName(self.log_level)
+        return logging.getLevelNamesMapping()[self.log_level]
 
 
 def settings() -> Settings:
     """The settings as the environment holds them now.
 
-    Read on each call (about 0.1 ms) rather than cached: tests and the report process set
+    Read on each call (about 0.2 ms, measured over 100 calls) rather than cached: tests set
     variables after import, and a stale copy would be a second place that reads them.
 
     Raises:

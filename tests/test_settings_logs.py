@@ -150,7 +150,7 @@ def test_the_entry_point_logs_the_command_and_the_session_to_the_file(tmp_path: 
     assert done.returncode == 0, done.stderr
     text = log.read_text(encoding="utf-8")
     assert f"started (pid {os.getpid()}" not in text and " started (pid " in text and f"check {session}" in text
-    assert f"session small opened from {session}: 2 task(s), 1 run(s)" in text
+    assert f"session small read from {session}: 2 task(s), 1 run(s)" in text
     assert "INFO" not in done.stdout + done.stderr
     bad = subprocess.run([sys.executable, "-m", "centaur_tui.cli", "check", str(session)],
                          env={**env, "CENTAUR_LOG_LEVEL": "loud"}, capture_output=True, text=True, timeout=120)

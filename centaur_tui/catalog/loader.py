@@ -117,6 +117,6 @@ def load_session(path: Path | str) -> Study:
         raise ConfigError(str(path), field, problem)
     database = (path.parent / (session.database or f"{session.name}.db")).resolve()
     tasks = {t: all_tasks[t] for t in session.tasks}
-    log.info("session %s opened from %s: %d task(s), %d run(s), database %s", session.name, path, len(tasks),
+    log.info("session %s read from %s: %d task(s), %d run(s), database %s", session.name, path, len(tasks),
              session.runs, database)
     return Study(session=session, tasks=tasks, universal=universal, session_file=path.resolve(), database=database)

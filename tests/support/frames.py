@@ -1,4 +1,4 @@
-"""Provides hand-made judgments in the store's row format, turned into frames (`Data`), and a three-candidate example."""
+"""Provides hand-made judgments in the store's row format, turned into frames (`Data`), and a three-way example."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Provides sessions with human workers (`[human_workers]`): written fresh (`arm_session`) or over a judged session (`work_session`)."""
+"""Provides sessions with experts as workers (`[human_workers]`): fresh (`arm_session`) or judged (`work_session`)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ assistants = ["Alpha", "Gamma"]
 
 
 def arm_session(write_session, extra: str = ARM) -> Path:
-    """A fresh small session with three experts as workers (nothing run yet); `write_session` is the conftest fixture."""
+    """A fresh small session with three experts as workers (nothing run); `write_session`: the conftest fixture."""
     return write_session(small_session_toml(extra=extra))
 
 
