@@ -39,7 +39,7 @@ class Settings(BaseSettings):
     """`XDG_CACHE_HOME`: the user's cache folder (the XDG convention); unset or empty: ~/.cache."""
 
     log_file: str | None = None
-    """`CENTAUR_LOG_FILE`: the diagnostics log (rotated at 1 MB); empty: none; unset: centaur.log in the user's cache."""
+    """`CENTAUR_LOG_FILE`: the diagnostics log (rotated at 1 MB); empty: none; unset: the user's cache/centaur.log."""
 
     log_level: str = "INFO"
     """`CENTAUR_LOG_LEVEL`: the least severe level written to the log file (DEBUG, INFO, WARNING, ERROR)."""

@@ -1,4 +1,4 @@
-"""Shared fixtures: offline litellm, a report cache and a log file of this test run, session files written on the fly."""
+"""Shared fixtures: offline litellm, a report cache and a log file for this test run, session files on demand."""
 
 from __future__ import annotations
 
