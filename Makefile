@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test bench tui
+.PHONY: install demo test test-fast bench tui
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# The edit-test loop: every test but those marked slow (registered in pyproject.toml).
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not slow"
 
 bench: install
 	$(BIN)/python bench/pipeline.py

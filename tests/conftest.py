@@ -1,112 +1,31 @@
-"""Shared fixtures: offline litellm, the repository's tasks, and small sessions written on the fly."""
+"""Shared fixtures: offline litellm, a report cache and a log file for this test run, session files on demand."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
-import textwrap
 from pathlib import Path
 
 import pytest
 
+from centaur_tui.logs import configure_logging
+from tests.support.sessions import small_session_toml
+
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["LITELLM_OFFLINE_MODE"] = "true"
-# Report documents the report process keeps on disk go to a folder of this test run, never to
-# the user's cache (set before any report process starts: it inherits the environment).
+# Report documents the report process keeps on disk, and the diagnostics log, go to a folder
+# of this test run, never to the user's cache (set before any report process or `centaur`
+# subprocess starts: they inherit the environment).
 _CACHE = tempfile.mkdtemp(prefix="centaur-test-cache-")
 os.environ["CENTAUR_CACHE_DIR"] = _CACHE
+os.environ["CENTAUR_LOG_FILE"] = os.path.join(_CACHE, "centaur.log")
+
+configure_logging()  # reads the environment set above
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ARG001 - pytest's hook signature
     shutil.rmtree(_CACHE, ignore_errors=True)
-
-ROOT = Path(__file__).resolve().parent.parent
-TASKS = ROOT / "tasks"
-
-
-def small_session_toml(
-    name: str = "small",
-    runs: int = 1,
-    tasks: tuple[str, ...] = ("counseling", "tutoring"),
-    extra: str = "",
-    faults: str = "",
-    judging: str = "",
-    limits: str = "concurrency = 32\nper_model_concurrency = 16\nbackoff_base_s = 0.0\nbackoff_max_s = 0.0",
-) -> str:
-    """A small simulated session: 4 candidates of 3 families, a worker, 3 judges."""
-    task_list = ", ".join(f'"{t}"' for t in tasks)
-    return textwrap.dedent(
-        f"""
-        name = "{name}"
-        seed = 7
-        runs = {runs}
-        tasks = [{task_list}]
-        tasks_dir = "{TASKS}"
-
-        [judging]
-        {judging}
-
-        [limits]
-        {limits}
-
-        [faults]
-        {faults}
-
-        [[models]]
-        name = "Alpha"
-        model = "simulated/alpha"
-        family = "North"
-        simulation.automation_skill = {{ default = 0.9 }}
-        simulation.coaching_skill = {{ default = 0.85 }}
-
-        [[models]]
-        name = "Beta"
-        model = "simulated/beta"
-        family = "North"
-        simulation.automation_skill = {{ default = 0.65 }}
-        simulation.coaching_skill = {{ default = 0.6 }}
-
-        [[models]]
-        name = "Gamma"
-        model = "simulated/gamma"
-        family = "South"
-        simulation.automation_skill = {{ default = 0.45 }}
-        simulation.coaching_skill = {{ default = 0.35 }}
-
-        [[models]]
-        name = "Delta"
-        model = "simulated/delta"
-        family = "East"
-        simulation.automation_skill = {{ default = 0.25 }}
-        simulation.coaching_skill = {{ default = 0.1 }}
-
-        [worker]
-        name = "Worker"
-        model = "simulated/worker"
-        family = "East"
-        simulation.skill = {{ default = 0.5 }}
-
-        [[judges]]
-        name = "JudgeNorth"
-        model = "simulated/judge-north"
-        family = "North"
-        simulation = {{ noise = 0.5 }}
-
-        [[judges]]
-        name = "JudgeSouth"
-        model = "simulated/judge-south"
-        family = "South"
-        simulation = {{ noise = 0.5 }}
-
-        [[judges]]
-        name = "JudgeWest"
-        model = "simulated/judge-west"
-        family = "West"
-        simulation = {{ noise = 0.5 }}
-        {extra}
-        """
-    )
 
 
 @pytest.fixture

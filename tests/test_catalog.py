@@ -11,8 +11,7 @@ from centaur_tui.catalog import load_session, load_tasks
 from centaur_tui.cli.main import cli
 from centaur_tui.domain.errors import ConfigError
 from centaur_tui.domain.plan import summarize
-
-from .conftest import ROOT, TASKS, small_session_toml
+from tests.support.sessions import ROOT, TASKS, small_session_toml
 
 PAPER_TASKS = {
     "menu_planning", "travel_planning", "market_trends", "operations_research",
@@ -74,6 +73,7 @@ def test_paper_session_has_the_papers_counts() -> None:
     assert plan.calls == {"automation": 700, "assistance": 630, "worker": 700, "judging": 15120}
 
 
+@pytest.mark.slow
 def test_check_prints_the_plan_of_the_paper_session() -> None:
     out = CliRunner().invoke(cli, ["check", str(ROOT / "sessions" / "paper.toml")])
     assert out.exit_code == 0, out.output

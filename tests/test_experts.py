@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-import atexit
 import csv
-import functools
-import gc
-import shutil
 import sqlite3
-import tempfile
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -47,47 +40,7 @@ from centaur_tui.store import (
     export_packet,
     import_packet,
 )
-
-from .conftest import small_session_toml
-
-EXPERTS = """
-[[experts]]
-id = "ann"
-name = "Ann Example"
-
-[[experts]]
-id = "bob"
-name = "Bob Example"
-tasks = ["counseling"]
-"""
-
-CANDIDATES = ("Alpha", "Beta", "Gamma", "Delta")
-FAMILIES = ("North", "South", "East", "West")
-
-
-@functools.cache
-def _template() -> Path:
-    """A small session run once per test process (about 2 s); tests copy its folder."""
-    folder = Path(tempfile.mkdtemp(prefix="centaur-experts-"))
-    atexit.register(shutil.rmtree, folder, True)
-    path = folder / "small.toml"
-    path.write_text(small_session_toml(tasks=("counseling", "tutoring"), extra=EXPERTS), encoding="utf-8")
-    study = load_session(path)
-    with Store(study.database) as store, ThreadPoolExecutor(1) as pool:
-        # In a thread of its own: async (Pilot) tests call this from inside a running loop.
-        pool.submit(asyncio.run, Pipeline(study, store).run()).result()
-    # litellm is now loaded (about 200 MB of objects): keep them out of every later garbage
-    # collection, which otherwise stalls each key press of the Pilot tests by 0.1-0.3 s.
-    gc.collect()
-    gc.freeze()
-    return folder
-
-
-def judged_session(tmp_path: Path) -> Path:
-    """A copy of the pre-run small session (2 tasks, 32 comparisons, LLM judgments done)."""
-    target = tmp_path / "sessions"
-    shutil.copytree(_template(), target)
-    return target / "small.toml"
+from tests.support.experts import CANDIDATES, EXPERTS, FAMILIES, judged_session
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from centaur_tui.stats.experts import ExpertOptions, experts_vs_llm, rank_correl
 from centaur_tui.stats.reliability import alpha_nominal
 from centaur_tui.report import ReportDocument, to_markdown, to_text
 from centaur_tui.stats.report import ReportOptions, build_report
-from tests.test_stats_frames import Data
+from tests.support.frames import Data
 
 NAN = math.nan
 CODE_WINNER = {0: "A", 1: "B", 2: "tie"}

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_import_linter_contracts_hold() -> None:
     lint = Path(sys.executable).parent / "lint-imports"
-    result = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "broken" not in result.stdout.lower().replace("0 broken", "")
 
@@ -22,7 +22,7 @@ def test_cli_start_does_not_import_heavy_libraries() -> None:
         "heavy = [m for m in ('litellm', 'textual', 'pandas', 'scipy', 'matplotlib') if m in sys.modules];"
         "print(','.join(heavy))"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == ""
 
 

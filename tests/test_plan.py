@@ -21,7 +21,7 @@ from centaur_tui.llm.simulation import judge_reply
 from centaur_tui.pipeline import Pipeline
 from centaur_tui.pipeline.expert_sim import plan_expert_study, simulate_expert_judgments, simulated_experts
 from centaur_tui.store import Store, comparison_lengths, comparison_texts
-from tests.conftest import small_session_toml
+from tests.support.sessions import small_session_toml
 
 EXPERT_NOISE = 0.8
 LLM_NOISE = 0.5  # the judges of small_session_toml
@@ -54,6 +54,7 @@ def _verdict_shares(study, task: str, text_a: str, text_b: str, noise: float, dr
     return np.array([counts[c] for c in (0, 1, 2)]) / draws
 
 
+@pytest.mark.slow
 def test_simulated_experts_give_agreement_intervals_covering_the_simulation_and_a_full_report(
         run_session: Path, tmp_path: Path) -> None:
     session = _copy(run_session, tmp_path)

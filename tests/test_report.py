@@ -28,7 +28,7 @@ def _strict_json(text: str) -> dict:
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small simulated session, run once: 2 runs, 1 task, 20% invalid judge replies (some stay invalid)."""
-    from tests.conftest import small_session_toml
+    from tests.support.sessions import small_session_toml
 
     folder = tmp_path_factory.mktemp("report")
     path = folder / "small.toml"

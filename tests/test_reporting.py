@@ -18,9 +18,8 @@ from centaur_tui.services.report_cache import ReportCache
 from centaur_tui.services.report_disk_cache import DiskCache
 from centaur_tui.services.report_process import ReportProcess, warm_up
 from centaur_tui.store import Store
-
-from .test_experts import judged_session
-from .test_ui_results import cli_doc
+from tests.support.experts import judged_session
+from tests.support.reports import cli_doc
 
 
 def same(a: ReportDocument | dict, b: ReportDocument | dict) -> bool:
@@ -72,6 +71,7 @@ def test_the_cache_computes_only_when_what_the_report_reads_changed(tmp_path: Pa
         cache.close()
 
 
+@pytest.mark.slow
 def test_the_process_returns_the_cli_document_and_survives_being_killed(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     study = load_session(path)
@@ -81,7 +81,7 @@ def test_the_process_returns_the_cli_document_and_survives_being_killed(tmp_path
         assert same(process.doc(study), cli_doc(path))
         assert process.alive
         process._process.kill()  # noqa: SLF001 - as the OOM killer or a user would
-        process._process.wait()  # noqa: SLF001
+        process._process.wait(timeout=30)  # noqa: SLF001
         invalidate_one(study.database)
         assert same(process.doc(study), cli_doc(path))  # started again, computed on the new data
         missing = dataclasses.replace(study, database=tmp_path / "nowhere.db")
@@ -104,8 +104,29 @@ def test_a_bug_in_the_process_comes_back_with_its_traceback() -> None:
         process.close()
 
 
-def test_warm_up_runs_the_statistics_on_a_small_synthetic_design(tmp_path: Path) -> None:
-    warm_up(load_session(judged_session(tmp_path)))  # no database needed, nothing written
+def test_warm_up_runs_the_statistics_on_a_small_synthetic_design(tmp_path: Path, monkeypatch) -> None:
+    from centaur_tui.stats import report
+
+    built: list[dict] = []
+
+    def build_report(*args, **kwargs):
+        result = original(*args, **kwargs)
+        built.append(result.doc)
+        return result
+
+    original = report.build_report
+    monkeypatch.setattr(report, "build_report", build_report)
+    study = load_session(judged_session(tmp_path))
+    before = {p: p.stat().st_mtime_ns for p in study.database.parent.rglob("*")}
+    warm_up(study)
+    # One report, over the synthetic design: one run of the session's first two tasks, both modes.
+    assert len(built) == 1
+    doc = built[0]
+    assert [m["mode"] for m in doc["modes"]] == ["automation", "augmentation"]
+    assert all(sorted(m["tasks"]) == sorted(study.session.tasks[:2]) for m in doc["modes"]), doc["modes"][0]["tasks"]
+    assert doc["counts"]["by_status"].get("ok", 0) > 0
+    # No database needed, nothing written: the session's folder is as it was.
+    assert {p: p.stat().st_mtime_ns for p in study.database.parent.rglob("*")} == before
 
 
 _APP_CHILD = """
@@ -139,6 +160,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 def test_the_apps_process_never_imports_the_statistics(tmp_path: Path) -> None:
     import subprocess
     import sys

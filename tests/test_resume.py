@@ -10,7 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-from .conftest import small_session_toml
+import pytest
+
+from tests.support.sessions import small_session_toml
 
 CENTAUR = [sys.executable, "-m", "centaur_tui.cli"]
 
@@ -41,6 +43,7 @@ def _snapshot(db: Path) -> dict[str, object]:
     return {"judgments": judgments, "scores": scores, "outputs": outputs, "calls": calls, "comparisons": comparisons}
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     text = small_session_toml(
@@ -60,13 +63,16 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path)
         assert proc.poll() is None, "the run finished before it could be killed"
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    proc.wait(timeout=30)
     partial = _count(db, "judgments")
     assert 15 <= partial
 
-    resumed = subprocess.run([*CENTAUR, "run", str(killed), "--quiet"], env=env, capture_output=True, text=True)
+    # The whole test (three runs) takes about 14 s in a full run on 2 cores: the limits only end a hang.
+    resumed = subprocess.run([*CENTAUR, "run", str(killed), "--quiet"], env=env, capture_output=True, text=True,
+                             timeout=300)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    full = subprocess.run([*CENTAUR, "run", str(reference), "--quiet"], env=env, capture_output=True, text=True)
+    full = subprocess.run([*CENTAUR, "run", str(reference), "--quiet"], env=env, capture_output=True, text=True,
+                          timeout=300)
     assert full.returncode == 0, full.stderr
 
     a, b = _snapshot(db), _snapshot(tmp_path / "reference.db")
@@ -75,6 +81,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path)
         assert a[table] == b[table], table
 
 
+@pytest.mark.slow
 def test_sigint_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     path = tmp_path / "stopped.toml"
     path.write_text(small_session_toml(name="stopped", tasks=("counseling",), faults="latency_s = 0.05",

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from centaur_tui.catalog import load_tasks
 from centaur_tui.llm.simulation import read_deliverable, read_guidance
-
-from .conftest import TASKS
+from tests.support.sessions import TASKS
 
 
 def test_a_label_containing_without_is_a_pointer_and_leave_out_steers_away() -> None:

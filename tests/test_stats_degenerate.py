@@ -7,7 +7,7 @@ import json
 from centaur_tui.stats.frames import Design, build_frames
 from centaur_tui.report import to_markdown, to_text
 from centaur_tui.stats.report import ReportOptions, build_report
-from tests.test_stats_frames import Data
+from tests.support.frames import Data
 
 OPTIONS = ReportOptions(bootstrap=20)
 

@@ -6,6 +6,7 @@ import asyncio
 import textwrap
 from pathlib import Path
 
+import pytest
 from scipy import stats
 
 from centaur_tui.catalog import load_session
@@ -15,7 +16,7 @@ from centaur_tui.stats.frames import Frames, build_frames, design_from_session
 from centaur_tui.stats.rankings import mean_ranks, overall, within_run_ranks
 from centaur_tui.stats.reliability import reliability_table
 from centaur_tui.store import Store
-from tests.conftest import TASKS
+from tests.support.sessions import TASKS
 
 SKILLS = {"M1": 0.92, "M2": 0.80, "M3": 0.68, "M4": 0.56, "M5": 0.44, "M6": 0.32}
 FAMILIES = {"M1": "F1", "M2": "F2", "M3": "F3", "M4": "F1", "M5": "F2", "M6": "F3"}
@@ -99,6 +100,7 @@ def test_low_noise_recovers_the_planted_automation_ranking(tmp_path: Path) -> No
         assert stats.spearmanr([part[n] for n in names], [-SKILLS[n] for n in names]).statistic >= 0.9
 
 
+@pytest.mark.slow
 def test_alpha_and_agreement_fall_as_judge_noise_rises(tmp_path: Path) -> None:
     alphas, agreements = [], []
     for noise in (0.3, 1.5, 4.0):

@@ -20,7 +20,7 @@ from centaur_tui.stats.rankings import (
     win_rates,
     within_run_ranks,
 )
-from tests.test_stats_frames import Data, three_way
+from tests.support.frames import Data, three_way
 
 
 def _by(frame: pd.DataFrame, column: str, key: str = "candidate") -> dict[str, float]:

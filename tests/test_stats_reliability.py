@@ -15,7 +15,7 @@ from centaur_tui.domain.plan import all_comparisons, eligible_judges
 from centaur_tui.stats.frames import build_frames, design_from_session
 from centaur_tui.stats.reliability import agreement_from_matrix, alpha_nominal, ratings, reliability_table
 from centaur_tui.stats.synthetic import synthetic_rows
-from tests.test_stats_frames import Data
+from tests.support.frames import Data
 
 ROOT = Path(__file__).resolve().parent.parent
 NAN = math.nan
@@ -126,6 +126,7 @@ def test_scopes_overall_per_mode_and_per_task_x_mode() -> None:
     assert by[("overall", None, None)].units == 4 and by[("task x mode", "augmentation", "t2")].pairs == 1
 
 
+@pytest.mark.slow
 def test_paper_design_count_reconciliation() -> None:
     """6,300 comparisons, 15,120 judgments, 11,340 judge pairs, no comparison under two eligible judges."""
     study = load_session(ROOT / "sessions" / "paper.toml")

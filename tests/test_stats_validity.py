@@ -21,7 +21,7 @@ from centaur_tui.stats.validity import (
     standardised_rubric_ranking,
     stated_average_mismatches,
 )
-from tests.test_stats_frames import Data
+from tests.support.frames import Data
 
 AUTO = "automation"
 AUG = "augmentation"

@@ -6,6 +6,7 @@ import asyncio
 import threading
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, Input
 
 from centaur_tui.catalog import load_session
@@ -16,18 +17,9 @@ from centaur_tui.ui.app import CentaurApp, create_app
 from centaur_tui.ui.screens.home import HomeScreen
 from centaur_tui.ui.screens.judging import JudgingScreen
 from centaur_tui.ui.screens.session import SessionScreen
-
-from .test_experts import judged_session
-from .test_ui_judging import assign, fill_in
-
-
-async def wait_for(pilot, condition, what: str, tries: int = 400) -> None:
-    """Let workers and messages run until `condition()` holds (never a fixed sleep)."""
-    for _ in range(tries):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+from tests.support.experts import judged_session
+from tests.support.judging import assign, fill_in
+from tests.support.waits import bounded, wait_for
 
 
 def table_rows(table: DataTable) -> list[list[str]]:
@@ -71,6 +63,7 @@ async def test_home_lists_sessions_with_their_state_and_opens_one(tmp_path: Path
         assert not (folder / "fresh.db").exists()  # looking creates no database
 
 
+@pytest.mark.slow
 async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_stored(
     tmp_path: Path, monkeypatch
 ) -> None:
@@ -93,7 +86,8 @@ async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_
             judge = self.judging.judge  # the one judging step of the pipeline
 
             async def gated_judge(*args, **kwargs):
-                await self.gate.wait()
+                # A failed test never opens the gate: the limit turns that hang into an error.
+                await bounded(self.gate.wait(), "the test to open the judging gate", timeout=120)
                 await judge(*args, **kwargs)
 
             self.judging.judge = gated_judge  # type: ignore[method-assign]
@@ -147,6 +141,7 @@ async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_
         assert ExpertStore(store).workload()["ann"] == (4, 2)
 
 
+@pytest.mark.slow
 async def test_assigning_and_adding_experts_from_the_app(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     app = create_app(sessions_dir=path.parent, session=path)

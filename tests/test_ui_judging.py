@@ -5,53 +5,18 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from textual import events
 
 from centaur_tui.catalog import load_session
-from centaur_tui.domain.assignment import plan_assignments
 from centaur_tui.store import ExpertStore, PacketJudging, Store, export_packet
 from centaur_tui.ui.app import CentaurApp, create_app
 from centaur_tui.ui.screens.judging import JudgingScreen
 from centaur_tui.ui.widgets.document import DocumentView
 from centaur_tui.ui.widgets.rubric import DimensionRow, RubricPanel, WinnerPicker
-
-from .test_experts import CANDIDATES, FAMILIES, judged_session
-
-RATIONALE = "one covers more needs"  # 21 characters: the session minimum is 20
-
-
-class FrozenClock:
-    """A clock the test moves by hand, so time spent is exact."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def assign(path: Path, expert_id: str, n: int, **kwargs: object) -> None:
-    study = load_session(path)
-    with Store(study.database) as store:
-        experts = ExpertStore(store)
-        expert = experts.expert(study, expert_id)
-        planned = plan_assignments(experts.pool(), expert, experts.existing(), n, "stratified", study.session.seed,
-                                   **kwargs)  # type: ignore[arg-type]
-        experts.add_assignments(expert.id, planned)
-
-
-async def settle(pilot) -> JudgingScreen:
-    """Wait until the judging screen shows an item with both texts laid out."""
-    app: CentaurApp = pilot.app
-    for _ in range(200):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        screen = app.screen
-        if isinstance(screen, JudgingScreen) and not screen.busy:
-            views = list(screen.query(DocumentView))
-            if screen.finished or all(v.ready for v in views):
-                return screen
-    raise AssertionError(f"judging screen never settled: {app.screen!r}")
+from tests.support.experts import CANDIDATES, FAMILIES, judged_session
+from tests.support.judging import RATIONALE, FrozenClock, assign, fill_in, settle
+from tests.support.waits import until, workers_done
 
 
 async def judge_current(pilot, first: int, second: int, winner: str = "1", rationale: str = RATIONALE,
@@ -76,24 +41,12 @@ async def judge_current(pilot, first: int, second: int, winner: str = "1", ratio
         await pilot.pause()
 
 
-async def fill_in(pilot, screen: JudgingScreen) -> None:
-    """Complete the current comparison through the widgets (the keyboard path is tested above)."""
-    panel = screen.query_one(RubricPanel)
-    for row in panel.rows():
-        for option in (1, 2):
-            panel.set_place(row.index, option)
-            panel.action_set_score(6)
-    screen.query_one("#winner", WinnerPicker).action_pick("option_1")
-    screen.query_one("#rationale").load_text(RATIONALE)
-    await pilot.pause()
-    assert screen.lacking() == []
-
-
 def open_judging(path: Path, expert: str = "ann", size=(120, 40), **kwargs: object):
     app = create_app(sessions_dir=path.parent, session=path, expert=expert, **kwargs)  # type: ignore[arg-type]
     return app, app.run_test(size=size)
 
 
+@pytest.mark.slow
 async def test_keyboard_judging_of_several_comparisons_is_stored(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     assign(path, "ann", 4)
@@ -126,6 +79,7 @@ async def test_keyboard_judging_of_several_comparisons_is_stored(tmp_path: Path)
         assert {s["score"] for s in mine if s["candidate"] == row["option2"]} == {second}
 
 
+@pytest.mark.slow
 async def test_quitting_mid_comparison_and_reopening_restores_the_values(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     assign(path, "ann", 3)
@@ -217,8 +171,7 @@ async def test_a_ten_thousand_word_output_renders_and_scrolls_without_blocking(t
         views = list(screen.query(DocumentView))
         for view in views:
             view.set_text(long)  # laid out in a thread while the loop keeps beating
-        while not all(v.ready for v in views):
-            await asyncio.sleep(0.01)
+        await until(lambda: all(v.ready for v in views), "the long outputs laid out", timeout=60)
         view = views[1]
         view.focus()
         for _ in range(10):
@@ -299,6 +252,7 @@ def _assert_blind(app: CentaurApp, identities: list[str]) -> None:
         assert identity not in blob, f"{identity!r} is visible in state {type(app.screen).__name__}"
 
 
+@pytest.mark.slow
 async def test_no_state_of_the_judging_screen_shows_an_identity(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     assign(path, "bob", 3, repeat_share=0.34)
@@ -359,7 +313,7 @@ async def test_a_packet_is_judged_in_the_same_screen_and_saved_into_the_file(tmp
         await fill_in(pilot, screen)
         await pilot.press("ctrl+s")
         await settle(pilot)
-        await app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.press("escape")
         for _ in range(100):  # leaving a packet closes the app; under load that takes a few frames
             if not app.is_running:
@@ -384,6 +338,7 @@ async def test_layout_stacks_the_deliverables_on_narrow_terminals(tmp_path: Path
         assert all(v.ready for v in screen.query(DocumentView))  # laid out again at the new width
 
 
+@pytest.mark.slow
 async def test_a_submitted_judgment_is_revised_as_a_new_revision_and_the_expert_returns(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     assign(path, "ann", 3)

@@ -11,10 +11,7 @@ from textual.widgets import DataTable, TabbedContent
 
 from centaur_tui.catalog import load_session
 from centaur_tui import report as render
-from centaur_tui.report import ReportDocument
-from centaur_tui.services.report import session_report
 from centaur_tui.store import Store, cell_audit, left_out
-
 from centaur_tui.ui.app import create_app
 from centaur_tui.ui.screens.audit import AuditScreen, rows_of
 from centaur_tui.ui.screens.results import ResultsScreen, scatter_points
@@ -22,14 +19,9 @@ from centaur_tui.ui.screens.session import SessionScreen
 from centaur_tui.ui.widgets.rank_matrix import RankMatrix, rank_class
 from centaur_tui.ui.widgets.scatter import scatter_lines
 from centaur_tui.ui.widgets.section_view import SectionView
-
-from .test_experts import judged_session
-from .test_ui_app import wait_for
-
-
-def cli_doc(path: Path) -> ReportDocument:
-    """The document `centaur report SESSION` prints (default options)."""
-    return session_report(load_session(path)).document
+from tests.support.experts import judged_session
+from tests.support.reports import cli_doc
+from tests.support.waits import wait_for, wait_until
 
 
 async def open_results(pilot) -> ResultsScreen:
@@ -234,9 +226,13 @@ async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, mo
         await wait_for(pilot, lambda: screen.is_mounted and "could not be computed"
                        in str(screen.query_one("#results-status").render()), "the failed computation")
         assert not screen.computing
-        # Textual queues the notification (a message to the app): wait for it rather than look at once.
-        await wait_for(pilot, lambda: [n.message for n in app._notifications] == ["the statistics failed"],
-                       "the notification")
+        # `notify` only queues a message: the app holds the notification once it has handled
+        # that message, which in a full run can come a few frames after the status is drawn.
+        def shown() -> list[str]:
+            return [n.message for n in app._notifications]  # noqa: SLF001 - Textual has no public list
+
+        await wait_until(pilot, shown, "the notification", timeout=10)
+        assert shown() == ["the statistics failed"]
 
 
 async def test_experts_tab_shows_the_reports_experts_section(tmp_path: Path) -> None:
@@ -291,10 +287,8 @@ async def test_human_workers_tab_shows_what_centaur_report_adds(write_session, t
     from centaur_tui.cli.main import cli
     from centaur_tui.pipeline import run_session
     from centaur_tui.pipeline.human_arm import judge_human_arm
-    from centaur_tui.store import fingerprint
-    from centaur_tui.store import WorkDraft, WorkStore
-
-    from .test_work import arm_session
+    from centaur_tui.store import WorkDraft, WorkStore, fingerprint
+    from tests.support.work import arm_session
 
     path = arm_session(write_session)
     study = load_session(path)

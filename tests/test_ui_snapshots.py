@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from centaur_tui.ui.app import create_app
-
-from .test_experts import judged_session
-from .test_ui_judging import FrozenClock, assign, settle
+from tests.support.experts import judged_session
+from tests.support.judging import FrozenClock, assign, settle
 
 
 def judging_app(tmp_path: Path):
@@ -33,9 +32,8 @@ def test_judging_screen_80x24_stacked(snap_compare, tmp_path: Path) -> None:
 
 def test_session_overview_120x40_with_expert_work(snap_compare, tmp_path: Path) -> None:
     from centaur_tui.ui.screens.session import SessionScreen
-
-    from .test_ui_app import wait_for
-    from .test_ui_work import work_session
+    from tests.support.waits import wait_for
+    from tests.support.work import work_session
 
     path = work_session(tmp_path)  # two experts, two tasks each to write, nothing judged yet
 

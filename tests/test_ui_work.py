@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from textual import events
 
 from centaur_tui.catalog import load_session
@@ -14,25 +15,10 @@ from centaur_tui.ui.app import create_app
 from centaur_tui.ui.screens.session import SessionScreen
 from centaur_tui.ui.screens.work import ConfirmSubmit, DeliverableEditor, WorkScreen
 from centaur_tui.ui.widgets.document import DocumentView
-
-from .test_experts import CANDIDATES, FAMILIES, judged_session
-from .test_ui_app import wait_for
-
-ARM = """
-[human_workers]
-experts = ["ann", "bob"]
-tasks = ["counseling", "tutoring"]
-assistants = ["Alpha", "Gamma"]
-"""
-
-
-def work_session(tmp_path: Path) -> Path:
-    path = judged_session(tmp_path)
-    path.write_text(path.read_text(encoding="utf-8") + ARM, encoding="utf-8")
-    study = load_session(path)
-    with Store(study.database) as store:
-        WorkStore(store).assign(study)
-    return path
+from tests.support.experts import CANDIDATES, FAMILIES, judged_session
+from tests.support.waits import wait_for, workers_done
+from tests.support.work import WORK_ARM as ARM
+from tests.support.work import work_session
 
 
 def keys(text: str) -> list[str]:
@@ -51,6 +37,7 @@ async def open_work(pilot, expert_row: int = 0) -> WorkScreen:
     return app.screen
 
 
+@pytest.mark.slow
 async def test_expert_writes_two_deliverables_by_keyboard(tmp_path: Path) -> None:
     path = work_session(tmp_path)
     app = create_app(sessions_dir=path.parent, session=path)
@@ -86,6 +73,7 @@ async def test_expert_writes_two_deliverables_by_keyboard(tmp_path: Path) -> Non
     assert len(rows) == 2 and all(r["pastes"] == 1 and r["edits"] >= 30 and r["words"] == 14 for r in rows)
 
 
+@pytest.mark.slow
 async def test_draft_is_intact_after_a_kill_and_restored_on_restart(tmp_path: Path, monkeypatch) -> None:
     path = work_session(tmp_path)
     study = load_session(path)
@@ -96,7 +84,7 @@ async def test_draft_is_intact_after_a_kill_and_restored_on_restart(tmp_path: Pa
         key = screen.current.key
         await pilot.press(*keys(text))
         await pilot.pause(WorkScreen.SAVE_DELAY + 0.1)
-        await app.workers.wait_for_complete()
+        await workers_done(pilot)
         # What a kill -9 leaves: only committed transactions, read by another connection.
         with sqlite3.connect(study.database) as conn:
             saved = conn.execute("SELECT text, locked FROM work_drafts WHERE assignment_id = ?", (key,)).fetchone()

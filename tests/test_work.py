@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import product
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -17,31 +16,7 @@ from centaur_tui.domain.work_design import balance, design_work
 from centaur_tui.pipeline import run_session
 from centaur_tui.pipeline.human_arm import HUMAN_MODE, judge_human_arm
 from centaur_tui.store import Store, WorkDraft, WorkError, WorkStore
-
-from .conftest import small_session_toml
-
-ARM = """
-[[experts]]
-id = "ann"
-name = "Ann"
-
-[[experts]]
-id = "bob"
-name = "Bob"
-
-[[experts]]
-id = "cy"
-name = "Cy"
-
-[human_workers]
-experts = ["ann", "bob", "cy"]
-tasks = ["counseling", "tutoring"]
-assistants = ["Alpha", "Gamma"]
-"""
-
-
-def arm_session(write_session, extra: str = ARM) -> Path:
-    return write_session(small_session_toml(extra=extra))
+from tests.support.work import ARM, arm_session
 
 
 @pytest.mark.parametrize("n_experts,n_tasks,n_assistants,plain", [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import tomllib
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,6 +18,8 @@ UNIVERSAL_FILE = "universal.toml"
 """File in the tasks folder holding the general dimensions and universal prompts."""
 
 M = TypeVar("M", bound=BaseModel)
+
+log = logging.getLogger(__name__)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -114,4 +117,6 @@ def load_session(path: Path | str) -> Study:
         raise ConfigError(str(path), field, problem)
     database = (path.parent / (session.database or f"{session.name}.db")).resolve()
     tasks = {t: all_tasks[t] for t in session.tasks}
+    log.info("session %s read from %s: %d task(s), %d run(s), database %s", session.name, path, len(tasks),
+             session.runs, database)
     return Study(session=session, tasks=tasks, universal=universal, session_file=path.resolve(), database=database)

@@ -6,6 +6,7 @@ only assembles them: there is no import circle inside `cli/`.
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any
 
@@ -13,6 +14,8 @@ import click
 
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.services.session import SIMULATED_BANNER, resolve_session, sessions_dir
+
+log = logging.getLogger(__name__)
 
 
 class CentaurGroup(click.Group):
@@ -22,6 +25,7 @@ class CentaurGroup(click.Group):
         try:
             return super().invoke(ctx)
         except CentaurError as exc:
+            log.warning("%s: %s: %s", ctx.info_name, exc.title, exc.message)
             click.secho(f"{exc.title}: {exc.message}", fg="red", err=True)
             sys.exit(exc.exit_code)
 

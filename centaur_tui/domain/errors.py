@@ -37,6 +37,12 @@ class ConfigError(CentaurError):
         self.problem = problem
 
 
+class SettingsError(CentaurError):
+    """An environment variable the program reads (`CENTAUR_*`) holds a value it cannot use; names it."""
+
+    title = "Invalid setting"
+
+
 class ProviderError(CentaurError):
     """A model provider refused or failed in a way retrying will not fix."""
 

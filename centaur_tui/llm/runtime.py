@@ -7,6 +7,8 @@ import os
 import threading
 from types import ModuleType
 
+from centaur_tui.logs import route_litellm
+
 _lock = threading.Lock()
 _module: ModuleType | None = None
 
@@ -34,8 +36,7 @@ def litellm() -> ModuleType:
 
             module.suppress_debug_info = True
             module.telemetry = False
-            for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
-                logging.getLogger(name).handlers = [logging.NullHandler()]
+            route_litellm()  # its import added a stderr handler: the log file instead, or nowhere
             from centaur_tui.llm.simulated import SimulatedLLM
 
             module.custom_provider_map = [

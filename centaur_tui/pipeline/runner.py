@@ -9,6 +9,7 @@ wall-time benchmark (bench/pipeline.py) depends on.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,8 @@ from centaur_tui.pipeline.calls import Calls
 from centaur_tui.pipeline.judging import Judging
 from centaur_tui.pipeline.progress import Progress, ProgressSink
 from centaur_tui.store import Store
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -224,6 +227,8 @@ class Pipeline:
             self.progress.stages[stage].planned = n
         self.progress.stages["judging"].planned = summary.total_judgments
         self._load_state()
+        log.info("pipeline run of %s started: %d call(s) and %d judgment(s) planned", self.session.name,
+                 sum(summary.calls.values()), summary.total_judgments)
         self.store.set_meta(
             {
                 "session": self.session.name,
@@ -253,6 +258,8 @@ class Pipeline:
             ticker.cancel()
             self.progress.finished = True
             self._publish()
+            log.info("pipeline run of %s stopped after %.1f s: %s", self.session.name, self.progress.elapsed,
+                     ", ".join(f"{name} {s.done}/{s.planned} done, {s.failed} failed" for name, s in self.progress.stages.items()))
         return RunOutcome(self.progress, self._missing_outputs, self._unjudged)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from centaur_tui.report.document import ReportDocument
+from centaur_tui.settings import settings
 
 CACHE_FILES = 20
 """Report documents kept on disk (the most recently written)."""
@@ -21,11 +22,7 @@ CACHE_FILES = 20
 
 def cache_dir() -> Path | None:
     """Where report documents are kept between programs: $CENTAUR_CACHE_DIR (empty: nowhere), else the user's cache."""
-    env = os.environ.get("CENTAUR_CACHE_DIR")
-    if env is not None:
-        return Path(env) if env else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "centaur-tui" / "reports"
+    return settings().report_cache()
 
 
 @functools.cache

@@ -34,12 +34,16 @@ class NoDatabaseError(CentaurError):
 
 def sessions_dir() -> Path:
     """Folder of the session files: $CENTAUR_SESSIONS, or ./sessions."""
-    return Path(os.environ.get("CENTAUR_SESSIONS", "sessions"))
+    from centaur_tui.settings import settings
+
+    return settings().sessions
 
 
 def tasks_dir() -> Path:
     """Folder of the task files: $CENTAUR_TASKS, or ./tasks."""
-    return Path(os.environ.get("CENTAUR_TASKS", "tasks"))
+    from centaur_tui.settings import settings
+
+    return settings().tasks
 
 
 def resolve_session(value: str) -> Path:

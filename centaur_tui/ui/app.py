@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from centaur_tui.services.session import Store
     from centaur_tui.services.work import JudgingSource
 
+log = logging.getLogger(__name__)
 
 class CentaurApp(App[None]):
     """The centaur-tui app: sessions, their pipeline, and blind expert judging.
@@ -146,10 +148,12 @@ class CentaurApp(App[None]):
             self.action_show_help_panel()
 
     def report(self, error: BaseException) -> None:
-        """Show an error as a notification: people read the message, never a traceback."""
+        """Show an error as a notification: people read the message, never a traceback (that goes to the log)."""
         if isinstance(error, CentaurError):
+            log.warning("shown to the user: %s: %s", error.title, error.message)
             self.notify(error.message, title=error.title, severity="error", timeout=8)
         else:
+            log.error("unexpected error shown to the user", exc_info=error)
             self.notify(f"{type(error).__name__}: {error}", title="Unexpected error", severity="error", timeout=10)
 
 
