@@ -64,6 +64,14 @@ tasks = ["counseling"]
 CANDIDATES = ("Alpha", "Beta", "Gamma", "Delta")
 FAMILIES = ("North", "South", "East", "West")
 
+HOSTILE_SPELLINGS = (
+    # The small session's own names and vendor names, spelled the way issue 13 saw them leak.
+    "Ａｌｐｈａ", "B\u200beta", "Gаmmа", "DELTA", "N\u00adorth", "Sоuth", "Open  AI", "Opus", "Sonnet", "Deep Seek",
+    "o4\u2011mini", "GPT\u20114.1", "GPT\u20134.1", "G\u200bPT-4.1", "ＧＰＴ－４．１", "GРТ-4", "Сlaude", "通义千问", "阿里巴巴",
+)
+"""Planted in outputs by the store and screen tests; none of them may reach an expert."""
+HOSTILE_TEXT = "\n\nNotes: " + "; ".join(f"{s} wrote this" for s in HOSTILE_SPELLINGS) + "。我们使用通义千问来写。"
+
 
 @functools.cache
 def _template() -> Path:
@@ -368,6 +376,32 @@ def test_masked_phrases_are_logged_and_never_shown(session_path: Path) -> None:
 
 
 # -- packets and the CLI ----------------------------------------------------------------------
+
+
+def test_packet_export_masks_hostile_spellings_and_counts_the_masks(session_path: Path, tmp_path: Path) -> None:
+    study = load_session(session_path)
+    with sqlite3.connect(study.database) as conn:
+        conn.execute("UPDATE outputs SET text = text || ?", (HOSTILE_TEXT,))
+    conn.close()
+    runner = CliRunner()
+    out = runner.invoke(cli, ["assign", str(session_path), "--expert", "bob", "--n", "3"])
+    assert out.exit_code == 0, out.output
+    with Store(study.database) as store:  # items seen before the export are masked (and logged) again
+        judging = SessionJudging(store, study, ExpertStore(store).expert(study, "bob"))
+        judging.item(judging.queue()[0].key)
+    packet = tmp_path / "bob.packet"
+    out = runner.invoke(cli, ["packet", "export", str(session_path), "--expert", "bob", "--out", str(packet)])
+    assert out.exit_code == 0, out.output
+    source = PacketJudging(packet)
+    shown = [getattr(source.item(q.key), f"option_{o}") for q in source.queue() for o in (1, 2)]
+    source.close()
+    blob = "\n".join(shown)
+    for spelling in (*HOSTILE_SPELLINGS, "通义", "4.1 wrote", "mini wrote"):
+        assert spelling not in blob, spelling
+    assert blob.count(f"{MASK} wrote this") == len(shown) * len(HOSTILE_SPELLINGS)
+    # The count printed is the number of masks in the packet, not the number of new log rows.
+    assert f"{blob.count(MASK)} identity phrase(s) masked" in out.output, out.output
+    assert blob.count(MASK) > 0
 
 
 def test_packet_round_trip_holds_no_identities_and_imports_idempotently(session_path: Path, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Literal
 
 from centaur_tui.domain.plan import digest
 from centaur_tui.domain.session import PLAIN, Session
-from centaur_tui.domain.skeleton import SEPARATORS, fold, fold_with_origin
+from centaur_tui.domain.skeleton import SEPARATORS, fold, fold_char, fold_with_origin
 from centaur_tui.domain.task import Rubric
 
 MASK = "[masked]"
@@ -163,11 +163,11 @@ def session_terms(session: Session) -> list[str]:
 def _session_terms(session: Session) -> tuple[set[str], set[str]]:
     """(terms masked alone, terms masked only next to a version or another name) of a session.
 
-    Besides the names, families and model strings themselves, the parts of a name or model
-    string that identify on their own are masked alone ("Opus" of "Claude-Opus-4.8"): an
-    alphabetic part of 4 or more letters that is not a generic model word (mini, pro, chat).
-    Shorter parts with a digit ("o4" of "o4-mini", "v3") and litellm provider prefixes
-    ("together_ai", "bedrock") are weak.
+    Names, families and model strings are masked alone. Their parts ("Zephyr" of
+    "Acme-Zephyr-7B", "o4" of "o4-mini") and litellm provider prefixes ("together_ai",
+    "bedrock") are weak: masked next to a version ("Zephyr 7B") or another masked name. Masking
+    them alone would hide every "judge" of a text in a session with a judge "judge-north"; the
+    parts that identify on their own (Opus, Sonnet, Gemini) are in DEFAULT_VENDOR_TERMS.
     """
     strong: set[str] = set()
     weak: set[str] = set()
@@ -185,9 +185,8 @@ def _session_terms(session: Session) -> tuple[set[str], set[str]]:
         for source in (e.name, path[-1]):
             for part in re.split(r"[\s\-_./:]+", source):
                 folded = fold(part)
-                if folded.isalpha() and len(folded) >= 4 and folded not in _GENERIC_PARTS:
-                    strong.add(part)
-                elif re.fullmatch(r"[a-z][0-9]+[a-z]?", folded):
+                if (folded.isalpha() and len(folded) >= 3 and folded not in _GENERIC_PARTS) or re.fullmatch(
+                        r"[a-z][0-9]+[a-z]?", folded):
                     weak.add(part)
     if session.judging.plain_family:
         strong.add(session.judging.plain_family)
@@ -335,6 +334,9 @@ class Blinding:
         last = 0
         for start, end, term in spans:
             a, b = (start, end) if origin is None else (origin[start], origin[end - 1] + 1)
+            # Marks and invisible characters after the last letter belong to it ("Gemini" + U+0301).
+            while origin is not None and b < len(text) and not fold_char(text[b]):
+                b += 1
             out.append(text[last:a])
             out.append(MASK)
             last = b

@@ -390,6 +390,8 @@ class SessionJudging:
         self.blinding = blinding or session_blinding(study)
         self.simulated = store.meta().get("simulated", "true" if study.session.simulated else "false") == "true"
         self.min_rationale = study.session.judging.expert_min_rationale
+        self.masked = 0
+        """Masks inserted by `item()` so far (the log keeps one row per phrase, not per occurrence)."""
 
     def _assignment(self, key: str) -> dict[str, Any]:
         rows = self.experts._rows(
@@ -429,6 +431,7 @@ class SessionJudging:
             text, masked = self.blinding.mask(clean_text(texts[output_id]))
             shown.append(text)
             log.extend((a["id"], option, output_id, m.term, m.occurrences, _now()) for m in masked)
+            self.masked += sum(m.occurrences for m in masked)
         if log:
             with self.store.write() as c:
                 c.executemany(
@@ -637,7 +640,6 @@ def export_packet(store: Store, study: Study, expert: ExpertSpec, out: Path,
     open_items = [q for q in judging.queue() if q.state != "done"]
     if not open_items:
         raise PacketError(f"{expert.id} has no open assignments; run `centaur assign` first")
-    before = len(judging.experts.maskings())
     packet_id = "k" + secrets.token_hex(8)
     secret = secrets.token_hex(16)
     tmp = out.with_name(out.name + ".partial")
@@ -678,7 +680,7 @@ def export_packet(store: Store, study: Study, expert: ExpertSpec, out: Path,
             (packet_id, expert.id, secret, len(open_items), _now()),
         )
     tmp.replace(out)
-    return PacketExport(out, packet_id, len(open_items), len(judging.experts.maskings()) - before)
+    return PacketExport(out, packet_id, len(open_items), judging.masked)
 
 
 class PacketJudging:
