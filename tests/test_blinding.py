@@ -148,7 +148,8 @@ SEEN_LEAKS = [
     ("Kimi K2 wrote", f"{MASK} wrote"),
     ("我们使用通义千问来写这份报告。", f"我们使用{MASK}来写这份报告。"),
     ("由阿里巴巴开发的模型", f"由{MASK}开发的模型"),
-    ("文心一言和豆包", f"{MASK}和{MASK}"),
+    ("文心一言和豆包1.5", f"{MASK}和{MASK}"),
+    ("一言以蔽之，海纳百川，豆包很好吃。", "一言以蔽之，海纳百川，豆包很好吃。"),
     ("我用GPT-4写的", f"我用{MASK}写的"),
     ("Я — ЧатГПТ.", f"Я — {MASK}."),
     ("As an AI language model, I cannot", f"{MASK}, I cannot"),
@@ -236,6 +237,6 @@ def test_masking_a_50_kb_deliverable_takes_milliseconds() -> None:
     masked, log = blinding.mask(text)
     elapsed = time.perf_counter() - start
     assert masked.count(MASK) == text.count("GPT") == sum(m.occurrences for m in log)
-    # About 20 ms here (86 ms before folding, the old regex tried every term at every position);
+    # About 21 ms here (128 ms before folding: bench/blinding.py);
     # the bound leaves room for a loaded 2-core machine.
     assert elapsed < 1.0, elapsed

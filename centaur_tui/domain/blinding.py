@@ -39,12 +39,17 @@ DEFAULT_PHRASES: tuple[str, ...] = (
     "I'm a large language model",
     "large language model developed by",
     "language model trained by",
+    "as an AI developed by",
+    "I was trained by",
+    "I was developed by",
+    "my knowledge cutoff",
+    "my training data",
 )
 """Self-references that reveal a machine author, whatever the model."""
 
 DEFAULT_VENDOR_TERMS: tuple[str, ...] = (
     # Vendors and their products, distinctive enough to mask wherever they stand as a word.
-    "OpenAI", "ChatGPT", "GPT", "GPTs", "DALL-E", "o1-mini", "o1-preview", "o1-pro", "o3-mini", "o3-pro",
+    "OpenAI", "ChatGPT", "GPT", "DALL-E", "o1-mini", "o1-preview", "o1-pro", "o3-mini", "o3-pro",
     "o4-mini", "Anthropic", "Claude", "Opus", "Sonnet", "Google DeepMind", "DeepMind", "Google AI", "Gemini",
     "Gemma", "Bard", "LaMDA", "Meta AI", "Meta Llama", "Llama", "Mistral AI", "Mistral", "Mixtral",
     "Codestral", "Pixtral", "Ministral", "Magistral", "DeepSeek", "Qwen", "QwQ", "Tongyi", "Qianwen",
@@ -53,8 +58,8 @@ DEFAULT_VENDOR_TERMS: tuple[str, ...] = (
     "Baidu", "Doubao", "ByteDance", "Hunyuan", "Tencent", "01.AI", "InternLM", "GigaChat", "YandexGPT",
     "Nemotron",
     # The same names in other scripts: matched as substrings (no word boundaries in CJK text).
-    "通义千问", "通义", "千问", "阿里巴巴", "阿里云", "文心一言", "文心", "一言", "百度", "豆包", "字节跳动",
-    "智谱", "智谱清言", "清言", "月之暗面", "深度求索", "百川", "零一万物", "混元", "腾讯", "讯飞星火",
+    "通义千问", "通义", "千问", "阿里巴巴", "阿里云", "文心一言", "文心", "百度", "字节跳动", "豆包大模型",
+    "智谱", "智谱清言", "月之暗面", "深度求索", "百川智能", "零一万物", "腾讯", "腾讯混元", "讯飞星火",
     "チャットGPT", "クロード", "ジェミニ", "챗GPT", "클로드", "제미나이", "ЧатГПТ", "Клод", "Джемини",
 )
 """Vendor and product names masked in every session, at word boundaries (CJK: anywhere)."""
@@ -63,6 +68,8 @@ WEAK_VENDOR_TERMS: tuple[str, ...] = (
     "Google", "Meta", "Microsoft", "Phi", "Haiku", "Yi", "GLM", "ERNIE", "Moonshot", "MiniMax", "Command",
     "o1", "o3", "o4", "PaLM", "Codex", "Sora", "Nova", "Amazon", "Granite", "Falcon", "Jamba", "Aya", "NVIDIA",
     "IBM",
+    # Everyday Chinese words: 一言 "a word", 豆包 a bean bun, 百川 (海纳百川), 混元 a Taoist term.
+    "一言", "豆包", "百川", "混元", "清言",
 )
 """Names that are also everyday words or too short to mask alone ("Yield", "meta-analysis", "a
 haiku", "Google Maps", "phi = 1.618"). Each is masked only where a version number follows it
@@ -72,7 +79,7 @@ Haiku", "OpenAI o3"). A session that names one as its own (a family "Google") ma
 MODEL_WORDS: tuple[str, ...] = (
     "mini", "nano", "micro", "pro", "plus", "max", "ultra", "turbo", "flash", "lite", "light", "large", "medium",
     "small", "instruct", "chat", "preview", "opus", "sonnet", "haiku", "oss", "coder", "vision", "omni",
-    "reasoner", "thinking", "high", "latest", "exp", "fast", "air", "moe", "ai", "bot", "cloud", "o",
+    "reasoner", "thinking", "high", "latest", "exp", "fast", "air", "moe", "ai", "bot", "cloud",
 )
 """Words that continue a model name ("GPT-4 Turbo", "Gemini 2.5 Flash-Lite", "Claude 3 Haiku"):
 after a masked name they are masked with it, so no half of the name stays visible."""
@@ -101,7 +108,7 @@ def _suffix_regex() -> re.Pattern[str]:
     return re.compile(rf"\+*(?:{sep}{token})*")
 
 
-_SUFFIX: re.Pattern[str] | None = None
+_SUFFIX = _suffix_regex()
 _GAP = re.compile(r"(?:'s)?[ \-]*")  # what may stand between two masked names to make them one
 
 
@@ -272,9 +279,6 @@ class Blinding:
 
     def _spans(self, folded: str) -> list[tuple[int, int, str]]:
         """(start, end, term) of every masked name in folded text, suffixes included, merged."""
-        global _SUFFIX
-        if _SUFFIX is None:
-            _SUFFIX = _suffix_regex()
         suffix = _SUFFIX
         found: list[tuple[int, int, str, bool, bool]] = []  # start, end, term, strong, version follows
         for regex, strong in ((self._strong_re, True), (self._weak_re, False)):
