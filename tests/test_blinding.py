@@ -152,6 +152,15 @@ SEEN_LEAKS = [
     ("一言以蔽之，海纳百川，豆包很好吃。", "一言以蔽之，海纳百川，豆包很好吃。"),
     ("我用GPT-4写的", f"我用{MASK}写的"),
     ("Я — ЧатГПТ.", f"Я — {MASK}."),
+    ("GΡΤ-4 says", f"{MASK} says"),  # Greek capital Rho and Tau
+    ("CIaude says", f"{MASK} says"),  # capital I for l
+    ("𝐆𝐏𝐓-4 says", f"{MASK} says"),  # mathematical bold
+    ("ⒼⓅⓉ says", f"{MASK} says"),  # circled letters
+    ("G\u202ePT says", f"{MASK} says"),  # right-to-left override inside
+    ("G\u3164PT says", f"{MASK} says"),  # Hangul filler, renders as nothing
+    ("G.P.T. says", f"{MASK}. says"),
+    ("Anthro-\npic says", f"{MASK} says"),
+    ("Llama\u20113.1\u20118B\u2011Instruct says", f"{MASK} says"),
     ("As an AI language model, I cannot", f"{MASK}, I cannot"),
     ("I\u2019m an AI.", f"{MASK}."),
 ]
@@ -191,6 +200,14 @@ def test_common_words_count_only_next_to_a_version_or_a_name(defaults: Blinding)
     assert defaults.mask("Google Gemini and Meta's Llama 3")[0] == f"{MASK} and {MASK}"
     # A session that names Google as a family masks it everywhere.
     assert _blinding("demo").mask("Google Maps")[0] == f"{MASK} Maps"
+
+
+def test_parts_of_session_names_are_weak(write_session) -> None:
+    text = small_session_toml().replace('name = "Alpha"', 'name = "Acme-Zephyr-7B"')
+    blinding = blinding_for(load_session(write_session(text)).session)
+    masked, _ = blinding.mask("Acme Zephyr 7B and Zephyr 8B wrote; a zephyr blew; the judge and the worker agreed.")
+    # "judge" (of judge-north) and "worker" parts are everyday words: only the whole names mask.
+    assert masked == f"{MASK} and {MASK} wrote; a zephyr blew; the judge and the {MASK} agreed."
 
 
 def test_blinding_file_exceptions_stay_visible() -> None:
