@@ -173,6 +173,9 @@ def _irregular() -> set[str]:
     """Characters seen so far whose folded form is not exactly one character."""
     global _SEEN
     if _SEEN != len(_TABLE):  # translate() added characters since the last look
-        _IRREGULAR.update(chr(o) for o, f in _TABLE.items() if len(f) != 1)
-        _SEEN = len(_TABLE)
+        # A copy first: the prepare-ahead thread may fold (and grow the table) meanwhile; what
+        # it adds after the copy makes the sizes differ again, so the next call looks again.
+        seen = list(_TABLE.items())
+        _IRREGULAR.update(chr(o) for o, f in seen if len(f) != 1)
+        _SEEN = len(seen)
     return _IRREGULAR
