@@ -40,7 +40,7 @@ from centaur_tui.store import (
     export_packet,
     import_packet,
 )
-from tests.support.experts import CANDIDATES, EXPERTS, FAMILIES, judged_session
+from tests.support.experts import CANDIDATES, EXPERTS, FAMILIES, HOSTILE_SPELLINGS, HOSTILE_TEXT, judged_session
 
 
 @pytest.fixture
@@ -321,6 +321,32 @@ def test_masked_phrases_are_logged_and_never_shown(session_path: Path) -> None:
 
 
 # -- packets and the CLI ----------------------------------------------------------------------
+
+
+def test_packet_export_masks_hostile_spellings_and_counts_the_masks(session_path: Path, tmp_path: Path) -> None:
+    study = load_session(session_path)
+    with sqlite3.connect(study.database) as conn:
+        conn.execute("UPDATE outputs SET text = text || ?", (HOSTILE_TEXT,))
+    conn.close()
+    runner = CliRunner()
+    out = runner.invoke(cli, ["assign", str(session_path), "--expert", "bob", "--n", "3"])
+    assert out.exit_code == 0, out.output
+    with Store(study.database) as store:  # items seen before the export are masked (and logged) again
+        judging = SessionJudging(store, study, ExpertStore(store).expert(study, "bob"))
+        judging.item(judging.queue()[0].key)
+    packet = tmp_path / "bob.packet"
+    out = runner.invoke(cli, ["packet", "export", str(session_path), "--expert", "bob", "--out", str(packet)])
+    assert out.exit_code == 0, out.output
+    source = PacketJudging(packet)
+    shown = [getattr(source.item(q.key), f"option_{o}") for q in source.queue() for o in (1, 2)]
+    source.close()
+    blob = "\n".join(shown)
+    for spelling in (*HOSTILE_SPELLINGS, "通义", "4.1 wrote", "mini wrote"):
+        assert spelling not in blob, spelling
+    assert blob.count(f"{MASK} wrote this") == len(shown) * len(HOSTILE_SPELLINGS)
+    # The count printed is the number of masks in the packet, not the number of new log rows.
+    assert f"{blob.count(MASK)} identity phrase(s) masked" in out.output, out.output
+    assert blob.count(MASK) > 0
 
 
 def test_packet_round_trip_holds_no_identities_and_imports_idempotently(session_path: Path, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from centaur_tui.ui.app import CentaurApp, create_app
 from centaur_tui.ui.screens.judging import JudgingScreen
 from centaur_tui.ui.widgets.document import DocumentView
 from centaur_tui.ui.widgets.rubric import DimensionRow, RubricPanel, WinnerPicker
-from tests.support.experts import CANDIDATES, FAMILIES, judged_session
+from tests.support.experts import CANDIDATES, FAMILIES, HOSTILE_SPELLINGS, HOSTILE_TEXT, judged_session
 from tests.support.judging import RATIONALE, FrozenClock, assign, fill_in, settle
 from tests.support.waits import until, workers_done
 
@@ -260,8 +260,9 @@ async def test_no_state_of_the_judging_screen_shows_an_identity(tmp_path: Path) 
     with sqlite3.connect(study.database) as conn:
         # Outputs that name themselves: the masking must hide it on every state.
         conn.execute("UPDATE outputs SET text = text || ? ", (
-            "\n\nWritten by Alpha (family North) via simulated/alpha; as an AI language model I add Beta and Gamma.",))
-    identities = _identities(path)
+            "\n\nWritten by Alpha (family North) via simulated/alpha; as an AI language model I add Beta and Gamma."
+            + HOSTILE_TEXT,))
+    identities = [*_identities(path), *HOSTILE_SPELLINGS, "通义"]
     app, running = open_judging(path, expert="bob", size=(120, 40))
     async with running as pilot:
         screen = await settle(pilot)

@@ -15,7 +15,7 @@ from centaur_tui.ui.app import create_app
 from centaur_tui.ui.screens.session import SessionScreen
 from centaur_tui.ui.screens.work import ConfirmSubmit, DeliverableEditor, WorkScreen
 from centaur_tui.ui.widgets.document import DocumentView
-from tests.support.experts import CANDIDATES, FAMILIES, judged_session
+from tests.support.experts import CANDIDATES, FAMILIES, HOSTILE_SPELLINGS, HOSTILE_TEXT, judged_session
 from tests.support.waits import wait_for, workers_done
 from tests.support.work import WORK_ARM as ARM
 from tests.support.work import work_session
@@ -111,7 +111,8 @@ async def test_worker_never_sees_which_model_wrote_the_assistance_text(tmp_path:
     with sqlite3.connect(study.database) as conn:
         # Plant identities the blinding must mask, and markup that must stay text.
         conn.execute("UPDATE assistance_texts SET text = 'Advice from Alpha (North family, simulated/alpha): "
-                     "as an AI language model I suggest [@click=app.quit]this[/]. Gamma of South agrees.\n\n' || text")
+                     "as an AI language model I suggest [@click=app.quit]this[/]. Gamma of South agrees.' || ? || '\n\n' || text",
+                     (HOSTILE_TEXT,))
     conn.close()
     app = create_app(sessions_dir=path.parent, session=path)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -123,7 +124,7 @@ async def test_worker_never_sees_which_model_wrote_the_assistance_text(tmp_path:
             shown = (app.screen_text() + "\n" + view.rendered_text).lower()
             assert "advice from" in shown or "write the deliverable on your own" in shown
             seen += "advice from" in shown
-            for name in (*CANDIDATES, *FAMILIES, "language model", PLAIN):
+            for name in (*CANDIDATES, *FAMILIES, "language model", PLAIN, *HOSTILE_SPELLINGS, "通义"):
                 assert name.lower() not in shown.replace("write the deliverable on your own", ""), name
             if "advice from" in shown:
                 assert "[@click=app.quit]" in shown  # markup shown as text, not a live action

@@ -15,6 +15,7 @@ from typing import Literal
 
 from centaur_tui.domain.plan import digest
 from centaur_tui.domain.session import PLAIN, Session
+from centaur_tui.domain.skeleton import SEPARATORS, fold, fold_char, fold_with_origin
 from centaur_tui.domain.task import Rubric
 
 MASK = "[masked]"
@@ -38,21 +39,113 @@ DEFAULT_PHRASES: tuple[str, ...] = (
     "I'm a large language model",
     "large language model developed by",
     "language model trained by",
+    "as an AI developed by",
+    "I was trained by",
+    "I was developed by",
+    "my knowledge cutoff",
+    "my training data",
 )
 """Self-references that reveal a machine author, whatever the model."""
 
 DEFAULT_VENDOR_TERMS: tuple[str, ...] = (
-    "OpenAI", "ChatGPT", "GPT", "Anthropic", "Claude", "Google DeepMind", "DeepMind", "Gemini", "Gemma",
-    "Bard", "Meta AI", "Llama", "Mistral AI", "Mistral", "Mixtral", "DeepSeek", "Qwen", "Alibaba Cloud",
-    "xAI", "Grok", "Cohere", "Copilot", "Perplexity",
+    # Vendors and their products, distinctive enough to mask wherever they stand as a word.
+    "OpenAI", "ChatGPT", "GPT", "DALL-E", "o1-mini", "o1-preview", "o1-pro", "o3-mini", "o3-pro",
+    "o4-mini", "Anthropic", "Claude", "Opus", "Sonnet", "Google DeepMind", "DeepMind", "Google AI", "Gemini",
+    "Gemma", "Bard", "LaMDA", "Meta AI", "Meta Llama", "Llama", "Mistral AI", "Mistral", "Mixtral",
+    "Codestral", "Pixtral", "Ministral", "Magistral", "DeepSeek", "Qwen", "QwQ", "Tongyi", "Qianwen",
+    "Alibaba", "Alibaba Cloud", "xAI", "Grok", "Cohere", "Command R", "Command R+", "Copilot", "Bing Chat",
+    "Perplexity", "Moonshot AI", "Kimi", "Zhipu", "ChatGLM", "Baichuan", "ERNIE Bot", "Wenxin", "Yiyan",
+    "Baidu", "Doubao", "ByteDance", "Hunyuan", "Tencent", "01.AI", "InternLM", "GigaChat", "YandexGPT",
+    "Nemotron",
+    # The same names in other scripts: matched as substrings (no word boundaries in CJK text).
+    "通义千问", "通义", "千问", "阿里巴巴", "阿里云", "文心一言", "文心", "百度", "字节跳动", "豆包大模型",
+    "智谱", "智谱清言", "月之暗面", "深度求索", "百川智能", "零一万物", "腾讯", "腾讯混元", "讯飞星火",
+    "チャットGPT", "クロード", "ジェミニ", "챗GPT", "클로드", "제미나이", "ЧатГПТ", "Клод", "Джемини",
 )
-"""Vendor and product names masked in every session (common words such as "Meta" or "Google"
-are masked only when the session names them as a family)."""
+"""Vendor and product names masked in every session, at word boundaries (CJK: anywhere)."""
 
-_SEPARATORS = r"[\s\-_./]*"
-_WORD_EDGE_BEFORE = r"(?<![A-Za-z0-9])"
-_WORD_EDGE_AFTER = r"(?![A-Za-z0-9])"
-_TOKEN = re.compile(r"[A-Za-z0-9'\u2019]+")
+WEAK_VENDOR_TERMS: tuple[str, ...] = (
+    "Google", "Meta", "Microsoft", "Phi", "Haiku", "Yi", "GLM", "ERNIE", "Moonshot", "MiniMax", "Command",
+    "o1", "o3", "o4", "PaLM", "Codex", "Sora", "Nova", "Amazon", "Granite", "Falcon", "Jamba", "Aya", "NVIDIA",
+    "IBM",
+    # Everyday Chinese words: 一言 "a word", 豆包 a bean bun, 百川 (海纳百川), 混元 a Taoist term.
+    "一言", "豆包", "百川", "混元", "清言",
+)
+"""Names that are also everyday words or too short to mask alone ("Yield", "meta-analysis", "a
+haiku", "Google Maps", "phi = 1.618"). Each is masked only where a version number follows it
+("Phi-3", "Yi 1.5", "GLM-4.5") or where it touches another masked name ("Meta Llama", "Claude 3
+Haiku", "OpenAI o3"). A session that names one as its own (a family "Google") masks it everywhere."""
+
+MODEL_WORDS: tuple[str, ...] = (
+    "mini", "nano", "micro", "pro", "plus", "max", "ultra", "turbo", "flash", "lite", "light", "large", "medium",
+    "small", "instruct", "chat", "preview", "opus", "sonnet", "haiku", "oss", "coder", "vision", "omni",
+    "reasoner", "thinking", "high", "latest", "exp", "fast", "air", "moe", "ai", "bot", "cloud",
+)
+"""Words that continue a model name ("GPT-4 Turbo", "Gemini 2.5 Flash-Lite", "Claude 3 Haiku"):
+after a masked name they are masked with it, so no half of the name stays visible."""
+
+_GENERIC_PARTS = frozenset(MODEL_WORDS) | {"model", "open", "base", "code", "next", "one", "two", "new", "deep"}
+
+# In folded text (see domain.skeleton): separators between the characters of a name, any number.
+_SEP = r"[ \n.\-]*"
+# A Latin, Greek or Cyrillic letter or digit is a word character; CJK, kana and Hangul are not,
+# so "用GPT写" still masks GPT.
+_CJK = "\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f" \
+       "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+_BEFORE = rf"(?:(?<![^\W_])|(?<=[{_CJK}]))"
+# After a name: no letter (a digit may follow: "GPT4", "qwen2.5"), an optional plural s.
+_AFTER = rf"s?(?:(?![^\W\d_])|(?=[{_CJK}]))"
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_TOKEN_END = rf"(?:(?![^\W_])|(?=[{_CJK}]))"
+
+
+def _suffix_regex() -> re.Pattern[str]:
+    words = sorted({fold(w) for w in MODEL_WORDS}, key=lambda w: (-len(w), w))
+    token = rf"(?:[0-9][0-9a-z]*|[a-z][0-9][0-9a-z]*|{'|'.join(map(re.escape, words))}){_TOKEN_END}\+*"
+    # Separators inside a suffix: spaces and dashes, a dot only before a digit or letter ("4.1",
+    # "Claude.ai"), a line break only after a hyphen ("GPT-\n4.1").
+    sep = r"(?:[ \-]|\.(?=[0-9a-z])|(?<=-)\n)*"
+    return re.compile(rf"\+*(?:{sep}{token})*")
+
+
+_SUFFIX = _suffix_regex()
+_GAP = re.compile(r"(?:'s)?[ \-]*")  # what may stand between two masked names to make them one
+
+
+def _chars(term: str) -> str:
+    """The folded characters of a term without separators: its key."""
+    return "".join(ch for ch in fold(term) if ch not in SEPARATORS)
+
+
+def _trie_regex(keys: list[str]) -> str:
+    """One alternation for all keys, shared prefixes factored out, longer names tried first."""
+    trie: dict[str, dict] = {}
+    for key in keys:
+        node = trie
+        for ch in key:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def after(node: dict[str, dict]) -> str:
+        # Where a name may end, an empty alternative; the boundary test comes once, after the
+        # whole alternation (the engine backtracks into it): a boundary class at every one of
+        # some 300 name ends made the pattern take 160 ms to compile instead of 20.
+        children = [(ch, child) for ch, child in sorted(node.items()) if ch]
+        if not children:
+            return ""
+        body = _SEP + "(?:" + "|".join(re.escape(ch) + after(child) for ch, child in children) + ")"
+        return f"(?:{body}|)" if "" in node else body
+
+    latin = {ch: n for ch, n in trie.items() if not _CJK_CHAR.match(ch)}
+    cjk = {ch: n for ch, n in trie.items() if _CJK_CHAR.match(ch)}
+    parts = []
+    if latin:
+        parts.append(_BEFORE + "(?:" + "|".join(re.escape(ch) + after(n) for ch, n in sorted(latin.items())) + ")"
+                     + _AFTER)
+    if cjk:
+        parts.append("(?:" + "|".join(re.escape(ch) + after(n) for ch, n in sorted(cjk.items())) + ")")
+    return "|".join(parts)
+
 
 # C0 controls except tab and newline, DEL, C1 controls, and the bidirectional overrides that
 # can make text display in an order other than the one stored.
@@ -69,31 +162,45 @@ def clean_text(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
-def _term_pattern(term: str) -> str | None:
-    tokens = _TOKEN.findall(term)
-    if not tokens:
-        return None
-    # A typographic apostrophe is as common as a straight one in model output.
-    body = _SEPARATORS.join(re.escape(t).replace("'", "['\u2019]") for t in tokens)
-    return _WORD_EDGE_BEFORE + body + _WORD_EDGE_AFTER
-
-
 def session_terms(session: Session) -> list[str]:
     """Identity terms of a session: model, worker and judge names, families, model strings."""
-    terms: set[str] = set()
+    return sorted(_session_terms(session)[0])
+
+
+def _session_terms(session: Session) -> tuple[set[str], set[str]]:
+    """(terms masked alone, terms masked only next to a version or another name) of a session.
+
+    Names, families and model strings are masked alone. Their parts ("Zephyr" of
+    "Acme-Zephyr-7B", "o4" of "o4-mini") and litellm provider prefixes ("together_ai",
+    "bedrock") are weak: masked next to a version ("Zephyr 7B") or another masked name. Masking
+    them alone would hide every "judge" of a text in a session with a judge "judge-north"; the
+    parts that identify on their own (Opus, Sonnet, Gemini) are in DEFAULT_VENDOR_TERMS.
+    """
+    strong: set[str] = set()
+    weak: set[str] = set()
     endpoints = [*session.models, session.worker, *session.judges]
     for e in endpoints:
-        terms.add(e.name)
-        terms.add(e.family)
-        provider, _, model = e.model.partition("/")
-        terms.add(model)
-        if provider != "simulated":
-            terms.add(provider)
+        strong.update((e.name, e.family))
+        path = e.model.split("/")
+        if path[0] == "simulated":
+            path = path[1:]
+        elif len(path) > 1:
+            strong.add(e.model)
+        for i in range(len(path)):
+            strong.add("/".join(path[i:]))
+        weak.update(path[:-1])
+        for source in (e.name, path[-1]):
+            for part in re.split(r"[\s\-_./:]+", source):
+                folded = fold(part)
+                if (folded.isalpha() and len(folded) >= 3 and folded not in _GENERIC_PARTS) or re.fullmatch(
+                        r"[a-z][0-9]+[a-z]?", folded):
+                    weak.add(part)
     if session.judging.plain_family:
-        terms.add(session.judging.plain_family)
+        strong.add(session.judging.plain_family)
     # `plain` names the unaided condition and is an everyday word; it reveals no model.
-    terms.discard(PLAIN)
-    return sorted(t for t in terms if t.strip())
+    strong = {t for t in strong if t.strip() and t.lower() != PLAIN}
+    weak = {t for t in weak if t.strip() and t.lower() != PLAIN and t.lower() != "simulated"} - strong
+    return strong, weak
 
 
 def parse_term_list(text: str) -> tuple[list[str], list[str]]:
@@ -124,42 +231,122 @@ class Masking:
 class Blinding:
     """A compiled list of identity-revealing phrases; `mask()` replaces each with MASK.
 
-    Matching ignores case and treats spaces, hyphens, dots, slashes and underscores as
-    optional, so "GPT-5-Mini", "gpt 5 mini" and "GPT5Mini" are all masked.
+    Matching runs on the folded text (domain.skeleton: compatibility forms, case, invisible
+    characters, dashes, spaces and look-alike letters folded) and treats separators between any
+    two characters as optional, so "GPT-5-Mini", "gpt 5 mini", "GPT5Mini", "ＧＰＴ‑５ Mini",
+    "G\u200bPT-5-Mini" and "Open  AI" all match. A match is mapped back onto the original text and
+    extended over the version and model words that follow ("GPT" in "GPT‑4.1 Turbo" masks all
+    of it); masked names separated only by separators become one mask ("Meta Llama 3").
+
+    Attributes:
+        terms: Phrases masked wherever they stand as a word.
+        weak: Phrases masked only before a version number or next to another masked phrase.
+        exceptions: Phrases left visible even where a term matches inside them.
     """
 
     terms: tuple[str, ...]
-    _regex: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+    weak: tuple[str, ...] = ()
+    exceptions: tuple[str, ...] = ()
+    _strong_re: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+    _weak_re: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+    _except_re: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+    _by_key: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def build(cls, terms: list[str] | tuple[str, ...]) -> Blinding:
-        first: dict[str, str] = {}
-        for term in terms:
-            if term.strip():
-                first.setdefault(term.strip().lower(), term.strip())  # "Alpha" and "alpha" are one term
-        # Longest first: "GPT-5-Mini" must win over "GPT" where both match.
-        unique = sorted(first.values(), key=lambda t: (-len(t), t.lower()))
-        parts = [(t, _term_pattern(t)) for t in unique]
-        parts = [(t, p) for t, p in parts if p]
-        regex = (
-            re.compile("|".join(f"(?P<t{i}>{p})" for i, (_, p) in enumerate(parts)), re.IGNORECASE)
-            if parts else None
+    def build(cls, terms: list[str] | tuple[str, ...], weak: list[str] | tuple[str, ...] = (),
+              exceptions: list[str] | tuple[str, ...] = ()) -> Blinding:
+        """Compile terms (masked alone), weak terms and exceptions; the first spelling of a term names it."""
+        by_key: dict[str, str] = {}
+        strong_keys: list[str] = []
+        weak_keys: list[str] = []
+        for group, keys in ((terms, strong_keys), (weak, weak_keys)):
+            for term in group:
+                key = _chars(term.strip())
+                # Two characters at least: a one-letter name would mask every "x" of a text.
+                if len(key) < 2 or key in by_key:
+                    continue
+                by_key[key] = term.strip()
+                keys.append(key)
+        except_keys = [k for k in (_chars(e) for e in exceptions) if k]
+
+        def compiled(keys: list[str]) -> re.Pattern[str] | None:
+            return re.compile(_trie_regex(keys)) if keys else None
+
+        return cls(
+            tuple(by_key[k] for k in strong_keys), tuple(by_key[k] for k in weak_keys), tuple(exceptions),
+            compiled(strong_keys), compiled(weak_keys), compiled(except_keys), by_key,
         )
-        return cls(tuple(t for t, _ in parts), regex)
+
+    def _spans(self, folded: str) -> list[tuple[int, int, str]]:
+        """(start, end, term) of every masked name in folded text, suffixes included, merged."""
+        suffix = _SUFFIX
+        found: list[tuple[int, int, str, bool, bool]] = []  # start, end, term, strong, version follows
+        for regex, strong in ((self._strong_re, True), (self._weak_re, False)):
+            if regex is None:
+                continue
+            for m in regex.finditer(folded):
+                core_end = m.end()
+                end = suffix.match(folded, core_end).end()
+                versioned = any(c.isdigit() for c in folded[core_end:end])
+                found.append((m.start(), end, self._term_of(m.group()), strong, versioned))
+        if self._except_re is not None and found:
+            allowed = [(m.start(), m.end()) for m in self._except_re.finditer(folded)]
+            found = [f for f in found if not any(a <= f[0] and f[1] <= b for a, b in allowed)]
+        found.sort(key=lambda f: (f[0], -f[1]))
+        # Drop a match inside another (a weak "Meta" inside a strong "Meta AI").
+        kept: list[tuple[int, int, str, bool, bool]] = []
+        for f in found:
+            if kept and f[0] < kept[-1][1]:
+                if f[3] and not kept[-1][3] and f[1] > kept[-1][1]:
+                    kept[-1] = f
+                continue
+            kept.append(f)
+        # Merge names that touch (only separators, or "'s", between them); a weak name counts
+        # only in a group holding a strong name or followed by a version number.
+        groups: list[list[tuple[int, int, str, bool, bool]]] = []
+        for f in kept:
+            if groups and _GAP.fullmatch(folded, groups[-1][-1][1], f[0]):
+                groups[-1].append(f)
+            else:
+                groups.append([f])
+        spans = []
+        for g in groups:
+            if any(f[3] or f[4] for f in g):
+                lead = next((f for f in g if f[3]), g[0])
+                spans.append((g[0][0], g[-1][1], lead[2]))
+        return spans
+
+    def _term_of(self, matched: str) -> str:
+        key = "".join(ch for ch in matched if ch not in SEPARATORS)
+        if key in self._by_key:
+            return self._by_key[key]
+        return self._by_key.get(key[:-1], matched)  # a plural "s" is not part of the key
 
     def mask(self, text: str) -> tuple[str, list[Masking]]:
-        """Return the text with every listed phrase replaced, and what was masked."""
-        if self._regex is None:
+        """Return the text with every identity phrase replaced by MASK, and what was masked.
+
+        The occurrences of the returned maskings add up to the number of MASKs inserted.
+        """
+        if self._strong_re is None and self._weak_re is None:
+            return text, []
+        folded, origin = fold_with_origin(text)
+        spans = self._spans(folded)
+        if not spans:
             return text, []
         counts: dict[str, int] = {}
-
-        def replace(match: re.Match[str]) -> str:
-            term = self.terms[int(match.lastgroup[1:])]  # type: ignore[index]
+        out: list[str] = []
+        last = 0
+        for start, end, term in spans:
+            a, b = (start, end) if origin is None else (origin[start], origin[end - 1] + 1)
+            # Marks and invisible characters after the last letter belong to it ("Gemini" + U+0301).
+            while origin is not None and b < len(text) and not fold_char(text[b]):
+                b += 1
+            out.append(text[last:a])
+            out.append(MASK)
+            last = b
             counts[term] = counts.get(term, 0) + 1
-            return MASK
-
-        masked = self._regex.sub(replace, text)
-        return masked, [Masking(t, n) for t, n in sorted(counts.items())]
+        out.append(text[last:])
+        return "".join(out), [Masking(t, n) for t, n in sorted(counts.items())]
 
 
 def blinding_for(session: Session, extra: str = "") -> Blinding:
@@ -167,12 +354,22 @@ def blinding_for(session: Session, extra: str = "") -> Blinding:
 
     Args:
         session: The session whose model, family and judge names are masked.
-        extra: Text of the session's blinding file (see `parse_term_list`), if any.
+        extra: Text of the session's blinding file (see `parse_term_list`): its phrases are
+            masked alone; a `!phrase` removes that phrase from the defaults and keeps its
+            occurrences visible ("!Google Maps").
     """
     add, remove = parse_term_list(extra)
-    removed = {r.lower() for r in remove}
-    terms = [*DEFAULT_PHRASES, *DEFAULT_VENDOR_TERMS, *session_terms(session), *add]
-    return Blinding.build([t for t in terms if t.lower() not in removed])
+    removed = {_chars(r) for r in remove}
+    strong, weak = _session_terms(session)
+    terms = [*DEFAULT_PHRASES, *sorted(strong), *DEFAULT_VENDOR_TERMS, *add]
+    # A weak default the session names as its own (a family "Google") is masked alone.
+    weak_terms = [*sorted(weak), *WEAK_VENDOR_TERMS]
+    strong_keys = {_chars(t) for t in terms}
+    return Blinding.build(
+        [t for t in terms if _chars(t) not in removed],
+        [t for t in weak_terms if _chars(t) not in removed and _chars(t) not in strong_keys],
+        remove,
+    )
 
 
 def presented_flip(seed: int, expert: str, comparison_id: str) -> bool:

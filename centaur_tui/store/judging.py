@@ -115,6 +115,8 @@ class SessionJudging:
         self.blinding = blinding or session_blinding(study)
         self.simulated = store.meta().get("simulated", "true" if study.session.simulated else "false") == "true"
         self.min_rationale = study.session.judging.expert_min_rationale
+        self.masked = 0
+        """Masks inserted by `item()` so far (the log keeps one row per phrase, not per occurrence)."""
 
     def _assignment(self, key: str) -> dict[str, Any]:
         rows = self.store.read(
@@ -154,6 +156,7 @@ class SessionJudging:
             text, masked = self.blinding.mask(clean_text(texts[output_id]))
             shown.append(text)
             log.extend((a["id"], option, output_id, m.term, m.occurrences) for m in masked)
+            self.masked += sum(m.occurrences for m in masked)
         log_maskings(self.store, log)
         return JudgingItem(
             key=key, task_title=task.title, task_prompt=clean_text(task.prompt), deliverable=task.deliverable,

@@ -25,7 +25,6 @@ from centaur_tui.domain.task import Rubric
 from centaur_tui.store.connection import connect, immediate_transaction, utc_now
 from centaur_tui.store.db import Store
 from centaur_tui.store.judging import STATES, JudgingError, SessionJudging, check_state, expert_record, queue_state
-from centaur_tui.store.masking import masking_log
 from centaur_tui.store.schema import PACKET_FORMAT, PACKET_TABLES, PACKET_VERSION
 
 
@@ -108,7 +107,6 @@ def export_packet(store: Store, study: Study, expert: ExpertSpec, out: Path,
     open_items = [q for q in judging.queue() if q.state != "done"]
     if not open_items:
         raise PacketError(f"{expert.id} has no open assignments; run `centaur assign` first")
-    before = len(masking_log(store))
     packet_id = "k" + secrets.token_hex(8)
     secret = secrets.token_hex(16)
     tmp = out.with_name(out.name + ".partial")
@@ -149,7 +147,7 @@ def export_packet(store: Store, study: Study, expert: ExpertSpec, out: Path,
             (packet_id, expert.id, secret, len(open_items), utc_now()),
         )
     tmp.replace(out)
-    return PacketExport(out, packet_id, len(open_items), len(masking_log(store)) - before)
+    return PacketExport(out, packet_id, len(open_items), judging.masked)
 
 
 class PacketJudging:
