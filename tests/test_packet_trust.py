@@ -177,7 +177,8 @@ TAMPERING: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
         ("packet_meta expert_id 'ann'", "exported for 'bob'")),
     "result for an unassigned comparison": (
         lambda p: edit(p, "INSERT INTO results (token, scores, winner, rationale, seconds, judged_at) SELECT"
-                          " 'pffffffffffffffffff9', scores, winner, rationale, seconds, judged_at FROM results LIMIT 1"),
+                          " 'pffffffffffffffffff9', scores, winner, rationale, seconds, judged_at FROM results"
+                          " LIMIT 1"),
         ("result (token \"pffffffffffffffffff9\"): not an item of this packet", "not a comparison assigned to bob")),
     "two results for one item": (
         lambda p: edit(p, "CREATE TABLE r2 AS SELECT * FROM results", "DROP TABLE results",
@@ -185,11 +186,16 @@ TAMPERING: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
                        "INSERT INTO results SELECT * FROM results WHERE rowid = 1"),
         ("more than one result",)),
     "draft with a score of 12": (draft_of_twelve, ("item 5", "draft: field scores.", "12 is not a whole number 1-10")),
+    "state not a state": (lambda p: edit(p, "UPDATE items SET state = 'done' WHERE position = 2"),
+                          ("item 2 (token p", "field state", '"done" is not one of pending, skipped, flagged')),
+    "exported state changed": (lambda p: edit(p, "UPDATE items SET exported_state = 'flagged' WHERE position = 2"),
+                               ("item 2 (token p", "changed after export")),
     "packet_meta version changed": (
         lambda p: edit(p, "UPDATE packet_meta SET value = '1' WHERE key = 'version'"),
         ("packet_meta version '1'", "export the packet again")),
     "packet_meta version not a number": (
-        lambda p: edit(p, "UPDATE packet_meta SET value = 'abc' WHERE key = 'version'"), ("packet_meta version 'abc'",)),
+        lambda p: edit(p, "UPDATE packet_meta SET value = 'abc' WHERE key = 'version'"),
+        ("packet_meta version 'abc'",)),
     "truncated file": (lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), ("bob.packet",)),
     "garbage file": (lambda p: p.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 8), ("not a",)),
     "text file": (lambda p: p.write_text("not a database"), ("not a judging packet",)),
@@ -280,25 +286,29 @@ def test_results_and_drafts_import_once_and_drafts_come_back_as_drafts(session: 
     path = tmp_path / "bob.packet"
     assert cli_run("packet", "export", session, "--expert", "bob", "--out", path).exit_code == 0
     keys = judge(path, results=3, draft=True)
+    source = PacketJudging(path)
+    source.set_state(keys[4], "flagged")
+    source.close()
 
     out = cli_run("packet", "import", session, path)
     assert out.exit_code == 0, out.output
     assert "3 new judgment(s), 0 already stored, 2 still open" in out.output, out.output
     assert "drafts: 1 stored as bob's drafts" in out.output and "1 already stored" in out.output, out.output
-    assert "refused: none" in out.output
+    assert "1 place(s) newly skipped, flagged or pending; refused: none" in out.output, out.output
     with Store(study.database) as store:
         assert ExpertStore(store).workload()["bob"] == (5, 3)
         judging = SessionJudging(store, study, ExpertStore(store).expert(study, "bob"))
         queue = judging.queue()
         half = judging.draft(queue[3].key)
         assert half is not None and half.rationale == "half way there" and judging.resume_key() == queue[3].key
-        assert judging.draft(queue[4].key) == Draft(rationale="begun in the app")
+        assert judging.draft(queue[4].key) == Draft(rationale="begun in the app") and queue[4].state == "flagged"
         assert len(keys) == 5
     after_first = table_hash(study.database)
 
     out = cli_run("packet", "import", session, path)
     assert out.exit_code == 0 and "0 new judgment(s), 3 already stored" in out.output, out.output
     assert "drafts: 0 stored as bob's drafts (finish them in the app), 2 already stored" in out.output, out.output
+    assert "0 place(s) newly skipped" in out.output
     assert table_hash(study.database) == after_first
 
     # Work continued in the app after the import is newer than the packet's: it is kept.

@@ -78,7 +78,7 @@ def packet_import(session: str, file: Path, expert_id: str | None) -> None:
         f"{result.already_stored} already stored, {result.open_items} still open in the packet; "
         f"drafts: {result.drafts_added} stored as {result.expert}'s drafts (finish them in the app), "
         f"{result.drafts_already} already stored, {result.drafts_kept} kept from the session (newer there, or "
-        f"judged); refused: {refused}."
+        f"judged); {result.states} place(s) newly skipped, flagged or pending; refused: {refused}."
     )
     for reason in result.kept:
         click.secho(f"  refused {reason}", fg="yellow")

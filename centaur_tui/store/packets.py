@@ -88,7 +88,8 @@ def _item_mac(secret: str, packet_id: str, assignment_id: int, item: dict[str, A
     return _mac(secret, "packet-item", packet_id, assignment_id, *(item[k] for k in _ITEM_FIELDS))
 
 
-_ITEM_FIELDS = ("token", "position", "task_title", "task_prompt", "deliverable", "rubric", "option_1", "option_2")
+_ITEM_FIELDS = ("token", "position", "task_title", "task_prompt", "deliverable", "rubric", "option_1", "option_2",
+                "exported_state")
 
 
 def _packet_mac(secret: str, meta: dict[str, Any], items: list[dict[str, Any]]) -> str:
@@ -190,13 +191,14 @@ def export_packet(store: Store, study: Study, expert: ExpertSpec, out: Path,
                     "token": _token(secret, int(q.key)), "position": position, "task_title": item.task_title,
                     "task_prompt": item.task_prompt, "deliverable": item.deliverable,
                     "rubric": _rubric_json(item.rubric), "option_1": item.option_1, "option_2": item.option_2,
+                    "exported_state": q.state if q.state in STATES else "pending",
                 }
                 row["mac"] = _item_mac(key, packet_id, int(q.key), row)
                 items.append(row)
                 c.execute(
-                    "INSERT INTO items (token, position, task_title, task_prompt, deliverable, rubric, option_1, option_2,"
-                    " state, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (*(row[k] for k in _ITEM_FIELDS), q.state if q.state in STATES else "pending", row["mac"]),
+                    "INSERT INTO items (token, position, task_title, task_prompt, deliverable, rubric, option_1,"
+                    " option_2, exported_state, state, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*(row[k] for k in _ITEM_FIELDS), row["exported_state"], row["mac"]),
                 )
                 saved = judging.draft(q.key)
                 if saved is not None:
@@ -321,6 +323,8 @@ class PacketImport:
     """Drafts not taken because the session holds a newer draft of the same place, or its judgment."""
     kept: tuple[str, ...] = ()
     """Results not taken because the session holds a different judgment of that place (named by item)."""
+    states: int = 0
+    """Open places whose state (skipped, flagged, pending) the expert changed in the packet."""
 
 
 MAX_LISTED = 40
@@ -343,7 +347,7 @@ def _read(path: Path) -> _Read:
         check = [r[0] for r in db.rows("PRAGMA quick_check")]
         if check != ["ok"]:
             raise PacketError(f"{path}: damaged file, not a usable judging packet ({'; '.join(map(str, check[:3]))})")
-        items = db.rows(f"SELECT {', '.join(_ITEM_FIELDS)}, mac FROM items ORDER BY position, token")
+        items = db.rows(f"SELECT {', '.join(_ITEM_FIELDS)}, mac, state FROM items ORDER BY position, token")
         results = db.rows("SELECT token, scores, winner, rationale, seconds FROM results ORDER BY rowid")
         drafts = db.rows("SELECT token, scores, winner, rationale, seconds, version FROM drafts ORDER BY rowid")
     except sqlite3.Error as exc:
@@ -433,7 +437,7 @@ class _Checked:
 
 
 def _insert_judgment(c: sqlite3.Connection, record: JudgmentRecord) -> None:
-    """Insert one expert judgment with its scores inside the caller's transaction (the columns of Store.save_judgment)."""
+    """Insert one expert judgment with its scores inside the caller's transaction (as Store.save_judgment does)."""
     cur = c.execute(
         "INSERT INTO judgments (comparison_id, judge, judge_kind, judge_family, presentation, revision, option1,"
         " option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale, call_key, attempts, seconds,"
@@ -466,7 +470,7 @@ def _refuse(path: Path, problems: list[str]) -> PacketRefused:
 
 
 def import_packet(store: Store, study: Study, path: Path, expert_id: str | None = None) -> PacketImport:
-    """Check a judged packet completely, then merge its results and drafts in one transaction; importing twice adds nothing.
+    """Check a judged packet completely, then merge its results and drafts in one transaction; twice adds nothing.
 
     Args:
         store: The session database the packet was exported from.
@@ -514,6 +518,8 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
             problems.append(f"{label}: field token: not an assignment of {owner} exported in this packet")
         elif not hmac.compare_digest(str(item["mac"]), _item_mac(key, packet_id, a["id"], item)):
             problems.append(f"{label}: changed after export (its integrity check fails)")
+        elif item["state"] not in STATES:
+            problems.append(f"{label}: field state: {_shown(item['state'])} is not one of {', '.join(STATES)}")
         else:
             items[item["token"]] = (label, a)
     if not problems and not hmac.compare_digest(str(meta.get("mac", "")), _packet_mac(key, meta, packet.items)):
@@ -548,9 +554,16 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
         raise _refuse(path, problems)
 
     # 3. All of it in one transaction: a crash or error part-way leaves the session as it was.
-    added = already = drafts_added = drafts_already = drafts_kept = 0
+    added = already = drafts_added = drafts_already = drafts_kept = states = 0
     kept: list[str] = []
     with store.write() as c:
+        for item in packet.items:
+            # A place skipped or flagged in the packet is so in the session, unless the session changed
+            # it too since the export (then the session's is newer); a judgment makes it done anyway.
+            if item["state"] != item["exported_state"]:
+                cur = c.execute("UPDATE expert_assignments SET state = ? WHERE id = ? AND state = ?",
+                                (item["state"], items[item["token"]][1]["id"], item["exported_state"]))
+                states += cur.rowcount
         for kind, a, checked in results:
             draft = checked.draft()
             stored = c.execute(
@@ -597,4 +610,4 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
                             f"already (judged in the app?); the stored one is kept")
     done = sum(1 for kind, _, _ in results if kind == "result")
     return PacketImport(packet_id, owner, added, already, len(packet.items) - done, drafts_added, drafts_already,
-                        drafts_kept, tuple(kept))
+                        drafts_kept, tuple(kept), states)

@@ -218,7 +218,8 @@ PACKET_FORMAT = "centaur-judging-packet"
 PACKET_VERSION = 2
 """A packet file says its format and version in `packet_meta`; a reader refuses any other version.
 Version 2 (issue 13): `packet_meta` holds the session's name and fingerprint and the packet's
-HMAC (`mac`), each item its own HMAC (`items.mac`); a version 1 packet has neither and is
+HMAC (`mac`), each item its own HMAC (`items.mac`, also over its `exported_state`, the state
+`state` started from); a version 1 packet has neither and is
 refused (export it again)."""
 
 PACKET_TABLES = (
@@ -226,7 +227,7 @@ PACKET_TABLES = (
     """CREATE TABLE IF NOT EXISTS items (
         token TEXT PRIMARY KEY, position INTEGER NOT NULL, task_title TEXT NOT NULL, task_prompt TEXT NOT NULL,
         deliverable TEXT NOT NULL, rubric TEXT NOT NULL, option_1 TEXT NOT NULL, option_2 TEXT NOT NULL,
-        state TEXT NOT NULL DEFAULT 'pending', mac TEXT NOT NULL
+        exported_state TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending', mac TEXT NOT NULL
     )""",
     """CREATE TABLE IF NOT EXISTS drafts (
         token TEXT PRIMARY KEY REFERENCES items (token), scores TEXT NOT NULL, winner TEXT,
