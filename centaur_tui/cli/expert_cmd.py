@@ -66,17 +66,22 @@ def packet_export(session: str, expert_id: str, out: Path) -> None:
 @packet.command("import")
 @click.argument("session")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
-def packet_import(session: str, file: Path) -> None:
-    """Merge a judged packet into the session; importing the same packet again adds nothing."""
+@click.option("--expert", "expert_id", default=None, help="Refuse the packet unless it is this expert's.")
+def packet_import(session: str, file: Path, expert_id: str | None) -> None:
+    """Check a judged packet, then merge its results and drafts; a bad packet is refused whole (exit 2)."""
     from centaur_tui.services.exchange import import_packet
 
-    result = import_packet(open_session(session), file)
+    result = import_packet(open_session(session), file, expert_id)
+    refused = f"{len(result.kept)} result(s) (below)" if result.kept else "none"
     click.echo(
-        f"Imported {file}: {result.added} new judgment(s), {result.already_stored} already stored, "
-        f"{result.open_items} still open in the packet."
+        f"Imported {file} ({result.expert}'s packet {result.packet_id}): {result.added} new judgment(s), "
+        f"{result.already_stored} already stored, {result.open_items} still open in the packet; "
+        f"drafts: {result.drafts_added} stored as {result.expert}'s drafts (finish them in the app), "
+        f"{result.drafts_already} already stored, {result.drafts_kept} kept from the session (newer there, or "
+        f"judged); {result.states} place(s) newly skipped, flagged or pending; refused: {refused}."
     )
-    for reason in result.rejected:
-        click.secho(f"  rejected {reason}", fg="yellow")
+    for reason in result.kept:
+        click.secho(f"  refused {reason}", fg="yellow")
 
 
 @click.command()

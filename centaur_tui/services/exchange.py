@@ -82,16 +82,22 @@ def export_packet(study: Study, expert_id: str, out: Path) -> tuple[ExpertSpec, 
         return who, write_packet(store, study, who, out)
 
 
-def import_packet(study: Study, file: Path) -> PacketImport:
-    """Merge a judged packet into the session; importing the same packet again adds nothing.
+def import_packet(study: Study, file: Path, expert_id: str | None = None) -> PacketImport:
+    """Check a judged packet completely, then merge its results and drafts all at once; importing again adds nothing.
+
+    Args:
+        study: The session the packet was exported from.
+        file: The packet file.
+        expert_id: When given, the packet must be this expert's.
 
     Raises:
-        PacketError: the file is not a packet of this session.
+        PacketError: the file is not a packet of this session (or of that expert).
+        PacketRefused: an item was changed, or a result or draft breaks the session's rules (nothing written).
     """
     from centaur_tui.store import import_packet as merge_packet
 
     with open_store(study) as store:
-        return merge_packet(store, study, file)
+        return merge_packet(store, study, file, expert_id)
 
 
 def open_packet(file: Path) -> PacketJudging:

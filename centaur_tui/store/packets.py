@@ -2,12 +2,24 @@
 
 A judging packet is a small SQLite file (rollback journal, so it is always one consistent
 file to send back) holding only the task, rubric and masked texts of an expert's open
-assignments, keyed by tokens derived from a secret kept in the session database
-(`expert_packets`); it names no model, judge, session or expert id.
+assignments, keyed by tokens derived from a per-packet secret kept in the session database
+(`expert_packets`); it names no model, judge or comparison, only the session's name.
+
+Trust (issue 13): the packet carries the session's fingerprint and HMAC-SHA256 checks keyed
+with a per-session secret that never leaves the session database (`session_secret`): one per
+item over what the expert was shown and the assignment it maps to, one over the packet's
+metadata and item list. Results written by `centaur judge` cannot be signed (the judge's
+machine has no secret), so import verifies the items are untampered and validates every
+result and draft against the session's rules, then writes all of them in one transaction or
+none (`PacketRefused` lists every problem by item and field).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
+import math
 import secrets
 import sqlite3
 import threading
@@ -18,7 +30,8 @@ from typing import Any
 
 from centaur_tui.domain.blinding import MIN_RATIONALE_CHARS, Blinding, Draft, JudgingItem, QueueItem, clean_text, missing
 from centaur_tui.domain.errors import CentaurError
-from centaur_tui.domain.plan import digest
+from centaur_tui.domain.plan import canonical_json, digest
+from centaur_tui.domain.records import JudgmentRecord
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.task import Rubric
@@ -34,9 +47,55 @@ class PacketError(CentaurError):
     title = "Judging packet"
 
 
+class PacketRefused(PacketError):
+    """A packet whose items were changed, or whose results break the session's rules; nothing was imported."""
+
+    title = "Judging packet refused"
+
+
+def _mac(key: str, *parts: Any) -> str:
+    """HMAC-SHA256 (hex) of the canonical JSON of `parts`, keyed with a session secret."""
+    return hmac.new(key.encode("utf-8"), canonical_json(list(parts)).encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def session_secret(store: Store, create: bool = False) -> str | None:
+    """The session database's packet key (64 hex digits), written on first need when `create`; None if none yet."""
+    if create:
+        with store.write() as c:
+            c.execute("INSERT OR IGNORE INTO session_secret (id, secret, created_at) VALUES (1, ?, ?)",
+                      (secrets.token_hex(32), utc_now()))
+    value = store.read_value("SELECT secret FROM session_secret WHERE id = 1")
+    return str(value) if value else None
+
+
 def session_fingerprint(study: Study) -> str:
-    """Opaque tag tying a packet to its session without naming it."""
+    """Opaque tag of a session's configuration (name and seed); two databases of one session file share it."""
     return digest("packet-session", study.session.name, study.session.seed)[:16]
+
+
+def keyed_fingerprint(study: Study, secret: str) -> str:
+    """Tag tying a packet to one session database: two sessions of the same name and candidates differ here."""
+    return _mac(secret, "session-fingerprint", study.session.name)[:16]
+
+
+SIGNED_META = ("format", "version", "packet_id", "session", "session_name", "expert_id", "expert_name",
+               "allow_ties", "min_rationale", "simulated", "created_at")
+"""The `packet_meta` keys the packet's HMAC covers (`mac` itself is the only other key)."""
+
+
+def _item_mac(secret: str, packet_id: str, assignment_id: int, item: dict[str, Any]) -> str:
+    """The HMAC of one item as exported: what the expert is shown, and the assignment it maps to."""
+    return _mac(secret, "packet-item", packet_id, assignment_id, *(item[k] for k in _ITEM_FIELDS))
+
+
+_ITEM_FIELDS = ("token", "position", "task_title", "task_prompt", "deliverable", "rubric", "option_1", "option_2",
+                "exported_state")
+
+
+def _packet_mac(secret: str, meta: dict[str, Any], items: list[dict[str, Any]]) -> str:
+    """The HMAC of the packet's metadata and its list of items (so none can be added, dropped or reordered)."""
+    return _mac(secret, "packet", {k: meta.get(k) for k in SIGNED_META},
+                [[i["position"], i["token"], i["mac"]] for i in items])
 
 
 class _PacketFile:
@@ -57,8 +116,9 @@ class _PacketFile:
             raise PacketError(f"{path}: not a judging packet ({exc})") from None
         if not create and meta.get("format") != PACKET_FORMAT:
             raise PacketError(f"{path}: not a judging packet")
-        if not create and int(meta.get("version", "0")) != PACKET_VERSION:
-            raise PacketError(f"{path}: packet version {meta.get('version')}, this program reads {PACKET_VERSION}")
+        if not create and meta.get("version") != str(PACKET_VERSION):
+            raise PacketError(f"{path}: packet_meta version {meta.get('version')!r}: this program reads packet "
+                              f"version {PACKET_VERSION} only; export the packet again")
         self.path = path
         self.meta = meta
         self._conn = conn
@@ -109,6 +169,8 @@ def export_packet(store: Store, study: Study, expert: ExpertSpec, out: Path,
         raise PacketError(f"{expert.id} has no open assignments; run `centaur assign` first")
     packet_id = "k" + secrets.token_hex(8)
     secret = secrets.token_hex(16)
+    key = session_secret(store, create=True)
+    assert key is not None
     tmp = out.with_name(out.name + ".partial")
     tmp.unlink(missing_ok=True)
     db = _PacketFile(tmp, create=True)
@@ -116,29 +178,37 @@ def export_packet(store: Store, study: Study, expert: ExpertSpec, out: Path,
         with db.write() as c:
             meta = {
                 "format": PACKET_FORMAT, "version": str(PACKET_VERSION), "packet_id": packet_id,
-                "session": session_fingerprint(study), "expert_id": expert.id, "expert_name": expert.name,
+                "session": keyed_fingerprint(study, key), "session_name": study.session.name,
+                "expert_id": expert.id, "expert_name": expert.name,
                 "allow_ties": "true" if study.session.judging.allow_ties else "false",
                 "min_rationale": str(judging.min_rationale), "simulated": "true" if judging.simulated else "false",
                 "created_at": utc_now(),
             }
-            c.executemany("INSERT INTO packet_meta (key, value) VALUES (?, ?)", list(meta.items()))
+            items: list[dict[str, Any]] = []
             for position, q in enumerate(open_items, start=1):
                 item = judging.item(q.key)
+                row: dict[str, Any] = {
+                    "token": _token(secret, int(q.key)), "position": position, "task_title": item.task_title,
+                    "task_prompt": item.task_prompt, "deliverable": item.deliverable,
+                    "rubric": _rubric_json(item.rubric), "option_1": item.option_1, "option_2": item.option_2,
+                    "exported_state": q.state if q.state in STATES else "pending",
+                }
+                row["mac"] = _item_mac(key, packet_id, int(q.key), row)
+                items.append(row)
                 c.execute(
-                    "INSERT INTO items (token, position, task_title, task_prompt, deliverable, rubric, option_1, option_2,"
-                    " state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (_token(secret, int(q.key)), position, item.task_title, item.task_prompt, item.deliverable,
-                     _rubric_json(item.rubric), item.option_1, item.option_2,
-                     q.state if q.state in STATES else "pending"),
+                    "INSERT INTO items (token, position, task_title, task_prompt, deliverable, rubric, option_1,"
+                    " option_2, exported_state, state, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*(row[k] for k in _ITEM_FIELDS), row["exported_state"], row["mac"]),
                 )
                 saved = judging.draft(q.key)
                 if saved is not None:
                     c.execute(
                         "INSERT INTO drafts (token, scores, winner, rationale, seconds, version, updated_at)"
                         " VALUES (?, ?, ?, ?, ?, 0, ?)",
-                        (_token(secret, int(q.key)), saved.to_json(), saved.winner, saved.rationale, saved.seconds,
-                         utc_now()),
+                        (row["token"], saved.to_json(), saved.winner, saved.rationale, saved.seconds, utc_now()),
                     )
+            meta["mac"] = _packet_mac(key, meta, items)
+            c.executemany("INSERT INTO packet_meta (key, value) VALUES (?, ?)", list(meta.items()))
     finally:
         db.close()
     with store.write() as c:
@@ -240,60 +310,304 @@ class PacketJudging:
 
 @dataclass(frozen=True)
 class PacketImport:
-    """What `packet import` did: judgments added, already stored, rejected (with reasons)."""
+    """What `packet import` did: judgments and drafts added or already stored, and what the session kept instead."""
 
+    packet_id: str
+    expert: str
     added: int
     already_stored: int
     open_items: int
-    rejected: tuple[str, ...] = ()
+    drafts_added: int = 0
+    drafts_already: int = 0
+    drafts_kept: int = 0
+    """Drafts not taken because the session holds a newer draft of the same place, or its judgment."""
+    kept: tuple[str, ...] = ()
+    """Results not taken because the session holds a different judgment of that place (named by item)."""
+    states: int = 0
+    """Open places whose state (skipped, flagged, pending) the expert changed in the packet."""
 
 
-def import_packet(store: Store, study: Study, path: Path) -> PacketImport:
-    """Merge a packet's results into the session database; importing twice adds nothing.
+MAX_LISTED = 40
+"""Problems listed in a refusal; a packet with more says how many were left out."""
 
-    Raises:
-        PacketError: the file is not a packet of this session.
-    """
+
+@dataclass
+class _Read:
+    """A packet's rows as plain values, read once (the file is closed before anything is checked)."""
+
+    meta: dict[str, str]
+    items: list[dict[str, Any]]
+    results: list[dict[str, Any]]
+    drafts: list[dict[str, Any]]
+
+
+def _read(path: Path) -> _Read:
     db = _PacketFile(path, read_only=True)
     try:
-        if db.meta.get("session") != session_fingerprint(study):
-            raise PacketError(f"{path}: this packet belongs to another session")
-        packets = store.read("SELECT expert, secret FROM expert_packets WHERE id = ?", (db.meta.get("packet_id", ""),))
-        if not packets:
-            raise PacketError(f"{path}: packet {db.meta.get('packet_id')!r} was not exported from this database")
-        expert_id, secret = packets[0]["expert"], packets[0]["secret"]
-        assignments = store.read(
-            "SELECT a.id, a.comparison_id, a.presentation, a.flipped, c.task, c.candidate_a, c.candidate_b"
-            " FROM expert_assignments a JOIN comparisons c ON c.id = a.comparison_id WHERE a.expert = ?",
-            (expert_id,),
-        )
-        by_token = {_token(secret, a["id"]): a for a in assignments}
-        results = db.rows("SELECT token, scores, winner, rationale, seconds FROM results ORDER BY token")
-        n_items = db.rows("SELECT count(*) AS n FROM items")[0]["n"]
+        check = [r[0] for r in db.rows("PRAGMA quick_check")]
+        if check != ["ok"]:
+            raise PacketError(f"{path}: damaged file, not a usable judging packet ({'; '.join(map(str, check[:3]))})")
+        items = db.rows(f"SELECT {', '.join(_ITEM_FIELDS)}, mac, state FROM items ORDER BY position, token")
+        results = db.rows("SELECT token, scores, winner, rationale, seconds FROM results ORDER BY rowid")
+        drafts = db.rows("SELECT token, scores, winner, rationale, seconds, version FROM drafts ORDER BY rowid")
+    except sqlite3.Error as exc:
+        raise PacketError(f"{path}: not a readable judging packet ({exc})") from None
     finally:
         db.close()
-    added = already = 0
-    rejected: list[str] = []
-    for r in results:
-        a = by_token.get(r["token"])
+    return _Read(db.meta, [dict(r) for r in items], [dict(r) for r in results], [dict(r) for r in drafts])
+
+
+def _shown(value: Any) -> str:
+    """A value as the packet holds it, short, for an error message."""
+    text = json.dumps(value) if not isinstance(value, (bytes, bytearray)) else f"<{len(value)} bytes>"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class _Checked:
+    """The fields of one result or draft, checked against the session's rules; `errors` names item and field."""
+
+    def __init__(self, label: str, row: dict[str, Any], rubric: Rubric, allow_ties: bool, min_rationale: int,
+                 complete: bool) -> None:
+        self.errors: list[str] = []
+        self.label = label
+        self.scores = self._scores(row["scores"], rubric, complete)
+        self.winner = row["winner"]
+        allowed = ("option_1", "option_2", "tie") if allow_ties else ("option_1", "option_2")
+        if self.winner is None and not complete:
+            pass
+        elif self.winner == "tie" and not allow_ties:
+            self._error("winner", "a tie, but this session does not allow ties (judging.allow_ties = false)")
+        elif self.winner not in allowed:
+            self._error("winner", f"{_shown(self.winner)} is not one of {', '.join(allowed)}")
+        self.rationale = row["rationale"]
+        if not isinstance(self.rationale, str):
+            self._error("rationale", f"{_shown(self.rationale)} is not text")
+        elif complete and len(self.rationale.strip()) < min_rationale:
+            self._error("rationale", f"{len(self.rationale.strip())} characters; the session requires at least "
+                                     f"{min_rationale} (judging.expert_min_rationale)")
+        self.seconds = row["seconds"]
+        if isinstance(self.seconds, bool) or not isinstance(self.seconds, (int, float)):
+            self._error("seconds", f"{_shown(self.seconds)} is not a number")
+        elif not math.isfinite(self.seconds) or self.seconds < 0:
+            self._error("seconds", f"{self.seconds!r}: must be a finite number of at least 0")
+        self.version = row.get("version", 0)
+        if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 0:
+            self._error("version", f"{_shown(self.version)} is not a whole number of at least 0")
+
+    def _error(self, field: str, problem: str) -> None:
+        self.errors.append(f"{self.label}: field {field}: {problem}")
+
+    def _scores(self, raw: Any, rubric: Rubric, complete: bool) -> dict[str, list[int | None]]:
+        if not isinstance(raw, str):
+            self._error("scores", f"{_shown(raw)} is not JSON text")
+            return {}
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            self._error("scores", f"not well-formed JSON ({exc})")
+            return {}
+        if not isinstance(data, dict):
+            self._error("scores", f"a JSON object {{dimension: [option 1, option 2]}} is needed, not {_shown(data)}")
+            return {}
+        ids = [d.id for d in rubric.all]
+        unknown = sorted(set(data) - set(ids))
+        if unknown:
+            self._error("scores", f"dimension(s) not in the task's rubric: {', '.join(unknown)} "
+                                  f"(the rubric has {', '.join(ids)})")
+        scores: dict[str, list[int | None]] = {}
+        for d in ids:
+            pair = data.get(d)
+            if pair is None:
+                if complete:
+                    self._error(f"scores.{d}", "missing: every dimension of the rubric is scored for both options")
+                continue
+            if not isinstance(pair, list) or len(pair) != 2:
+                self._error(f"scores.{d}", f"a list of two scores [option 1, option 2] is needed, not {_shown(pair)}")
+                continue
+            for option, value in enumerate(pair, start=1):
+                if value is None and not complete:
+                    continue
+                if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10:
+                    self._error(f"scores.{d} (option {option})", f"{_shown(value)} is not a whole number 1-10")
+            scores[d] = list(pair)
+        return scores
+
+    def draft(self) -> Draft:
+        return Draft(self.scores, self.winner, self.rationale, float(self.seconds))
+
+
+def _insert_judgment(c: sqlite3.Connection, record: JudgmentRecord) -> None:
+    """Insert one expert judgment with its scores inside the caller's transaction (as Store.save_judgment does)."""
+    cur = c.execute(
+        "INSERT INTO judgments (comparison_id, judge, judge_kind, judge_family, presentation, revision, option1,"
+        " option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale, call_key, attempts, seconds,"
+        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (record.comparison_id, record.judge, record.judge_kind, record.judge_family, record.presentation,
+         record.revision, record.option1, record.option2, record.winner, record.option1_mean, record.option2_mean,
+         int(record.valid), record.invalid_reason, record.rationale, record.call_key, record.attempts, record.seconds,
+         utc_now()),
+    )
+    c.executemany(
+        "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
+        [(cur.lastrowid, s.candidate, s.dimension, s.dimension_kind, s.score) for s in record.scores],
+    )
+
+
+def _same_judgment(c: sqlite3.Connection, stored: tuple[Any, ...], record: JudgmentRecord) -> bool:
+    """Whether a stored judgment (id, judge_kind, winner, rationale) is the one `record` would store."""
+    judgment_id, kind, winner, rationale = stored
+    if (kind, winner, rationale) != ("expert", record.winner, record.rationale):
+        return False
+    rows = c.execute("SELECT candidate, dimension, score FROM scores WHERE judgment_id = ?", (judgment_id,))
+    return {tuple(r) for r in rows} == {(s.candidate, s.dimension, s.score) for s in record.scores}
+
+
+def _refuse(path: Path, problems: list[str]) -> PacketRefused:
+    listed = problems[:MAX_LISTED]
+    more = f"\n  ... and {len(problems) - MAX_LISTED} more" if len(problems) > MAX_LISTED else ""
+    return PacketRefused(f"{path}: refused, nothing imported ({len(problems)} problem(s)):\n  "
+                         + "\n  ".join(listed) + more)
+
+
+def import_packet(store: Store, study: Study, path: Path, expert_id: str | None = None) -> PacketImport:
+    """Check a judged packet completely, then merge its results and drafts in one transaction; twice adds nothing.
+
+    Args:
+        store: The session database the packet was exported from.
+        study: The session, for rubrics, ties and the rationale minimum.
+        path: The packet file.
+        expert_id: When given, the packet must be this expert's.
+
+    Raises:
+        PacketError: the file is not a readable packet, or not one of this session (or of `expert_id`).
+        PacketRefused: an item was changed after export, or a result or draft breaks the session's rules;
+            every problem is listed by item and field, and nothing was written.
+    """
+    packet = _read(path)
+    meta = packet.meta
+    key = session_secret(store)
+    fingerprint = keyed_fingerprint(study, key) if key else None
+    if key is None or meta.get("session") != fingerprint:
+        raise PacketError(f"{path}: this packet belongs to another session (packet_meta session_name "
+                          f"{meta.get('session_name')!r}, fingerprint {meta.get('session')!r}; this session "
+                          f"{study.session.name!r} has {fingerprint or 'exported no packet'})")
+    packet_id = meta.get("packet_id", "")
+    exported = store.read("SELECT expert, secret, items FROM expert_packets WHERE id = ?", (packet_id,))
+    if not exported:
+        raise PacketError(f"{path}: packet_meta packet_id {packet_id!r} was not exported from this database")
+    owner, token_secret = exported[0]["expert"], exported[0]["secret"]
+    if meta.get("expert_id") != owner:
+        raise PacketRefused(f"{path}: packet_meta expert_id {meta.get('expert_id')!r}, but packet {packet_id} "
+                            f"was exported for {owner!r}; nothing imported")
+    if expert_id is not None and expert_id != owner:
+        raise PacketError(f"{path}: this is {owner}'s packet, not {expert_id}'s; nothing imported")
+    assignments = store.read(
+        "SELECT a.id, a.comparison_id, a.presentation, a.flipped, c.task, c.candidate_a, c.candidate_b"
+        " FROM expert_assignments a JOIN comparisons c ON c.id = a.comparison_id WHERE a.expert = ?",
+        (owner,),
+    )
+    by_token = {_token(token_secret, a["id"]): a for a in assignments}
+
+    # 1. The items as exported: each maps to an assignment of the owner and carries its own valid HMAC.
+    problems: list[str] = []
+    items: dict[str, tuple[str, dict[str, Any]]] = {}
+    for item in packet.items:
+        label = f"item {item['position']} (token {item['token']})"
+        a = by_token.get(item["token"])
         if a is None:
-            rejected.append(f"{r['token']}: not an assignment of {expert_id} in this session")
-            continue
-        rubric = study.rubric(a["task"])
-        draft = Draft(Draft.scores_from_json(r["scores"]), r["winner"], r["rationale"], r["seconds"])
-        lacks = missing(draft, rubric, study.session.judging.allow_ties, 1)
-        out_of_range = [
-            d.id for d in rubric.all for o in (1, 2)
-            if draft.score(d.id, o) is not None and draft.score(d.id, o) not in range(1, 11)
-        ]
-        if lacks or out_of_range or draft.winner not in ("option_1", "option_2", "tie"):
-            problem = ", ".join(lacks) or (f"scores outside 1-10: {', '.join(out_of_range)}" if out_of_range else "winner")
-            rejected.append(f"{r['token']}: not usable ({problem})")
-            continue
-        first, second = (a["candidate_b"], a["candidate_a"]) if a["flipped"] else (a["candidate_a"], a["candidate_b"])
-        record = expert_record(a["comparison_id"], expert_id, a["presentation"], first, second, rubric, draft)
-        if store.save_judgment(record) is None:
-            already += 1
+            problems.append(f"{label}: field token: not an assignment of {owner} exported in this packet")
+        elif not hmac.compare_digest(str(item["mac"]), _item_mac(key, packet_id, a["id"], item)):
+            problems.append(f"{label}: changed after export (its integrity check fails)")
+        elif item["state"] not in STATES:
+            problems.append(f"{label}: field state: {_shown(item['state'])} is not one of {', '.join(STATES)}")
         else:
-            added += 1
-    return PacketImport(added, already, n_items - len(results), tuple(rejected))
+            items[item["token"]] = (label, a)
+    if not problems and not hmac.compare_digest(str(meta.get("mac", "")), _packet_mac(key, meta, packet.items)):
+        problems.append(f"packet_meta: changed after export, or items added, dropped or reordered (the packet's "
+                        f"integrity check fails; {len(packet.items)} item(s), {exported[0]['items']} exported)")
+    if problems:
+        raise _refuse(path, problems)
+
+    # 2. Every result and draft against the session's rules, before anything is written.
+    rules = study.session.judging
+    results: list[tuple[str, dict[str, Any], _Checked]] = []
+    seen: set[str] = set()
+    for kind, rows in (("result", packet.results), ("draft", packet.drafts)):
+        for row in rows:
+            token = row["token"]
+            if token not in items:
+                problems.append(f"{kind} (token {_shown(token)}): not an item of this packet, so not a comparison "
+                                f"assigned to {owner}")
+                continue
+            label, a = items[token]
+            if kind == "result" and token in seen:
+                problems.append(f"{label}: more than one result")
+                continue
+            if kind == "draft" and token in seen:
+                continue  # judged: the result supersedes the draft (`centaur judge` deletes it on submit)
+            seen.add(token)
+            checked = _Checked(f"{label} {kind}", row, study.rubric(a["task"]), rules.allow_ties,
+                               rules.expert_min_rationale, complete=kind == "result")
+            problems.extend(checked.errors)
+            results.append((kind, a, checked))
+    if problems:
+        raise _refuse(path, problems)
+
+    # 3. All of it in one transaction: a crash or error part-way leaves the session as it was.
+    added = already = drafts_added = drafts_already = drafts_kept = states = 0
+    kept: list[str] = []
+    with store.write() as c:
+        for item in packet.items:
+            # A place skipped or flagged in the packet is so in the session, unless the session changed
+            # it too since the export (then the session's is newer); a judgment makes it done anyway.
+            if item["state"] != item["exported_state"]:
+                cur = c.execute("UPDATE expert_assignments SET state = ? WHERE id = ? AND state = ?",
+                                (item["state"], items[item["token"]][1]["id"], item["exported_state"]))
+                states += cur.rowcount
+        for kind, a, checked in results:
+            draft = checked.draft()
+            stored = c.execute(
+                "SELECT id, judge_kind, winner, rationale FROM judgments WHERE comparison_id = ? AND judge = ?"
+                " AND presentation = ? ORDER BY revision LIMIT 1",
+                (a["comparison_id"], owner, a["presentation"]),
+            ).fetchone()
+            if kind == "draft":
+                if stored is not None:
+                    drafts_kept += 1
+                    continue
+                current = c.execute(
+                    "SELECT scores, winner, rationale, seconds, version FROM expert_drafts WHERE assignment_id = ?",
+                    (a["id"],),
+                ).fetchone()
+                if current is not None and tuple(current[:4]) == (draft.to_json(), draft.winner, draft.rationale,
+                                                                  draft.seconds):
+                    drafts_already += 1
+                elif current is not None and current[4] >= checked.version:
+                    drafts_kept += 1
+                else:
+                    c.execute(
+                        "INSERT INTO expert_drafts (assignment_id, scores, winner, rationale, seconds, version,"
+                        " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (assignment_id) DO UPDATE SET"
+                        " scores = excluded.scores, winner = excluded.winner, rationale = excluded.rationale,"
+                        " seconds = excluded.seconds, version = excluded.version, updated_at = excluded.updated_at",
+                        (a["id"], draft.to_json(), draft.winner, draft.rationale, draft.seconds, checked.version,
+                         utc_now()),
+                    )
+                    drafts_added += 1
+                continue
+            rubric = study.rubric(a["task"])
+            first, second = ((a["candidate_b"], a["candidate_a"]) if a["flipped"]
+                             else (a["candidate_a"], a["candidate_b"]))
+            record = expert_record(a["comparison_id"], owner, a["presentation"], first, second, rubric, draft)
+            if stored is None:
+                _insert_judgment(c, record)
+                c.execute("DELETE FROM expert_drafts WHERE assignment_id = ?", (a["id"],))
+                added += 1
+            elif _same_judgment(c, tuple(stored), record):
+                already += 1
+            else:
+                kept.append(f"{checked.label}: {owner} has a different judgment of this comparison stored "
+                            f"already (judged in the app?); the stored one is kept")
+    done = sum(1 for kind, _, _ in results if kind == "result")
+    return PacketImport(packet_id, owner, added, already, len(packet.items) - done, drafts_added, drafts_already,
+                        drafts_kept, tuple(kept), states)

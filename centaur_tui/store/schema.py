@@ -161,6 +161,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "the provider's finish reason of every call and failed attempt (NULL: not recorded)",
               ("ALTER TABLE calls ADD COLUMN finish_reason TEXT",
                "ALTER TABLE call_errors ADD COLUMN finish_reason TEXT")),
+    # The key of the judging packets' HMAC (store.packets): one row, written on first need (the
+    # first packet export) from Python's `secrets`, never into a packet. Created lazily rather
+    # than here so that every database, also a copy made before its first export, gets its own.
+    Migration(4, "the per-session secret that signs judging packets (its row is written on first need)",
+              ("CREATE TABLE IF NOT EXISTS session_secret (id INTEGER PRIMARY KEY CHECK (id = 1),"
+               " secret TEXT NOT NULL, created_at TEXT NOT NULL)",)),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 
@@ -209,15 +215,19 @@ def migrate(conn: sqlite3.Connection, path: Path, target: int = SCHEMA_VERSION) 
 
 
 PACKET_FORMAT = "centaur-judging-packet"
-PACKET_VERSION = 1
-"""A packet file says its format and version in `packet_meta`; a reader refuses any other version."""
+PACKET_VERSION = 2
+"""A packet file says its format and version in `packet_meta`; a reader refuses any other version.
+Version 2 (issue 13): `packet_meta` holds the session's name and fingerprint and the packet's
+HMAC (`mac`), each item its own HMAC (`items.mac`, also over its `exported_state`, the state
+`state` started from); a version 1 packet has neither and is
+refused (export it again)."""
 
 PACKET_TABLES = (
     "CREATE TABLE IF NOT EXISTS packet_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS items (
         token TEXT PRIMARY KEY, position INTEGER NOT NULL, task_title TEXT NOT NULL, task_prompt TEXT NOT NULL,
         deliverable TEXT NOT NULL, rubric TEXT NOT NULL, option_1 TEXT NOT NULL, option_2 TEXT NOT NULL,
-        state TEXT NOT NULL DEFAULT 'pending'
+        exported_state TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending', mac TEXT NOT NULL
     )""",
     """CREATE TABLE IF NOT EXISTS drafts (
         token TEXT PRIMARY KEY REFERENCES items (token), scores TEXT NOT NULL, winner TEXT,
