@@ -70,6 +70,9 @@ class ExpertStore:
             raise CentaurError(f"tasks not in this session: {', '.join(unknown)}", title="Cannot add expert")
         if any(e.id == expert.id for e in self.experts(study)):
             raise CentaurError(f"expert {expert.id!r} already exists", title="Cannot add expert")
+        clash = study.session.name_clash(expert.id)
+        if clash is not None:
+            raise CentaurError(f"expert id {expert.id!r} is {clash}; choose another id", title="Cannot add expert")
         with self.store.write() as c:
             c.execute(
                 "INSERT INTO app_experts (id, name, tasks, created_at) VALUES (?, ?, ?, ?)",

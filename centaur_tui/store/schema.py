@@ -161,6 +161,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "the provider's finish reason of every call and failed attempt (NULL: not recorded)",
               ("ALTER TABLE calls ADD COLUMN finish_reason TEXT",
                "ALTER TABLE call_errors ADD COLUMN finish_reason TEXT")),
+    # 16 random bytes (128 bits) from SQLite's CSPRNG: two sessions with the same name, seed and
+    # candidates (whose comparison ids are then equal) still tell their exports apart.
+    Migration(4, "a random id of the session database (meta.session_id), which its CSV exports carry",
+              ("INSERT OR IGNORE INTO meta (key, value) VALUES ('session_id', lower(hex(randomblob(16))))",)),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 
