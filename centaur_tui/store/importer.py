@@ -107,15 +107,16 @@ class ImportRules:
         problems = []
         added: list[ExpertSpec] = []
         for expert_id in dict.fromkeys(self.add_experts):
+            clash = self.session.name_clash(expert_id)
+            if clash is not None:
+                problems.append(f"{expert_id!r} is {clash}")
+                continue
             try:
                 spec = ExpertSpec(id=expert_id, name=expert_id)
             except ValueError:
                 problems.append(f"{expert_id!r} is not an expert id (lowercase letters, digits, _; a letter first)")
                 continue
-            clash = self.session.name_clash(expert_id)
-            if clash is not None:
-                problems.append(f"{expert_id!r} is {clash}")
-            elif expert_id not in self.experts:
+            if expert_id not in self.experts:
                 added.append(spec)
         if problems:
             raise ImportFileError("--add-experts: " + "; ".join(problems) + "; nothing was imported")
