@@ -37,7 +37,8 @@ Rows = list[dict[str, str]]
 def _run(folder: Path, name: str = "small", judging: str = "") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.toml"
-    path.write_text(small_session_toml(name=name, runs=1, tasks=TASKS, extra=EXPERTS, judging=judging), encoding="utf-8")
+    text = small_session_toml(name=name, runs=1, tasks=TASKS, extra=EXPERTS, judging=judging)
+    path.write_text(text, encoding="utf-8")
     study = load_session(path)
     with Store(study.database) as store:
         asyncio.run(Pipeline(study, store).run())
