@@ -160,6 +160,11 @@ class JudgingParams(Strict):
     structured_output: bool = Field(True, description="Ask for JSON via response_format where supported.")
     plain_family: str | None = Field(None, description="Family of the plain candidate (None: no family).")
     expert_min_rationale: int = Field(20, ge=0, le=2000, description="Characters an expert's rationale needs at least.")
+    expert_max_masks: int | None = Field(
+        None, ge=0, le=1_000_000,
+        description="Set a comparison aside from expert queues when masking its two outputs replaces more than this "
+        "many identity phrases (None: no limit), as Chatbot Arena drops battles with a leaked identity.",
+    )
 
     @property
     def reask_cap(self) -> int:
