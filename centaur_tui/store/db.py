@@ -260,9 +260,13 @@ class Store:
             return judgment_id
 
     def judged_slots(self) -> set[tuple[str, str, int]]:
-        """(comparison_id, judge, presentation) of every stored judgment."""
+        """(comparison_id, judge, presentation) of every stored LLM judgment (the pipeline's resume set).
+
+        LLM only: an expert's judgment under the same name must not pass for the judge's.
+        """
         with self._lock:
-            return {tuple(r) for r in self._conn.execute("SELECT comparison_id, judge, presentation FROM judgments")}  # type: ignore[misc]
+            return {tuple(r) for r in self._conn.execute(  # type: ignore[misc]
+                "SELECT comparison_id, judge, presentation FROM judgments WHERE judge_kind = 'llm'")}
 
     # -- counts and exports -------------------------------------------------------------------
 
