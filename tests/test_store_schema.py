@@ -11,6 +11,7 @@ back every row.
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import sqlite3
 import threading
@@ -93,10 +94,12 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     after = _tables(path)
 
     # Migration 2 changes the version rows of meta; migration 3 adds a NULL finish_reason
-    # (not recorded) as the last column of calls and call_errors; migration 4 adds an empty table.
+    # (not recorded) as the last column of calls and call_errors; migration 4 adds an empty table;
+    # migration 5 adds a random 32-hex-digit session_id to meta.
     assert meta["schema_version"] == str(SCHEMA_VERSION) and "expert_schema_version" not in meta
+    assert re.fullmatch(r"[0-9a-f]{32}", meta["session_id"])
     old_meta = {k: v for k, v in before.pop("meta") if k not in ("schema_version", "expert_schema_version")}
-    assert {k: v for k, v in after.pop("meta") if k != "schema_version"} == old_meta
+    assert {k: v for k, v in after.pop("meta") if k not in ("schema_version", "session_id")} == old_meta
     assert after.pop("session_secret") == []  # migration 4: written on the first packet export only
     for table in ("calls", "call_errors"):
         assert all(row[-1] is None for row in after[table])

@@ -115,6 +115,8 @@ def load_session(path: Path | str) -> Study:
                     )
     for field, problem in session.human_worker_problems():
         raise ConfigError(str(path), field, problem)
+    for field, problem in session.name_problems():
+        raise ConfigError(str(path), field, problem)
     database = (path.parent / (session.database or f"{session.name}.db")).resolve()
     tasks = {t: all_tasks[t] for t in session.tasks}
     log.info("session %s read from %s: %d task(s), %d run(s), database %s", session.name, path, len(tasks),

@@ -35,6 +35,8 @@ def assign(session: str, expert_id: str, n: int, strategy: str, overlap: int, re
     )
     if result.added < n:
         click.secho(f"Only {result.added} of {n} could be assigned: the eligible pool ran out.", fg="yellow")
+    if result.set_aside_note:
+        click.echo(result.set_aside_note + " ([judging] expert_max_masks).")
     if result.tasks:
         click.echo("  tasks: " + ", ".join(f"{t} {k}" for t, k in sorted(result.tasks.items())))
         click.echo("  modes: " + ", ".join(f"{m} {k}" for m, k in sorted(result.modes.items())))

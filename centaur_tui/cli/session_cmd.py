@@ -226,6 +226,8 @@ def export(session: str, out_dir: Path) -> None:
         say_simulated()
     for name, n in result.written.items():
         click.echo(f"{out_dir / name}: {n:,} rows")
+    if result.manifest is not None:
+        click.echo(f"{result.manifest}: the session these files belong to (`centaur import` checks it)")
 
 
 @click.command()

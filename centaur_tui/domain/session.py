@@ -160,6 +160,11 @@ class JudgingParams(Strict):
     structured_output: bool = Field(True, description="Ask for JSON via response_format where supported.")
     plain_family: str | None = Field(None, description="Family of the plain candidate (None: no family).")
     expert_min_rationale: int = Field(20, ge=0, le=2000, description="Characters an expert's rationale needs at least.")
+    expert_max_masks: int | None = Field(
+        None, ge=0, le=1_000_000,
+        description="Set a comparison aside from expert queues when masking its two outputs replaces more than this "
+        "many identity phrases (None: no limit), as Chatbot Arena drops battles with a leaked identity.",
+    )
 
     @property
     def reask_cap(self) -> int:
@@ -260,6 +265,38 @@ class Session(Strict):
                     problems.append((where, f"{value!r} is listed twice"))
         if not arm.conditions:
             problems.append(("human_workers", "no condition: list assistants or set include_plain = true"))
+        return problems
+
+    def name_clash(self, expert_id: str) -> str | None:
+        """What an expert id would be confused with (an LLM judge, a model, the worker, `plain`), or None.
+
+        Judgments are stored under the judge's name, so an expert sharing an LLM judge's name
+        would have their judgments taken for the judge's (issue 13: a packet import stored 0 of
+        4); a model or worker name as an expert id would blur who wrote and who judged.
+        """
+        for j in self.judges:
+            if j.name == expert_id:
+                return f"the name of LLM judge {j.name!r} (family {j.family})"
+        for m in self.models:
+            if m.name == expert_id:
+                return f"the name of model {m.name!r}"
+        if self.worker.name == expert_id:
+            return f"the name of the worker {self.worker.name!r}"
+        if expert_id == PLAIN:
+            return f"{PLAIN!r}, the candidate name of the unaided worker"
+        return None
+
+    def name_problems(self) -> list[tuple[str, str]]:
+        """(field, problem) for each expert id that is also a judge's, model's or worker's name; empty when none.
+
+        Checked by the loader, which names the file and the field `experts[i 'id'].id`.
+        """
+        problems = []
+        for i, e in enumerate(self.experts):
+            clash = self.name_clash(e.id)
+            if clash is not None:
+                problems.append((f"experts[{i} {e.id!r}].id", f"expert id {e.id!r} is {clash}; give the expert "
+                                 "another id (judgments are stored under the judge's name)"))
         return problems
 
     @property

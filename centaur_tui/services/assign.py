@@ -37,6 +37,17 @@ class AssignResult:
     """Places in the expert's queue now."""
     judged: int
     """Of which judged."""
+    set_aside: int = 0
+    """Comparisons left out of the pool: masking their outputs replaced more than `max_masks` phrases."""
+    max_masks: int | None = None
+    """`[judging] expert_max_masks` (None: no limit, nothing set aside)."""
+
+    @property
+    def set_aside_note(self) -> str | None:
+        """"K comparisons set aside: identity masked more than N times", or None when none were."""
+        if not self.set_aside:
+            return None
+        return f"{self.set_aside:,} comparison(s) set aside: identity masked more than {self.max_masks} time(s)"
 
     @property
     def repeats(self) -> int:
@@ -63,6 +74,9 @@ def assign_comparisons(
         overlap: K for the overlap strategy (experts per comparison).
         repeat_share: Share of the places given to swapped repeats.
 
+    With `[judging] expert_max_masks = N`, comparisons whose two outputs needed more than N
+    identity phrases masked are left out of the pool and counted (`AssignResult.set_aside`).
+
     Raises:
         CentaurError: unknown expert, or the session has no comparisons yet.
     """
@@ -73,6 +87,14 @@ def assign_comparisons(
     pool = experts.pool()
     if not pool:
         raise CentaurError("the session has no comparisons yet: run it first", title="No comparisons yet")
+    limit = study.session.judging.expert_max_masks
+    set_aside = 0
+    if limit is not None:
+        from centaur_tui.store import session_blinding
+
+        masked = experts.masked_counts(session_blinding(study))
+        kept = [c for c in pool if masked.get(c.id, 0) <= limit]
+        set_aside, pool = len(pool) - len(kept), kept
     planned = plan_assignments(
         pool, expert, experts.existing(), n, strategy, study.session.seed, overlap=overlap, repeat_share=repeat_share,
     )
@@ -83,5 +105,5 @@ def assign_comparisons(
         expert=expert, strategy=strategy, requested=n, added=added, planned=planned,
         tasks=Counter(by_id[p.comparison_id].task for p in planned),
         modes=Counter(by_id[p.comparison_id].mode for p in planned),
-        assigned=assigned, judged=judged,
+        assigned=assigned, judged=judged, set_aside=set_aside, max_masks=limit,
     )

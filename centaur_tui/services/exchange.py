@@ -23,25 +23,27 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CsvExport:
-    """Rows written per CSV file, and whether the data is simulated."""
+    """Rows written per CSV file, the session.json that ties them to the session, and whether the data is simulated."""
 
     out_dir: Path
     written: dict[str, int]
     simulated: bool
+    manifest: Path | None = None
 
 
 def export_csv(study: Study, out_dir: Path) -> CsvExport:
-    """Write judgments.csv, scores.csv and outputs.csv of a session into `out_dir`.
+    """Write judgments.csv, scores.csv, outputs.csv and session.json of a session into `out_dir`.
 
     Raises:
         NoDatabaseError: the session has not been run.
     """
     from centaur_tui.pipeline.export import export_session
+    from centaur_tui.store import MANIFEST
 
     with open_store(study, title="Nothing to export") as store:
         simulated = stored_simulated(store)
-        written = export_session(store, out_dir)
-    return CsvExport(out_dir, written, simulated)
+        written = export_session(store, out_dir, study.session.name)
+    return CsvExport(out_dir, written, simulated, out_dir / MANIFEST)
 
 
 @dataclass(frozen=True)
@@ -52,19 +54,30 @@ class CsvImport:
     simulated: bool
 
 
-def import_csv(study: Study, directory: Path) -> CsvImport:
+def import_csv(
+    study: Study, directory: Path, *, add_experts: tuple[str, ...] = (), external: bool = False
+) -> CsvImport:
     """Validate and store judgments from an export folder (judgments.csv, scores.csv) in a session's database.
+
+    Args:
+        study: The session.
+        directory: The folder `centaur export` wrote (with its session.json).
+        add_experts: Expert ids to register with the import; every other expert must be registered.
+        external: Accept a folder without session.json (judgments made with another tool).
 
     Raises:
         NoDatabaseError: the session has not been run (its comparisons must be stored).
-        CentaurError: the files do not fit the session, or conflict with stored judgments (nothing written).
+        CentaurError: the files are another session's, do not fit the session, or conflict with
+            stored judgments (nothing written).
     """
-    from centaur_tui.store import import_export
+    from centaur_tui.store import ExpertStore, ImportRules, import_export
 
     rubrics = {t: study.rubric(t) for t in study.tasks}
     with open_store(study, title="Nothing to import into") as store:
         simulated = stored_simulated(store)
-        summary = import_export(store, directory, rubrics)
+        experts = {e.id: e for e in ExpertStore(store).experts(study)}
+        rules = ImportRules(study.session, experts, add_experts)
+        summary = import_export(store, directory, rubrics, rules, external=external)
     return CsvImport(summary, simulated)
 
 

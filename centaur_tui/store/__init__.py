@@ -27,11 +27,17 @@ from centaur_tui.store.audit import (
     errors_of,
     left_out,
 )
-from centaur_tui.store.db import Store
+from centaur_tui.store.db import JudgeNameClashError, Store
 from centaur_tui.store.importer import (
+    MANIFEST,
     ImportConflictError,
     ImportFileError,
+    ImportRules,
     ImportSummary,
+    JudgeTally,
+    check_manifest,
+    export_fingerprint,
+    export_manifest,
     import_export,
     read_export,
     store_judgments,
@@ -67,12 +73,13 @@ from centaur_tui.store.work import (
 )
 
 __all__ = [
-    "PACKET_FORMAT", "PACKET_VERSION", "SCHEMA_VERSION", "STATES",
+    "MANIFEST", "PACKET_FORMAT", "PACKET_VERSION", "SCHEMA_VERSION", "STATES",
     "AuditComparison", "AuditJudgment", "CellAudit", "ExpertStore", "ImportConflictError", "ImportFileError",
-    "ImportSummary", "JudgingError", "JudgingSource", "LeftOut", "PacketError", "PacketExport", "PacketImport",
-    "PacketJudging", "PacketRefused", "SessionJudging", "SessionState", "SessionWork", "Store", "WorkDraft",
-    "WorkError", "WorkItem", "WorkQueueItem", "WorkStore",
-    "calls_of", "cell_audit", "comparison_lengths", "comparison_texts", "errors_of", "export_packet", "expert_record",
+    "ImportRules", "ImportSummary", "JudgeNameClashError", "JudgeTally", "JudgingError", "JudgingSource", "LeftOut",
+    "PacketError", "PacketExport", "PacketImport", "PacketJudging", "PacketRefused", "SessionJudging", "SessionState",
+    "SessionWork", "Store", "WorkDraft", "WorkError", "WorkItem", "WorkQueueItem", "WorkStore", "calls_of",
+    "cell_audit", "check_manifest", "comparison_lengths", "comparison_texts", "errors_of", "expert_record",
+    "export_fingerprint", "export_manifest", "export_packet",
     "fingerprint", "import_export", "import_packet", "left_out", "masking_log", "option_score_rows",
     "read_blinding_file", "read_export", "report_inputs", "session_blinding", "session_fingerprint", "store_judgments", "word_count",
 ]

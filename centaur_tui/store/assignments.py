@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from centaur_tui.domain.assignment import ExistingAssignment, PlannedAssignment, PoolComparison
+from centaur_tui.domain.blinding import Blinding
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.plan import summarize
 from centaur_tui.domain.session import ExpertSpec
@@ -70,6 +71,9 @@ class ExpertStore:
             raise CentaurError(f"tasks not in this session: {', '.join(unknown)}", title="Cannot add expert")
         if any(e.id == expert.id for e in self.experts(study)):
             raise CentaurError(f"expert {expert.id!r} already exists", title="Cannot add expert")
+        clash = study.session.name_clash(expert.id)
+        if clash is not None:
+            raise CentaurError(f"expert id {expert.id!r} is {clash}; choose another id", title="Cannot add expert")
         with self.store.write() as c:
             c.execute(
                 "INSERT INTO app_experts (id, name, tasks, created_at) VALUES (?, ?, ?, ?)",
@@ -99,6 +103,20 @@ class ExpertStore:
             )
             for r in rows
         ]
+
+    def masked_counts(self, blinding: Blinding) -> dict[str, int]:
+        """Identity phrases masked in the two outputs of every comparison (what an expert would be shown).
+
+        Each output is masked once, however many comparisons hold it (an output is in
+        candidates - 1 comparisons of its tournament).
+        """
+        per_output: dict[str, int] = {}
+        for r in self.store.read("SELECT id, text FROM outputs"):
+            per_output[r["id"]] = sum(m.occurrences for m in blinding.mask(r["text"])[1])
+        return {
+            r["id"]: per_output.get(r["output_a"], 0) + per_output.get(r["output_b"], 0)
+            for r in self.store.read("SELECT id, output_a, output_b FROM comparisons")
+        }
 
     def existing(self) -> list[ExistingAssignment]:
         rows = self.store.read(

@@ -38,6 +38,12 @@ _JUDGMENT_ROWS_SQL = (
 """One tidy row per judgment, in the export's column order (`judgment_rows`, `judgment_table`)."""
 
 
+class JudgeNameClashError(StoreError):
+    """A judgment's judge shares its name with a judge of the other kind (an expert named like an LLM judge)."""
+
+    title = "Judge name clash"
+
+
 class Store:
     """The database of one session. One writer connection per process; safe across threads.
 
@@ -233,6 +239,18 @@ class Store:
                 ),
             )
             if cur.rowcount == 0:
+                # Same key stored: "already stored" only when the same kind of judge stored it;
+                # an expert named like an LLM judge must not lose judgments silently (issue 13).
+                kind = c.execute(
+                    "SELECT judge_kind FROM judgments WHERE comparison_id = ? AND judge = ? AND presentation = ?"
+                    " AND revision = ?", (record.comparison_id, record.judge, record.presentation, record.revision),
+                ).fetchone()
+                if kind is not None and kind[0] != record.judge_kind:
+                    raise JudgeNameClashError(
+                        f"{record.judge_kind} judge {record.judge!r} has the name of an {kind[0]} judge whose judgment"
+                        f" of {record.comparison_id} (presentation {record.presentation}, revision {record.revision})"
+                        " is stored; nothing was written. Give the expert another id."
+                    )
                 return None
             judgment_id = cur.lastrowid
             c.executemany(
@@ -242,9 +260,13 @@ class Store:
             return judgment_id
 
     def judged_slots(self) -> set[tuple[str, str, int]]:
-        """(comparison_id, judge, presentation) of every stored judgment."""
+        """(comparison_id, judge, presentation) of every stored LLM judgment (the pipeline's resume set).
+
+        LLM only: an expert's judgment under the same name must not pass for the judge's.
+        """
         with self._lock:
-            return {tuple(r) for r in self._conn.execute("SELECT comparison_id, judge, presentation FROM judgments")}  # type: ignore[misc]
+            return {tuple(r) for r in self._conn.execute(  # type: ignore[misc]
+                "SELECT comparison_id, judge, presentation FROM judgments WHERE judge_kind = 'llm'")}
 
     # -- counts and exports -------------------------------------------------------------------
 

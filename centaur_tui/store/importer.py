@@ -8,18 +8,31 @@ unique key; an identical stored judgment is left alone, a different one is a con
 correction must come as a new revision). Judgment ids from the file are kept when they are
 free, so an export imported into a copy of the session without judgments exports to the
 same files.
+
+An import is bound to its session (issue 13): an export carries `session.json` with the
+session's name and a fingerprint of the random id its database got at creation (migration 5,
+`meta.session_id`), and a folder exported from another database is refused, even when its
+comparison ids match (they hash only run, task, mode and candidate names). With `ImportRules`,
+every judgment must also fit the study: an LLM judge of the session that is eligible for the
+comparison (leave-family-out), a registered expert (or one added explicitly), a tie only where
+ties are allowed.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, cast
 
 from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.plan import Comparison, Mode, digest, eligible_judges
 from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRecord
+from centaur_tui.domain.session import ExpertSpec, Session
 from centaur_tui.domain.task import Rubric
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
@@ -33,6 +46,10 @@ SCORE_COLUMNS = ("comparison_id", "judge", "candidate", "dimension", "dimension_
 JUDGE_KINDS = ("llm", "expert")
 MAX_PROBLEMS = 25
 """Problems listed in one error message; the rest are counted."""
+MANIFEST = "session.json"
+"""The file beside an export's CSVs that names the session it comes from."""
+MANIFEST_FORMAT = "centaur-export"
+MANIFEST_VERSION = 1
 
 
 class ImportFileError(CentaurError):
@@ -48,19 +65,119 @@ class ImportConflictError(CentaurError):
 
 
 @dataclass(frozen=True)
+class JudgeTally:
+    """What an import stored for one judge."""
+
+    judge: str
+    kind: str
+    inserted: int
+    unchanged: int
+
+
+@dataclass(frozen=True)
 class ImportSummary:
-    """What an import did."""
+    """What an import did: totals, per judge, and the experts it registered."""
 
     judgments: int
     inserted: int
     unchanged: int
     scores: int
+    by_judge: tuple[JudgeTally, ...] = ()
+    experts_added: tuple[str, ...] = ()
+    bound: bool = False
+    """The files carried this session's session.json (False: --external files without one)."""
+
+
+@dataclass(frozen=True)
+class ImportRules:
+    """Who may have judged what: the session's LLM judges, its experts and judging rules.
+
+    Args:
+        session: The session (judges, families, `allow_ties`, `orders`).
+        experts: The registered experts (session file and app), by id.
+        add_experts: Expert ids to register with this import (`--add-experts`).
+    """
+
+    session: Session
+    experts: Mapping[str, ExpertSpec]
+    add_experts: tuple[str, ...] = ()
+
+    def new_experts(self) -> list[ExpertSpec]:
+        """The experts to register, checked (ImportFileError naming `--add-experts`); registered ones are skipped."""
+        problems = []
+        added: list[ExpertSpec] = []
+        for expert_id in dict.fromkeys(self.add_experts):
+            clash = self.session.name_clash(expert_id)
+            if clash is not None:
+                problems.append(f"{expert_id!r} is {clash}")
+                continue
+            try:
+                spec = ExpertSpec(id=expert_id, name=expert_id)
+            except ValueError:
+                problems.append(f"{expert_id!r} is not an expert id (lowercase letters, digits, _; a letter first)")
+                continue
+            if expert_id not in self.experts:
+                added.append(spec)
+        if problems:
+            raise ImportFileError("--add-experts: " + "; ".join(problems) + "; nothing was imported")
+        return added
+
+    def problems(self, comp: ComparisonRecord, kind: str, judge: str, family: str,
+                 presentation: int, winner: str | None) -> list[tuple[str, str]]:
+        """(column, problem) for each way a judgment does not fit the study; empty when it fits."""
+        session = self.session
+        out: list[tuple[str, str]] = []
+        if winner == "tie" and not session.judging.allow_ties:
+            out.append(("winner", "'tie', but this session does not allow ties ([judging] allow_ties = false)"))
+        if kind == "llm":
+            spec = next((j for j in session.judges if j.name == judge), None)
+            if spec is None:
+                known = ", ".join(j.name for j in session.judges)
+                out.append(("judge", f"{judge!r} is not an LLM judge of this session (its judges: {known})"))
+                return out
+            if family and family != spec.family:
+                out.append(("judge_family", f"{family!r} but LLM judge {judge!r} is of family {spec.family!r}"))
+            orders = (0, 1) if session.judging.orders == "both" else (0,)
+            if presentation not in orders:
+                out.append(("presentation", f"{presentation} but this session judges each pair in "
+                                            f"{session.judging.orders} order(s) ([judging] orders)"))
+            pair = Comparison(comp.run, comp.task, cast(Mode, comp.mode), comp.candidate_a, comp.candidate_b)
+            try:
+                eligible = {j.name for j in eligible_judges(session, pair)}
+            except KeyError as exc:
+                out.append(("comparison_id", f"candidate {exc.args[0]!r} of {comp.id} is not a model of this session"))
+                return out
+            if judge not in eligible:
+                out.append(("judge", f"LLM judge {judge!r} (family {spec.family}) may not judge {comp.id}: it holds "
+                                     f"an output of family {spec.family} ({comp.candidate_a} vs {comp.candidate_b}; "
+                                     "leave-family-out)"))
+            return out
+        clash = session.name_clash(judge)
+        if clash is not None:
+            out.append(("judge", f"expert {judge!r} is {clash}; an expert's id must differ from every judge "
+                                 "and model name"))
+            return out
+        if family:
+            out.append(("judge_family", f"{family!r} given for an expert (must be empty)"))
+        expert = self.experts.get(judge)
+        if expert is None and judge not in self.add_experts:
+            known = ", ".join(sorted(self.experts)) or "none"
+            out.append(("judge", f"{judge!r} is not an expert of this session (registered: {known}); "
+                                 "register new experts with --add-experts"))
+        elif expert is not None and expert.tasks and comp.task not in expert.tasks:
+            out.append(("judge", f"expert {judge!r} judges only {', '.join(expert.tasks)}, not {comp.task!r}"))
+        if presentation not in (0, 1):
+            out.append(("presentation", f"{presentation} but an expert judgment is presentation 0 or 1 "
+                                        "(1: the swapped repeat)"))
+        return out
 
 
 @dataclass
 class _Problems:
     items: list[str] = field(default_factory=list)
     count: int = 0
+    refused: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """Rows of judgments.csv with a problem, per (judge, kind)."""
 
     def add(self, where: str, message: str) -> None:
         self.count += 1
@@ -70,8 +187,13 @@ class _Problems:
     def raise_if_any(self) -> None:
         if self.count:
             more = f"\n  ... and {self.count - len(self.items)} more" if self.count > len(self.items) else ""
+            per_judge = ""
+            if self.refused:
+                per_judge = "\nRefused rows of judgments.csv per judge: " + ", ".join(
+                    f"{judge or '(empty)'} ({kind or '?'}) {n:,}" for (judge, kind), n in sorted(self.refused.items())
+                )
             raise ImportFileError(
-                f"{self.count} problem(s); nothing was imported:\n  " + "\n  ".join(self.items) + more
+                f"{self.count} problem(s); nothing was imported:\n  " + "\n  ".join(self.items) + more + per_judge
             )
 
 
@@ -144,6 +266,7 @@ def read_export(
     directory: Path,
     comparisons: Mapping[str, ComparisonRecord],
     rubrics: Mapping[str, Rubric],
+    rules: ImportRules | None = None,
 ) -> list[JudgmentRecord]:
     """Read and validate judgments.csv and scores.csv of an export folder.
 
@@ -151,6 +274,7 @@ def read_export(
         directory: Folder holding judgments.csv and scores.csv (the format `centaur export` writes).
         comparisons: The session's comparisons by id (`Store.comparisons()`).
         rubrics: The rubric of each task of the session.
+        rules: Who may have judged what; None checks the files only (the judges are not checked).
 
     Returns:
         The judgments with their scores, in file order; `id` is the file's judgment_id (or None).
@@ -178,8 +302,10 @@ def read_export(
 
         cid = row["comparison_id"].strip()
         comp = comparisons.get(cid)
+        tally = (row["judge"].strip(), row["judge_kind"].strip())
         if comp is None:
             err("comparison_id", f"unknown comparison {cid!r} (not in this session)")
+            problems.refused[tally] += 1
             continue
         try:
             if _int(row["run"]) != comp.run:
@@ -245,15 +371,23 @@ def read_export(
         except ValueError:
             err("seconds", f"{row.get('seconds')!r} is not a non-negative number")
             seconds = None
+        family = row["judge_family"].strip()
+        if rules is not None and judge and kind in JUDGE_KINDS:
+            for column, message in rules.problems(comp, kind, judge, family, int(ints["presentation"] or 0), winner):
+                err(column, message)
+            if kind == "llm" and not family and judge in {j.name for j in rules.session.judges}:
+                family = rules.session.judge(judge).family
         if (len(problems.items), problems.count) != bad:
+            problems.refused[tally] += 1
             continue
         key = (cid, judge, int(ints["presentation"] or 0), int(ints["revision"] or 0))
         if key in keys:
             err("comparison_id", f"same comparison, judge, presentation and revision as {keys[key]}")
+            problems.refused[tally] += 1
             continue
         keys[key] = f"row {i}"
         record = JudgmentRecord(
-            comparison_id=cid, judge=judge, judge_kind=kind, judge_family=row["judge_family"].strip() or None,  # type: ignore[arg-type]
+            comparison_id=cid, judge=judge, judge_kind=kind, judge_family=family or None,  # type: ignore[arg-type]
             presentation=key[2], option1=option1, option2=option2, winner=winner, option1_mean=means[0],
             option2_mean=means[1], valid=bool(valid), invalid_reason=reason,
             rationale=row["rationale"] if row["rationale"] != "" else None, call_key=None,
@@ -358,24 +492,34 @@ _COMPARED = ("judge_kind", "judge_family", "option1", "option2", "winner", "opti
              "valid", "invalid_reason", "rationale", "attempts", "seconds")
 
 
-def store_judgments(store: Store, records: Sequence[JudgmentRecord]) -> ImportSummary:
+def store_judgments(
+    store: Store, records: Sequence[JudgmentRecord], new_experts: Sequence[ExpertSpec] = ()
+) -> ImportSummary:
     """Store judgments with their scores in one BEGIN IMMEDIATE transaction, idempotently.
 
     Args:
         store: The session database.
         records: Validated judgments (`read_export`); `id` is kept as the row id when free.
+        new_experts: Experts to register (table `app_experts`) in the same transaction.
 
     Returns:
-        How many were inserted and how many were already stored identically.
+        How many were inserted and how many were already stored identically, per judge too.
 
     Raises:
-        ImportConflictError: a stored judgment with the same key differs; nothing is written.
+        ImportConflictError: a stored judgment with the same key differs (or is another kind of
+            judge's); nothing is written.
     """
     inserted = unchanged = n_scores = 0
+    tallies: dict[tuple[str, str], list[int]] = {}
     now = utc_now()
     with store.write() as c:
+        c.executemany(
+            "INSERT OR IGNORE INTO app_experts (id, name, tasks, created_at) VALUES (?, ?, ?, ?)",
+            [(e.id, e.name, json.dumps(list(e.tasks)), now) for e in new_experts],
+        )
         taken = {row[0] for row in c.execute("SELECT id FROM judgments")}
         for rec in records:
+            tally = tallies.setdefault((rec.judge, rec.judge_kind), [0, 0])
             row = c.execute(
                 "SELECT id, " + ", ".join(_COMPARED) + " FROM judgments"
                 " WHERE comparison_id = ? AND judge = ? AND presentation = ? AND revision = ?",
@@ -391,6 +535,13 @@ def store_judgments(store: Store, records: Sequence[JudgmentRecord]) -> ImportSu
                 same = all(stored[k] == getattr(rec, k) for k in _COMPARED) and [
                     tuple(s) for s in scores
                 ] == [(s.candidate, s.dimension, s.dimension_kind, s.score) for s in rec.scores]
+                if stored["judge_kind"] != rec.judge_kind:
+                    # Never "already stored" for another kind of judge with the same name (issue 13).
+                    raise ImportConflictError(
+                        f"{rec.judge_kind} judge {rec.judge!r} has the name of an {stored['judge_kind']} judge whose "
+                        f"judgment of {rec.comparison_id} (presentation {rec.presentation}, revision {rec.revision}) "
+                        f"is stored as id {row[0]}. Nothing was imported."
+                    )
                 if not same:
                     diff = [k for k in _COMPARED if stored[k] != getattr(rec, k)] or ["scores"]
                     raise ImportConflictError(
@@ -399,6 +550,7 @@ def store_judgments(store: Store, records: Sequence[JudgmentRecord]) -> ImportSu
                         f"{', '.join(diff)}; a correction must come as a new revision. Nothing was imported."
                     )
                 unchanged += 1
+                tally[1] += 1
                 continue
             judgment_id = rec.id if rec.id is not None and rec.id not in taken else None
             cur = c.execute(
@@ -416,20 +568,107 @@ def store_judgments(store: Store, records: Sequence[JudgmentRecord]) -> ImportSu
                 [(new_id, s.candidate, s.dimension, s.dimension_kind, s.score) for s in rec.scores],
             )
             inserted += 1
+            tally[0] += 1
             n_scores += len(rec.scores)
-    return ImportSummary(judgments=len(records), inserted=inserted, unchanged=unchanged, scores=n_scores)
+    return ImportSummary(
+        judgments=len(records), inserted=inserted, unchanged=unchanged, scores=n_scores,
+        by_judge=tuple(JudgeTally(j, k, n[0], n[1]) for (j, k), n in sorted(tallies.items())),
+        experts_added=tuple(e.id for e in new_experts),
+    )
 
 
-def import_export(store: Store, directory: Path, rubrics: Mapping[str, Rubric]) -> ImportSummary:
+def session_id(store: Store) -> str:
+    """The random id the session database got when it was created (migration 5)."""
+    value = store.read_value("SELECT value FROM meta WHERE key = 'session_id'")
+    if not value:  # only a database edited by hand lacks it: the migration writes it
+        raise ImportFileError(f"{store.path}: meta.session_id is missing; the database cannot bind its exports")
+    return str(value)
+
+
+def export_fingerprint(store: Store) -> str:
+    """The tag an export carries: a digest of the database's random id (the id itself stays in the database)."""
+    return digest("export-session", session_id(store))[:32]
+
+
+def export_manifest(store: Store, session_name: str, written: Mapping[str, int]) -> dict[str, Any]:
+    """The content of an export's session.json: format, session name, fingerprint, rows per file."""
+    return {
+        "format": MANIFEST_FORMAT, "version": MANIFEST_VERSION, "session": session_name,
+        "fingerprint": export_fingerprint(store), "exported_at": utc_now(), "rows": dict(written),
+    }
+
+
+def check_manifest(store: Store, session_name: str, directory: Path, *, external: bool = False) -> bool:
+    """Refuse an export folder of another session; returns whether it carried a session.json.
+
+    Args:
+        store: The session database imported into.
+        session_name: The session's name, for messages.
+        directory: The export folder.
+        external: Files made by another tool may come without session.json; one that is
+            there is checked all the same.
+
+    Raises:
+        ImportFileError: session.json is missing (and not `external`), malformed, or names
+            another session's database.
+    """
+    path = Path(directory) / MANIFEST
+    if not path.is_file():
+        if external:
+            return False
+        raise ImportFileError(
+            f"{path}: missing; nothing was imported. `centaur export` writes it to tie the files to their session "
+            "(comparison ids alone do not: two sessions with the same candidates share them). For judgments "
+            "made with another tool, pass --external."
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ImportFileError(f"{path}: not a JSON manifest ({exc}); nothing was imported") from None
+    if not isinstance(data, dict):
+        raise ImportFileError(f"{path}: not a JSON object; nothing was imported")
+    if data.get("format") != MANIFEST_FORMAT or data.get("version") != MANIFEST_VERSION:
+        raise ImportFileError(
+            f"{path}, field format/version: {data.get('format')!r} version {data.get('version')!r}, expected "
+            f"{MANIFEST_FORMAT!r} version {MANIFEST_VERSION}; nothing was imported"
+        )
+    theirs = data.get("fingerprint")
+    if theirs != export_fingerprint(store):
+        other = data.get("session")
+        why = (f"another database of a session named {other!r} (created separately: its comparison ids may match, "
+               "its judgments are not this study's)" if other == session_name else f"session {other!r}")
+        raise ImportFileError(
+            f"{path}, field fingerprint: these files were exported from {why}, not from this session's database "
+            f"({session_name!r}, {store.path.name}); nothing was imported"
+        )
+    return True
+
+
+def import_export(
+    store: Store, directory: Path, rubrics: Mapping[str, Rubric], rules: ImportRules | None = None,
+    *, session_name: str | None = None, external: bool = False,
+) -> ImportSummary:
     """Validate an export folder against the session in `store`, then store its judgments.
 
     Args:
         store: The session database; its comparisons must already be there.
-        directory: Folder with judgments.csv and scores.csv.
+        directory: Folder with judgments.csv and scores.csv (and session.json).
         rubrics: The rubric of each task of the session.
+        rules: Who may have judged what; with it session.json is checked too.
+        session_name: The session's name (default: the rules' session).
+        external: Accept a folder without session.json (judgments made with another tool).
 
     Returns:
         What was imported.
+
+    Raises:
+        ImportFileError: the files do not fit the session (nothing written).
+        ImportConflictError: a judgment differs from the stored one with its key (nothing written).
     """
-    records = read_export(directory, store.comparisons(), rubrics)
-    return store_judgments(store, records)
+    new: list[ExpertSpec] = []
+    bound = False
+    if rules is not None:
+        bound = check_manifest(store, session_name or rules.session.name, directory, external=external)
+        new = rules.new_experts()
+    records = read_export(directory, store.comparisons(), rubrics, rules)
+    return replace(store_judgments(store, records, new), bound=bound)

@@ -167,6 +167,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "the per-session secret that signs judging packets (its row is written on first need)",
               ("CREATE TABLE IF NOT EXISTS session_secret (id INTEGER PRIMARY KEY CHECK (id = 1),"
                " secret TEXT NOT NULL, created_at TEXT NOT NULL)",)),
+    # 16 random bytes (128 bits) from SQLite's CSPRNG: two sessions with the same name, seed and
+    # candidates (whose comparison ids are then equal) still tell their exports apart.
+    Migration(5, "a random id of the session database (meta.session_id), which its CSV exports carry",
+              ("INSERT OR IGNORE INTO meta (key, value) VALUES ('session_id', lower(hex(randomblob(16))))",)),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

@@ -347,8 +347,9 @@ stopped, and a finished run costs nothing to run again.
             overlap=request.overlap, repeat_share=request.repeat_share,
         )
         added, repeats, expert = result.added, result.repeats, result.expert
+        aside = f" {result.set_aside_note}." if result.set_aside_note else ""
         self.app.call_from_thread(
-            self.notify, f"{added} place(s) for {expert.name} ({repeats} swapped repeat(s)).", title="Assigned"
+            self.notify, f"{added} place(s) for {expert.name} ({repeats} swapped repeat(s)).{aside}", title="Assigned"
         )
         self.app.call_from_thread(self.load)
 
