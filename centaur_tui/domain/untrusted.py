@@ -31,8 +31,7 @@ REDACTED = "[redacted]"
 # of secret was there. Lengths are lower bounds of real keys (an OpenAI key is 51+ characters, a
 # Google key 39); the masked forms providers echo ("sk-proj-****abcd") are caught too.
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bsk-ant-[A-Za-z0-9_*\-]{4,}"), "sk-ant-" + REDACTED),
-    (re.compile(r"\bsk-[A-Za-z0-9_*\-]{4,}"), "sk-" + REDACTED),
+    (re.compile(r"\bsk-((?:ant-)?)[A-Za-z0-9_*\-]{4,}"), r"sk-\1" + REDACTED),
     (re.compile(r"\bAIza[0-9A-Za-z_\-]{16,}"), "AIza" + REDACTED),
     (re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{16,}"), REDACTED),
     (re.compile(r"\bhf_[A-Za-z0-9]{16,}"), "hf_" + REDACTED),

@@ -26,7 +26,7 @@ _UNREACHABLE = ("APIConnectionError", "Timeout", "TimeoutError", "ServiceUnavail
 
 # litellm prefixes its own labels ("litellm.BadRequestError: OpenAIException - ..."): dropped,
 # since the error type is stored in its own column.
-_LITELLM_PREFIX = re.compile(r"^(?:litellm\.)?[A-Za-z]+Error:\s*(?:[A-Za-z]+Exception\s*-\s*)?")
+_LITELLM_PREFIX = re.compile(r"^(?:(?:litellm\.)?[A-Za-z]+Error:\s*)+(?:[A-Za-z]+Exception\s*-\s*)?")
 
 
 def secrets_in_env(key_envs: Iterable[str] = ()) -> dict[str, str]:
@@ -36,6 +36,30 @@ def secrets_in_env(key_envs: Iterable[str] = ()) -> dict[str, str]:
         if value and _KEY_NAME.search(name):
             found.setdefault(name, value)
     return found
+
+
+_UNREACHABLE_TEXT = ("connection error", "connection refused", "connection reset", "timed out", "name or service",
+                     "nodename nor servname", "network is unreachable", "remote end closed")
+
+
+def _unreachable(exc: BaseException, kind: str, raw: str) -> bool:
+    """Whether the server was not reached or did not answer in time.
+
+    litellm 1.110.2 reports a refused connection as an InternalServerError "Connection error."
+    with status 500, so the exception chain and the text are read, not only the type.
+    """
+    if kind in _UNREACHABLE or isinstance(exc, TimeoutError):
+        return True
+    node: BaseException | None = exc
+    for _ in range(8):  # a bounded walk: chains are 2-4 deep here
+        if node is None:
+            break
+        name = type(node).__name__
+        if "Connect" in name or "Timeout" in name:
+            return True
+        node = node.__cause__ or node.__context__
+    lowered = raw.lower()
+    return any(t in lowered for t in _UNREACHABLE_TEXT)
 
 
 def _status(exc: BaseException) -> int | None:
@@ -71,7 +95,7 @@ def describe_failure(exc: BaseException, kind: str, endpoint: Endpoint, secrets:
     text = clean_untrusted(_LITELLM_PREFIX.sub("", raw.strip()), secrets, limit=EXPLANATION_CHARS, one_line=True)
     text = text or kind
     status = _status(exc)
-    if kind in _UNREACHABLE or isinstance(exc, TimeoutError):
+    if _unreachable(exc, kind, raw):
         where = endpoint.api_base or "the provider's default address"
         text = f"{text} (model {endpoint.model} at {clean_untrusted(where, secrets, limit=200)})"
     elif status is not None and f"{status}" not in text[:40]:
