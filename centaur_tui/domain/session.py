@@ -24,7 +24,7 @@ MAX_TOKENS = 1_000_000
 class SkillTable(Strict):
     """A skill in [0, 1] per task for a simulated model, with a default for other tasks."""
 
-    default: float = Field(0.5, ge=0.0, le=1.0)
+    default: float = Field(0.5, strict=True, ge=0.0, le=1.0)
     tasks: dict[str, float] = Field(default_factory=dict, max_length=1000)
 
     @field_validator("tasks")
@@ -55,20 +55,20 @@ class WorkerSimulation(Strict):
 class JudgeSimulation(Strict):
     """Knobs of a simulated judge: score noise (SD in rubric points) and position bias."""
 
-    noise: float = Field(0.8, ge=0.0, le=10.0, description="SD of the Gaussian noise added to each score.")
+    noise: float = Field(0.8, strict=True, ge=0.0, le=10.0, description="SD of the Gaussian noise added to each score.")
     position_bias: float = Field(
-        0.0, ge=-5.0, le=5.0, description="Rubric points added to the option shown first (negative: second)."
+        0.0, strict=True, ge=-5.0, le=5.0, description="Rubric points added to the option shown first (negative: second)."
     )
-    tie_margin: float = Field(0.15, ge=0.0, le=5.0, description="Average gap below which the judge calls a tie.")
+    tie_margin: float = Field(0.15, strict=True, ge=0.0, le=5.0, description="Average gap below which the judge calls a tie.")
 
 
 class Faults(Strict):
     """Faults the simulated provider injects, for tests and benchmarks."""
 
-    latency_s: float = Field(0.0, ge=0.0, le=600.0, description="Mean latency of each call in seconds.")
-    latency_jitter: float = Field(0.0, ge=0.0, le=1.0, description="Latency varies uniformly by +/- this share.")
-    error_rate: float = Field(0.0, ge=0.0, le=1.0, description="Share of attempts failing with a transient error.")
-    invalid_reply_rate: float = Field(0.0, ge=0.0, le=1.0, description="Share of judge replies that are invalid.")
+    latency_s: float = Field(0.0, strict=True, ge=0.0, le=600.0, description="Mean latency of each call in seconds.")
+    latency_jitter: float = Field(0.0, strict=True, ge=0.0, le=1.0, description="Latency varies uniformly by +/- this share.")
+    error_rate: float = Field(0.0, strict=True, ge=0.0, le=1.0, description="Share of attempts failing with a transient error.")
+    invalid_reply_rate: float = Field(0.0, strict=True, ge=0.0, le=1.0, description="Share of judge replies that are invalid.")
 
 
 RESERVED_PARAMS = {
@@ -99,8 +99,8 @@ class Endpoint(Strict):
     params: dict[str, float | int | str | bool] = Field(
         default_factory=dict, max_length=32, description="Extra litellm parameters for this model (e.g. reasoning_effort)."
     )
-    input_cost_per_mtok: float | None = Field(None, ge=0.0, description="USD per million input tokens, if litellm does not know.")
-    output_cost_per_mtok: float | None = Field(None, ge=0.0, description="USD per million output tokens, if litellm does not know.")
+    input_cost_per_mtok: float | None = Field(None, strict=True, ge=0.0, description="USD per million input tokens, if litellm does not know.")
+    output_cost_per_mtok: float | None = Field(None, strict=True, ge=0.0, description="USD per million output tokens, if litellm does not know.")
 
     @property
     def simulated(self) -> bool:
@@ -129,9 +129,9 @@ class ModelSpec(Endpoint):
 
     name: str = Field(min_length=1, max_length=MAX_LABEL, description="Display name, e.g. GPT-5-Mini; unique in the session.")
     family: str = Field(min_length=1, max_length=MAX_LABEL, description="Provider family, for leave-family-out judging.")
-    automation: bool = True
-    augmentation: bool = True
-    release_order: int | None = Field(None, ge=-1_000_000, le=1_000_000, description="Order within its family for criterion validity (1 = oldest).")
+    automation: bool = Field(True, strict=True)
+    augmentation: bool = Field(True, strict=True)
+    release_order: int | None = Field(None, strict=True, ge=-1_000_000, le=1_000_000, description="Order within its family for criterion validity (1 = oldest).")
     simulation: ModelSimulation = Field(default_factory=ModelSimulation)
 
 
@@ -166,7 +166,7 @@ class HumanWorkerArm(Strict):
                                      description="Expert ids (from [[experts]]) who write deliverables.")
     tasks: tuple[str, ...] = Field(min_length=1, max_length=MAX_TASKS, description="Task ids of this session the experts work on.")
     assistants: tuple[str, ...] = Field(default=(), max_length=MAX_MODELS, description="Assistant models whose assistance texts are used.")
-    include_plain: bool = Field(True, description="Include the plain condition (no assistance text).")
+    include_plain: bool = Field(True, strict=True, description="Include the plain condition (no assistance text).")
 
     @property
     def conditions(self) -> tuple[str, ...]:
@@ -177,26 +177,26 @@ class HumanWorkerArm(Strict):
 class GenerationParams(Strict):
     """Sampling parameters of generation calls (automation, assistance, worker)."""
 
-    temperature: float = Field(1.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(4000, ge=16, le=MAX_TOKENS)
+    temperature: float = Field(1.0, strict=True, ge=0.0, le=2.0)
+    max_tokens: int = Field(4000, strict=True, ge=16, le=MAX_TOKENS)
 
 
 class JudgingParams(Strict):
     """How judges are asked and how their replies are checked."""
 
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(2000, ge=16, le=MAX_TOKENS)
+    temperature: float = Field(0.0, strict=True, ge=0.0, le=2.0)
+    max_tokens: int = Field(2000, strict=True, ge=16, le=MAX_TOKENS)
     orders: Literal["one", "both"] = Field("one", description="'both' judges each pair in both presented orders.")
-    allow_ties: bool = True
-    max_invalid_retries: int = Field(2, ge=0, le=10, description="Re-asks after an invalid reply.")
+    allow_ties: bool = Field(True, strict=True)
+    max_invalid_retries: int = Field(2, strict=True, ge=0, le=10, description="Re-asks after an invalid reply.")
     reask_max_tokens: int | None = Field(
-        None, ge=16, le=MAX_TOKENS,
+        None, strict=True, ge=16, le=MAX_TOKENS,
         description="Cap of max_tokens for re-asking a judge whose reply was cut off at max_tokens: each such re-ask "
         "doubles the limit up to this (default 4 x max_tokens); a reply cut off at the cap is not re-asked.",
     )
-    structured_output: bool = Field(True, description="Ask for JSON via response_format where supported.")
+    structured_output: bool = Field(True, strict=True, description="Ask for JSON via response_format where supported.")
     plain_family: str | None = Field(None, max_length=MAX_LABEL, description="Family of the plain candidate (None: no family).")
-    expert_min_rationale: int = Field(20, ge=0, le=2000, description="Characters an expert's rationale needs at least.")
+    expert_min_rationale: int = Field(20, strict=True, ge=0, le=2000, description="Characters an expert's rationale needs at least.")
 
     @property
     def reask_cap(self) -> int:
@@ -207,13 +207,13 @@ class JudgingParams(Strict):
 class Limits(Strict):
     """Concurrency, timeouts and retries of provider calls."""
 
-    concurrency: int = Field(16, ge=1, le=1024, description="Calls in flight at once, overall.")
-    per_model_concurrency: int = Field(8, ge=1, le=1024, description="Calls in flight at once per model.")
-    timeout_s: float = Field(180.0, gt=0.0, le=3600.0, description="Per-call timeout in seconds.")
-    max_retries: int = Field(4, ge=0, le=20, description="Retries of transient errors (rate limit, timeout, 5xx).")
-    backoff_base_s: float = Field(1.0, ge=0.0, le=600.0, description="First backoff; doubles each retry, with jitter.")
+    concurrency: int = Field(16, strict=True, ge=1, le=1024, description="Calls in flight at once, overall.")
+    per_model_concurrency: int = Field(8, strict=True, ge=1, le=1024, description="Calls in flight at once per model.")
+    timeout_s: float = Field(180.0, strict=True, gt=0.0, le=3600.0, description="Per-call timeout in seconds.")
+    max_retries: int = Field(4, strict=True, ge=0, le=20, description="Retries of transient errors (rate limit, timeout, 5xx).")
+    backoff_base_s: float = Field(1.0, strict=True, ge=0.0, le=600.0, description="First backoff; doubles each retry, with jitter.")
     backoff_max_s: float = Field(
-        60.0, ge=0.0, le=3600.0, description="Longest wait before a retry, also when the server's Retry-After asks for more."
+        60.0, strict=True, ge=0.0, le=3600.0, description="Longest wait before a retry, also when the server's Retry-After asks for more."
     )
 
 
@@ -222,8 +222,8 @@ class Session(Strict):
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", max_length=MAX_LABEL)
     description: str = Field("", max_length=10_000)
-    seed: int = Field(0, ge=-(2**63), lt=2**63)
-    runs: int = Field(ge=1, le=MAX_RUNS, description="Independent replicate runs of the whole pipeline.")
+    seed: int = Field(0, strict=True, ge=-(2**63), lt=2**63)
+    runs: int = Field(strict=True, ge=1, le=MAX_RUNS, description="Independent replicate runs of the whole pipeline.")
     tasks: tuple[str, ...] = Field(min_length=1, max_length=MAX_TASKS, description="Task ids (files in tasks/).")
     tasks_dir: str = Field("../tasks", max_length=4096, description="Folder of task files, relative to the session file.")
     database: str | None = Field(None, min_length=1, max_length=4096, description="SQLite file, relative to the session file; default NAME.db.")

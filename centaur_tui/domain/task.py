@@ -49,7 +49,7 @@ class Requirement(Strict):
     label: str = Field(min_length=3, max_length=MAX_LABEL, description="Short phrase naming the requirement.")
     text: str = Field(min_length=1, description="The requirement as a checkable statement.")
     dimension: str = Field(pattern=SLUG, description="Id of the task dimension that checks it.")
-    difficulty: float = Field(0.5, ge=0.0, le=1.0, description="0 = easy, 1 = hard to satisfy.")
+    difficulty: float = Field(0.5, strict=True, ge=0.0, le=1.0, description="0 = easy, 1 = hard to satisfy.")
 
 
 class Task(Strict):
