@@ -57,18 +57,27 @@ class JudgeSimulation(Strict):
 
     noise: float = Field(0.8, strict=True, ge=0.0, le=10.0, description="SD of the Gaussian noise added to each score.")
     position_bias: float = Field(
-        0.0, strict=True, ge=-5.0, le=5.0, description="Rubric points added to the option shown first (negative: second)."
+        0.0, strict=True, ge=-5.0, le=5.0,
+        description="Rubric points added to the option shown first (negative: second)."
     )
-    tie_margin: float = Field(0.15, strict=True, ge=0.0, le=5.0, description="Average gap below which the judge calls a tie.")
+    tie_margin: float = Field(
+        0.15, strict=True, ge=0.0, le=5.0, description="Average gap below which the judge calls a tie."
+    )
 
 
 class Faults(Strict):
     """Faults the simulated provider injects, for tests and benchmarks."""
 
     latency_s: float = Field(0.0, strict=True, ge=0.0, le=600.0, description="Mean latency of each call in seconds.")
-    latency_jitter: float = Field(0.0, strict=True, ge=0.0, le=1.0, description="Latency varies uniformly by +/- this share.")
-    error_rate: float = Field(0.0, strict=True, ge=0.0, le=1.0, description="Share of attempts failing with a transient error.")
-    invalid_reply_rate: float = Field(0.0, strict=True, ge=0.0, le=1.0, description="Share of judge replies that are invalid.")
+    latency_jitter: float = Field(
+        0.0, strict=True, ge=0.0, le=1.0, description="Latency varies uniformly by +/- this share."
+    )
+    error_rate: float = Field(
+        0.0, strict=True, ge=0.0, le=1.0, description="Share of attempts failing with a transient error."
+    )
+    invalid_reply_rate: float = Field(
+        0.0, strict=True, ge=0.0, le=1.0, description="Share of judge replies that are invalid."
+    )
 
 
 RESERVED_PARAMS = {
@@ -94,13 +103,19 @@ class Endpoint(Strict):
     api_base: str | None = Field(None, max_length=2000, pattern=r"^https?://\S+$",
                                  description="Base URL of an OpenAI-compatible server, if any.")
     api_key_env: str | None = Field(
-        None, pattern=r"^[A-Z_][A-Z0-9_]*$", max_length=MAX_LABEL, description="Environment variable holding the key, if not litellm's default."
+        None, pattern=r"^[A-Z_][A-Z0-9_]*$", max_length=MAX_LABEL,
+        description="Environment variable holding the key, if not litellm's default."
     )
     params: dict[str, float | int | str | bool] = Field(
-        default_factory=dict, max_length=32, description="Extra litellm parameters for this model (e.g. reasoning_effort)."
+        default_factory=dict, max_length=32,
+        description="Extra litellm parameters for this model (e.g. reasoning_effort)."
     )
-    input_cost_per_mtok: float | None = Field(None, strict=True, ge=0.0, description="USD per million input tokens, if litellm does not know.")
-    output_cost_per_mtok: float | None = Field(None, strict=True, ge=0.0, description="USD per million output tokens, if litellm does not know.")
+    input_cost_per_mtok: float | None = Field(
+        None, strict=True, ge=0.0, description="USD per million input tokens, if litellm does not know."
+    )
+    output_cost_per_mtok: float | None = Field(
+        None, strict=True, ge=0.0, description="USD per million output tokens, if litellm does not know."
+    )
 
     @property
     def simulated(self) -> bool:
@@ -127,11 +142,18 @@ class Endpoint(Strict):
 class ModelSpec(Endpoint):
     """A candidate model: a solver in automation and/or an assistant in augmentation."""
 
-    name: str = Field(min_length=1, max_length=MAX_LABEL, description="Display name, e.g. GPT-5-Mini; unique in the session.")
-    family: str = Field(min_length=1, max_length=MAX_LABEL, description="Provider family, for leave-family-out judging.")
+    name: str = Field(
+        min_length=1, max_length=MAX_LABEL, description="Display name, e.g. GPT-5-Mini; unique in the session."
+    )
+    family: str = Field(
+        min_length=1, max_length=MAX_LABEL, description="Provider family, for leave-family-out judging."
+    )
     automation: bool = Field(True, strict=True)
     augmentation: bool = Field(True, strict=True)
-    release_order: int | None = Field(None, strict=True, ge=-1_000_000, le=1_000_000, description="Order within its family for criterion validity (1 = oldest).")
+    release_order: int | None = Field(
+        None, strict=True, ge=-1_000_000, le=1_000_000,
+        description="Order within its family for criterion validity (1 = oldest).",
+    )
     simulation: ModelSimulation = Field(default_factory=ModelSimulation)
 
 
@@ -147,7 +169,9 @@ class JudgeSpec(Endpoint):
     """An LLM judge. It never judges a comparison holding an output of its own family."""
 
     name: str = Field(min_length=1, max_length=MAX_LABEL)
-    family: str = Field(min_length=1, max_length=MAX_LABEL, description="Provider family; required for leave-family-out.")
+    family: str = Field(
+        min_length=1, max_length=MAX_LABEL, description="Provider family; required for leave-family-out."
+    )
     simulation: JudgeSimulation = Field(default_factory=JudgeSimulation)
 
 
@@ -156,7 +180,9 @@ class ExpertSpec(Strict):
 
     id: str = Field(pattern=SLUG, max_length=MAX_LABEL)
     name: str = Field(min_length=1, max_length=MAX_LABEL)
-    tasks: tuple[str, ...] = Field(default=(), max_length=MAX_TASKS, description="Tasks the expert may judge; empty = all.")
+    tasks: tuple[str, ...] = Field(
+        default=(), max_length=MAX_TASKS, description="Tasks the expert may judge; empty = all."
+    )
 
 
 class HumanWorkerArm(Strict):
@@ -164,8 +190,12 @@ class HumanWorkerArm(Strict):
 
     experts: tuple[str, ...] = Field(min_length=1, max_length=MAX_EXPERTS,
                                      description="Expert ids (from [[experts]]) who write deliverables.")
-    tasks: tuple[str, ...] = Field(min_length=1, max_length=MAX_TASKS, description="Task ids of this session the experts work on.")
-    assistants: tuple[str, ...] = Field(default=(), max_length=MAX_MODELS, description="Assistant models whose assistance texts are used.")
+    tasks: tuple[str, ...] = Field(
+        min_length=1, max_length=MAX_TASKS, description="Task ids of this session the experts work on."
+    )
+    assistants: tuple[str, ...] = Field(
+        default=(), max_length=MAX_MODELS, description="Assistant models whose assistance texts are used."
+    )
     include_plain: bool = Field(True, strict=True, description="Include the plain condition (no assistance text).")
 
     @property
@@ -195,8 +225,12 @@ class JudgingParams(Strict):
         "doubles the limit up to this (default 4 x max_tokens); a reply cut off at the cap is not re-asked.",
     )
     structured_output: bool = Field(True, strict=True, description="Ask for JSON via response_format where supported.")
-    plain_family: str | None = Field(None, max_length=MAX_LABEL, description="Family of the plain candidate (None: no family).")
-    expert_min_rationale: int = Field(20, strict=True, ge=0, le=2000, description="Characters an expert's rationale needs at least.")
+    plain_family: str | None = Field(
+        None, max_length=MAX_LABEL, description="Family of the plain candidate (None: no family)."
+    )
+    expert_min_rationale: int = Field(
+        20, strict=True, ge=0, le=2000, description="Characters an expert's rationale needs at least."
+    )
 
     @property
     def reask_cap(self) -> int:
@@ -210,10 +244,15 @@ class Limits(Strict):
     concurrency: int = Field(16, strict=True, ge=1, le=1024, description="Calls in flight at once, overall.")
     per_model_concurrency: int = Field(8, strict=True, ge=1, le=1024, description="Calls in flight at once per model.")
     timeout_s: float = Field(180.0, strict=True, gt=0.0, le=3600.0, description="Per-call timeout in seconds.")
-    max_retries: int = Field(4, strict=True, ge=0, le=20, description="Retries of transient errors (rate limit, timeout, 5xx).")
-    backoff_base_s: float = Field(1.0, strict=True, ge=0.0, le=600.0, description="First backoff; doubles each retry, with jitter.")
+    max_retries: int = Field(
+        4, strict=True, ge=0, le=20, description="Retries of transient errors (rate limit, timeout, 5xx)."
+    )
+    backoff_base_s: float = Field(
+        1.0, strict=True, ge=0.0, le=600.0, description="First backoff; doubles each retry, with jitter."
+    )
     backoff_max_s: float = Field(
-        60.0, strict=True, ge=0.0, le=3600.0, description="Longest wait before a retry, also when the server's Retry-After asks for more."
+        60.0, strict=True, ge=0.0, le=3600.0,
+        description="Longest wait before a retry, also when the server's Retry-After asks for more."
     )
 
 
@@ -225,8 +264,12 @@ class Session(Strict):
     seed: int = Field(0, strict=True, ge=-(2**63), lt=2**63)
     runs: int = Field(strict=True, ge=1, le=MAX_RUNS, description="Independent replicate runs of the whole pipeline.")
     tasks: tuple[str, ...] = Field(min_length=1, max_length=MAX_TASKS, description="Task ids (files in tasks/).")
-    tasks_dir: str = Field("../tasks", max_length=4096, description="Folder of task files, relative to the session file.")
-    database: str | None = Field(None, min_length=1, max_length=4096, description="SQLite file, relative to the session file; default NAME.db.")
+    tasks_dir: str = Field(
+        "../tasks", max_length=4096, description="Folder of task files, relative to the session file."
+    )
+    database: str | None = Field(
+        None, min_length=1, max_length=4096, description="SQLite file, relative to the session file; default NAME.db."
+    )
     generation: GenerationParams = Field(default_factory=GenerationParams)
     judging: JudgingParams = Field(default_factory=JudgingParams)
     limits: Limits = Field(default_factory=Limits)

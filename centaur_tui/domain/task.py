@@ -31,7 +31,9 @@ class Strict(BaseModel):
 class Dimension(Strict):
     """One rubric dimension, scored 1-10 for each option of a comparison."""
 
-    id: str = Field(pattern=SLUG, max_length=MAX_LABEL, description="Stable identifier used in judge replies and exports.")
+    id: str = Field(
+        pattern=SLUG, max_length=MAX_LABEL, description="Stable identifier used in judge replies and exports."
+    )
     name: str = Field(min_length=1, max_length=MAX_LABEL, description="Human-readable name.")
     description: str = Field(min_length=1, description="What the dimension measures.")
     low: str = Field(min_length=1, description="What a low score (1-3) means.")

@@ -265,7 +265,8 @@ stopped, and a finished run costs nothing to run again.
         cost_known = all(s.cost_known for s in p.stages.values())
         status = "Pausing" if self.runner.stopping else "Running"
         # Provider text: no control characters, no key, and no Rich markup ("[@click=...]" would be live).
-        error = f" Last error: {escape(clean_untrusted(p.last_error, limit=300, one_line=True))}" if p.last_error else ""
+        shown = escape(clean_untrusted(p.last_error, limit=300, one_line=True)) if p.last_error else ""
+        error = f" Last error: {shown}" if shown else ""
         self.query_one("#run-status", Static).update(
             f"{status} {p.elapsed:.1f} s; tokens {p.tokens:,}; cost ${p.cost:.4f}{'' if cost_known else '+?'}; "
             f"retries {p.retries}; in flight {p.in_flight}.{error}"
