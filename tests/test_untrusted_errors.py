@@ -7,14 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sqlite3
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from centaur_tui.cli.main import cli
+from centaur_tui.domain.errors import ProviderError
 from centaur_tui.domain.records import CallFailure
 from centaur_tui.domain.session import Endpoint, Limits
 from centaur_tui.domain.untrusted import clean_untrusted, redact, strip_controls
 from centaur_tui.llm import CallFailed, CallRequest, FatalProviderError, Gateway
+from centaur_tui.ui.app import create_app
 from tests.support.hostile_server import error_reply, hostile_server
+from tests.support.sessions import small_session_toml
+from tests.support.waits import wait_for
 
 KEY = "sk-proj-Zq81hostileEchoedKey0000000000000000abcd"
 FAST = Limits(max_retries=1, backoff_base_s=0.0, backoff_max_s=0.0, timeout_s=10)
@@ -160,3 +168,61 @@ def test_redact_by_value_and_by_shape_and_trim_after_redacting() -> None:
     # trimming happens after redaction, so half a key is never kept
     cut = clean_untrusted("y" * 90 + KEY, None, limit=100)
     assert "Zq81" not in cut
+
+
+# -- through the CLI: what reaches the terminal and the database -----------------------------------
+
+
+def hostile_session(tmp_path: Path, api_base: str) -> Path:
+    """The small simulated session with one judge (JudgeWest) sent to the hostile server."""
+    text = small_session_toml(name="hostile", tasks=("counseling",))
+    real = f'model = "openai/hostile"\napi_base = "{api_base}"\napi_key_env = "HOSTILE_TEST_KEY"'
+    assert text.count('model = "simulated/judge-west"') == 1
+    path = tmp_path / "hostile.toml"
+    path.write_text(text.replace('model = "simulated/judge-west"', real), encoding="utf-8")
+    return path
+
+
+def stored_errors(db: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT error_type, message FROM call_errors").fetchall()
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "says"),
+    [
+        (401, f"{ESCAPES}Incorrect API key provided: {KEY}", "check the environment variable HOSTILE_TEST_KEY"),
+        (400, f"{ESCAPES}response_format json_schema unsupported; echo: Authorization: Bearer {KEY}",
+         "structured_output = false"),
+    ],
+    ids=["401-fatal", "400-per-call"],
+)
+def test_hostile_errors_reach_the_terminal_and_call_errors_clean(tmp_path: Path, status: int, body: str, says: str) -> None:
+    with hostile_server(lambda b, h: error_reply(status, body)) as server:
+        path = hostile_session(tmp_path, server.api_base)
+        result = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
+    assert "Traceback" not in result.output
+    assert_clean(result.output)
+    if status == 401:  # fatal: the run stops with the cleaned message (a 400 fails only its own calls)
+        assert result.exit_code == 2 and says in result.output, result.output
+    rows = stored_errors(tmp_path / "hostile.db")
+    assert rows, "every failed attempt is in call_errors"
+    for _, message in rows:
+        assert_clean(message)
+        assert says in message
+
+
+async def test_an_app_notification_of_a_provider_error_is_clean(tmp_path: Path) -> None:
+    app = create_app(sessions_dir=tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.report(ProviderError(f"{ESCAPES}[@click=app.quit]boom {KEY}"))
+        app.report(RuntimeError(f"\x1b]0;title\x07unexpected {KEY}"))
+
+        def messages() -> list[str]:
+            return [n.message for n in app._notifications]  # noqa: SLF001 - Textual has no public list
+
+        await wait_for(pilot, lambda: len(messages()) == 2, "both notifications")
+        for message in messages():
+            assert_clean(message)
+        assert "[@click=app.quit]boom" in messages()[0]  # shown as text (markup off), not run
+        assert app.is_running
