@@ -3,7 +3,8 @@
 The options a judge compares are model outputs, i.e. untrusted data inside the judge prompt's
 tagged blocks (`<option_1>...</option_1>`). An output containing `</option_1>` would close its
 block early and have the text after it read as instructions, so any tag-like text in an option
-that names one of the prompt's own tags is neutralised (`<` becomes `&lt;`) before rendering.
+that names one of the prompt's own tags is neutralised (`<` becomes `&lt;`) before rendering; the
+same holds for an assistance text inside the worker prompt's `<guidance>` block.
 Options without such text are rendered unchanged, so the prompt, and the content address of
 every stored judge call, stays byte-identical for them (existing databases stay valid).
 """
@@ -39,7 +40,8 @@ def worker_messages(universal: Universal, task: Task, assistance_text: str | Non
     if assistance_text is None:
         user = task.prompt
     else:
-        user = render(universal.worker_prompt, task_prompt=task.prompt, assistance_text=assistance_text)
+        guidance = neutralise_tags(assistance_text, universal.worker_prompt)  # model output, like an option
+        user = render(universal.worker_prompt, task_prompt=task.prompt, assistance_text=guidance)
     return [{"role": "system", "content": universal.worker_system}, {"role": "user", "content": user}]
 
 
