@@ -36,6 +36,11 @@ def sub(old: str, new: str, text: str = BASE) -> str:
     return text.replace(old, new, 1)
 
 
+def alpha(extra: str) -> str:
+    """The session with `extra` lines added to its first model (Alpha)."""
+    return sub('family = "North"\n', 'family = "North"\n' + extra + "\n")
+
+
 def model_block(i: int) -> str:
     return f'\n[[models]]\nname = "M{i}"\nmodel = "simulated/m{i}"\nfamily = "F{i}"\n'
 
@@ -68,38 +73,42 @@ SESSION_CASES = [
     Case("latency-nan", S, "faults.latency_s", session(faults="latency_s = nan")),
     Case("noise-inf", S, "simulation.noise", sub("simulation = { noise = 0.5 }", "simulation = { noise = inf }")),
     Case("skill-nan", S, "automation_skill.default", sub("{ default = 0.9 }", "{ default = nan }")),
-    Case("params-api-key", S, "params.api_key", sub('family = "North"\n', 'family = "North"\nparams = { api_key = "x" }\n')),
-    Case("params-key", S, "params.key", sub('family = "North"\n', 'family = "North"\nparams = { key = "abc" }\n')),
-    Case("api-key-field", S, "api_key", sub('family = "North"\n', f'family = "North"\napi_key = "{KEY}"\n')),
+    Case("params-api-key", S, "params.api_key", alpha('params = { api_key = "x" }')),
+    Case("params-key", S, "params.key", alpha('params = { key = "abc" }')),
+    Case("api-key-field", S, "api_key", alpha(f'api_key = "{KEY}"')),
     Case("token-field", S, "token", sub("seed = 7", 'seed = 7\ntoken = "abcdef"')),
     Case("sk-value", S, "description", sub("seed = 7", 'seed = 7\ndescription = "sk-abcdef123456"')),
-    Case("sk-in-params", S, "params.hint", sub('family = "North"\n', f'family = "North"\nparams = {{ hint = "{KEY}" }}\n')),
-    Case("bearer-value", S, "api_key_env", sub('family = "North"\n', 'family = "North"\napi_key_env = "Bearer abcdefgh12345"\n')),
-    Case("params-reserved-model", S, "params", sub('family = "North"\n', 'family = "North"\nparams = { model = "x/y" }\n')),
+    Case("sk-in-params", S, "params.hint", alpha(f'params = {{ hint = "{KEY}" }}')),
+    Case("bearer-value", S, "api_key_env", alpha('api_key_env = "Bearer abcdefgh12345"')),
+    Case("params-reserved-model", S, "params", alpha('params = { model = "x/y" }')),
     Case("params-too-many", S, "params", sub('family = "North"\n', 'family = "North"\nparams = { '
                                               + ", ".join(f"p{i} = {i}" for i in range(40)) + " }\n")),
-    Case("params-long-string", S, "params", sub('family = "North"\n', f'family = "North"\nparams = {{ p = "{"x" * 5000}" }}\n')),
+    Case("params-long-string", S, "params", alpha(f'params = {{ p = "{"x" * 5000}" }}')),
     Case("unknown-top", S, "colour", sub("seed = 7", 'seed = 7\ncolour = "blue"')),
     Case("unknown-limits", S, "limits.speed", sub("[limits]\n", "[limits]\nspeed = 3\n")),
     Case("tasks-string", S, "tasks", sub('tasks = ["counseling"]', 'tasks = "counseling"')),
     Case("ties-string", S, "judging.allow_ties", session(judging='allow_ties = "yes"')),
-    Case("gen-max-tokens", S, "generation.max_tokens", sub("[judging]", "[generation]\nmax_tokens = 1000000000\n\n[judging]")),
+    Case("gen-max-tokens", S, "generation.max_tokens",
+         sub("[judging]", "[generation]\nmax_tokens = 1000000000\n\n[judging]")),
     Case("judge-max-tokens", S, "judging.max_tokens", session(judging="max_tokens = 1000000000000")),
     Case("name-long", S, "name", sub('name = "bad"', f'name = "{"n" * 10000}"')),
     Case("description-long", S, "description", sub("seed = 7", f'seed = 7\ndescription = "{"d" * 20000}"')),
     Case("model-long", S, "model", sub('model = "simulated/alpha"', f'model = "simulated/{"a" * 500}"')),
-    Case("tasks-many", S, "tasks", sub('tasks = ["counseling"]', "tasks = [" + ", ".join(f'"t{i}"' for i in range(600)) + "]")),
+    Case("tasks-many", S, "tasks",
+         sub('tasks = ["counseling"]', "tasks = [" + ", ".join(f'"t{i}"' for i in range(600)) + "]")),
     Case("models-many", S, "models", BASE + "".join(model_block(i) for i in range(70))),
     Case("database-under-a-file", S, "database", sub("seed = 7", 'seed = 7\ndatabase = "bad.toml/sub/x.db"')),
     Case("database-is-a-folder", S, "database", sub("seed = 7", 'seed = 7\ndatabase = "tasks"')),
     Case("malformed-toml", S, "malformed TOML", sub("seed = 7", "seed = = 7")),
     Case("nul-char", S, "malformed TOML", sub('name = "bad"', 'name = "b\x00ad"')),
     Case("too-big", S, "larger than", BASE + "#" * 1_100_000 + "\n"),
-    Case("tasks-dir-missing", "nowhere", "tasks folder not found", sub(f'tasks_dir = "{TASKS}"', 'tasks_dir = "nowhere"')),
+    Case("tasks-dir-missing", "nowhere", "tasks folder not found",
+         sub(f'tasks_dir = "{TASKS}"', 'tasks_dir = "nowhere"')),
     Case("unknown-task", S, "tasks[0]", sub('tasks = ["counseling"]', 'tasks = ["no_such_task"]')),
     Case("concurrency-zero", S, "limits.concurrency", sub("concurrency = 32", "concurrency = 0")),
-    Case("api-base-scheme", S, "api_base", sub('family = "North"\n', 'family = "North"\napi_base = "ftp://x"\n')),
-    Case("expert-password", S, "experts[0].password", BASE + '\n[[experts]]\nid = "a"\nname = "A"\npassword = "hunter22"\n'),
+    Case("api-base-scheme", S, "api_base", alpha('api_base = "ftp://x"')),
+    Case("expert-password", S, "experts[0].password",
+         BASE + '\n[[experts]]\nid = "a"\nname = "A"\npassword = "hunter22"\n'),
 ]
 
 
@@ -116,20 +125,21 @@ TASK_CASES = [
     Case("task-non-utf8", C, "not UTF-8", task=lambda t: t.encode("utf-8") + b"\n# \xc3\x28\n"),
     Case("task-utf16", C, "not UTF-8", task=lambda t: t.encode("utf-16")),
     Case("task-prompt-huge", C, "prompt", task=_task("prompt = ", f'prompt = "{"p" * 200_000}"\nx_prompt = ')),
-    Case("task-difficulty-nan", C, "difficulty", task=lambda t: t + "\n[[requirements]]\nid = \"zz\"\nlabel = \"zzz zz\"\n"
-         "text = \"z\"\ndimension = \"empathic_reflection\"\ndifficulty = nan\n"),
+    Case("task-difficulty-nan", C, "difficulty", task=lambda t: t + '\n[[requirements]]\nid = "zz"\nlabel = "zzz zz"\n'
+         'text = "z"\ndimension = "empathic_reflection"\ndifficulty = nan\n'),
     Case("task-unknown-field", C, "colour", task=lambda t: 'colour = "red"\n' + t),
     Case("task-title-type", C, "title", task=lambda t: "title = 3\n" + "\n".join(
         line for line in t.splitlines() if not line.startswith("title ="))),
     Case("task-api-key", C, "api_key", task=lambda t: 'api_key = "abcdefgh"\n' + t),
-    Case("task-sk-in-prompt", C, "prompt", task=_task("prompt = ", f'prompt = "Use the key {KEY} please, thanks a lot"\nx = ')),
+    Case("task-sk-in-prompt", C, "prompt",
+         task=_task("prompt = ", f'prompt = "Use the key {KEY} please, thanks a lot"\nx = ')),
     Case("task-malformed", C, "malformed TOML", task=lambda t: t + "\n[[[broken\n"),
     Case("task-requirements-many", C, "requirements", task=lambda t: t + "".join(
         f'\n[[requirements]]\nid = "r{i}"\nlabel = "req {i}"\ntext = "t"\ndimension = "empathic_reflection"\n'
         for i in range(300))),
     Case("universal-non-utf8", U, "not UTF-8", universal=lambda t: t.encode("latin-1", "replace") + b"\n# \xe9\n"),
-    Case("universal-prompt-huge", U, "judge_prompt", universal=lambda t: t + f'\njudge_prompt_x = 1\n'.replace(
-        "judge_prompt_x = 1", "") + "" if False else t.replace("judge_prompt = '''", "judge_prompt = '''" + "j" * 200_000, 1)),
+    Case("universal-prompt-huge", U, "judge_prompt",
+         universal=_task("judge_prompt = '''", "judge_prompt = '''" + "j" * 200_000)),
     Case("universal-inf", U, "general_dimensions", universal=lambda t: t.replace("[[general_dimensions]]",
          "[[general_dimensions]]\nweight = inf", 1)),
 ]

@@ -197,7 +197,9 @@ def stored_errors(db: Path) -> list[tuple[str, str]]:
     ],
     ids=["401-fatal", "400-per-call"],
 )
-def test_hostile_errors_reach_the_terminal_and_call_errors_clean(tmp_path: Path, status: int, body: str, says: str) -> None:
+def test_hostile_errors_reach_the_terminal_and_call_errors_clean(
+    tmp_path: Path, status: int, body: str, says: str
+) -> None:
     with hostile_server(lambda b, h: error_reply(status, body)) as server:
         path = hostile_session(tmp_path, server.api_base)
         result = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
