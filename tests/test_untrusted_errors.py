@@ -17,7 +17,7 @@ from centaur_tui.cli.main import cli
 from centaur_tui.domain.errors import ProviderError
 from centaur_tui.domain.records import CallFailure
 from centaur_tui.domain.session import Endpoint, Limits
-from centaur_tui.domain.untrusted import clean_untrusted, redact, strip_controls
+from centaur_tui.domain.untrusted import clean_untrusted, looks_like_secret, redact, strip_controls
 from centaur_tui.llm import CallFailed, CallRequest, FatalProviderError, Gateway
 from centaur_tui.ui.app import create_app
 from tests.support.hostile_server import error_reply, hostile_server
@@ -228,3 +228,20 @@ async def test_an_app_notification_of_a_provider_error_is_clean(tmp_path: Path) 
             assert_clean(message)
         assert "[@click=app.quit]boom" in messages()[0]  # shown as text (markup off), not run
         assert app.is_running
+
+
+@pytest.mark.parametrize(
+    ("value", "secret"),
+    [
+        ("sk-abcdef123456", True),
+        (KEY, True),
+        (f"Use {KEY} here", True),
+        ("AIzaSyA1234567890abcdefghijklmnopqrstu", True),
+        ("Bearer abcdefgh12345", True),
+        ("Compare sk-learn-compatible-estimators-and-pipelines in the report.", False),
+        ("A risk-assessment for the task", False),
+        ("Mention the API key only by its variable name.", False),
+    ],
+)
+def test_looks_like_secret(value: str, secret: bool) -> None:
+    assert looks_like_secret(value) is secret

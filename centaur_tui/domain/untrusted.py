@@ -87,7 +87,9 @@ def clean_untrusted(text: str, secrets: Mapping[str, str] | None = None, limit: 
 _SECRET_VALUE = re.compile(
     r"^\s*(?:sk-\S{4,}|AIza[0-9A-Za-z_\-]{16,}|(?:gh[pousr]|github_pat)_\w{16,}|hf_[A-Za-z0-9]{16,}"
     r"|xox[abprs]-[\w\-]{8,}|(?:AKIA|ASIA)[0-9A-Z]{16}|Bearer\s+\S{8,})\s*$"
-    r"|\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}|\bAIza[0-9A-Za-z_\-]{35}\b",
+    # Inside a longer text only a real key's shape counts (32+ characters with a digit), so that
+    # prose such as "sk-learn-compatible-estimators-and-pipelines" is not refused.
+    r"|\bsk-(?:ant-|proj-)?(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{32,}|\bAIza[0-9A-Za-z_\-]{35}\b",
 )
 
 
