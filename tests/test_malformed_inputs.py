@@ -270,3 +270,18 @@ def test_a_malformed_import_is_refused_and_the_database_is_unchanged(
 
 def test_the_corpus_holds_at_least_60_files() -> None:
     assert len(SESSION_CASES) + len(TASK_CASES) + len(IMPORT_CASES) >= 60
+
+
+def test_an_export_saved_with_a_byte_order_mark_imports_as_the_same_judgments(judged: tuple[Path, Path],
+                                                                              tmp_path: Path) -> None:
+    """Spreadsheets save "CSV UTF-8" with a BOM; its first column must still be `run`, not an unknown one."""
+    session, export = judged
+    folder = tmp_path / "bom"
+    shutil.copytree(export, folder)
+    for name in (J, SC):
+        (folder / name).write_bytes(b"\xef\xbb\xbf" + (folder / name).read_bytes())
+    before = _files(session.parent)
+    result = CliRunner().invoke(cli, ["import", str(session), str(folder)])
+    assert result.exit_code == 0, result.output
+    assert "0 stored" in result.output and "already stored identically" in result.output
+    assert _files(session.parent) == before

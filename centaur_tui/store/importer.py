@@ -81,7 +81,7 @@ def _read_csv(path: Path, problems: _Problems) -> tuple[list[str], list[tuple[in
         raise ImportFileError(f"{path}: file not found (expected the export format: judgments.csv and scores.csv)")
     reader: csv.DictReader[str] | None = None
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:  # a spreadsheet's "CSV UTF-8" starts with a BOM
             reader = csv.DictReader(fh)
             header = list(reader.fieldnames or [])
             rows = []
