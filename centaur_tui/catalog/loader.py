@@ -1,8 +1,17 @@
-"""Provides the loaders of tasks/ and sessions/ files; every error names the file and the field."""
+"""Provides the loaders of tasks/ and sessions/ files; every error names the file and the field.
+
+Files are untrusted input: before the models see them they must be UTF-8, at most
+`MAX_FILE_BYTES`, hold no non-finite number (TOML allows `inf` and `nan`) and no credential
+(keys come from the environment only). Nothing is written while loading; the database folder
+is only checked to be creatable.
+"""
 
 from __future__ import annotations
 
 import logging
+import math
+import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,6 +22,7 @@ from centaur_tui.domain.errors import ConfigError
 from centaur_tui.domain.session import Session
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.task import Task, Universal
+from centaur_tui.domain.untrusted import looks_like_secret
 
 UNIVERSAL_FILE = "universal.toml"
 """File in the tasks folder holding the general dimensions and universal prompts."""
@@ -22,16 +32,81 @@ M = TypeVar("M", bound=BaseModel)
 log = logging.getLogger(__name__)
 
 
+MAX_FILE_BYTES = 1_000_000
+"""Largest session or task file read; the biggest shipped one (tasks/universal.toml) is about 6 kB."""
+
+# Keys that name a credential: never accepted in a file, at any depth (params included).
+SECRET_KEYS = re.compile(
+    r"^(?:api[_-]?key|key|secret|client[_-]?secret|password|passwd|token|api[_-]?token|access[_-]?token"
+    r"|auth|authorization|bearer|x-api-key|aws_secret_access_key|private[_-]?key)$",
+    re.IGNORECASE,
+)
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            raw = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(str(path), None, "file not found") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), None, f"malformed TOML: {exc}") from None
+    except IsADirectoryError:
+        raise ConfigError(str(path), None, "is a folder, not a file") from None
     except OSError as exc:
         raise ConfigError(str(path), None, f"cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigError(str(path), None, f"larger than {MAX_FILE_BYTES:,} bytes: not a session or task file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(str(path), None, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}); "
+                          "save the file as UTF-8") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), None, f"malformed TOML: {exc}") from None
+    _check_values(data, path, "")
+    return data
+
+
+def _check_values(node: Any, path: Path, where: str) -> None:
+    """Refuse non-finite numbers and credentials anywhere in a parsed file, naming the field."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            field = f"{where}.{key}" if where else str(key)
+            if SECRET_KEYS.match(str(key)):
+                raise ConfigError(str(path), field, "looks like a credential: keys are never read from files; "
+                                  "name the environment variable that holds it with api_key_env")
+            _check_values(value, path, field)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _check_values(value, path, f"{where}[{i}]")
+    elif isinstance(node, float) and not math.isfinite(node):
+        raise ConfigError(str(path), where or "(top level)", f"{node} is not a finite number")
+    elif isinstance(node, str) and looks_like_secret(node):
+        raise ConfigError(str(path), where or "(top level)", "holds what looks like an API key: keys are never "
+                          "read from files; put it in an environment variable and name it with api_key_env")
+
+
+def _check_database_folder(database: Path, path: Path) -> None:
+    """The database's folder exists or can be created: its nearest existing ancestor is a writable folder.
+
+    Checked here so that a bad `database` fails before anything is created (the store would make
+    the parent folders first and then fail).
+    """
+    if database.exists():
+        if database.is_dir():
+            raise ConfigError(str(path), "database", f"{database} is a folder, not a database file")
+        return
+    ancestor = database.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ConfigError(str(path), "database", f"cannot create the database folder {database.parent}: "
+                          f"{ancestor} is not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ConfigError(str(path), "database", f"cannot create the database in {database.parent}: "
+                          f"{ancestor} is not writable")
 
 
 def _loc(loc: tuple[Any, ...], data: Any) -> str:
@@ -118,6 +193,7 @@ def load_session(path: Path | str) -> Study:
     for field, problem in session.name_problems():
         raise ConfigError(str(path), field, problem)
     database = (path.parent / (session.database or f"{session.name}.db")).resolve()
+    _check_database_folder(database, path)
     tasks = {t: all_tasks[t] for t in session.tasks}
     log.info("session %s read from %s: %d task(s), %d run(s), database %s", session.name, path, len(tasks),
              session.runs, database)

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.untrusted import clean_untrusted
 from centaur_tui.services.session import SIMULATED_BANNER, resolve_session, sessions_dir
 
 log = logging.getLogger(__name__)
@@ -25,8 +26,10 @@ class CentaurGroup(click.Group):
         try:
             return super().invoke(ctx)
         except CentaurError as exc:
-            log.warning("%s: %s: %s", ctx.info_name, exc.title, exc.message)
-            click.secho(f"{exc.title}: {exc.message}", fg="red", err=True)
+            # Messages may quote a provider or a file: no escape sequence reaches the terminal, no key the screen.
+            message = clean_untrusted(exc.message, limit=20_000)
+            log.warning("%s: %s: %s", ctx.info_name, exc.title, message)
+            click.secho(f"{exc.title}: {message}", fg="red", err=True)
             sys.exit(exc.exit_code)
 
 

@@ -13,11 +13,12 @@ from centaur_tui.services.session import open_session, open_store
 @click.command()
 @click.argument("session")
 @click.option("--expert", "expert_id", required=True, help="Expert id (from the session file or added in the app).")
-@click.option("--n", "n", type=click.IntRange(min=1), required=True, help="How many places to add to the queue.")
+@click.option("--n", "n", type=click.IntRange(1, 1_000_000), required=True,
+              help="How many places to add to the queue.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default="stratified", show_default=True,
               help="stratified: spread over tasks, modes, pairs; overlap: each comparison to K experts; "
                    "disagreement: where LLM judges split first.")
-@click.option("--overlap", "overlap", type=click.IntRange(min=2), default=2, show_default=True,
+@click.option("--overlap", "overlap", type=click.IntRange(2, 1000), default=2, show_default=True,
               help="K for --strategy overlap: experts per comparison.")
 @click.option("--repeat-share", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.0, show_default=True,
               help="Share of the places given to swapped repeats (test-retest).")

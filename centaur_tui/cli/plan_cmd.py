@@ -34,11 +34,11 @@ def _width(r: dict[str, Any]) -> str:
 
 @click.command()
 @click.argument("session")
-@click.option("--experts", "experts", type=click.IntRange(min=1), multiple=True, required=True,
+@click.option("--experts", "experts", type=click.IntRange(1, 10_000), multiple=True, required=True,
               help="Number of experts N (repeat the option to compare designs).")
-@click.option("--per-expert", "per_expert", type=click.IntRange(min=1), multiple=True, required=True,
+@click.option("--per-expert", "per_expert", type=click.IntRange(1, 100_000), multiple=True, required=True,
               help="Judgments per expert M (repeatable).")
-@click.option("--overlap", "overlap", type=click.IntRange(min=1), multiple=True, default=(2,), show_default=True,
+@click.option("--overlap", "overlap", type=click.IntRange(1, 1000), multiple=True, default=(2,), show_default=True,
               help="Experts per comparison K (repeatable); 1 = every expert judges comparisons of its own.")
 @click.option("--expert-noise", type=click.FloatRange(0.0, 10.0), default=0.8, show_default=True,
               help="SD of the simulated experts' rubric-score noise in points (LLM judges: set in the session).")

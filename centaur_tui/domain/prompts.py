@@ -1,6 +1,18 @@
-"""Provides the messages sent for each kind of call, built from a task and the universal prompts."""
+"""Provides the messages sent for each kind of call, built from a task and the universal prompts.
+
+The options a judge compares are model outputs, i.e. untrusted data inside the judge prompt's
+tagged blocks (`<option_1>...</option_1>`). An output containing `</option_1>` would close its
+block early and have the text after it read as instructions, so any tag-like text in an option
+that names one of the prompt's own tags is neutralised (`<` becomes `&lt;`) before rendering; the
+same holds for an assistance text inside the worker prompt's `<guidance>` block.
+Options without such text are rendered unchanged, so the prompt, and the content address of
+every stored judge call, stays byte-identical for them (existing databases stay valid).
+"""
 
 from __future__ import annotations
+
+import functools
+import re
 
 from centaur_tui.domain.task import Rubric, Task, Universal, render
 
@@ -28,7 +40,8 @@ def worker_messages(universal: Universal, task: Task, assistance_text: str | Non
     if assistance_text is None:
         user = task.prompt
     else:
-        user = render(universal.worker_prompt, task_prompt=task.prompt, assistance_text=assistance_text)
+        guidance = neutralise_tags(assistance_text, universal.worker_prompt)  # model output, like an option
+        user = render(universal.worker_prompt, task_prompt=task.prompt, assistance_text=guidance)
     return [{"role": "system", "content": universal.worker_system}, {"role": "user", "content": user}]
 
 
@@ -47,6 +60,33 @@ def render_rubric(rubric: Rubric) -> str:
     return "\n".join(lines)
 
 
+# The blocks of a template are the tags it closes (`</option_1>`); `<dimension id>` in its JSON
+# example is a placeholder, not a block, and is left alone.
+_TEMPLATE_TAG = re.compile(r"</\s*([A-Za-z_][\w.:-]*)\s*>")
+# What a reader may take for an angle bracket: ASCII, fullwidth (U+FF1C), small (U+FE64).
+_OPEN = "<\uff1c\ufe64"
+
+
+@functools.lru_cache(maxsize=16)
+def _tag_pattern(template: str) -> re.Pattern[str] | None:
+    """Tag-like text naming any tag of `template`, in any case, with spaces or a slash inside; None without tags."""
+    names = sorted({m.group(1).lower() for m in _TEMPLATE_TAG.finditer(template)}, key=len, reverse=True)
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(n) for n in names)
+    return re.compile(rf"[{_OPEN}](?=[\s/\\]*(?:{alternatives})(?![\w.:-]))", re.IGNORECASE)
+
+
+def neutralise_tags(text: str, template: str) -> str:
+    """`text` with every tag-like mention of `template`'s tags defused (`<` -> `&lt;`); unchanged without any.
+
+    Only the bracket is replaced, so a reader still sees what the output contained, but no
+    option can open or close a block of the prompt (`</option_1>`, `< /OPTION_2 >`, `＜/rubric>`).
+    """
+    pattern = _tag_pattern(template)
+    return text if pattern is None else pattern.sub("&lt;", text)
+
+
 def judge_messages(
     universal: Universal, task: Task, rubric: Rubric, option_1: str, option_2: str, allow_ties: bool
 ) -> Messages:
@@ -56,8 +96,8 @@ def judge_messages(
         universal.judge_prompt,
         task_prompt=task.prompt,
         rubric=render_rubric(rubric),
-        option_1=option_1,
-        option_2=option_2,
+        option_1=neutralise_tags(option_1, universal.judge_prompt),
+        option_2=neutralise_tags(option_2, universal.judge_prompt),
         winner_values=values,
     )
     return [{"role": "system", "content": universal.judge_system}, {"role": "user", "content": user}]

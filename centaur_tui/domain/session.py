@@ -6,17 +6,26 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from centaur_tui.domain.task import SLUG, Strict
+from centaur_tui.domain.task import MAX_LABEL, SLUG, Strict
 
 PLAIN = "plain"
 """Candidate name of the unaided worker in augmentation tournaments."""
+
+# Upper bounds of a session's sizes: far above any study of the paper (3 runs, 12 tasks, 8 models,
+# 3 judges) yet low enough that planning stays small in memory (`runs = 10**7` ran out of it).
+MAX_RUNS = 1000
+MAX_TASKS = 500
+MAX_MODELS = 64
+MAX_JUDGES = 32
+MAX_EXPERTS = 10_000
+MAX_TOKENS = 1_000_000
 
 
 class SkillTable(Strict):
     """A skill in [0, 1] per task for a simulated model, with a default for other tasks."""
 
-    default: float = Field(0.5, ge=0.0, le=1.0)
-    tasks: dict[str, float] = Field(default_factory=dict)
+    default: float = Field(0.5, strict=True, ge=0.0, le=1.0)
+    tasks: dict[str, float] = Field(default_factory=dict, max_length=1000)
 
     @field_validator("tasks")
     @classmethod
@@ -46,39 +55,81 @@ class WorkerSimulation(Strict):
 class JudgeSimulation(Strict):
     """Knobs of a simulated judge: score noise (SD in rubric points) and position bias."""
 
-    noise: float = Field(0.8, ge=0.0, le=10.0, description="SD of the Gaussian noise added to each score.")
+    noise: float = Field(0.8, strict=True, ge=0.0, le=10.0, description="SD of the Gaussian noise added to each score.")
     position_bias: float = Field(
-        0.0, ge=-5.0, le=5.0, description="Rubric points added to the option shown first (negative: second)."
+        0.0, strict=True, ge=-5.0, le=5.0,
+        description="Rubric points added to the option shown first (negative: second)."
     )
-    tie_margin: float = Field(0.15, ge=0.0, le=5.0, description="Average gap below which the judge calls a tie.")
+    tie_margin: float = Field(
+        0.15, strict=True, ge=0.0, le=5.0, description="Average gap below which the judge calls a tie."
+    )
 
 
 class Faults(Strict):
     """Faults the simulated provider injects, for tests and benchmarks."""
 
-    latency_s: float = Field(0.0, ge=0.0, le=600.0, description="Mean latency of each call in seconds.")
-    latency_jitter: float = Field(0.0, ge=0.0, le=1.0, description="Latency varies uniformly by +/- this share.")
-    error_rate: float = Field(0.0, ge=0.0, le=1.0, description="Share of attempts failing with a transient error.")
-    invalid_reply_rate: float = Field(0.0, ge=0.0, le=1.0, description="Share of judge replies that are invalid.")
+    latency_s: float = Field(0.0, strict=True, ge=0.0, le=600.0, description="Mean latency of each call in seconds.")
+    latency_jitter: float = Field(
+        0.0, strict=True, ge=0.0, le=1.0, description="Latency varies uniformly by +/- this share."
+    )
+    error_rate: float = Field(
+        0.0, strict=True, ge=0.0, le=1.0, description="Share of attempts failing with a transient error."
+    )
+    invalid_reply_rate: float = Field(
+        0.0, strict=True, ge=0.0, le=1.0, description="Share of judge replies that are invalid."
+    )
+
+
+RESERVED_PARAMS = {
+    "api_key": "keys come from the environment only (name the variable with api_key_env)",
+    "key": "keys come from the environment only (name the variable with api_key_env)",
+    "api_base": "set api_base on the entry itself",
+    "base_url": "set api_base on the entry itself",
+    "model": "set model on the entry itself",
+    "messages": "messages are built from the task and universal prompts",
+    "timeout": "set timeout_s under [limits]",
+    "num_retries": "retries are set by max_retries under [limits]",
+    "max_retries": "retries are set by max_retries under [limits]",
+    "metadata": "metadata is set by the pipeline",
+}
+"""Parameters a session entry may not pass to litellm, with where to set them instead."""
 
 
 class Endpoint(Strict):
     """How to reach one model through litellm. Keys come from the environment, never from here."""
 
-    model: str = Field(min_length=3, description="Any litellm model string, e.g. openai/gpt-4.1 or simulated/x.")
-    api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server, if any.")
+    model: str = Field(min_length=3, max_length=MAX_LABEL,
+                       description="Any litellm model string, e.g. openai/gpt-4.1 or simulated/x.")
+    api_base: str | None = Field(None, max_length=2000, pattern=r"^https?://\S+$",
+                                 description="Base URL of an OpenAI-compatible server, if any.")
     api_key_env: str | None = Field(
-        None, pattern=r"^[A-Z_][A-Z0-9_]*$", description="Environment variable holding the key, if not litellm's default."
+        None, pattern=r"^[A-Z_][A-Z0-9_]*$", max_length=MAX_LABEL,
+        description="Environment variable holding the key, if not litellm's default."
     )
     params: dict[str, float | int | str | bool] = Field(
-        default_factory=dict, description="Extra litellm parameters for this model (e.g. reasoning_effort)."
+        default_factory=dict, max_length=32,
+        description="Extra litellm parameters for this model (e.g. reasoning_effort)."
     )
-    input_cost_per_mtok: float | None = Field(None, ge=0.0, description="USD per million input tokens, if litellm does not know.")
-    output_cost_per_mtok: float | None = Field(None, ge=0.0, description="USD per million output tokens, if litellm does not know.")
+    input_cost_per_mtok: float | None = Field(
+        None, strict=True, ge=0.0, description="USD per million input tokens, if litellm does not know."
+    )
+    output_cost_per_mtok: float | None = Field(
+        None, strict=True, ge=0.0, description="USD per million output tokens, if litellm does not know."
+    )
 
     @property
     def simulated(self) -> bool:
         return self.model.startswith("simulated/")
+
+    @field_validator("params")
+    @classmethod
+    def _plain_params(cls, v: dict[str, float | int | str | bool]) -> dict[str, float | int | str | bool]:
+        for name, value in v.items():
+            if name in RESERVED_PARAMS:
+                raise ValueError(f"{name!r} cannot be set in params: {RESERVED_PARAMS[name]}")
+            if isinstance(value, str) and len(value) > 1000:
+                raise ValueError(f"params.{name} is {len(value):,} characters long (at most 1,000)")
+        return v
 
     @field_validator("model")
     @classmethod
@@ -91,45 +142,61 @@ class Endpoint(Strict):
 class ModelSpec(Endpoint):
     """A candidate model: a solver in automation and/or an assistant in augmentation."""
 
-    name: str = Field(min_length=1, description="Display name, e.g. GPT-5-Mini; unique in the session.")
-    family: str = Field(min_length=1, description="Provider family, for leave-family-out judging.")
-    automation: bool = True
-    augmentation: bool = True
-    release_order: int | None = Field(None, description="Order within its family for criterion validity (1 = oldest).")
+    name: str = Field(
+        min_length=1, max_length=MAX_LABEL, description="Display name, e.g. GPT-5-Mini; unique in the session."
+    )
+    family: str = Field(
+        min_length=1, max_length=MAX_LABEL, description="Provider family, for leave-family-out judging."
+    )
+    automation: bool = Field(True, strict=True)
+    augmentation: bool = Field(True, strict=True)
+    release_order: int | None = Field(
+        None, strict=True, ge=-1_000_000, le=1_000_000,
+        description="Order within its family for criterion validity (1 = oldest).",
+    )
     simulation: ModelSimulation = Field(default_factory=ModelSimulation)
 
 
 class WorkerSpec(Endpoint):
     """The fixed worker that writes deliverables in augmentation."""
 
-    name: str = Field(min_length=1)
-    family: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=MAX_LABEL)
+    family: str = Field(min_length=1, max_length=MAX_LABEL)
     simulation: WorkerSimulation = Field(default_factory=WorkerSimulation)
 
 
 class JudgeSpec(Endpoint):
     """An LLM judge. It never judges a comparison holding an output of its own family."""
 
-    name: str = Field(min_length=1)
-    family: str = Field(min_length=1, description="Provider family; required for leave-family-out.")
+    name: str = Field(min_length=1, max_length=MAX_LABEL)
+    family: str = Field(
+        min_length=1, max_length=MAX_LABEL, description="Provider family; required for leave-family-out."
+    )
     simulation: JudgeSimulation = Field(default_factory=JudgeSimulation)
 
 
 class ExpertSpec(Strict):
     """A person who may judge (or work) in the app."""
 
-    id: str = Field(pattern=SLUG)
-    name: str = Field(min_length=1)
-    tasks: tuple[str, ...] = Field(default=(), description="Tasks the expert may judge; empty = all.")
+    id: str = Field(pattern=SLUG, max_length=MAX_LABEL)
+    name: str = Field(min_length=1, max_length=MAX_LABEL)
+    tasks: tuple[str, ...] = Field(
+        default=(), max_length=MAX_TASKS, description="Tasks the expert may judge; empty = all."
+    )
 
 
 class HumanWorkerArm(Strict):
     """Experts as workers: who writes deliverables for which tasks, with whose assistance texts."""
 
-    experts: tuple[str, ...] = Field(min_length=1, description="Expert ids (from [[experts]]) who write deliverables.")
-    tasks: tuple[str, ...] = Field(min_length=1, description="Task ids of this session the experts work on.")
-    assistants: tuple[str, ...] = Field(default=(), description="Assistant models whose assistance texts are used.")
-    include_plain: bool = Field(True, description="Include the plain condition (no assistance text).")
+    experts: tuple[str, ...] = Field(min_length=1, max_length=MAX_EXPERTS,
+                                     description="Expert ids (from [[experts]]) who write deliverables.")
+    tasks: tuple[str, ...] = Field(
+        min_length=1, max_length=MAX_TASKS, description="Task ids of this session the experts work on."
+    )
+    assistants: tuple[str, ...] = Field(
+        default=(), max_length=MAX_MODELS, description="Assistant models whose assistance texts are used."
+    )
+    include_plain: bool = Field(True, strict=True, description="Include the plain condition (no assistance text).")
 
     @property
     def conditions(self) -> tuple[str, ...]:
@@ -140,28 +207,32 @@ class HumanWorkerArm(Strict):
 class GenerationParams(Strict):
     """Sampling parameters of generation calls (automation, assistance, worker)."""
 
-    temperature: float = Field(1.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(4000, ge=16)
+    temperature: float = Field(1.0, strict=True, ge=0.0, le=2.0)
+    max_tokens: int = Field(4000, strict=True, ge=16, le=MAX_TOKENS)
 
 
 class JudgingParams(Strict):
     """How judges are asked and how their replies are checked."""
 
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(2000, ge=16)
+    temperature: float = Field(0.0, strict=True, ge=0.0, le=2.0)
+    max_tokens: int = Field(2000, strict=True, ge=16, le=MAX_TOKENS)
     orders: Literal["one", "both"] = Field("one", description="'both' judges each pair in both presented orders.")
-    allow_ties: bool = True
-    max_invalid_retries: int = Field(2, ge=0, le=10, description="Re-asks after an invalid reply.")
+    allow_ties: bool = Field(True, strict=True)
+    max_invalid_retries: int = Field(2, strict=True, ge=0, le=10, description="Re-asks after an invalid reply.")
     reask_max_tokens: int | None = Field(
-        None, ge=16, le=1_000_000,
+        None, strict=True, ge=16, le=MAX_TOKENS,
         description="Cap of max_tokens for re-asking a judge whose reply was cut off at max_tokens: each such re-ask "
         "doubles the limit up to this (default 4 x max_tokens); a reply cut off at the cap is not re-asked.",
     )
-    structured_output: bool = Field(True, description="Ask for JSON via response_format where supported.")
-    plain_family: str | None = Field(None, description="Family of the plain candidate (None: no family).")
-    expert_min_rationale: int = Field(20, ge=0, le=2000, description="Characters an expert's rationale needs at least.")
+    structured_output: bool = Field(True, strict=True, description="Ask for JSON via response_format where supported.")
+    plain_family: str | None = Field(
+        None, max_length=MAX_LABEL, description="Family of the plain candidate (None: no family)."
+    )
+    expert_min_rationale: int = Field(
+        20, strict=True, ge=0, le=2000, description="Characters an expert's rationale needs at least."
+    )
     expert_max_masks: int | None = Field(
-        None, ge=0, le=1_000_000,
+        None, strict=True, ge=0, le=1_000_000,
         description="Set a comparison aside from expert queues when masking its two outputs replaces more than this "
         "many identity phrases (None: no limit), as Chatbot Arena drops battles with a leaked identity.",
     )
@@ -175,34 +246,43 @@ class JudgingParams(Strict):
 class Limits(Strict):
     """Concurrency, timeouts and retries of provider calls."""
 
-    concurrency: int = Field(16, ge=1, le=1024, description="Calls in flight at once, overall.")
-    per_model_concurrency: int = Field(8, ge=1, le=1024, description="Calls in flight at once per model.")
-    timeout_s: float = Field(180.0, gt=0.0, description="Per-call timeout in seconds.")
-    max_retries: int = Field(4, ge=0, le=20, description="Retries of transient errors (rate limit, timeout, 5xx).")
-    backoff_base_s: float = Field(1.0, ge=0.0, description="First backoff; doubles each retry, with jitter.")
+    concurrency: int = Field(16, strict=True, ge=1, le=1024, description="Calls in flight at once, overall.")
+    per_model_concurrency: int = Field(8, strict=True, ge=1, le=1024, description="Calls in flight at once per model.")
+    timeout_s: float = Field(180.0, strict=True, gt=0.0, le=3600.0, description="Per-call timeout in seconds.")
+    max_retries: int = Field(
+        4, strict=True, ge=0, le=20, description="Retries of transient errors (rate limit, timeout, 5xx)."
+    )
+    backoff_base_s: float = Field(
+        1.0, strict=True, ge=0.0, le=600.0, description="First backoff; doubles each retry, with jitter."
+    )
     backoff_max_s: float = Field(
-        60.0, ge=0.0, description="Longest wait before a retry, also when the server's Retry-After asks for more."
+        60.0, strict=True, ge=0.0, le=3600.0,
+        description="Longest wait before a retry, also when the server's Retry-After asks for more."
     )
 
 
 class Session(Strict):
     """One study: its tasks, candidate models, worker, judges, experts, runs and seed."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    description: str = ""
-    seed: int = 0
-    runs: int = Field(ge=1, description="Independent replicate runs of the whole pipeline.")
-    tasks: tuple[str, ...] = Field(min_length=1, description="Task ids (files in tasks/).")
-    tasks_dir: str = Field("../tasks", description="Folder of task files, relative to the session file.")
-    database: str | None = Field(None, description="SQLite file, relative to the session file; default NAME.db.")
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", max_length=MAX_LABEL)
+    description: str = Field("", max_length=10_000)
+    seed: int = Field(0, strict=True, ge=-(2**63), lt=2**63)
+    runs: int = Field(strict=True, ge=1, le=MAX_RUNS, description="Independent replicate runs of the whole pipeline.")
+    tasks: tuple[str, ...] = Field(min_length=1, max_length=MAX_TASKS, description="Task ids (files in tasks/).")
+    tasks_dir: str = Field(
+        "../tasks", max_length=4096, description="Folder of task files, relative to the session file."
+    )
+    database: str | None = Field(
+        None, min_length=1, max_length=4096, description="SQLite file, relative to the session file; default NAME.db."
+    )
     generation: GenerationParams = Field(default_factory=GenerationParams)
     judging: JudgingParams = Field(default_factory=JudgingParams)
     limits: Limits = Field(default_factory=Limits)
     faults: Faults = Field(default_factory=Faults)
-    models: tuple[ModelSpec, ...] = Field(min_length=1)
+    models: tuple[ModelSpec, ...] = Field(min_length=1, max_length=MAX_MODELS)
     worker: WorkerSpec
-    judges: tuple[JudgeSpec, ...] = Field(min_length=1)
-    experts: tuple[ExpertSpec, ...] = ()
+    judges: tuple[JudgeSpec, ...] = Field(min_length=1, max_length=MAX_JUDGES)
+    experts: tuple[ExpertSpec, ...] = Field((), max_length=MAX_EXPERTS)
     human_workers: HumanWorkerArm | None = None
 
     @field_validator("models")

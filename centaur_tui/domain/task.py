@@ -13,17 +13,28 @@ TaskSource = Literal["GDPval", "Anthropic Economic Index", "designed"]
 TaskType = Literal["structured planning", "professional/analytical", "human-facing"]
 
 
-class Strict(BaseModel):
-    """Base for file-backed models: unknown fields are errors, not silently ignored."""
+MAX_TEXT = 100_000
+"""Longest text field of any file (a task prompt; the longest shipped one is about 2,500 characters)."""
+MAX_LABEL = 200
+"""Longest name, id, title or label."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+class Strict(BaseModel):
+    """Base for file-backed models: unknown fields are errors, not silently ignored.
+
+    No float may be infinite or NaN (TOML allows both), and no text is longer than `MAX_TEXT`.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, str_max_length=MAX_TEXT)
 
 
 class Dimension(Strict):
     """One rubric dimension, scored 1-10 for each option of a comparison."""
 
-    id: str = Field(pattern=SLUG, description="Stable identifier used in judge replies and exports.")
-    name: str = Field(min_length=1, description="Human-readable name.")
+    id: str = Field(
+        pattern=SLUG, max_length=MAX_LABEL, description="Stable identifier used in judge replies and exports."
+    )
+    name: str = Field(min_length=1, max_length=MAX_LABEL, description="Human-readable name.")
     description: str = Field(min_length=1, description="What the dimension measures.")
     low: str = Field(min_length=1, description="What a low score (1-3) means.")
     high: str = Field(min_length=1, description="What a high score (8-10) means.")
@@ -36,24 +47,24 @@ class Requirement(Strict):
     the prompt, which states every requirement in prose.
     """
 
-    id: str = Field(pattern=SLUG)
-    label: str = Field(min_length=3, description="Short phrase naming the requirement.")
+    id: str = Field(pattern=SLUG, max_length=MAX_LABEL)
+    label: str = Field(min_length=3, max_length=MAX_LABEL, description="Short phrase naming the requirement.")
     text: str = Field(min_length=1, description="The requirement as a checkable statement.")
     dimension: str = Field(pattern=SLUG, description="Id of the task dimension that checks it.")
-    difficulty: float = Field(0.5, ge=0.0, le=1.0, description="0 = easy, 1 = hard to satisfy.")
+    difficulty: float = Field(0.5, strict=True, ge=0.0, le=1.0, description="0 = easy, 1 = hard to satisfy.")
 
 
 class Task(Strict):
     """One professional task: what to deliver, and how deliverables are judged."""
 
-    id: str = Field(pattern=SLUG)
-    title: str = Field(min_length=1)
+    id: str = Field(pattern=SLUG, max_length=MAX_LABEL)
+    title: str = Field(min_length=1, max_length=MAX_LABEL)
     source: TaskSource
     type: TaskType
     deliverable: str = Field(min_length=1)
     prompt: str = Field(min_length=40, description="The full prompt given to solvers and workers.")
-    dimensions: tuple[Dimension, ...] = Field(min_length=2, description="Task-specific dimensions.")
-    requirements: tuple[Requirement, ...] = Field(min_length=3)
+    dimensions: tuple[Dimension, ...] = Field(min_length=2, max_length=50, description="Task-specific dimensions.")
+    requirements: tuple[Requirement, ...] = Field(min_length=3, max_length=200)
 
     @model_validator(mode="after")
     def _check_references(self) -> Task:
@@ -94,7 +105,7 @@ def render(template: str, **values: str) -> str:
 class Universal(Strict):
     """What all tasks share: the general dimensions and the universal prompts."""
 
-    general_dimensions: tuple[Dimension, ...] = Field(min_length=1)
+    general_dimensions: tuple[Dimension, ...] = Field(min_length=1, max_length=50)
     automation_system: str = Field(min_length=1, description="System prompt for solvers (automation).")
     assistance_system: str = Field(min_length=1, description="System prompt for assistants.")
     assistance_prompt: str = Field(min_length=1, description="Universal assistance-text prompt; needs {task_prompt}.")

@@ -201,8 +201,9 @@ def _read_csv(path: Path, problems: _Problems) -> tuple[list[str], list[tuple[in
     """Header and (row number, line number, row) of a CSV file."""
     if not path.is_file():
         raise ImportFileError(f"{path}: file not found (expected the export format: judgments.csv and scores.csv)")
+    reader: csv.DictReader[str] | None = None
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:  # a spreadsheet's "CSV UTF-8" starts with a BOM
             reader = csv.DictReader(fh)
             header = list(reader.fieldnames or [])
             rows = []
@@ -214,7 +215,8 @@ def _read_csv(path: Path, problems: _Problems) -> tuple[list[str], list[tuple[in
     except UnicodeDecodeError as exc:
         raise ImportFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except csv.Error as exc:
-        raise ImportFileError(f"{path}: malformed CSV ({exc})") from None
+        line = f" after line {reader.line_num}" if reader is not None else ""  # the bad record follows it
+        raise ImportFileError(f"{path}: malformed CSV{line} ({exc})") from None
     return header, rows
 
 

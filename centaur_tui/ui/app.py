@@ -14,6 +14,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.untrusted import clean_untrusted
 
 if TYPE_CHECKING:
     from centaur_tui.domain.study import Study
@@ -149,12 +150,15 @@ class CentaurApp(App[None]):
 
     def report(self, error: BaseException) -> None:
         """Show an error as a notification: people read the message, never a traceback (that goes to the log)."""
+        # Messages may quote a provider or a file: cleaned of controls and keys before they are shown.
         if isinstance(error, CentaurError):
-            log.warning("shown to the user: %s: %s", error.title, error.message)
-            self.notify(error.message, title=error.title, severity="error", timeout=8)
+            message = clean_untrusted(error.message, limit=5000)
+            log.warning("shown to the user: %s: %s", error.title, message)
+            self.notify(message, title=error.title, severity="error", timeout=8, markup=False)
         else:
             log.error("unexpected error shown to the user", exc_info=error)
-            self.notify(f"{type(error).__name__}: {error}", title="Unexpected error", severity="error", timeout=10)
+            message = clean_untrusted(f"{type(error).__name__}: {error}", limit=5000)
+            self.notify(message, title="Unexpected error", severity="error", timeout=10, markup=False)
 
 
 def create_app(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,6 +16,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from centaur_tui.domain.plan import STAGES, summarize
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
+from centaur_tui.domain.untrusted import clean_untrusted
 from centaur_tui.services.session import SIMULATED_BANNER, SessionOverview
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.screens.dialogs import AddExpertDialog, AssignDialog, AssignRequest, NewExpert
@@ -262,7 +264,9 @@ stopped, and a finished run costs nothing to run again.
                 table.update_cell(stage, column, f"{getattr(st, column):,}", update_width=True)
         cost_known = all(s.cost_known for s in p.stages.values())
         status = "Pausing" if self.runner.stopping else "Running"
-        error = f" Last error: {p.last_error}" if p.last_error else ""
+        # Provider text: no control characters, no key, and no Rich markup ("[@click=...]" would be live).
+        shown = escape(clean_untrusted(p.last_error, limit=300, one_line=True)) if p.last_error else ""
+        error = f" Last error: {shown}" if shown else ""
         self.query_one("#run-status", Static).update(
             f"{status} {p.elapsed:.1f} s; tokens {p.tokens:,}; cost ${p.cost:.4f}{'' if cost_known else '+?'}; "
             f"retries {p.retries}; in flight {p.in_flight}.{error}"
