@@ -15,7 +15,7 @@ from centaur_tui.domain.session import Endpoint
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, CallRequest, FatalProviderError, Gateway, make_world
 from centaur_tui.pipeline.progress import Progress
-from centaur_tui.store import Store
+from centaur_tui.store import Store, clear_in_flight, mark_in_flight
 
 
 class Calls:
@@ -98,12 +98,16 @@ class Calls:
             key=key, stage=stage, endpoint=endpoint, messages=messages, params={**params, **extra}, sample=sample,
             metadata={"simulation": self.world_id} if endpoint.simulated else {},
         )
+        gateway = self._ensure_gateway()
+        # Recorded before the request leaves: a row left behind by a killed process counts a call
+        # that is sent again and may have been billed twice (store/outcomes.py).
+        mark_in_flight(self.store, key, stage, endpoint.model)
         try:
-            result = await self._ensure_gateway().complete(request)
-        except FatalProviderError:
-            raise
-        except CallFailed:
-            self.progress.stages[stage].failed += 1
+            result = await gateway.complete(request)
+        except BaseException as exc:  # failed, or cancelled by a stopped run: no longer in flight either way
+            clear_in_flight(self.store, key)
+            if isinstance(exc, CallFailed) and not isinstance(exc, FatalProviderError):
+                self.progress.stages[stage].failed += 1
             raise
         st = self.progress.stages[stage]
         st.sent += 1
@@ -121,5 +125,6 @@ class Calls:
                 attempts=result.attempts, simulated=endpoint.simulated, finish_reason=result.finish_reason,
             )
         )
+        clear_in_flight(self.store, key)
         self._answered.add(key)
         return key, result.text, result.finish_reason

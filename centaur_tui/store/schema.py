@@ -161,6 +161,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "the provider's finish reason of every call and failed attempt (NULL: not recorded)",
               ("ALTER TABLE calls ADD COLUMN finish_reason TEXT",
                "ALTER TABLE call_errors ADD COLUMN finish_reason TEXT")),
+    Migration(4, "every call in flight (key, stage, model, pid, started_at), written before it is sent and deleted "
+                 "when it is answered or fails: rows left by a killed run count the calls that may be billed twice",
+              ("""CREATE TABLE calls_in_flight (
+    key TEXT PRIMARY KEY, stage TEXT NOT NULL, model TEXT NOT NULL, pid INTEGER NOT NULL, started_at TEXT NOT NULL
+)""",)),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 
