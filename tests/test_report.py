@@ -322,7 +322,7 @@ def test_aggregated_scores_give_the_same_report_as_every_score_row(session: Path
 
 
 DOCUMENTED_TOP = ["schema", "session", "simulated", "banner", "options", "counts", "modes", "best_by_task", "cross_mode",
-                  "reliability", "validity", "experts"]
+                  "reliability", "validity", "experts", "outcomes"]
 DOCUMENTED_MODE = ["mode", "candidates", "tasks", "runs", "n", "excluded", "missing_cells", "cells", "matrix", "overall",
                    "bradley_terry", "bradley_terry_by_task"]
 

@@ -62,6 +62,8 @@ class Outcomes:
 
     stages: dict[str, OutcomeCounts] = field(default_factory=lambda: {s: OutcomeCounts() for s in STAGES})
     judges: dict[str, OutcomeCounts] = field(default_factory=dict)
+    modes: dict[str, OutcomeCounts] = field(default_factory=lambda: {m: OutcomeCounts() for m in MODES})
+    """Judgments per mode (the denominators of each mode's rankings)."""
 
     @property
     def failed(self) -> int:
@@ -147,4 +149,5 @@ def session_outcomes(session: Session, facts: StoredFacts) -> Outcomes:
             outcome = "failed"
         stages["judging"].add(outcome)
         out.judges[judge].add(outcome)
+        out.modes[comp.mode].add(outcome)
     return out

@@ -736,6 +736,33 @@ class HumanWorkersSection(_Model):
     deliverables: int
 
 
+class OutcomeRow(_Model):
+    """How many planned items (of a stage, a judge or a mode's judgments) ended in each outcome."""
+
+    planned: int
+    answered: int
+    invalid: int
+    failed: int
+    blocked: int
+    missing: int
+
+
+class OutcomesSection(_Model):
+    """Every planned item of the session and its outcome (domain/outcomes.py), read from the store.
+
+    `failed`: nothing stored although the inputs are (the call failed for good, or a stopped run
+    never sent it); `blocked`: nothing stored because an input is missing; `missing` = both.
+    `failed_calls` counts the calls whose last attempt failed for good and that have no answer
+    since (`call_errors`); a judgment may have needed more than one call (re-asks).
+    """
+
+    complete: bool
+    stages: dict[str, OutcomeRow]
+    judges: dict[str, OutcomeRow]
+    modes: dict[str, OutcomeRow]
+    failed_calls: int
+
+
 class ReportDocument(_Model):
     """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
 
@@ -752,6 +779,7 @@ class ReportDocument(_Model):
     validity: Validity
     experts: ExpertsSection
     human_workers: HumanWorkersSection | None = None
+    outcomes: OutcomesSection | None = None
 
     @property
     def schema_name(self) -> str:
@@ -766,6 +794,21 @@ class ReportDocument(_Model):
         """This document with the human-worker arm's section (`stats.human_arm.human_arm_doc`) added."""
         value = section if isinstance(section, HumanWorkersSection) else HumanWorkersSection.from_dict(section)
         return self.model_copy(update={"human_workers": value})
+
+    def with_outcomes(self, section: dict[str, Any] | OutcomesSection) -> ReportDocument:
+        """This document with the planned items' outcomes, each mode's `excluded` counting its missing judgments.
+
+        A planned judgment with nothing stored is excluded from every statistic like an invalid one,
+        so it joins the mode's denominators as `missing` (absent when none is).
+        """
+        value = section if isinstance(section, OutcomesSection) else OutcomesSection.from_dict(section)
+        modes = []
+        for m in self.modes:
+            row = value.modes.get(m.mode)
+            if row is not None and row.missing:
+                m = m.model_copy(update={"excluded": {**m.excluded, "missing": row.missing}})
+            modes.append(m)
+        return self.model_copy(update={"outcomes": value, "modes": modes})
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready dict: exactly the keys the statistics wrote, in their order."""
