@@ -143,14 +143,16 @@ def sections(document: Doc) -> list[Section]:
     head = Section(_title(doc, f"CentaurBench report: session {doc['session'] or '(unnamed)'}"), level=1)
     if doc.get("simulated"):
         head.notes.append(doc["banner"])
+    outcomes = doc.get("outcomes")
+    missing = outcomes["stages"]["judging"]["missing"] if outcomes is not None else 0
     head.notes += [
         f"{counts['runs']} run(s), {len(counts['tasks'])} task(s), modes: {', '.join(counts['modes']) or 'none'}; "
         f"{counts['comparisons']:,} comparisons, {counts['judgments']:,} judgments stored, "
-        f"{by_status.get('ok', 0):,} used; " + excluded_text({k: v for k, v in by_status.items() if k != 'ok'}),
+        f"{by_status.get('ok', 0):,} used; "
+        + excluded_text({k: v for k, v in by_status.items() if k != 'ok'}, [(STATUS_WORDS["missing"], missing)]),
         f"Judges used ({', '.join(opts['judge_kinds'])}): {', '.join(counts['judges']) or 'none'}",
         f"Within-run rank: {RANK_METHOD_WORDS.get(opts['rank_method'], opts['rank_method'])}. 1 = best.",
     ]
-    outcomes = doc.get("outcomes")
     if outcomes is not None:
         judging = outcomes["stages"]["judging"]
         head.notes.append(
