@@ -50,15 +50,22 @@ class Calls:
 
     def _record_failure(self, failure: CallFailure) -> None:
         self.store.record_failure(failure)
+        clear_in_flight(self.store, failure.key)  # this attempt is over; the retry is marked when it leaves
         if not failure.final:
             self.progress.retries += 1
         self.progress.last_error = f"{failure.model}: {failure.error_type}: {failure.message}"
+
+    def _mark_sent(self, request: CallRequest) -> None:
+        # Recorded as the request leaves (its concurrency slot taken, so at most `concurrency`
+        # rows): a row left behind by a killed process counts a call that is sent again and may
+        # have been billed twice (store/outcomes.py).
+        mark_in_flight(self.store, request.key, request.stage, request.endpoint.model)
 
     def _ensure_gateway(self) -> Gateway:
         # Built on the first call that is not stored yet: resuming a finished session then
         # never imports litellm (about 3 s).
         if self.gateway is None:
-            self.gateway = Gateway(self.session.limits, on_failure=self._record_failure)
+            self.gateway = Gateway(self.session.limits, on_failure=self._record_failure, on_send=self._mark_sent)
         if not self._prices_registered:
             self.gateway.register_prices([*self.session.models, self.session.worker, *self.session.judges])
             self._prices_registered = True
@@ -98,12 +105,8 @@ class Calls:
             key=key, stage=stage, endpoint=endpoint, messages=messages, params={**params, **extra}, sample=sample,
             metadata={"simulation": self.world_id} if endpoint.simulated else {},
         )
-        gateway = self._ensure_gateway()
-        # Recorded before the request leaves: a row left behind by a killed process counts a call
-        # that is sent again and may have been billed twice (store/outcomes.py).
-        mark_in_flight(self.store, key, stage, endpoint.model)
         try:
-            result = await gateway.complete(request)
+            result = await self._ensure_gateway().complete(request)
         except BaseException as exc:  # failed, or cancelled by a stopped run: no longer in flight either way
             clear_in_flight(self.store, key)
             if isinstance(exc, CallFailed) and not isinstance(exc, FatalProviderError):
