@@ -21,6 +21,7 @@ from centaur_tui.ui.screens.dialogs import AddExpertDialog, AssignDialog, Assign
 
 STAGE_COLUMNS = ("planned", "done", "cached", "sent", "failed", "invalid", "missing")
 """`missing`: planned items with nothing stored once a run has finished (failed for good or blocked)."""
+COLUMN_LABELS = {"planned": "plan", "invalid": "inval"}
 
 
 class ExpertTable(DataTable):
@@ -101,7 +102,8 @@ stopped, and a finished run costs nothing to run again.
         stages = self.query_one("#stages", DataTable)
         stages.add_column("stage", key="stage")
         for column in STAGE_COLUMNS:
-            stages.add_column(column, key=column)
+            # Short labels: the eight columns and the experts panel share 120 columns.
+            stages.add_column(COLUMN_LABELS.get(column, column), key=column)
         for stage in STAGES:
             stages.add_row(stage, *["" for _ in STAGE_COLUMNS], key=stage)
         experts = self.query_one("#experts", DataTable)
