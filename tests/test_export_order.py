@@ -1,4 +1,4 @@
-"""Exports are ordered by a key of their content: the same data gives byte-identical files, whatever the completion order."""
+"""Exports are ordered by a key of their content: the same data gives byte-identical files in any completion order."""
 
 from __future__ import annotations
 

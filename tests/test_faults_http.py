@@ -28,7 +28,8 @@ JUDGES = ("j1", "j2")
 
 def _session(api_base: str) -> str:
     def model(kind: str, name: str, model: str, family: str, extra: str = "") -> str:
-        return f'[{kind}]\nname = "{name}"\nmodel = "openai/{model}"\napi_base = "{api_base}"\nfamily = "{family}"\n{extra}\n'
+        return (f'[{kind}]\nname = "{name}"\nmodel = "openai/{model}"\napi_base = "{api_base}"\n'
+                f'family = "{family}"\n{extra}\n')
 
     return textwrap.dedent(
         f"""

@@ -190,7 +190,8 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
         signal.signal(signal.SIGTERM, previous)
     p = outcome.progress
     click.echo(
-        f"{'Done' if outcome.complete else 'Finished, incomplete,'} in {p.elapsed:.1f}s: {sum(s.sent for s in p.stages.values()):,} calls sent, "
+        f"{'Done' if outcome.complete else 'Finished, incomplete,'} in {p.elapsed:.1f}s: "
+        f"{sum(s.sent for s in p.stages.values()):,} calls sent, "
         f"{sum(s.cached for s in p.stages.values()):,} items already stored. Store: {counts['outputs']:,} outputs, "
         f"{counts['comparisons']:,} comparisons, {counts['judgments']:,} judgments "
         f"({counts['invalid_judgments']:,} invalid), {counts['call_errors']:,} failed attempts logged."

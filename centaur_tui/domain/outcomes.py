@@ -3,12 +3,12 @@
 Every item the plan holds (an automation output, an assistance text, a worker output, a
 judgment of one judge in one presentation) ends in exactly one of:
 
-| outcome | meaning |
-|---|---|
-| `answered` | stored (for a judgment: a valid one) |
-| `invalid` | a judgment stored as invalid, with its reason (the judge's reply stayed invalid) |
-| `failed` | nothing stored although its inputs are: its call failed for good (or, after a stopped run, was not sent yet) |
-| `blocked` | nothing stored because an input is missing: a worker output whose assistance text failed, a judgment of a comparison whose output is missing |
+- `answered`: stored (for a judgment: a valid one);
+- `invalid`: a judgment stored as invalid, with its reason (the judge's reply stayed invalid);
+- `failed`: nothing stored although its inputs are: its call failed for good (or, after a
+  stopped run, was not sent yet);
+- `blocked`: nothing stored because an input is missing: a worker output whose assistance
+  text failed, a judgment of a comparison whose output is missing.
 
 Nothing here is recorded on its own: the outcomes are computed from what the store holds,
 so a re-run that answers a failed call changes its outcome without any bookkeeping.
