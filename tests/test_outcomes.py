@@ -85,6 +85,15 @@ def test_a_judge_that_fails_for_good_makes_the_run_incomplete_and_a_re_run_retri
                                                "blocked": 0, "missing": west}
     assert outcomes["judges"]["JudgeNorth"]["missing"] == 0
     assert sum(m["excluded"].get("missing", 0) for m in doc["modes"]) == west
+    # Every denominator that counts judgments says so too: overall, per mode and per judge.
+    overall = next(r for r in doc["reliability"]["rows"] if r["scope"] == "overall")
+    assert overall["excluded"].get("missing") == west
+    assert sum(r["excluded"].get("missing", 0) for r in doc["reliability"]["rows"] if r["scope"] == "mode") == west
+    for table in ("choice_rubric", "position_bias"):
+        rows = {r["judge"]: r for r in doc["validity"][table]["rows"]}
+        assert all(rows[j]["excluded"].get("missing", 0) == 0 for j in rows if j != "JudgeWest")
+        if "JudgeWest" in rows:
+            assert rows["JudgeWest"]["excluded"]["missing"] == west
     # The report's counts are the database's.
     valid, invalid = (_db(path, f"SELECT count(*) FROM judgments WHERE valid = {v}")[0][0] for v in (1, 0))
     assert outcomes["stages"]["judging"]["answered"] == valid and outcomes["stages"]["judging"]["invalid"] == invalid
