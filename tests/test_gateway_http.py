@@ -398,9 +398,10 @@ def test_null_content_is_recorded_as_failed_never_as_an_empty_output_and_run_say
 
     server.respond = respond
     out = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
-    assert out.exit_code == 1, out.output
+    assert out.exit_code == 3, out.output  # INCOMPLETE_EXIT
     assert out.exception is None or isinstance(out.exception, SystemExit)  # no traceback
-    assert "Incomplete: 1 output(s) failed" in out.output and "content_filter" in out.output
+    assert "Incomplete: 1 call failed for good; run again to retry them." in out.output
+    assert "automation: 1 of 2 missing (1 failed for good)" in out.output and "content_filter" in out.output
     assert len(server.bodies("gen-b")) == 2  # the budget: one try and max_retries = 1 retry
     outputs = rows(path, "SELECT candidate, text FROM outputs")
     assert [(o["candidate"], o["text"]) for o in outputs] == [("A", "Deliverable A.")]

@@ -321,8 +321,8 @@ def test_aggregated_scores_give_the_same_report_as_every_score_row(session: Path
     assert json.dumps(fast, sort_keys=True) == json.dumps(slow, sort_keys=True)
 
 
-DOCUMENTED_TOP = ["schema", "session", "simulated", "banner", "options", "counts", "modes", "best_by_task", "cross_mode",
-                  "reliability", "validity", "experts"]
+DOCUMENTED_TOP = ["schema", "session", "simulated", "banner", "options", "counts", "modes", "best_by_task",
+                  "cross_mode", "reliability", "validity", "experts", "outcomes"]
 DOCUMENTED_MODE = ["mode", "candidates", "tasks", "runs", "n", "excluded", "missing_cells", "cells", "matrix", "overall",
                    "bradley_terry", "bradley_terry_by_task"]
 

@@ -66,11 +66,21 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path)
     proc.wait(timeout=30)
     partial = _count(db, "judgments")
     assert 15 <= partial
+    with sqlite3.connect(db) as conn:
+        in_flight = conn.execute(
+            "SELECT count(*) FROM calls_in_flight WHERE key NOT IN (SELECT key FROM calls)"
+        ).fetchone()[0]
+    # Killed mid-run at concurrency 8: some calls were sent without an answer, never more than 8.
+    assert 1 <= in_flight <= 8
 
     # The whole test (three runs) takes about 14 s in a full run on 2 cores: the limits only end a hang.
     resumed = subprocess.run([*CENTAUR, "run", str(killed), "--quiet"], env=env, capture_output=True, text=True,
                              timeout=300)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    plural = "calls were" if in_flight != 1 else "call was"
+    assert f"{in_flight} {plural} in flight when the previous run stopped" in resumed.stdout, resumed.stdout
+    assert "may have been billed" in resumed.stdout
+    assert _count(db, "calls_in_flight") == 0  # counted once, and the resumed run left none behind
     full = subprocess.run([*CENTAUR, "run", str(reference), "--quiet"], env=env, capture_output=True, text=True,
                           timeout=300)
     assert full.returncode == 0, full.stderr
@@ -96,3 +106,4 @@ def test_sigint_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, out + err
     assert "run the same command again to resume" in err
+    assert _count(db, "calls_in_flight") == 0  # abandoned calls are not left as in flight

@@ -95,7 +95,7 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
 
     # Migration 2 changes the version rows of meta; migration 3 adds a NULL finish_reason
     # (not recorded) as the last column of calls and call_errors; migration 4 adds an empty table;
-    # migration 5 adds a random 32-hex-digit session_id to meta.
+    # migration 5 adds a random 32-hex-digit session_id to meta; migration 6 adds calls_in_flight.
     assert meta["schema_version"] == str(SCHEMA_VERSION) and "expert_schema_version" not in meta
     assert re.fullmatch(r"[0-9a-f]{32}", meta["session_id"])
     old_meta = {k: v for k, v in before.pop("meta") if k not in ("schema_version", "expert_schema_version")}
@@ -104,6 +104,8 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     for table in ("calls", "call_errors"):
         assert all(row[-1] is None for row in after[table])
         after[table] = [row[:-1] for row in after[table]]
+    # Migration 4 adds the empty table of calls in flight.
+    assert after.pop("calls_in_flight") == []
     assert after == before  # every other row of every table, unchanged
     assert sum(len(rows) for rows in before.values()) == 826  # the fixture as committed
 

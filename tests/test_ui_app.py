@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import DataTable, Input
@@ -187,3 +188,35 @@ async def test_a_failing_worker_is_a_notification_not_a_crash(tmp_path: Path) ->
         assert app.is_running and isinstance(app.screen, SessionScreen)
         note = next(n for n in app._notifications if "nobody" in n.message)
         assert note.title == "Unknown expert" and note.severity == "error"
+
+
+async def test_a_run_with_a_judge_failing_for_good_says_incomplete_and_shows_the_missing_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from centaur_tui.llm import CallFailed, Gateway
+    from tests.support.sessions import small_session_toml
+
+    original = Gateway.complete
+
+    async def refuse_west(self: Gateway, req: Any) -> Any:
+        if req.endpoint.model == "simulated/judge-west":
+            raise CallFailed("simulated/judge-west: ServiceUnavailableError: down", "ServiceUnavailableError", 3)
+        return await original(self, req)
+
+    monkeypatch.setattr(Gateway, "complete", refuse_west)
+    path = tmp_path / "failing.toml"
+    path.write_text(small_session_toml(name="failing", tasks=("counseling",)), encoding="utf-8")
+    west = summarize(load_session(path).session).judgments_per_judge["JudgeWest"]
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                       "the session overview")
+        overview: SessionScreen = app.screen  # type: ignore[assignment]
+        await pilot.press("r")
+        await wait_for(pilot, lambda: overview.last_outcome is not None, "the run to end", 1500)
+        assert overview.last_outcome.startswith(f"Incomplete: {west} calls failed for good; run again to retry them.")
+        assert f"by judge: JudgeWest {west} failed for good" in overview.last_outcome
+        await wait_for(pilot, lambda: overview.state is not None and not overview.running, "the re-read")
+        table = overview.query_one("#stages", DataTable)
+        assert table.get_cell("judging", "missing") == f"{west:,}"
+        assert table.get_cell("automation", "missing") == "0"

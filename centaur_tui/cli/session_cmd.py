@@ -165,6 +165,7 @@ def _stop_on_sigterm(signum: int, frame: Any) -> None:
 
 def run_in_terminal(study: Study, quiet: bool = False) -> Any:
     """Run a study with a line printer; Ctrl-C (or SIGTERM) stops cleanly, keeping every answer."""
+    from centaur_tui.services.run import interrupted_line, outcome_lines
     from centaur_tui.services.run import run_study as run_pipeline
     from centaur_tui.services.session import open_store, require_keys
 
@@ -189,17 +190,17 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
         signal.signal(signal.SIGTERM, previous)
     p = outcome.progress
     click.echo(
-        f"Done in {p.elapsed:.1f}s: {sum(s.sent for s in p.stages.values()):,} calls sent, "
+        f"{'Done' if outcome.complete else 'Finished, incomplete,'} in {p.elapsed:.1f}s: "
+        f"{sum(s.sent for s in p.stages.values()):,} calls sent, "
         f"{sum(s.cached for s in p.stages.values()):,} items already stored. Store: {counts['outputs']:,} outputs, "
         f"{counts['comparisons']:,} comparisons, {counts['judgments']:,} judgments "
         f"({counts['invalid_judgments']:,} invalid), {counts['call_errors']:,} failed attempts logged."
     )
-    if not outcome.complete:
-        click.secho(
-            f"Incomplete: {outcome.missing_outputs} output(s) failed and {outcome.unjudged} judgment(s) could not be "
-            "made; run again to retry them. Last error: " + (p.last_error or "-"),
-            fg="yellow",
-        )
+    resent = interrupted_line(outcome)
+    if resent:
+        click.secho(resent, fg="yellow")
+    for line in outcome_lines(outcome):
+        click.secho(line, fg="yellow")
     return outcome
 
 
@@ -207,11 +208,16 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
 @click.argument("session")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 def run(session: str, quiet: bool) -> None:
-    """Run (or resume) a session: generation, assistance, worker and judging calls."""
+    """Run (or resume) a session: generation, assistance, worker and judging calls.
+
+    Exits 0 when every planned item is stored, 3 when calls failed for good (run again to retry them).
+    """
     study = open_session(session)
     outcome = run_in_terminal(study, quiet=quiet)
     if not outcome.complete:
-        sys.exit(1)
+        from centaur_tui.services.run import INCOMPLETE_EXIT
+
+        sys.exit(INCOMPLETE_EXIT)
 
 
 @click.command()
@@ -254,4 +260,6 @@ def demo(ctx: click.Context, session: str, no_app: bool) -> None:
 
     ctx.invoke(report_command, session=str(study.session_file))
     if not outcome.complete:
-        sys.exit(1)
+        from centaur_tui.services.run import INCOMPLETE_EXIT
+
+        sys.exit(INCOMPLETE_EXIT)

@@ -214,6 +214,8 @@ class Gateway:
         limits: Concurrency, timeout and retry settings of the session.
         on_failure: Called with every failed attempt, for the audit log.
         sleep: Injected for tests; defaults to asyncio.sleep.
+        on_send: Called when a request of a call is about to leave (its concurrency slot
+            taken), every attempt: the in-flight record (pipeline/calls.py).
     """
 
     def __init__(
@@ -221,8 +223,10 @@ class Gateway:
         limits: Limits,
         on_failure: Callable[[CallFailure], None] | None = None,
         sleep: Callable[[float], Any] | None = None,
+        on_send: Callable[[CallRequest], None] | None = None,
     ) -> None:
         self.limits = limits
+        self._on_send = on_send
         self._overall = asyncio.Semaphore(limits.concurrency)
         self._per_model: dict[str, asyncio.Semaphore] = {}
         self._on_failure = on_failure
@@ -327,6 +331,8 @@ class Gateway:
             try:
                 async with self._model_slot(req.endpoint.model), self._overall:
                     started = time.perf_counter()  # latency of the call itself, not of the queue
+                    if self._on_send is not None:
+                        self._on_send(req)
                     self.in_flight += 1
                     try:
                         # litellm enforces `timeout` itself; this guard only catches a provider

@@ -15,7 +15,7 @@ from centaur_tui.domain.session import Endpoint
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, CallRequest, FatalProviderError, Gateway, make_world
 from centaur_tui.pipeline.progress import Progress
-from centaur_tui.store import Store
+from centaur_tui.store import Store, clear_in_flight, mark_in_flight
 
 
 class Calls:
@@ -50,15 +50,22 @@ class Calls:
 
     def _record_failure(self, failure: CallFailure) -> None:
         self.store.record_failure(failure)
+        clear_in_flight(self.store, failure.key)  # this attempt is over; the retry is marked when it leaves
         if not failure.final:
             self.progress.retries += 1
         self.progress.last_error = f"{failure.model}: {failure.error_type}: {failure.message}"
+
+    def _mark_sent(self, request: CallRequest) -> None:
+        # Recorded as the request leaves (its concurrency slot taken, so at most `concurrency`
+        # rows): a row left behind by a killed process counts a call that is sent again and may
+        # have been billed twice (store/outcomes.py).
+        mark_in_flight(self.store, request.key, request.stage, request.endpoint.model)
 
     def _ensure_gateway(self) -> Gateway:
         # Built on the first call that is not stored yet: resuming a finished session then
         # never imports litellm (about 3 s).
         if self.gateway is None:
-            self.gateway = Gateway(self.session.limits, on_failure=self._record_failure)
+            self.gateway = Gateway(self.session.limits, on_failure=self._record_failure, on_send=self._mark_sent)
         if not self._prices_registered:
             self.gateway.register_prices([*self.session.models, self.session.worker, *self.session.judges])
             self._prices_registered = True
@@ -100,10 +107,10 @@ class Calls:
         )
         try:
             result = await self._ensure_gateway().complete(request)
-        except FatalProviderError:
-            raise
-        except CallFailed:
-            self.progress.stages[stage].failed += 1
+        except BaseException as exc:  # failed, or cancelled by a stopped run: no longer in flight either way
+            clear_in_flight(self.store, key)
+            if isinstance(exc, CallFailed) and not isinstance(exc, FatalProviderError):
+                self.progress.stages[stage].failed += 1
             raise
         st = self.progress.stages[stage]
         st.sent += 1
@@ -121,5 +128,6 @@ class Calls:
                 attempts=result.attempts, simulated=endpoint.simulated, finish_reason=result.finish_reason,
             )
         )
+        clear_in_flight(self.store, key)
         self._answered.add(key)
         return key, result.text, result.finish_reason

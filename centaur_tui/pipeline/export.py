@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from centaur_tui.domain.plan import MODES
 from centaur_tui.store import MANIFEST, Store, export_manifest
 
 JUDGMENT_COLUMNS = (
@@ -42,18 +43,51 @@ def _write(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]], boo
     return len(rows)
 
 
+JUDGMENT_KEY = ("run", "task", "mode", "comparison_id", "judge", "presentation", "revision")
+"""The order of judgments.csv: the store's unique key of a judgment, led by its tournament."""
+OUTPUT_KEY = ("run", "task", "mode", "candidate", "worker", "output_id")
+"""The order of outputs.csv (output_id last: it is unique)."""
+_MODE_ORDER = {mode: i for i, mode in enumerate(MODES)}  # automation first, as everywhere else
+
+
+def _key(row: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple((_MODE_ORDER.get(row[c], len(_MODE_ORDER)), row[c]) if c == "mode" else row[c] for c in columns)
+
+
+def stable_rows(judgments: list[dict[str, Any]], scores: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
+                                                                                         list[dict[str, Any]]]:
+    """Judgments in `JUDGMENT_KEY` order, numbered 1..n as `judgment_id`, and their scores in that order.
+
+    The store's row ids follow the order in which judge calls completed, which changes from run
+    to run (concurrency, latency); numbering the export's rows by a key of their content makes
+    identical data give byte-identical files. A score keeps its place within its judgment
+    (the rubric order it was stored in; `scores` come in the store's row order).
+    """
+    ordered = sorted(judgments, key=lambda r: _key(r, JUDGMENT_KEY))
+    number = {r["judgment_id"]: i for i, r in enumerate(ordered, start=1)}
+    out_judgments = [{**r, "judgment_id": number[r["judgment_id"]]} for r in ordered]
+    # sorted() is stable: within one judgment, the scores keep their stored order.
+    out_scores = sorted(({**r, "judgment_id": number[r["judgment_id"]]} for r in scores),
+                        key=lambda r: r["judgment_id"])
+    return out_judgments, out_scores
+
+
 def export_session(store: Store, out_dir: Path, session_name: str | None = None) -> dict[str, int]:
     """Write the three CSV files of a session into `out_dir`; returns rows written per file.
 
     judgments.csv holds every judgment, valid or not (option1/option2 in presented order;
-    winner is a candidate name or `tie`, empty when invalid). With `session_name`,
-    session.json is written last, so a folder with it holds a complete export.
+    winner is a candidate name or `tie`, empty when invalid). Every file is ordered by a key of
+    its content (`JUDGMENT_KEY`, `OUTPUT_KEY`), never by the order calls completed in, and
+    `judgment_id` numbers the exported judgments in that order (`stable_rows`). With
+    `session_name`, session.json is written last, so a folder with it holds a complete export.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
+    judgments, scores = stable_rows(store.judgment_rows(), store.score_rows())
+    outputs = sorted(store.output_rows(), key=lambda r: _key(r, OUTPUT_KEY))
     written = {
-        "judgments.csv": _write(out_dir / "judgments.csv", JUDGMENT_COLUMNS, store.judgment_rows(), bools=("valid",)),
-        "scores.csv": _write(out_dir / "scores.csv", SCORE_COLUMNS, store.score_rows()),
-        "outputs.csv": _write(out_dir / "outputs.csv", OUTPUT_COLUMNS, store.output_rows()),
+        "judgments.csv": _write(out_dir / "judgments.csv", JUDGMENT_COLUMNS, judgments, bools=("valid",)),
+        "scores.csv": _write(out_dir / "scores.csv", SCORE_COLUMNS, scores),
+        "outputs.csv": _write(out_dir / "outputs.csv", OUTPUT_COLUMNS, outputs),
     }
     if session_name is not None:
         tmp = out_dir / (MANIFEST + ".tmp")

@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from centaur_tui.domain.outcomes import Outcomes
 from centaur_tui.domain.plan import STAGES
 
 
@@ -41,6 +42,14 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
     finished: bool = False
     last_error: str | None = None
+    interrupted: int = 0
+    """Calls a previous run left in flight when it died (`kill -9`): sent again, maybe billed twice."""
+    outcomes: Outcomes | None = None
+    """The outcome of every planned item, read from the store when the run has finished (None before)."""
+
+    def missing(self, stage: str) -> int:
+        """Planned items of a stage with nothing stored after the run (failed for good or blocked); 0 before the end."""
+        return self.outcomes.stages[stage].missing if self.outcomes is not None else 0
 
     @property
     def elapsed(self) -> float:

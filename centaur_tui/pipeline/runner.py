@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from centaur_tui.domain.errors import ProviderError
+from centaur_tui.domain.outcomes import Outcomes, session_outcomes
 from centaur_tui.domain.plan import (
     MODES,
     Mode,
@@ -40,22 +41,45 @@ from centaur_tui.llm import CallFailed, FatalProviderError, Gateway
 from centaur_tui.pipeline.calls import Calls
 from centaur_tui.pipeline.judging import Judging
 from centaur_tui.pipeline.progress import Progress, ProgressSink
-from centaur_tui.store import Store
+from centaur_tui.store import Store, stored_facts, take_interrupted
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class RunOutcome:
-    """What a finished (or stopped) run reports."""
+    """What a finished run reports: its counters and the outcome of every planned item, read from the store.
+
+    Attributes:
+        progress: The run's counters.
+        outcomes: Per stage and per judge, how many planned items are answered, invalid,
+            failed for good or blocked (domain/outcomes.py), as the store holds them after the run.
+        interrupted: Calls left in flight by a previous run that died mid-call (`kill -9`): sent
+            again by this run, so they may have been billed twice.
+    """
 
     progress: Progress
-    missing_outputs: int
-    unjudged: int
+    outcomes: Outcomes
+    interrupted: int = 0
+
+    @property
+    def missing_outputs(self) -> int:
+        """Outputs and assistance texts with nothing stored (failed or blocked)."""
+        return sum(self.outcomes.stages[s].missing for s in ("automation", "assistance", "worker"))
+
+    @property
+    def unjudged(self) -> int:
+        """Planned judgments with nothing stored (failed or blocked)."""
+        return self.outcomes.stages["judging"].missing
+
+    @property
+    def failed(self) -> int:
+        """Planned items whose call failed for good (a re-run retries them)."""
+        return self.outcomes.failed
 
     @property
     def complete(self) -> bool:
-        return self.missing_outputs == 0 and self.unjudged == 0
+        return self.outcomes.complete
 
 
 class Pipeline:
@@ -179,7 +203,6 @@ class Pipeline:
         outputs = {r.candidate: r.id for r in results if r is not None}
         comps = [c for c in comparisons(self.session, run, task_id, mode)]
         ready = [c for c in comps if c.candidate_a in outputs and c.candidate_b in outputs]
-        self._missing_outputs += len(names) - len(outputs)
         self.judging.save_comparisons(
             [
                 ComparisonRecord(c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b,
@@ -187,12 +210,8 @@ class Pipeline:
                 for c in ready
             ]
         )
-        jobs = []
-        for comp in comps:
-            if comp in ready:
-                jobs.extend(self.judging.jobs(comp, texts))
-            else:
-                self._unjudged += len(self.judging.slots(comp))
+        # A comparison whose output is missing is not judged: its judgments are blocked (domain/outcomes.py).
+        jobs = [job for comp in ready for job in self.judging.jobs(comp, texts)]
         await asyncio.gather(*jobs)
 
     # -- the run -------------------------------------------------------------------------------
@@ -202,8 +221,6 @@ class Pipeline:
         self.judging.load()
         self._outputs = self.store.outputs()
         self._assistance_texts = self.store.assistance_texts()
-        self._missing_outputs = 0
-        self._unjudged = 0
 
     async def _ticker(self) -> None:
         while True:
@@ -227,6 +244,11 @@ class Pipeline:
             self.progress.stages[stage].planned = n
         self.progress.stages["judging"].planned = summary.total_judgments
         self._load_state()
+        # Counted before any call is sent: these are the calls a killed run had sent without an answer.
+        interrupted = take_interrupted(self.store)
+        self.progress.interrupted = interrupted
+        if interrupted:
+            log.warning("%d call(s) were in flight when the previous run stopped; they are sent again", interrupted)
         log.info("pipeline run of %s started: %d call(s) and %d judgment(s) planned", self.session.name,
                  sum(summary.calls.values()), summary.total_judgments)
         self.store.set_meta(
@@ -246,6 +268,8 @@ class Pipeline:
         ]
         try:
             await asyncio.gather(*tournaments)
+            outcomes = session_outcomes(self.session, stored_facts(self.store))
+            self.progress.outcomes = outcomes
         except FatalProviderError as exc:
             for t in tournaments:
                 t.cancel()
@@ -260,7 +284,7 @@ class Pipeline:
             self._publish()
             log.info("pipeline run of %s stopped after %.1f s: %s", self.session.name, self.progress.elapsed,
                      ", ".join(f"{name} {s.done}/{s.planned} done, {s.failed} failed" for name, s in self.progress.stages.items()))
-        return RunOutcome(self.progress, self._missing_outputs, self._unjudged)
+        return RunOutcome(self.progress, outcomes, interrupted)
 
 
 def run_session(study: Study, store: Store, sink: ProgressSink | None = None) -> RunOutcome:

@@ -736,6 +736,37 @@ class HumanWorkersSection(_Model):
     deliverables: int
 
 
+class OutcomeRow(_Model):
+    """How many planned items (of a stage, a judge or a mode's judgments) ended in each outcome."""
+
+    planned: int
+    answered: int
+    invalid: int
+    failed: int
+    blocked: int
+    missing: int
+
+
+class OutcomesSection(_Model):
+    """Every planned item of the session and its outcome (domain/outcomes.py), read from the store.
+
+    `failed`: nothing stored although the inputs are (the call failed for good, or a stopped run
+    never sent it); `blocked`: nothing stored because an input is missing; `missing` = both.
+    `failed_calls` counts the calls whose last attempt failed for good and that have no answer
+    since (`call_errors`); a judgment may have needed more than one call (re-asks).
+    """
+
+    complete: bool
+    stages: dict[str, OutcomeRow]
+    judges: dict[str, OutcomeRow]
+    modes: dict[str, OutcomeRow]
+    failed_calls: int
+
+
+_Excluding = TypeVar("_Excluding", ModeReport, ReliabilityRow, ChoiceRubricRow, PositionBiasRow)
+"""The rows with an `excluded` object that `ReportDocument.with_outcomes` adds missing judgments to."""
+
+
 class ReportDocument(_Model):
     """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
 
@@ -752,6 +783,7 @@ class ReportDocument(_Model):
     validity: Validity
     experts: ExpertsSection
     human_workers: HumanWorkersSection | None = None
+    outcomes: OutcomesSection | None = None
 
     @property
     def schema_name(self) -> str:
@@ -766,6 +798,41 @@ class ReportDocument(_Model):
         """This document with the human-worker arm's section (`stats.human_arm.human_arm_doc`) added."""
         value = section if isinstance(section, HumanWorkersSection) else HumanWorkersSection.from_dict(section)
         return self.model_copy(update={"human_workers": value})
+
+    def with_outcomes(self, section: dict[str, Any] | OutcomesSection) -> ReportDocument:
+        """This document with the planned items' outcomes, and `missing` judgments in the `excluded` denominators.
+
+        A planned judgment with nothing stored is left out of every statistic like an invalid one,
+        so it joins as `missing` (absent when none is) each mode's `excluded`, the reliability
+        rows of the whole session and of each mode, and the per-judge rows of choice-rubric
+        consistency and position bias.
+        """
+        value = section if isinstance(section, OutcomesSection) else OutcomesSection.from_dict(section)
+
+        def missing(row: OutcomeRow | None) -> int:
+            return row.missing if row is not None else 0
+
+        def add(model: _Excluding, n: int) -> _Excluding:
+            return model if not n else model.model_copy(update={"excluded": {**model.excluded, "missing": n}})
+
+        judging = value.stages.get("judging")
+        modes = [add(m, missing(value.modes.get(m.mode))) for m in self.modes]
+        reliability = [
+            add(r, missing(judging) if r.scope == "overall" else missing(value.modes.get(r.mode or ""))
+                if r.scope == "mode" else 0)
+            for r in self.reliability.rows
+        ]
+        v = self.validity
+        choice = [add(r, missing(value.judges.get(r.judge))) for r in v.choice_rubric.rows]
+        bias = [add(r, missing(value.judges.get(r.judge))) for r in v.position_bias.rows]
+        validity = v.model_copy(update={
+            "choice_rubric": v.choice_rubric.model_copy(update={"rows": choice}),
+            "position_bias": v.position_bias.model_copy(update={"rows": bias}),
+        })
+        return self.model_copy(update={
+            "outcomes": value, "modes": modes, "validity": validity,
+            "reliability": self.reliability.model_copy(update={"rows": reliability}),
+        })
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready dict: exactly the keys the statistics wrote, in their order."""

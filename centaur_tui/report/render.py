@@ -27,6 +27,7 @@ WIDTH = 118
 STATUS_WORDS = {
     "invalid": "invalid", "superseded": "superseded revisions", "other_kind": "other judge kind",
     "ineligible": "ineligible judge", "unknown_comparison": "unknown comparison", "malformed": "malformed",
+    "missing": "missing (planned, nothing stored: failed for good or blocked)",
 }
 RANK_METHOD_WORDS = {
     "mean_win_rate": "win rates averaged over eligible judges, then ranked (average ranks for ties)",
@@ -142,14 +143,25 @@ def sections(document: Doc) -> list[Section]:
     head = Section(_title(doc, f"CentaurBench report: session {doc['session'] or '(unnamed)'}"), level=1)
     if doc.get("simulated"):
         head.notes.append(doc["banner"])
+    outcomes = doc.get("outcomes")
+    missing = outcomes["stages"]["judging"]["missing"] if outcomes is not None else 0
     head.notes += [
         f"{counts['runs']} run(s), {len(counts['tasks'])} task(s), modes: {', '.join(counts['modes']) or 'none'}; "
         f"{counts['comparisons']:,} comparisons, {counts['judgments']:,} judgments stored, "
-        f"{by_status.get('ok', 0):,} used; " + excluded_text({k: v for k, v in by_status.items() if k != 'ok'}),
+        f"{by_status.get('ok', 0):,} used; "
+        + excluded_text({k: v for k, v in by_status.items() if k != 'ok'}, [(STATUS_WORDS["missing"], missing)]),
         f"Judges used ({', '.join(opts['judge_kinds'])}): {', '.join(counts['judges']) or 'none'}",
         f"Within-run rank: {RANK_METHOD_WORDS.get(opts['rank_method'], opts['rank_method'])}. 1 = best.",
     ]
+    if outcomes is not None:
+        judging = outcomes["stages"]["judging"]
+        head.notes.append(
+            f"Planned judgments: {judging['planned']:,}; {judging['missing']:,} missing "
+            f"({judging['failed']:,} failed for good, {judging['blocked']:,} blocked)."
+        )
     out.append(head)
+    if outcomes is not None:
+        out.append(_outcomes_section(doc, outcomes))
     for m in doc["modes"]:
         parts = _mode_sections(doc, m)
         out += [parts.rank_of_ranks, parts.mean_rank, parts.overall]
@@ -326,6 +338,29 @@ def _reliability_section(doc: dict[str, Any]) -> Section:
         s.rows.append([label, num(r["units"]), num(r["excluded_units"]), num(r["ratings"]), num(r["pairs"]),
                        pct(r["raw_agreement"]), num(r["alpha"], 3), excl, r["reason"] or ""])
     s.align = "lrrrrrrll"
+    return s
+
+
+def _outcomes_section(doc: dict[str, Any], outcomes: dict[str, Any]) -> Section:
+    s = Section(_title(doc, "Planned items and their outcomes"))
+    s.notes.append(
+        "Every item the session plans, per stage and (for judgments) per judge. failed: nothing stored although "
+        "its inputs are (the call failed for good, or a stopped run never sent it); blocked: an input is missing "
+        "(a worker output whose assistance text failed, a judgment of a comparison whose output is missing)."
+    )
+    if outcomes["complete"]:
+        s.notes.append("Complete: every planned item is stored.")
+    else:
+        missing = sum(r["missing"] for r in outcomes["stages"].values())
+        s.notes.append(
+            f"Incomplete: {missing:,} planned item(s) missing; {outcomes['failed_calls']:,} call(s) failed for good "
+            "(call_errors). Run the session again to retry them."
+        )
+    s.headers = ["stage or judge", "planned", "answered", "invalid", "failed", "blocked", "missing"]
+    rows = [(k, r) for k, r in outcomes["stages"].items() if r["planned"]]
+    rows += [(f"judge {k}", r) for k, r in outcomes["judges"].items()]
+    for label, r in rows:
+        s.rows.append([label] + [num(r[c]) for c in ("planned", "answered", "invalid", "failed", "blocked", "missing")])
     return s
 
 

@@ -129,12 +129,36 @@ def session_report(study: Study, store: Store | None = None, *, human_workers: b
     return _session_report(study, store, human_workers, options)
 
 
+def outcomes_section(study: Study, store: Store) -> dict[str, Any]:
+    """The outcome of every planned item (per stage, judge and mode) as the report's `outcomes` section."""
+    from dataclasses import asdict
+
+    from centaur_tui.domain.outcomes import OutcomeCounts, session_outcomes
+    from centaur_tui.store import final_errors, stored_facts
+
+    outcomes = session_outcomes(study.session, stored_facts(store))
+
+    def row(c: OutcomeCounts) -> dict[str, int]:
+        return {**asdict(c), "missing": c.missing}
+
+    return {
+        "complete": outcomes.complete,
+        "stages": {k: row(c) for k, c in outcomes.stages.items()},
+        "judges": {k: row(c) for k, c in outcomes.judges.items()},
+        "modes": {k: row(c) for k, c in outcomes.modes.items()},
+        "failed_calls": len(final_errors(store)),
+    }
+
+
 def _session_report(study: Study, store: Store, human_workers: bool | None, options: dict[str, Any]) -> Report:
+    from dataclasses import replace
+
     with ThreadPoolExecutor(1, thread_name_prefix="report-read") as pool:
         meta, rows = load_report_inputs(study, pool, store)
         # Built after the reads started: on a cold start the score aggregate (SQLite, no GIL)
         # runs while pandas and scipy load (about 1.1 s).
         report = report_from_rows(study, meta, rows, **options)
+    report = replace(report, document=report.document.with_outcomes(outcomes_section(study, store)))
     if human_workers is False:
         return report
     return with_human_workers(study, store, report, always=bool(human_workers))

@@ -114,6 +114,49 @@ class PipelineRun:
                 self._loop.call_soon_threadsafe(self._task.cancel)
 
 
+INCOMPLETE_EXIT = 3
+"""Exit status of `centaur run` when the run finished with planned calls failed for good (README: exit statuses)."""
+
+
+def interrupted_line(outcome: RunOutcome) -> str | None:
+    """What to say about the calls a killed previous run left in flight (None when there were none)."""
+    n = outcome.interrupted
+    if not n:
+        return None
+    return (f"{n:,} call{'s were' if n != 1 else ' was'} in flight when the previous run stopped; "
+            f"{'they are' if n != 1 else 'it is'} sent again ({'they' if n != 1 else 'it'} may have been billed).")
+
+
+def _counts_text(failed: int, blocked: int) -> str:
+    parts = [f"{failed:,} failed for good"] if failed else []
+    if blocked:
+        parts.append(f"{blocked:,} blocked")
+    return ", ".join(parts)
+
+
+def outcome_lines(outcome: RunOutcome) -> list[str]:
+    """The missing items of a finished run, per stage and for judgments per judge (empty when complete).
+
+    The first line is "Incomplete: N calls failed for good; run again to retry them."; the
+    next name the stages (and judges) with failed and blocked items (blocked: an input failed).
+    """
+    o = outcome.outcomes
+    if o.complete:
+        return []
+    lines = [f"Incomplete: {o.failed:,} call{'s' if o.failed != 1 else ''} failed for good; run again to retry them."]
+    for stage, c in o.stages.items():
+        if not c.missing:
+            continue
+        line = f"  {stage}: {c.missing:,} of {c.planned:,} missing ({_counts_text(c.failed, c.blocked)})"
+        if stage == "judging":
+            judges = [f"{name} {_counts_text(j.failed, j.blocked)}" for name, j in o.judges.items() if j.missing]
+            line += "; by judge: " + "; ".join(judges)
+        lines.append(line)
+    if outcome.progress.last_error:
+        lines.append(f"  Last error: {outcome.progress.last_error}")
+    return lines
+
+
 def run_study(study: Study, store: Store, display: ProgressDisplay | None = None) -> RunOutcome:
     """Run (or resume) a session to completion in the calling thread (the CLI's run).
 

@@ -171,6 +171,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     # candidates (whose comparison ids are then equal) still tell their exports apart.
     Migration(5, "a random id of the session database (meta.session_id), which its CSV exports carry",
               ("INSERT OR IGNORE INTO meta (key, value) VALUES ('session_id', lower(hex(randomblob(16))))",)),
+    Migration(6, "every call in flight (key, stage, model, pid, started_at), written before it is sent and deleted "
+                 "when it is answered or fails: rows left by a killed run count the calls that may be billed twice",
+              ("""CREATE TABLE calls_in_flight (
+    key TEXT PRIMARY KEY, stage TEXT NOT NULL, model TEXT NOT NULL, pid INTEGER NOT NULL, started_at TEXT NOT NULL
+)""",)),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

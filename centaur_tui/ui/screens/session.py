@@ -21,7 +21,9 @@ from centaur_tui.services.session import SIMULATED_BANNER, SessionOverview
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.screens.dialogs import AddExpertDialog, AssignDialog, AssignRequest, NewExpert
 
-STAGE_COLUMNS = ("planned", "done", "cached", "sent", "failed", "invalid")
+STAGE_COLUMNS = ("planned", "done", "cached", "sent", "failed", "invalid", "missing")
+"""`missing`: planned items with nothing stored once a run has finished (failed for good or blocked)."""
+COLUMN_LABELS = {"planned": "plan", "invalid": "inval"}
 
 
 class ExpertTable(DataTable):
@@ -81,6 +83,7 @@ stopped, and a finished run costs nothing to run again.
         self.runner: Any = None
         self.run_worker_: Worker[Any] | None = None
         self.last_outcome: str | None = None
+        self.last_missing: dict[str, int] = {}  # per stage, after the last run in this screen
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -101,7 +104,8 @@ stopped, and a finished run costs nothing to run again.
         stages = self.query_one("#stages", DataTable)
         stages.add_column("stage", key="stage")
         for column in STAGE_COLUMNS:
-            stages.add_column(column, key=column)
+            # Short labels: the eight columns and the experts panel share 120 columns.
+            stages.add_column(COLUMN_LABELS.get(column, column), key=column)
         for stage in STAGES:
             stages.add_row(stage, *["" for _ in STAGE_COLUMNS], key=stage)
         experts = self.query_one("#experts", DataTable)
@@ -192,7 +196,8 @@ stopped, and a finished run costs nothing to run again.
         for stage in STAGES:
             done = st.llm_judgments if stage == "judging" else st.calls_by_stage.get(stage, 0)
             planned = plan.total_judgments if stage == "judging" else plan.calls[stage]
-            for column, value in zip(STAGE_COLUMNS, (planned, min(done, planned), "", "", "", "")):
+            missing = self.last_missing.get(stage, "")
+            for column, value in zip(STAGE_COLUMNS, (planned, min(done, planned), "", "", "", "", missing)):
                 table.update_cell(stage, column, f"{value:,}" if isinstance(value, int) else value, update_width=True)
         cost = "unknown" if st.cost is None else f"${st.cost:.4f}"
         lead = self.last_outcome or ("Complete." if not st.calls_left else "Idle.")
@@ -241,13 +246,17 @@ stopped, and a finished run costs nothing to run again.
             self.last_outcome = "Stopped by an error."
         elif outcome is None:
             self.last_outcome = "Paused: run again to resume."
-        elif outcome.complete:
-            self.last_outcome = f"Finished in {outcome.progress.elapsed:.1f} s."
         else:
-            self.last_outcome = (
-                f"Finished with {outcome.missing_outputs} output(s) and {outcome.unjudged} judgment(s) missing: "
-                "run again to retry them."
-            )
+            from centaur_tui.services.run import interrupted_line, outcome_lines
+
+            self.last_missing = {stage: c.missing for stage, c in outcome.outcomes.stages.items()}
+            if outcome.complete:
+                self.last_outcome = f"Finished in {outcome.progress.elapsed:.1f} s."
+            else:
+                self.last_outcome = " ".join(line.strip() for line in outcome_lines(outcome))
+            resent = interrupted_line(outcome)
+            if resent:
+                self.last_outcome += " " + resent
         self.show_progress()
         self.refresh_bindings()
         self.load()
@@ -261,7 +270,8 @@ stopped, and a finished run costs nothing to run again.
         for stage in STAGES:
             st = p.stages[stage]
             for column in STAGE_COLUMNS:
-                table.update_cell(stage, column, f"{getattr(st, column):,}", update_width=True)
+                value = p.missing(stage) if column == "missing" else getattr(st, column)
+                table.update_cell(stage, column, f"{value:,}", update_width=True)
         cost_known = all(s.cost_known for s in p.stages.values())
         status = "Pausing" if self.runner.stopping else "Running"
         # Provider text: no control characters, no key, and no Rich markup ("[@click=...]" would be live).

@@ -1,0 +1,85 @@
+"""Provides what the outcome of every planned item is derived from, and the record of calls in flight.
+
+`stored_facts` reads which planned items the store holds (outputs, assistance texts, LLM
+judgments with their validity) for `domain.outcomes.session_outcomes`; `final_errors` reads the
+last error of every call that failed for good and was not answered since.
+
+`calls_in_flight` (migration 6) holds one row per call being sent: written before the request
+leaves, deleted when it is answered, fails or is abandoned (a stopped run). Rows that remain
+belong to a process that died mid-call (`kill -9`, a power cut): those calls are sent again on
+the next run, and the provider may have billed them, so the run says how many there were.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from centaur_tui.domain.outcomes import StoredFacts
+from centaur_tui.store.connection import utc_now
+from centaur_tui.store.db import Store
+
+
+def stored_facts(store: Store) -> StoredFacts:
+    """Ids of the stored outputs and assistance texts, and each LLM judgment slot's validity (latest revision)."""
+    judgments: dict[tuple[str, str, int], bool] = {}
+    for r in store.read("SELECT comparison_id, judge, presentation, valid FROM judgments WHERE judge_kind = 'llm'"
+                        " ORDER BY revision"):
+        judgments[(r["comparison_id"], r["judge"], r["presentation"])] = bool(r["valid"])
+    return StoredFacts(
+        outputs=frozenset(r["id"] for r in store.read("SELECT id FROM outputs")),
+        assistance=frozenset(r["id"] for r in store.read("SELECT id FROM assistance_texts")),
+        judgments=judgments,
+    )
+
+
+def final_errors(store: Store) -> list[dict[str, Any]]:
+    """The last error of every call that failed for good and has no answer stored, by stage and model."""
+    return store.read(
+        "SELECT e.key, e.stage, e.model, e.error_type, e.message, e.created_at FROM call_errors e"
+        " WHERE e.final = 1 AND e.key NOT IN (SELECT key FROM calls)"
+        " AND e.id = (SELECT max(id) FROM call_errors f WHERE f.key = e.key AND f.final = 1)"
+        " ORDER BY e.stage, e.model, e.key"
+    )
+
+
+def mark_in_flight(store: Store, key: str, stage: str, model: str) -> None:
+    """Record a call as being sent by this process (before the request leaves)."""
+    with store.write() as c:
+        c.execute(
+            "INSERT OR REPLACE INTO calls_in_flight (key, stage, model, pid, started_at) VALUES (?, ?, ?, ?, ?)",
+            (key, stage, model, os.getpid(), utc_now()),
+        )
+
+
+def clear_in_flight(store: Store, key: str) -> None:
+    """Forget a call that was answered, failed or abandoned."""
+    with store.write() as c:
+        c.execute("DELETE FROM calls_in_flight WHERE key = ?", (key,))
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a live process of another user
+        return True
+    return True
+
+
+def take_interrupted(store: Store) -> int:
+    """Count and forget the calls in flight left by processes that died mid-call.
+
+    Rows of a live process (this one, or a run in another process) are left alone. Counted once:
+    the rows are deleted, since their calls are about to be sent again.
+    """
+    rows = store.read("SELECT key, pid, key IN (SELECT key FROM calls) AS answered FROM calls_in_flight")
+    dead = [r for r in rows if not _alive(int(r["pid"]))]
+    if dead:
+        with store.write() as c:
+            c.executemany("DELETE FROM calls_in_flight WHERE key = ?", [(r["key"],) for r in dead])
+    # A process killed between storing the answer and deleting its row left an answered call: not re-sent.
+    return sum(1 for r in dead if not r["answered"])
