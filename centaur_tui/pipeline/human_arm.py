@@ -103,7 +103,10 @@ class HumanArmJudging:
             without += not mine
             jobs.extend(mine)
         self.progress.stages["judging"].planned = len(jobs)
-        await asyncio.gather(*jobs)
+        try:
+            await asyncio.gather(*jobs)
+        finally:
+            self.calls.close()  # every judgment and failed attempt is written before returning
         st = self.progress.stages["judging"]
         return HumanArmOutcome(len(planned), len(jobs), st.done, without)
 

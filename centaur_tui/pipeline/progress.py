@@ -41,6 +41,8 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
     finished: bool = False
     last_error: str | None = None
+    waiting: str | None = None
+    """Set while the run waits for something other than a provider (another program's database lock)."""
 
     @property
     def elapsed(self) -> float:

@@ -37,7 +37,7 @@ from centaur_tui.domain.records import (
 from centaur_tui.domain.session import PLAIN
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, FatalProviderError, Gateway
-from centaur_tui.pipeline.calls import Calls
+from centaur_tui.pipeline.calls import DB_WAITING, Calls
 from centaur_tui.pipeline.judging import Judging
 from centaur_tui.pipeline.progress import Progress, ProgressSink
 from centaur_tui.store import Store
@@ -121,7 +121,7 @@ class Pipeline:
         messages = automation_messages(self.study.universal, self.study.task(task_id))
         key, text = await self.calls.call("automation", model, messages, self._gen_params(), f"automation:run{run}")
         record = OutputRecord(oid, run, task_id, "automation", name, name, text, None, key)
-        self.store.save_output(record)
+        await self.calls.db(self.store.save_output, record)
         self._outputs[oid] = record
         st.done += 1
         return record
@@ -137,7 +137,7 @@ class Pipeline:
         messages = assistance_messages(self.study.universal, self.study.task(task_id))
         key, text = await self.calls.call("assistance", model, messages, self._gen_params(), f"assistance:run{run}")
         record = AssistanceRecord(aid, run, task_id, name, text, key)
-        self.store.save_assistance(record)
+        await self.calls.db(self.store.save_assistance, record)
         self._assistance_texts[aid] = record
         st.done += 1
         return record
@@ -159,7 +159,7 @@ class Pipeline:
         record = OutputRecord(
             oid, run, task_id, "augmentation", candidate, worker.name, text, guidance.id if guidance else None, key
         )
-        self.store.save_output(record)
+        await self.calls.db(self.store.save_output, record)
         self._outputs[oid] = record
         st.done += 1
         return record
@@ -180,7 +180,8 @@ class Pipeline:
         comps = [c for c in comparisons(self.session, run, task_id, mode)]
         ready = [c for c in comps if c.candidate_a in outputs and c.candidate_b in outputs]
         self._missing_outputs += len(names) - len(outputs)
-        self.judging.save_comparisons(
+        await self.calls.db(
+            self.judging.save_comparisons,
             [
                 ComparisonRecord(c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b,
                                  outputs[c.candidate_a], outputs[c.candidate_b])
@@ -197,6 +198,14 @@ class Pipeline:
 
     # -- the run -------------------------------------------------------------------------------
 
+    def _meta(self) -> dict[str, str]:
+        return {
+            "session": self.session.name,
+            "seed": str(self.session.seed),
+            "simulated": "true" if self.session.simulated else "false",
+            "session_file": str(self.study.session_file),
+        }
+
     def _load_state(self) -> None:
         self.calls.load()
         self.judging.load()
@@ -211,6 +220,7 @@ class Pipeline:
             self._publish()
 
     def _publish(self) -> None:
+        self.progress.waiting = DB_WAITING if self.calls.db_waiting else None
         if self.calls.gateway is not None:
             self.progress.in_flight = self.calls.in_flight
         if self.sink is not None:
@@ -226,18 +236,16 @@ class Pipeline:
         for stage, n in summary.calls.items():
             self.progress.stages[stage].planned = n
         self.progress.stages["judging"].planned = summary.total_judgments
-        self._load_state()
+        ticker = asyncio.create_task(self._ticker())  # before the first database work, which may wait
+        try:
+            await self.calls.db(self._load_state)
+            await self.calls.db(self.store.set_meta, self._meta())
+        except BaseException:
+            ticker.cancel()
+            self.calls.close()
+            raise
         log.info("pipeline run of %s started: %d call(s) and %d judgment(s) planned", self.session.name,
                  sum(summary.calls.values()), summary.total_judgments)
-        self.store.set_meta(
-            {
-                "session": self.session.name,
-                "seed": str(self.session.seed),
-                "simulated": "true" if self.session.simulated else "false",
-                "session_file": str(self.study.session_file),
-            }
-        )
-        ticker = asyncio.create_task(self._ticker())
         tournaments = [
             asyncio.create_task(self._tournament(run, task_id, mode))
             for run in range(1, self.session.runs + 1)
@@ -256,6 +264,7 @@ class Pipeline:
             ) from None
         finally:
             ticker.cancel()
+            self.calls.close()  # the last writes (queued failed attempts included) are done before returning
             self.progress.finished = True
             self._publish()
             log.info("pipeline run of %s stopped after %.1f s: %s", self.session.name, self.progress.elapsed,

@@ -263,6 +263,8 @@ stopped, and a finished run costs nothing to run again.
         cost_known = all(s.cost_known for s in p.stages.values())
         status = "Pausing" if self.runner.stopping else "Running"
         error = f" Last error: {p.last_error}" if p.last_error else ""
+        if p.waiting:
+            error = f" {p.waiting[:1].upper()}{p.waiting[1:]}.{error}"
         self.query_one("#run-status", Static).update(
             f"{status} {p.elapsed:.1f} s; tokens {p.tokens:,}; cost ${p.cost:.4f}{'' if cost_known else '+?'}; "
             f"retries {p.retries}; in flight {p.in_flight}.{error}"
