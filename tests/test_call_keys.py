@@ -24,7 +24,6 @@ from centaur_tui.pipeline import Pipeline
 from centaur_tui.pipeline.calls import Calls
 from centaur_tui.pipeline.progress import Progress
 from centaur_tui.store import Store
-from tests.support.sessions import small_session_toml
 
 V1 = Path(__file__).resolve().parent / "data" / "store_v1.db"
 
@@ -125,7 +124,8 @@ def _replay(study: Any, path: Path) -> tuple[RecordingGateway, dict[str, tuple[s
     gateway = RecordingGateway()
     answers: dict[str, tuple[str, str]] = {}
     with Store(path) as store:
-        calls = Calls(study, store, Progress(session="v1", simulated=True), gateway)  # type: ignore[arg-type]
+        stand_in: Any = gateway  # duck-typed: complete, in_flight, register_prices
+        calls = Calls(study, store, Progress(session="v1", simulated=True), stand_in)
         calls.load()
 
         async def ask() -> None:
