@@ -97,22 +97,33 @@ class Calls:
     # -- database work, off the event loop ------------------------------------------------------
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run one blocking store operation in the run's database thread; waits out another program's lock.
+        """Run one short store write in the run's database thread; waits out another program's lock.
+
+        A write running longer than `DB_WAIT_SHOWN_S` is shown as waiting for the database: a
+        commit takes about 2 ms, so that long means another program holds the lock.
 
         Raises:
             StoreError: the lock was held longer than `db_wait_max_s`, or the operation failed.
         """
         return await asyncio.get_running_loop().run_in_executor(self._pool(), self._db_call, fn, args)
 
+    async def db_read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run one store read in the database thread (after the writes queued before it).
+
+        Not shown as waiting however long it takes: WAL readers never wait for a writer, and
+        reading a large session's state at the start takes its time.
+        """
+        return await asyncio.get_running_loop().run_in_executor(self._pool(), self._db_call, fn, args, False)
+
     def _pool(self) -> ThreadPoolExecutor:
         if self._db_pool is None:
             self._db_pool = ThreadPoolExecutor(1, thread_name_prefix="centaur-db")
         return self._db_pool
 
-    def _db_call(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+    def _db_call(self, fn: Callable[..., T], args: tuple[Any, ...], write: bool = True) -> T:
         started = time.monotonic()
         with self._db_state:
-            self._db_since = started
+            self._db_since = started if write else None
         try:
             while True:
                 try:
@@ -195,12 +206,12 @@ class Calls:
         """
         messages_json, params_json = canonical_json(messages), canonical_json(params)
         key = call_key_of(endpoint.model, messages_json, params_json, sample, self._entry(endpoint))
-        stored = await self.db(self.store.call_reply, key) if key in self._answered else None
+        stored = await self.db_read(self.store.call_reply, key) if key in self._answered else None
         if stored is not None:
             return key, *stored
         if endpoint.model in self._legacy_models:
             legacy = call_key_of(endpoint.model, messages_json, params_json, sample)
-            stored = await self.db(self.store.call_reply, legacy) if legacy in self._answered else None
+            stored = await self.db_read(self.store.call_reply, legacy) if legacy in self._answered else None
             if stored is not None:  # an older database's reply, unambiguously this entry's
                 return legacy, *stored
         extra: dict[str, Any] = {}

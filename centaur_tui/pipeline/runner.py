@@ -238,7 +238,7 @@ class Pipeline:
         self.progress.stages["judging"].planned = summary.total_judgments
         ticker = asyncio.create_task(self._ticker())  # before the first database work, which may wait
         try:
-            await self.calls.db(self._load_state)
+            await self.calls.db_read(self._load_state)
             await self.calls.db(self.store.set_meta, self._meta())
         except BaseException:
             ticker.cancel()
