@@ -111,4 +111,6 @@ def test_alpha_and_agreement_fall_as_judge_noise_rises(tmp_path: Path) -> None:
         agreements.append(overall_row["raw_agreement"])
     assert alphas[0] > alphas[1] > alphas[2], alphas
     assert agreements[0] > agreements[2], agreements
-    assert alphas[0] > 0.8 and alphas[2] < 0.5, alphas
+    # 72 units are few: at noise 0.3, session seeds 11-18 gave alpha 0.70-0.88 (0.69-0.87 with the
+    # call keys before issue 12, which seed the simulated judges), so 0.8 was a coin flip per seed.
+    assert alphas[0] > 0.65 and alphas[2] < 0.5, alphas

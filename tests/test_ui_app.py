@@ -220,3 +220,23 @@ async def test_a_run_with_a_judge_failing_for_good_says_incomplete_and_shows_the
         table = overview.query_one("#stages", DataTable)
         assert table.get_cell("judging", "missing") == f"{west:,}"
         assert table.get_cell("automation", "missing") == "0"
+async def test_running_a_session_another_process_runs_is_refused_with_a_notification(tmp_path: Path) -> None:
+    from centaur_tui.store import SessionLock
+
+    path = judged_session(tmp_path)
+    study = load_session(path)
+    app: CentaurApp = create_app(sessions_dir=path.parent, session=path)
+    with SessionLock(study.database):  # as another `centaur run` of the session would hold it
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                           "the session overview")
+            overview: SessionScreen = app.screen  # type: ignore[assignment]
+            calls_before = overview.state.calls_left if overview.state is not None else None
+            await pilot.press("r")
+            await wait_for(pilot, lambda: any("being run already" in n.message for n in app._notifications),
+                           "the refusal")
+            note = next(n for n in app._notifications if "being run already" in n.message)
+            assert note.title == "Session already running" and note.severity == "error"
+            await wait_for(pilot, lambda: not overview.running, "the run worker to end")
+            assert overview.last_outcome == "Stopped by an error."
+            assert overview.state is not None and overview.state.calls_left == calls_before

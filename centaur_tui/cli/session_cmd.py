@@ -140,6 +140,7 @@ class LinePrinter:
         return (
             f"[{progress.elapsed:5.1f}s] " + " | ".join(parts)
             + f" | {progress.tokens / 1e6:.1f}M tokens | {cost} | {progress.retries} retries | {progress.in_flight} in flight"
+            + (f" | {progress.waiting}" if getattr(progress, "waiting", None) else "")
         )
 
     def update(self, progress: Any) -> None:

@@ -59,3 +59,19 @@ class StoreError(CentaurError):
     """The session database cannot be used as asked."""
 
     title = "Store error"
+
+
+class DatabaseLockedError(StoreError):
+    """Another program held the session database's write lock for longer than the busy timeout.
+
+    The pipeline waits and retries on it (showing "waiting for the database"); any other
+    writer reports it as this one clear line instead of sqlite3's "database is locked".
+    """
+
+    title = "Database busy"
+
+
+class SessionBusyError(StoreError):
+    """Another process is running this session already (its lock file names the pid, host and start)."""
+
+    title = "Session already running"

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Literal
 
-from centaur_tui.domain.session import JudgeSpec, Session
+from centaur_tui.domain.session import Endpoint, JudgeSpec, ModelSpec, Session, WorkerSpec
 
 Mode = Literal["automation", "augmentation"]
 MODES: tuple[Mode, ...] = ("automation", "augmentation")
@@ -27,19 +27,76 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def call_key_of(model: str, messages_json: str, params_json: str, sample: str) -> str:
-    """Content address from already serialised parts (the pipeline stores the same strings)."""
-    raw = "\x00".join((model, messages_json, params_json, sample))
+def entry_json(endpoint: Endpoint) -> str:
+    """The session entry a call belongs to, as canonical JSON: part of every call's content address.
+
+    Everything that changes the request or names the entry is in it: the entry's kind, name and
+    family, its model string, `api_base` and `params`, and for a simulated model its simulation
+    settings (they change its replies). Two entries on one model string (two judges on
+    `openai/gpt-4.1` with different names) therefore never share a reply. Left out on purpose:
+    `api_key_env` (which key pays does not change the reply) and the token prices.
+    """
+    if isinstance(endpoint, ModelSpec):
+        kind = "model"
+    elif isinstance(endpoint, WorkerSpec):
+        kind = "worker"
+    elif isinstance(endpoint, JudgeSpec):
+        kind = "judge"
+    else:
+        kind = "endpoint"
+    entry: dict[str, Any] = {
+        "kind": kind,
+        "name": getattr(endpoint, "name", None),
+        "family": getattr(endpoint, "family", None),
+        "model": endpoint.model,
+        "api_base": endpoint.api_base,
+        "params": endpoint.params,
+    }
+    simulation = getattr(endpoint, "simulation", None)
+    if endpoint.simulated and simulation is not None:
+        entry["simulation"] = simulation.model_dump(mode="json")
+    return canonical_json(entry)
+
+
+def call_key_of(model: str, messages_json: str, params_json: str, sample: str, entry: str | None = None) -> str:
+    """Content address from already serialised parts (the pipeline stores the same strings).
+
+    Args:
+        model: The litellm model string.
+        messages_json: `canonical_json(messages)`.
+        params_json: `canonical_json(params)` of the per-call parameters (temperature,
+            max_tokens, response_format: the structured-output mode).
+        sample: The replicate (see `call_key`).
+        entry: `entry_json` of the session entry the call belongs to. None gives the legacy
+            key of databases written before entries were part of the address (schema 3 and
+            older); the pipeline only looks those up (`pipeline.calls.Calls`), never writes them.
+    """
+    parts = (model, messages_json, params_json, sample) if entry is None else (model, messages_json, params_json,
+                                                                               sample, entry)
+    raw = "\x00".join(parts)
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-def call_key(model: str, messages: list[dict[str, str]], params: dict[str, Any], sample: str) -> str:
+def call_key(model: str, messages: list[dict[str, str]], params: dict[str, Any], sample: str,
+             entry: str | None = None) -> str:
     """Content address of one provider call.
 
     `sample` names the replicate (stage and run, plus the attempt for judge re-asks), so
-    repeated runs are distinct samples while an identical request in the same run is one call.
+    repeated runs are distinct samples while an identical request in the same run is one call;
+    `entry` (`entry_json`) names the session entry, so two entries never share a reply.
     """
-    return call_key_of(model, canonical_json(messages), canonical_json(params), sample)
+    return call_key_of(model, canonical_json(messages), canonical_json(params), sample, entry)
+
+
+def legacy_key_owners(session: Session) -> set[str]:
+    """Model strings whose legacy call keys (no entry in the address) belong to exactly one session entry.
+
+    A stored call of an older database is reused only for these: when two entries share a model
+    string, its old replies cannot be told apart and are reused for neither (their calls are
+    sent again, under keys of their own).
+    """
+    entries: dict[str, int] = Counter(e.model for e in (*session.models, session.worker, *session.judges))
+    return {model for model, n in entries.items() if n == 1}
 
 
 def seed_for(key: str) -> int:

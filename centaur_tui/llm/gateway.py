@@ -16,7 +16,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -215,7 +215,9 @@ class Gateway:
         on_failure: Called with every failed attempt, for the audit log.
         sleep: Injected for tests; defaults to asyncio.sleep.
         on_send: Called when a request of a call is about to leave (its concurrency slot
-            taken), every attempt: the in-flight record (pipeline/calls.py).
+            taken), every attempt: the in-flight record (pipeline/calls.py). If it returns an
+            awaitable, the request leaves only once it is done (the record is then committed
+            before anything can be billed).
     """
 
     def __init__(
@@ -223,7 +225,7 @@ class Gateway:
         limits: Limits,
         on_failure: Callable[[CallFailure], None] | None = None,
         sleep: Callable[[float], Any] | None = None,
-        on_send: Callable[[CallRequest], None] | None = None,
+        on_send: Callable[[CallRequest], Awaitable[None] | None] | None = None,
     ) -> None:
         self.limits = limits
         self._on_send = on_send
@@ -332,7 +334,9 @@ class Gateway:
                 async with self._model_slot(req.endpoint.model), self._overall:
                     started = time.perf_counter()  # latency of the call itself, not of the queue
                     if self._on_send is not None:
-                        self._on_send(req)
+                        sent = self._on_send(req)
+                        if sent is not None:
+                            await sent
                     self.in_flight += 1
                     try:
                         # litellm enforces `timeout` itself; this guard only catches a provider

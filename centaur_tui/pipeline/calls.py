@@ -3,19 +3,58 @@
 Both the generation stages (`Pipeline`) and judging (`Judging`) send their calls through one
 `Calls`, so the call store, the resume log, the failure log and the progress counters are
 kept in exactly one place.
+
+Database work never runs on the event loop: `Calls.db` runs it in the run's one database
+thread. With the writes on the loop, another program holding the write lock for 6 s froze
+the run and caused 25 false provider timeouts, and for 12 s a "database is locked" traceback
+(issue 12). Now the loop keeps sending and timing calls while the database thread waits; a
+write refused after the busy timeout is retried (progress says "waiting for the database"),
+for up to `db_wait_max_s`, then the run stops with one clear StoreError.
+
+Every call key names the session entry it belongs to (`domain.plan.entry_json`). A database
+written before that (schema 3 and older) holds legacy keys without it: one is reused for the
+entry that alone uses its model string (`legacy_key_owners`), and for no entry when two share
+the model string, since its reply cannot be told apart then.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
-from centaur_tui.domain.plan import call_key_of, canonical_json, seed_for
+from centaur_tui.domain.errors import DatabaseLockedError, StoreError
+from centaur_tui.domain.plan import call_key_of, canonical_json, entry_json, legacy_key_owners, seed_for
 from centaur_tui.domain.records import CallFailure, CallRecord
 from centaur_tui.domain.session import Endpoint
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, CallRequest, FatalProviderError, Gateway, make_world
 from centaur_tui.pipeline.progress import Progress
 from centaur_tui.store import Store, clear_in_flight, mark_in_flight
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+DB_WAITING = "waiting for the database (held by another program)"
+"""What progress says while a database operation waits for another program's lock."""
+
+DB_WAIT_SHOWN_S = 1.0
+"""A database operation running longer than this is shown as waiting (a commit takes about 2 ms)."""
+
+DB_WAIT_MAX_S = 600.0
+"""How long the run waits for another program's write lock before it stops with a StoreError."""
+
+
+def _log_failed_write(done: Future[Any]) -> None:
+    # A failed attempt's log row is written without awaiting it (the gateway calls back
+    # synchronously); should that write fail, it is logged here rather than lost silently.
+    exc = done.exception()
+    if exc is not None:
+        log.error("a failed attempt could not be logged in call_errors: %s", exc)
 
 
 class Calls:
@@ -26,40 +65,129 @@ class Calls:
         store: The session database (call store and failure log).
         progress: The counters to update per stage.
         gateway: Injected for tests; built from the session limits on the first call to send.
+        db_wait_max_s: How long a write waits for another program's lock, in all, before the run stops.
     """
 
-    def __init__(self, study: Study, store: Store, progress: Progress, gateway: Gateway | None = None) -> None:
+    def __init__(self, study: Study, store: Store, progress: Progress, gateway: Gateway | None = None, *,
+                 db_wait_max_s: float = DB_WAIT_MAX_S) -> None:
         self.study = study
         self.session = study.session
         self.store = store
         self.progress = progress
         self.gateway = gateway
         self.world_id: str | None = None
+        self.db_wait_max_s = db_wait_max_s
         self._answered: set[str] = set()
+        self._legacy_models: set[str] = set()
+        self._entries: dict[int, str] = {}
         self._prices_registered = False
+        # One thread for all database work of the run: writes keep their order (a call before
+        # the output that refers to it) and the store's one connection is never contended.
+        self._db_pool: ThreadPoolExecutor | None = None
+        self._db_since: float | None = None
+        self._db_state = threading.Lock()
 
     def load(self) -> None:
-        """Read which calls are answered, and register the simulation world of a simulated session."""
+        """Read which calls are answered, and register the simulation world of a simulated session (blocking)."""
         self._answered = self.store.answered_keys()
+        self._legacy_models = legacy_key_owners(self.session)
         if self.session.simulated and self.world_id is None:
             self.world_id, _ = make_world(self.study)
+
+    # -- database work, off the event loop ------------------------------------------------------
+
+    async def db(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run one short store write in the run's database thread; waits out another program's lock.
+
+        A write running longer than `DB_WAIT_SHOWN_S` is shown as waiting for the database: a
+        commit takes about 2 ms, so that long means another program holds the lock.
+
+        Raises:
+            StoreError: the lock was held longer than `db_wait_max_s`, or the operation failed.
+        """
+        return await asyncio.get_running_loop().run_in_executor(self._pool(), self._db_call, fn, args)
+
+    async def db_read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run one store read in the database thread (after the writes queued before it).
+
+        Not shown as waiting however long it takes: WAL readers never wait for a writer, and
+        reading a large session's state at the start takes its time.
+        """
+        return await asyncio.get_running_loop().run_in_executor(self._pool(), self._db_call, fn, args, False)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._db_pool is None:
+            self._db_pool = ThreadPoolExecutor(1, thread_name_prefix="centaur-db")
+        return self._db_pool
+
+    def _db_call(self, fn: Callable[..., T], args: tuple[Any, ...], write: bool = True) -> T:
+        started = time.monotonic()
+        with self._db_state:
+            self._db_since = started if write else None
+        try:
+            while True:
+                try:
+                    return fn(*args)
+                except DatabaseLockedError as exc:
+                    waited = time.monotonic() - started
+                    if waited >= self.db_wait_max_s:
+                        raise StoreError(
+                            f"{exc}; the run waited {waited:.0f} s for the other program and stopped "
+                            "(every answered call is stored: run again to resume)", title="Database busy",
+                        ) from None
+                    log.warning("%s; still waiting after %.1f s", exc, waited)
+                    self.progress.waiting = DB_WAITING
+        finally:
+            with self._db_state:
+                self._db_since = None
+
+    @property
+    def db_waiting(self) -> bool:
+        """Whether a database operation has been waiting longer than `DB_WAIT_SHOWN_S` (read by the ticker)."""
+        with self._db_state:
+            since = self._db_since
+        return since is not None and time.monotonic() - since > DB_WAIT_SHOWN_S
+
+    def close(self) -> None:
+        """Finish the database work queued so far and stop the database thread (at the end of a run)."""
+        if self._db_pool is not None:
+            self._db_pool.shutdown(wait=True)
+            self._db_pool = None
+
+    def _entry(self, endpoint: Endpoint) -> str:
+        # Session entries are frozen pydantic models living as long as the run: cache by identity.
+        entry = self._entries.get(id(endpoint))
+        if entry is None:
+            entry = self._entries[id(endpoint)] = entry_json(endpoint)
+        return entry
 
     @property
     def in_flight(self) -> int:
         return self.gateway.in_flight if self.gateway is not None else 0
 
     def _record_failure(self, failure: CallFailure) -> None:
-        self.store.record_failure(failure)
-        clear_in_flight(self.store, failure.key)  # this attempt is over; the retry is marked when it leaves
+        # Called by the gateway on the event loop: the write goes to the database thread, in order.
+        # This attempt is over; the retry is marked again when it leaves.
+        done = self._pool().submit(self._db_call, self._failed_attempt, (failure,))
+        done.add_done_callback(_log_failed_write)
         if not failure.final:
             self.progress.retries += 1
         self.progress.last_error = f"{failure.model}: {failure.error_type}: {failure.message}"
 
-    def _mark_sent(self, request: CallRequest) -> None:
+    async def _mark_sent(self, request: CallRequest) -> None:
         # Recorded as the request leaves (its concurrency slot taken, so at most `concurrency`
-        # rows): a row left behind by a killed process counts a call that is sent again and may
-        # have been billed twice (store/outcomes.py).
-        mark_in_flight(self.store, request.key, request.stage, request.endpoint.model)
+        # rows), committed before it is sent: a row left behind by a killed process counts a
+        # call that is sent again and may have been billed twice (store/outcomes.py). On the
+        # database thread like every other write, never on the event loop.
+        await self.db(mark_in_flight, self.store, request.key, request.stage, request.endpoint.model)
+
+    def _failed_attempt(self, failure: CallFailure) -> None:
+        self.store.record_failure(failure)
+        clear_in_flight(self.store, failure.key)
+
+    def _answered_call(self, record: CallRecord) -> None:
+        self.store.record_call(record)
+        clear_in_flight(self.store, record.key)
 
     def _ensure_gateway(self) -> Gateway:
         # Built on the first call that is not stored yet: resuming a finished session then
@@ -93,10 +221,15 @@ class Calls:
             FatalProviderError: the provider refuses every call of this model.
         """
         messages_json, params_json = canonical_json(messages), canonical_json(params)
-        key = call_key_of(endpoint.model, messages_json, params_json, sample)
-        stored = self.store.call_reply(key) if key in self._answered else None
+        key = call_key_of(endpoint.model, messages_json, params_json, sample, self._entry(endpoint))
+        stored = await self.db_read(self.store.call_reply, key) if key in self._answered else None
         if stored is not None:
             return key, *stored
+        if endpoint.model in self._legacy_models:
+            legacy = call_key_of(endpoint.model, messages_json, params_json, sample)
+            stored = await self.db_read(self.store.call_reply, legacy) if legacy in self._answered else None
+            if stored is not None:  # an older database's reply, unambiguously this entry's
+                return legacy, *stored
         extra: dict[str, Any] = {}
         if endpoint.simulated:
             # The simulated provider is seeded by the call key; a real model samples on its own.
@@ -108,7 +241,10 @@ class Calls:
         try:
             result = await self._ensure_gateway().complete(request)
         except BaseException as exc:  # failed, or cancelled by a stopped run: no longer in flight either way
-            clear_in_flight(self.store, key)
+            # Queued, not awaited: a cancelled task must not wait; the database thread keeps the
+            # order and `close()` waits for it.
+            done = self._pool().submit(self._db_call, clear_in_flight, (self.store, key))
+            done.add_done_callback(_log_failed_write)
             if isinstance(exc, CallFailed) and not isinstance(exc, FatalProviderError):
                 self.progress.stages[stage].failed += 1
             raise
@@ -120,14 +256,12 @@ class Calls:
             st.cost_known = False
         else:
             st.cost += result.cost
-        self.store.record_call(
-            CallRecord(
-                key=key, stage=stage, model=endpoint.model, sample=sample, messages_json=messages_json,
-                params_json=params_json, response=result.text, prompt_tokens=result.prompt_tokens,
-                completion_tokens=result.completion_tokens, cost=result.cost, latency_s=result.latency_s,
-                attempts=result.attempts, simulated=endpoint.simulated, finish_reason=result.finish_reason,
-            )
+        record = CallRecord(
+            key=key, stage=stage, model=endpoint.model, sample=sample, messages_json=messages_json,
+            params_json=params_json, response=result.text, prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens, cost=result.cost, latency_s=result.latency_s,
+            attempts=result.attempts, simulated=endpoint.simulated, finish_reason=result.finish_reason,
         )
-        clear_in_flight(self.store, key)
+        await self.db(self._answered_call, record)
         self._answered.add(key)
         return key, result.text, result.finish_reason

@@ -84,15 +84,19 @@ class HumanArmJudging:
         self.judging = Judging(study, store, self.calls, self.progress)
 
     async def judge_human_arm(self) -> HumanArmOutcome:
+        try:
+            return await self._judge_all()
+        finally:
+            self.calls.close()  # every judgment and failed attempt is written before returning
+
+    async def _judge_all(self) -> HumanArmOutcome:
         work = WorkStore(self.store)
-        outputs = [
-            HumanOutput(r["id"], r["run"], r["task"], r["candidate"], r["worker"], r["text"])
-            for r in work.expert_outputs()
-        ]
-        self.calls.load()
-        self.judging.load()
+        rows = await self.calls.db_read(work.expert_outputs)  # database work stays off the event loop
+        outputs = [HumanOutput(r["id"], r["run"], r["task"], r["candidate"], r["worker"], r["text"]) for r in rows]
+        await self.calls.db_read(self.calls.load)
+        await self.calls.db_read(self.judging.load)
         planned = human_comparisons(outputs)
-        self.judging.save_comparisons([
+        await self.calls.db(self.judging.save_comparisons, [
             ComparisonRecord(c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b, a.id, b.id)
             for c, a, b in planned
         ])

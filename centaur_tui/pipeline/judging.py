@@ -139,7 +139,7 @@ class Judging:
                 option2_mean=verdict.stated_mean_2, valid=True, invalid_reason=None, rationale=verdict.rationale,
                 call_key=key, attempts=attempts, scores=scores,
             )
-        self.store.save_judgment(record)
+        await self.calls.db(self.store.save_judgment, record)
         self.judged.add((comp.id, judge.name, presentation))
         st.done += 1
 

@@ -38,7 +38,7 @@ from centaur_tui.domain.records import (
 from centaur_tui.domain.session import PLAIN
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, FatalProviderError, Gateway
-from centaur_tui.pipeline.calls import Calls
+from centaur_tui.pipeline.calls import DB_WAITING, Calls
 from centaur_tui.pipeline.judging import Judging
 from centaur_tui.pipeline.progress import Progress, ProgressSink
 from centaur_tui.store import Store, stored_facts, take_interrupted
@@ -145,7 +145,7 @@ class Pipeline:
         messages = automation_messages(self.study.universal, self.study.task(task_id))
         key, text = await self.calls.call("automation", model, messages, self._gen_params(), f"automation:run{run}")
         record = OutputRecord(oid, run, task_id, "automation", name, name, text, None, key)
-        self.store.save_output(record)
+        await self.calls.db(self.store.save_output, record)
         self._outputs[oid] = record
         st.done += 1
         return record
@@ -161,7 +161,7 @@ class Pipeline:
         messages = assistance_messages(self.study.universal, self.study.task(task_id))
         key, text = await self.calls.call("assistance", model, messages, self._gen_params(), f"assistance:run{run}")
         record = AssistanceRecord(aid, run, task_id, name, text, key)
-        self.store.save_assistance(record)
+        await self.calls.db(self.store.save_assistance, record)
         self._assistance_texts[aid] = record
         st.done += 1
         return record
@@ -183,7 +183,7 @@ class Pipeline:
         record = OutputRecord(
             oid, run, task_id, "augmentation", candidate, worker.name, text, guidance.id if guidance else None, key
         )
-        self.store.save_output(record)
+        await self.calls.db(self.store.save_output, record)
         self._outputs[oid] = record
         st.done += 1
         return record
@@ -203,7 +203,8 @@ class Pipeline:
         outputs = {r.candidate: r.id for r in results if r is not None}
         comps = [c for c in comparisons(self.session, run, task_id, mode)]
         ready = [c for c in comps if c.candidate_a in outputs and c.candidate_b in outputs]
-        self.judging.save_comparisons(
+        await self.calls.db(
+            self.judging.save_comparisons,
             [
                 ComparisonRecord(c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b,
                                  outputs[c.candidate_a], outputs[c.candidate_b])
@@ -215,6 +216,14 @@ class Pipeline:
         await asyncio.gather(*jobs)
 
     # -- the run -------------------------------------------------------------------------------
+
+    def _meta(self) -> dict[str, str]:
+        return {
+            "session": self.session.name,
+            "seed": str(self.session.seed),
+            "simulated": "true" if self.session.simulated else "false",
+            "session_file": str(self.study.session_file),
+        }
 
     def _load_state(self) -> None:
         self.calls.load()
@@ -228,6 +237,7 @@ class Pipeline:
             self._publish()
 
     def _publish(self) -> None:
+        self.progress.waiting = DB_WAITING if self.calls.db_waiting else None
         if self.calls.gateway is not None:
             self.progress.in_flight = self.calls.in_flight
         if self.sink is not None:
@@ -243,23 +253,21 @@ class Pipeline:
         for stage, n in summary.calls.items():
             self.progress.stages[stage].planned = n
         self.progress.stages["judging"].planned = summary.total_judgments
-        self._load_state()
-        # Counted before any call is sent: these are the calls a killed run had sent without an answer.
-        interrupted = take_interrupted(self.store)
+        ticker = asyncio.create_task(self._ticker())  # before the first database work, which may wait
+        try:
+            await self.calls.db_read(self._load_state)
+            await self.calls.db(self.store.set_meta, self._meta())
+            # Counted before any call is sent: the calls a killed run had sent without an answer.
+            interrupted = await self.calls.db(take_interrupted, self.store)
+        except BaseException:
+            ticker.cancel()
+            self.calls.close()
+            raise
         self.progress.interrupted = interrupted
         if interrupted:
             log.warning("%d call(s) were in flight when the previous run stopped; they are sent again", interrupted)
         log.info("pipeline run of %s started: %d call(s) and %d judgment(s) planned", self.session.name,
                  sum(summary.calls.values()), summary.total_judgments)
-        self.store.set_meta(
-            {
-                "session": self.session.name,
-                "seed": str(self.session.seed),
-                "simulated": "true" if self.session.simulated else "false",
-                "session_file": str(self.study.session_file),
-            }
-        )
-        ticker = asyncio.create_task(self._ticker())
         tournaments = [
             asyncio.create_task(self._tournament(run, task_id, mode))
             for run in range(1, self.session.runs + 1)
@@ -268,7 +276,7 @@ class Pipeline:
         ]
         try:
             await asyncio.gather(*tournaments)
-            outcomes = session_outcomes(self.session, stored_facts(self.store))
+            outcomes = session_outcomes(self.session, await self.calls.db_read(stored_facts, self.store))
             self.progress.outcomes = outcomes
         except FatalProviderError as exc:
             for t in tournaments:
@@ -280,6 +288,7 @@ class Pipeline:
             ) from None
         finally:
             ticker.cancel()
+            self.calls.close()  # the last writes (queued failed attempts included) are done before returning
             self.progress.finished = True
             self._publish()
             log.info("pipeline run of %s stopped after %.1f s: %s", self.session.name, self.progress.elapsed,

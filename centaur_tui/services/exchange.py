@@ -40,7 +40,7 @@ def export_csv(study: Study, out_dir: Path) -> CsvExport:
     from centaur_tui.pipeline.export import export_session
     from centaur_tui.store import MANIFEST
 
-    with open_store(study, title="Nothing to export") as store:
+    with open_store(study, title="Nothing to export", readonly=True) as store:
         simulated = stored_simulated(store)
         written = export_session(store, out_dir, study.session.name)
     return CsvExport(out_dir, written, simulated, out_dir / MANIFEST)

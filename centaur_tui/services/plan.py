@@ -22,7 +22,7 @@ def _read(database: Path) -> tuple[dict[str, Any], dict[str, tuple[str, str]], l
     from centaur_tui.store import Store
     from centaur_tui.store import comparison_texts
 
-    with Store(database) as store:
+    with Store(database, readonly=True) as store:
         comps = store.comparisons()
         if not comps:
             return {}, {}, []

@@ -54,7 +54,7 @@ def load_report_inputs(study: Study, pool: ThreadPoolExecutor | None = None,
     from centaur_tui.store import Store
 
     require_database(study)
-    with Store(study.database) as opened:
+    with Store(study.database, readonly=True) as opened:
         return report_inputs(opened, general, pool)
 
 
@@ -124,7 +124,7 @@ def session_report(study: Study, store: Store | None = None, *, human_workers: b
         from centaur_tui.store import Store
 
         require_database(study)
-        with Store(study.database) as opened:
+        with Store(study.database, readonly=True) as opened:
             return _session_report(study, opened, human_workers, options)
     return _session_report(study, store, human_workers, options)
 

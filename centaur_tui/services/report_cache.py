@@ -49,7 +49,7 @@ class ReportCache:
         key = (str(study.database.resolve()), info.st_dev, info.st_ino)
         if key != self._store_key:
             self.close()
-            self._store, self._store_key = Store(study.database), key
+            self._store, self._store_key = Store(study.database, readonly=True), key
         return self._store
 
     def doc(self, study: Study) -> ReportDocument:

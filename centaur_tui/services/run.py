@@ -6,6 +6,13 @@ the app runs `PipelineRun.run` in a thread worker and stops it from the UI threa
 `progress` on a timer instead of receiving a message per call. Both check the API keys first;
 a stopped run resumes where it stopped, since every answered call is stored when it arrives.
 
+One run per session at a time, across processes: a run holds the session's lock file
+(`store.SessionLock`, an OS lock on `NAME.db.lock`) from before its first call to its end, so
+a second `centaur run`, or the app, on the same session refuses at once with a
+SessionBusyError naming the holder's pid, host and start time (exit status 2; a notification
+in the app). Two runs at once sent every call twice before (issue 12). The operating system
+releases the lock when the holder dies, so a killed run never blocks the next.
+
 Running the pipeline on the UI's own loop stalled the UI up to about 90 ms; in a thread with
 its own loop about 30 ms (NOTES.md). Everything heavy (the pipeline package, the store,
 litellm) is imported and opened inside the run's thread, never on the UI's loop.
@@ -74,11 +81,19 @@ class PipelineRun:
         Raises:
             ProviderError: a provider refused every call of a model.
             MissingKeyError: a real model needs a key that is not set.
+            SessionBusyError: another run (this process or another) holds the session.
             KeyboardInterrupt: Ctrl-C in the main thread (every answered call is kept).
         """
         # Looked up on the package at run time, so tests can substitute a gated Pipeline.
         from centaur_tui import pipeline as pipeline_package
+        from centaur_tui.store import SessionLock
+
         require_keys(self.study)
+        store = self._open_store()
+        with SessionLock(store.path):  # before anything slow: a second run refuses at once
+            return self._run_locked(pipeline_package, store)
+
+    def _run_locked(self, pipeline_package: Any, store: Store) -> RunOutcome | None:
         if self.settle_memory:
             from centaur_tui.llm.runtime import litellm
 
@@ -86,7 +101,7 @@ class PipelineRun:
             # full collection afterwards stalled the UI by 0.1-0.3 s (measured on Pilot key presses).
             litellm()
             gc.freeze()
-        self.pipeline = pipeline_package.Pipeline(self.study, self._open_store(), sink=self.display)
+        self.pipeline = pipeline_package.Pipeline(self.study, store, sink=self.display)
 
         async def main() -> RunOutcome | None:
             with self._lock:
@@ -162,6 +177,7 @@ def run_study(study: Study, store: Store, display: ProgressDisplay | None = None
 
     Raises:
         MissingKeyError: a real model needs a key that is not set (checked before any call).
+        SessionBusyError: another run holds the session (nothing is sent).
         ProviderError: a provider refused every call of a model.
         KeyboardInterrupt: Ctrl-C; every answered call is stored, running again resumes.
     """

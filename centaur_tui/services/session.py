@@ -90,13 +90,16 @@ def require_keys(study: Study) -> None:
     require(endpoints(study))
 
 
-def open_store(study: Study, *, must_exist: bool = True, title: str = "No comparisons yet") -> Store:
+def open_store(study: Study, *, must_exist: bool = True, title: str = "No comparisons yet",
+               readonly: bool = False) -> Store:
     """The session's database (the caller closes it; `with open_store(study) as store:`).
 
     Args:
         study: The session.
         must_exist: Refuse when the session has never been run, instead of creating an empty database.
         title: Title of that refusal (what the user was trying to do).
+        readonly: Open it read-only (`Store(readonly=True)`): for use cases that only read, which
+            then never wait for (or block) a writer.
 
     Raises:
         NoDatabaseError: `must_exist` and the database does not exist yet.
@@ -108,7 +111,7 @@ def open_store(study: Study, *, must_exist: bool = True, title: str = "No compar
             f"{study.database} does not exist yet: run the session first (`centaur run {study.session_file}`)",
             title=title,
         )
-    return Store(study.database)
+    return Store(study.database, readonly=readonly)
 
 
 def stored_simulated(store: Store) -> bool:

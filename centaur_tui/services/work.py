@@ -173,11 +173,14 @@ def judge_work(study: Study, store: Store) -> HumanArmOutcome:
 
     Raises:
         MissingKeyError: a real judge needs a key that is not set.
+        SessionBusyError: a run of the session is going on (its judge calls would be sent twice).
     """
     from centaur_tui.pipeline.human_arm import judge_human_arm
+    from centaur_tui.store import SessionLock
 
     require_keys(study)
-    return judge_human_arm(study, store)
+    with SessionLock(store.path):
+        return judge_human_arm(study, store)
 
 
 def productivity_rows(store: Store) -> list[dict[str, object]]:

@@ -5,8 +5,9 @@ connection and the pipeline's tables), `schema` (every table, as numbered migrat
 `connection` (how a file is opened and written), `assignments` (experts and their judging
 queues), `judging` (an expert's judging in the session database), `masking` (blinding and the
 masking log), `packets` (judging packets), `work` (experts as workers), `importer` (importing
-exported judgments), `report_reads` (what the report reads), `outcomes` (what every
-planned item's outcome is derived from; calls in flight), `audit` (what the audit screens read).
+exported judgments), `lock` (one run per session), `report_reads` (what the report reads),
+`outcomes` (what every planned item's outcome is derived from; calls in flight), `audit` (what
+the audit screens read).
 
 sqlite-utils was dropped (it was kept for `Database.query`, dict rows, which `Store.read`
 does in four lines): its `Migrations` runs each migration under a plain `BEGIN` (see
@@ -43,6 +44,7 @@ from centaur_tui.store.importer import (
     read_export,
     store_judgments,
 )
+from centaur_tui.store.lock import SessionLock, lock_holder, lock_path
 from centaur_tui.store.judging import STATES, JudgingError, JudgingSource, SessionJudging, expert_record
 from centaur_tui.store.masking import masking_log, read_blinding_file, session_blinding
 from centaur_tui.store.outcomes import clear_in_flight, final_errors, mark_in_flight, stored_facts, take_interrupted
@@ -78,11 +80,11 @@ __all__ = [
     "MANIFEST", "PACKET_FORMAT", "PACKET_VERSION", "SCHEMA_VERSION", "STATES",
     "AuditComparison", "AuditJudgment", "CellAudit", "ExpertStore", "ImportConflictError", "ImportFileError",
     "ImportRules", "ImportSummary", "JudgeNameClashError", "JudgeTally", "JudgingError", "JudgingSource", "LeftOut",
-    "PacketError", "PacketExport", "PacketImport", "PacketJudging", "PacketRefused", "SessionJudging", "SessionState",
-    "SessionWork", "Store", "WorkDraft", "WorkError", "WorkItem", "WorkQueueItem", "WorkStore", "calls_of",
-    "cell_audit", "check_manifest", "clear_in_flight", "comparison_lengths", "comparison_texts", "errors_of",
-    "expert_record", "export_fingerprint", "export_manifest", "export_packet", "final_errors", "mark_in_flight",
-    "stored_facts", "take_interrupted",
-    "fingerprint", "import_export", "import_packet", "left_out", "masking_log", "option_score_rows",
+    "PacketError", "PacketExport", "PacketImport", "PacketJudging", "PacketRefused", "SessionJudging", "SessionLock",
+    "SessionState", "SessionWork", "Store", "WorkDraft", "WorkError", "WorkItem", "WorkQueueItem", "WorkStore",
+    "calls_of", "cell_audit", "check_manifest", "clear_in_flight", "comparison_lengths", "comparison_texts",
+    "errors_of", "expert_record", "export_fingerprint", "export_manifest", "export_packet", "final_errors",
+    "fingerprint", "import_export", "import_packet", "left_out", "lock_holder", "lock_path", "mark_in_flight",
+    "masking_log", "option_score_rows", "stored_facts", "take_interrupted",
     "read_blinding_file", "read_export", "report_inputs", "session_blinding", "session_fingerprint", "store_judgments", "word_count",
 ]

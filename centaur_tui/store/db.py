@@ -26,8 +26,8 @@ from centaur_tui.domain.records import (
     RowTable,
     ScoreRecord,
 )
-from centaur_tui.store.connection import connect, immediate_transaction, utc_now
-from centaur_tui.store.schema import migrate
+from centaur_tui.store.connection import BUSY_TIMEOUT_MS, connect, immediate_transaction, utc_now
+from centaur_tui.store.schema import SCHEMA_VERSION, migrate, schema_version
 
 _JUDGMENT_ROWS_SQL = (
     "SELECT c.run, c.task, c.mode, j.comparison_id, j.judge, j.judge_kind, j.judge_family,"
@@ -48,14 +48,26 @@ class Store:
     """The database of one session. One writer connection per process; safe across threads.
 
     Args:
-        path: The SQLite file; created with its schema if missing.
+        path: The SQLite file; created with its schema if missing (unless `readonly`).
+        readonly: Open it read-only (`mode=ro`), for the commands that only read (`centaur
+            report`, `centaur export`, the results screen): they never take the write lock, so
+            they work while another program writes. A database that needs a schema upgrade is
+            migrated first through a short read-write connection (the one moment such a
+            command writes), then opened read-only; a missing file is a StoreError.
+        busy_timeout_ms: How long one statement waits for another program's lock before a
+            write raises DatabaseLockedError (the pipeline then waits on, tests set it small).
     """
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, readonly: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         self.path = Path(path)
+        self.readonly = readonly
+        if readonly:
+            self._conn = self._open_readonly(busy_timeout_ms)
+            self._lock = threading.RLock()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = connect(self.path)
+            conn = connect(self.path, busy_timeout_ms=busy_timeout_ms)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
         except (OSError, sqlite3.Error) as exc:
@@ -70,6 +82,31 @@ class Store:
             raise
         self._conn = conn
         self._lock = threading.RLock()
+
+    def _open_readonly(self, busy_timeout_ms: int) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise StoreError(f"{self.path}: no such session database (run the session first)")
+        try:
+            conn = connect(self.path, read_only=True, busy_timeout_ms=busy_timeout_ms)
+            found = schema_version(conn)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open the session database read-only ({exc})") from None
+        if found == SCHEMA_VERSION:
+            return conn
+        conn.close()
+        if found > SCHEMA_VERSION:
+            migrate_check = connect(self.path, read_only=True, busy_timeout_ms=busy_timeout_ms)
+            try:
+                migrate(migrate_check, self.path)  # raises the "newer program" error, writes nothing
+            finally:
+                migrate_check.close()
+        # An older schema: upgraded once through a read-write connection (a reader of an old
+        # file would otherwise see tables without the columns it reads), then read-only again.
+        Store(self.path, busy_timeout_ms=busy_timeout_ms).close()
+        try:
+            return connect(self.path, read_only=True, busy_timeout_ms=busy_timeout_ms)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open the session database read-only ({exc})") from None
 
     def close(self) -> None:
         with self._lock:
@@ -87,7 +124,13 @@ class Store:
         """One short write transaction, started with BEGIN IMMEDIATE; yields the connection.
 
         Keep LLM awaits out of it: the write lock is held until the block ends.
+
+        Raises:
+            StoreError: the store was opened read-only.
+            DatabaseLockedError: another program held the write lock beyond the busy timeout.
         """
+        if self.readonly:
+            raise StoreError(f"{self.path}: opened read-only; this command must not write to the session database")
         return immediate_transaction(self._conn, self._lock)
 
     def read(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:

@@ -277,6 +277,8 @@ stopped, and a finished run costs nothing to run again.
         # Provider text: no control characters, no key, and no Rich markup ("[@click=...]" would be live).
         shown = escape(clean_untrusted(p.last_error, limit=300, one_line=True)) if p.last_error else ""
         error = f" Last error: {shown}" if shown else ""
+        if p.waiting:
+            error = f" {p.waiting[:1].upper()}{p.waiting[1:]}.{error}"
         self.query_one("#run-status", Static).update(
             f"{status} {p.elapsed:.1f} s; tokens {p.tokens:,}; cost ${p.cost:.4f}{'' if cost_known else '+?'}; "
             f"retries {p.retries}; in flight {p.in_flight}.{error}"
