@@ -35,9 +35,9 @@ sys.path.insert(0, str(ROOT))
 from centaur_tui.catalog import load_session  # noqa: E402
 from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRecord  # noqa: E402
 from centaur_tui.domain.study import Study  # noqa: E402
-from centaur_tui.stats.frames import build_frames, design_from_session  # noqa: E402
 from centaur_tui.report import to_json, to_markdown, to_text  # noqa: E402
 from centaur_tui.services.report import load_report_inputs  # noqa: E402
+from centaur_tui.stats.frames import build_frames, design_from_session  # noqa: E402
 from centaur_tui.stats.report import ReportOptions, build_report  # noqa: E402
 from centaur_tui.stats.synthetic import synthetic_rows  # noqa: E402
 from centaur_tui.store import Store, store_judgments  # noqa: E402

@@ -29,7 +29,6 @@ from centaur_tui.domain.blinding import (
     presented_flip,
 )
 from centaur_tui.domain.session import ExpertSpec
-from centaur_tui.pipeline import Pipeline
 from centaur_tui.store import (
     ExpertStore,
     JudgingError,

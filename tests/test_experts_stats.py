@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from centaur_tui.report import ReportDocument, to_markdown, to_text
 from centaur_tui.stats.agreement import (
     alpha_from_coincidence,
     block_agreement,
@@ -21,7 +22,6 @@ from centaur_tui.stats.alt_test import alt_test, benjamini_yekutieli, one_sided_
 from centaur_tui.stats.common import bootstrap_weights
 from centaur_tui.stats.experts import ExpertOptions, experts_vs_llm, rank_correlations
 from centaur_tui.stats.reliability import alpha_nominal
-from centaur_tui.report import ReportDocument, to_markdown, to_text
 from centaur_tui.stats.report import ReportOptions, build_report
 from tests.support.frames import Data
 

@@ -71,7 +71,7 @@ class FaultServer:
             def log_message(self, *args: object) -> None:  # keep the test output clean
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:  # http.server's name
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 with server._lock:
                     server.requests.append((time.monotonic(), body))

@@ -15,11 +15,11 @@ from click.testing import CliRunner
 
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
-from centaur_tui.services.plan import simulate_design
 from centaur_tui.domain.session import JudgeSimulation
 from centaur_tui.llm.simulation import judge_reply
 from centaur_tui.pipeline import Pipeline
 from centaur_tui.pipeline.expert_sim import plan_expert_study, simulate_expert_judgments, simulated_experts
+from centaur_tui.services.plan import simulate_design
 from centaur_tui.store import Store, comparison_lengths, comparison_texts
 from tests.support.sessions import small_session_toml
 

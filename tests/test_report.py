@@ -216,7 +216,7 @@ def test_import_checks_consistency_between_validity_winner_and_scores(session: P
     shutil.copytree(a, tmp_path / "bad2")
     lines = (a / "scores.csv").read_text(encoding="utf-8").splitlines(keepends=True)
     (tmp_path / "bad2" / "scores.csv").write_text("".join(lines[:1] + lines[2:]), encoding="utf-8")
-    with pytest.raises(ImportFileError, match="valid judgment lacks scores.csv rows for"):
+    with pytest.raises(ImportFileError, match=r"valid judgment lacks scores\.csv rows for"):
         read_export(tmp_path / "bad2", comps, rubrics)
     # Missing column, unknown column.
     shutil.copytree(a, tmp_path / "bad3")

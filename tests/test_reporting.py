@@ -80,8 +80,8 @@ def test_the_process_returns_the_cli_document_and_survives_being_killed(tmp_path
         process.prefetch(study)  # computed ahead; the request below gets it
         assert same(process.doc(study), cli_doc(path))
         assert process.alive
-        process._process.kill()  # noqa: SLF001 - as the OOM killer or a user would
-        process._process.wait(timeout=30)  # noqa: SLF001
+        process._process.kill()  # as the OOM killer or a user would
+        process._process.wait(timeout=30)
         invalidate_one(study.database)
         assert same(process.doc(study), cli_doc(path))  # started again, computed on the new data
         missing = dataclasses.replace(study, database=tmp_path / "nowhere.db")

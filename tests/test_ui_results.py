@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 from textual.widgets import DataTable, TabbedContent
 
-from centaur_tui.catalog import load_session
 from centaur_tui import report as render
+from centaur_tui.catalog import load_session
 from centaur_tui.store import Store, cell_audit, left_out
 from centaur_tui.ui.app import create_app
 from centaur_tui.ui.screens.audit import AuditScreen, rows_of
@@ -37,7 +37,7 @@ async def open_results(pilot) -> ResultsScreen:
 
 async def show_tab(pilot, screen: ResultsScreen, tab: str) -> None:
     screen.query_one(TabbedContent).active = tab
-    await wait_for(pilot, lambda: tab not in screen._pending, f"the {tab} tab built")  # noqa: SLF001
+    await wait_for(pilot, lambda: tab not in screen._pending, f"the {tab} tab built")
     await pilot.pause()
 
 
@@ -229,7 +229,7 @@ async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, mo
         # `notify` only queues a message: the app holds the notification once it has handled
         # that message, which in a full run can come a few frames after the status is drawn.
         def shown() -> list[str]:
-            return [n.message for n in app._notifications]  # noqa: SLF001 - Textual has no public list
+            return [n.message for n in app._notifications]  # Textual has no public list
 
         await wait_until(pilot, shown, "the notification", timeout=10)
         assert shown() == ["the statistics failed"]
@@ -238,8 +238,7 @@ async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, mo
 async def test_experts_tab_shows_the_reports_experts_section(tmp_path: Path) -> None:
     from centaur_tui.domain.session import JudgeSimulation
     from centaur_tui.pipeline.expert_sim import plan_expert_study, simulate_expert_judgments, simulated_experts
-    from centaur_tui.store import comparison_texts
-    from centaur_tui.store import store_judgments
+    from centaur_tui.store import comparison_texts, store_judgments
 
     path = judged_session(tmp_path)
     study = load_session(path)

@@ -55,7 +55,7 @@ async def test_expert_writes_two_deliverables_by_keyboard(tmp_path: Path) -> Non
             await pilot.press("ctrl+s")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmSubmit), "the confirmation")
             await pilot.press("y")
-            await wait_for(pilot, lambda: app.screen is screen and not screen.busy
+            await wait_for(pilot, lambda first=first: app.screen is screen and not screen.busy
                            and (screen.finished or screen.current.key != first), "the next task")
         assert screen.finished and "All 2 task(s) are submitted" in app.screen_text()
         await pilot.press("escape")
@@ -120,7 +120,7 @@ async def test_worker_never_sees_which_model_wrote_the_assistance_text(tmp_path:
         seen = 0
         for _ in range(2):
             view = screen.query_one("#work-assistance", DocumentView)
-            await wait_for(pilot, lambda: view.ready, "the assistance text to be laid out")
+            await wait_for(pilot, lambda view=view: view.ready, "the assistance text to be laid out")
             shown = (app.screen_text() + "\n" + view.rendered_text).lower()
             assert "advice from" in shown or "write the deliverable on your own" in shown
             seen += "advice from" in shown

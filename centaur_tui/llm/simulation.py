@@ -17,18 +17,16 @@ the same call gives the same text, repeated runs give distinct samples.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import random
 import re
 import threading
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from centaur_tui.domain.study import Study
 from centaur_tui.domain.session import Faults, JudgeSimulation, ModelSimulation, WorkerSimulation
+from centaur_tui.domain.study import Study
 from centaur_tui.domain.task import PLACEHOLDER, Requirement, Task, Universal
 
 _DETAILS = (

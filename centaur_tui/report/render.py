@@ -453,7 +453,7 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
         head.notes.append(ex.get("note") or "No expert judgments in this session.")
         return [head]
     c, opts = ex["counts"], ex["options"]
-    level = int(round(100 * opts["confidence"]))
+    level = round(100 * opts["confidence"])
     head.notes.append(
         f"n = {c['expert_judgments']:,} expert judgments stored, {c['expert_usable']:,} usable "
         f"({excluded_text(c['expert_excluded'])}), by {len(c['experts'])} expert(s): {', '.join(c['experts'])}; "
@@ -530,7 +530,7 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
             f"50.0%); Cohen's kappa {_ci(pm['kappa'], pm['kappa_ci_low'], pm['kappa_ci_high'])}. Left out: "
             f"{pm['no_expert_majority']:,} without an expert majority, {pm['no_llm_majority']:,} without an LLM majority."
             + (f" NaN: {pm['reason']}." if pm.get("reason") else ""))
-        mj.headers = ["experts \ LLM judges", "A wins", "B wins", "tie"]
+        mj.headers = [r"experts \ LLM judges", "A wins", "B wins", "tie"]
         for label, row in zip(("A wins", "B wins", "tie"), pm["confusion"], strict=True):
             mj.rows.append([label, *[num(x) for x in row]])
         out += [lo, mj]
@@ -674,7 +674,7 @@ def _text_table(s: Section, width: int = WIDTH) -> list[str]:
     for b, cols in enumerate(blocks):
         idx = [0, *cols]
 
-        def fmt(cells: list[str]) -> str:
+        def fmt(cells: list[str], idx: list[int] = idx) -> str:  # this block's columns, bound now
             return "  ".join(
                 cells[i].ljust(widths[i]) if align[i] == "l" else cells[i].rjust(widths[i]) for i in idx
             ).rstrip()

@@ -19,8 +19,7 @@ EMPTY_SCORES = {"columns": ["judgment_id", "candidate", "dims", "mean"], "rows":
 
 
 def _read(database: Path) -> tuple[dict[str, Any], dict[str, tuple[str, str]], list[dict[str, Any]]]:
-    from centaur_tui.store import Store
-    from centaur_tui.store import comparison_texts
+    from centaur_tui.store import Store, comparison_texts
 
     with Store(database) as store:
         comps = store.comparisons()

@@ -17,14 +17,11 @@ from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.work_design import WorkAssignment
 from centaur_tui.services.session import expert, require_keys
-from centaur_tui.store import JudgingSource
-from centaur_tui.store import WorkDraft, word_count
+from centaur_tui.store import JudgingSource, WorkDraft, word_count
 
 if TYPE_CHECKING:
     from centaur_tui.pipeline.human_arm import HumanArmOutcome
-    from centaur_tui.store import Store
-    from centaur_tui.store import SessionJudging
-    from centaur_tui.store import SessionWork, WorkItem, WorkQueueItem
+    from centaur_tui.store import SessionJudging, SessionWork, Store, WorkItem, WorkQueueItem
 
 __all__ = [
     "JudgingSource", "NoHumanArmError", "WorkAssignResult", "WorkDraft", "assign_work", "expert_queue", "judge_work",

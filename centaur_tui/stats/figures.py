@@ -16,10 +16,10 @@ import matplotlib
 
 matplotlib.use("Agg")  # never a GUI backend: reports run headless
 
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import numpy as np
+from matplotlib.figure import Figure
 
-from centaur_tui.stats.report import Report  # noqa: E402
+from centaur_tui.stats.report import Report
 
 DPI = 130
 

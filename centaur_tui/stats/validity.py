@@ -132,7 +132,7 @@ def criterion_validity(frames: Frames) -> tuple[pd.DataFrame, pd.DataFrame]:
     design = frames.design
     order = design.release_order
     families: dict[str, list[str]] = {}
-    for model, rank in sorted(order.items(), key=lambda kv: kv[1]):
+    for model, _rank in sorted(order.items(), key=lambda kv: kv[1]):
         fam = design.model_families.get(model)
         if fam is not None:
             families.setdefault(fam, []).append(model)

@@ -71,7 +71,8 @@ __all__ = [
     "ImportSummary", "JudgingError", "JudgingSource", "LeftOut", "PacketError", "PacketExport", "PacketImport",
     "PacketJudging", "SessionJudging", "SessionState", "SessionWork", "Store", "WorkDraft", "WorkError", "WorkItem",
     "WorkQueueItem", "WorkStore",
-    "calls_of", "cell_audit", "comparison_lengths", "comparison_texts", "errors_of", "export_packet", "expert_record",
+    "calls_of", "cell_audit", "comparison_lengths", "comparison_texts", "errors_of", "expert_record", "export_packet",
     "fingerprint", "import_export", "import_packet", "left_out", "masking_log", "option_score_rows",
-    "read_blinding_file", "read_export", "report_inputs", "session_blinding", "session_fingerprint", "store_judgments", "word_count",
+    "read_blinding_file", "read_export", "report_inputs", "session_blinding", "session_fingerprint", "store_judgments",
+    "word_count",
 ]

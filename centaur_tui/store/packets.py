@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from centaur_tui.domain.blinding import MIN_RATIONALE_CHARS, Blinding, Draft, JudgingItem, QueueItem, clean_text, missing
+from centaur_tui.domain.blinding import (
+    MIN_RATIONALE_CHARS,
+    Blinding,
+    Draft,
+    JudgingItem,
+    QueueItem,
+    clean_text,
+    missing,
+)
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.plan import digest
 from centaur_tui.domain.session import ExpertSpec

@@ -29,6 +29,7 @@ from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 from centaur_tui.store.masking import session_blinding
 
+
 class WorkError(CentaurError):
     """Expert work that cannot be assigned or stored as asked."""
 

@@ -283,8 +283,8 @@ and the provider errors logged for those calls.
                 first, second = j.option1, j.option2
                 width = max(len(d) for d in dims) + 2
                 body(f"{'dimension':<{width}}{first[:12]:>12}  {second[:12]:>12}\n")
-                body("\n".join(f"{d + ('*' if kinds[d] == 'general' else ''):<{width}}{str(v.get(first, '-')):>12}  "
-                               f"{str(v.get(second, '-')):>12}" for d, v in dims.items()))
+                body("\n".join(f"{d + ('*' if kinds[d] == 'general' else ''):<{width}}{v.get(first, '-')!s:>12}  "
+                               f"{v.get(second, '-')!s:>12}" for d, v in dims.items()))
                 body("\n(* general dimension)")
             self._call(out, head, body, j.call_key, "Judge prompt (exact messages sent)", "Judge raw reply")
         for cand in (c.candidate_a, c.candidate_b):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding

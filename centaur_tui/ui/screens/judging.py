@@ -180,7 +180,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         draft = self.source.draft(current.key) or Draft()
         layouts = tuple(
             (width, render_markdown(text, width)) if width > 0 else (0, [])
-            for text, width in zip((item.option_1, item.option_2), widths)
+            for text, width in zip((item.option_1, item.option_2), widths, strict=True)
         )
         return Prepared(current, item, draft, layouts)
 
@@ -227,7 +227,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         self._base_seconds = draft.seconds
         self.query_one("#judge-task", Static).update(f"Task: {item.task_title}. Deliverable: {item.deliverable}")
         for view, text, layout in zip(self.query(DocumentView).results(DocumentView), (item.option_1, item.option_2),
-                                      prepared.layouts):
+                                      prepared.layouts, strict=True):
             view.set_text(text, layout)
         panel = self.query_one("#rubric-panel", RubricPanel)
         await panel.show(item.rubric, {d.id: (draft.score(d.id, 1), draft.score(d.id, 2)) for d in item.rubric.all})

@@ -190,7 +190,7 @@ stopped, and a finished run costs nothing to run again.
         for stage in STAGES:
             done = st.llm_judgments if stage == "judging" else st.calls_by_stage.get(stage, 0)
             planned = plan.total_judgments if stage == "judging" else plan.calls[stage]
-            for column, value in zip(STAGE_COLUMNS, (planned, min(done, planned), "", "", "", "")):
+            for column, value in zip(STAGE_COLUMNS, (planned, min(done, planned), "", "", "", ""), strict=True):
                 table.update_cell(stage, column, f"{value:,}" if isinstance(value, int) else value, update_width=True)
         cost = "unknown" if st.cost is None else f"${st.cost:.4f}"
         lead = self.last_outcome or ("Complete." if not st.calls_left else "Idle.")

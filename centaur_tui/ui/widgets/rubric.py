@@ -60,7 +60,7 @@ class ScoreSlider(Widget):
         value = self.value or 0
         for i in range(1, SCALE + 1):
             text.append("█" * (CELL - 1) + " " if i <= value else "░" * (CELL - 1) + " ", filled if i <= value else empty)
-        text.append(f"{self.value:>3}" if self.value is not None else "  –",
+        text.append(f"{self.value:>3}" if self.value is not None else "  \N{EN DASH}",
                     self.get_component_rich_style("score-slider--value"))
         return text
 
