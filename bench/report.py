@@ -69,7 +69,10 @@ def build_store(study: Study, path: Path) -> dict[str, int]:
             c.executemany(
                 "INSERT INTO outputs (id, run, task, mode, candidate, worker, worker_kind, text, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, 'model', '', '2026-01-01')",
-                [(o["output_id"], o["run"], o["task"], o["mode"], o["candidate"], o["worker"]) for o in rows.output_rows],
+                [
+                    (o["output_id"], o["run"], o["task"], o["mode"], o["candidate"], o["worker"])
+                    for o in rows.output_rows
+                ],
             )
         store.save_comparisons([ComparisonRecord(**c) for c in rows.comparisons])
         store_judgments(store, records)
@@ -141,7 +144,11 @@ def main() -> None:
                     best = timing
             assert best is not None
             target = TARGETS.get(scale)
-            verdict = "" if target is None else (f"target < {target:.0f} s: " + ("met" if best["total"] < target else "MISSED"))
+            verdict = (
+                ""
+                if target is None
+                else (f"target < {target:.0f} s: " + ("met" if best["total"] < target else "MISSED"))
+            )
             print(f"\nscale x{scale}: {size['comparisons']:,} comparisons, {size['judgments']:,} judgments "
                   f"({size['invalid']:,} invalid), {size['scores']:,} scores; store built in {setup:.1f} s")
             for stage, seconds in best.items():

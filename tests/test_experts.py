@@ -109,7 +109,11 @@ def test_missing_names_what_a_draft_lacks(write_session) -> None:
     study = load_session(write_session())
     rubric = study.rubric("counseling")
     draft = Draft()
-    assert missing(draft, rubric, True, 20) == [f"{2 * len(rubric.all)} scores", "winner", "rationale (0/20 characters)"]
+    assert missing(draft, rubric, True, 20) == [
+        f"{2 * len(rubric.all)} scores",
+        "winner",
+        "rationale (0/20 characters)",
+    ]
     draft = complete_draft(rubric)
     assert missing(draft, rubric, True, 20) == []
     draft.winner = "tie"  # type: ignore[assignment]

@@ -22,7 +22,9 @@ def test_cli_start_does_not_import_heavy_libraries() -> None:
         "heavy = [m for m in ('litellm', 'textual', 'pandas', 'scipy', 'matplotlib') if m in sys.modules];"
         "print(','.join(heavy))"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120
+    )
     assert out.stdout.strip() == ""
 
 

@@ -104,7 +104,9 @@ def test_report_alternatives_and_errors(session: Path, write_session) -> None:
         out = CliRunner().invoke(cli, ["report", str(session), "--rank-method", method, "--bootstrap", "0",
                                        "--no-exact-p"])
         assert out.exit_code == 0, out.output
-        assert "each judge ranks" in out.output if method == "rank_per_judge" else "pooled over all judges" in out.output
+        assert (
+            "each judge ranks" in out.output if method == "rank_per_judge" else "pooled over all judges" in out.output
+        )
     never_run = CliRunner().invoke(cli, ["report", str(write_session(filename="other.toml"))])
     assert never_run.exit_code == 2 and "run the session first" in never_run.output
 
@@ -321,10 +323,34 @@ def test_aggregated_scores_give_the_same_report_as_every_score_row(session: Path
     assert json.dumps(fast, sort_keys=True) == json.dumps(slow, sort_keys=True)
 
 
-DOCUMENTED_TOP = ["schema", "session", "simulated", "banner", "options", "counts", "modes", "best_by_task", "cross_mode",
-                  "reliability", "validity", "experts"]
-DOCUMENTED_MODE = ["mode", "candidates", "tasks", "runs", "n", "excluded", "missing_cells", "cells", "matrix", "overall",
-                   "bradley_terry", "bradley_terry_by_task"]
+DOCUMENTED_TOP = [
+    "schema",
+    "session",
+    "simulated",
+    "banner",
+    "options",
+    "counts",
+    "modes",
+    "best_by_task",
+    "cross_mode",
+    "reliability",
+    "validity",
+    "experts",
+]
+DOCUMENTED_MODE = [
+    "mode",
+    "candidates",
+    "tasks",
+    "runs",
+    "n",
+    "excluded",
+    "missing_cells",
+    "cells",
+    "matrix",
+    "overall",
+    "bradley_terry",
+    "bradley_terry_by_task",
+]
 
 
 def test_the_json_document_round_trips_byte_for_byte_in_the_documented_shape(session: Path, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The results and audit screens: numbers equal to the report document, rank cell to rationale and back, a snapshot at 120x40."""
+"""The results and audit screens: numbers equal to the report document, rank cell to rationale and back, a snapshot."""
 
 from __future__ import annotations
 
@@ -172,7 +172,9 @@ async def test_a_finished_pipeline_stage_computes_again(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: screen.results is not None and not screen.computing, "the results")
         first = screen.results
         with Store(study.database) as store, store.write() as c:  # the stage stored one more judgment
-            c.execute("UPDATE judgments SET valid = 0, invalid_reason = 'late' WHERE id = (SELECT min(id) FROM judgments)")
+            c.execute(
+                "UPDATE judgments SET valid = 0, invalid_reason = 'late' WHERE id = (SELECT min(id) FROM judgments)"
+            )
         stage.left = 0
         await wait_for(pilot, lambda: screen.results is not first and not screen.computing, "the recomputed results")
         assert screen.results.doc == cli_doc(path) != first.doc
@@ -192,7 +194,9 @@ async def test_untrusted_rationale_is_shown_literally(tmp_path: Path) -> None:
         screen = AuditScreen(study, row[1], row[0], row[2])
         app.push_screen(screen)
         await wait_for(pilot, lambda: screen.audit is not None, "the audit trail")
-        target = next(i for i, r in enumerate(screen.shown) if r.judgment and "app.quit" in (r.judgment.rationale or ""))
+        target = next(
+            i for i, r in enumerate(screen.shown) if r.judgment and "app.quit" in (r.judgment.rationale or "")
+        )
         screen.query_one("#audit-judgments").move_cursor(row=target)
         await pilot.pause()
         text = str(screen.query_one("#audit-detail").render())
@@ -318,7 +322,9 @@ async def test_human_workers_tab_shows_what_centaur_report_adds(write_session, t
         views = list(screen.query("#human-sections SectionView").results(SectionView))
         assert [v.section.title for v in views] == [s.title for s in sections]
         assert [v.rows for v in views] == [s.rows for s in sections]
-        assert [r[0] for r in views[0].rows] == [r["condition"] for r in expected["human_workers"]["assistants"]["rows"]]
+        assert [r[0] for r in views[0].rows] == [
+            r["condition"] for r in expected["human_workers"]["assistants"]["rows"]
+        ]
 
 
 def test_the_results_screen_uses_only_public_report_names() -> None:

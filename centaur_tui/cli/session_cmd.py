@@ -22,7 +22,9 @@ from centaur_tui.services.session import tasks_dir as default_tasks_dir
 
 
 @click.group("tasks", invoke_without_command=True)
-@click.option("--dir", "tasks_dir", type=click.Path(path_type=Path), default=None, help="Tasks folder (default: ./tasks).")
+@click.option(
+    "--dir", "tasks_dir", type=click.Path(path_type=Path), default=None, help="Tasks folder (default: ./tasks)."
+)
 @click.pass_context
 def tasks_cmd(ctx: click.Context, tasks_dir: Path | None) -> None:
     """List the tasks; `centaur tasks show ID` prints one with its rubric."""
@@ -78,7 +80,9 @@ def _plan_text(study: Study) -> list[str]:
     ]
     for stage in STAGES:
         lines.append(f"  {stage:<11} {plan.calls[stage]:>8,}")
-    lines.append(f"  {'total':<11} {plan.total_calls:>8,}  (at most {plan.max_judging_calls:,} judging calls with re-asks)")
+    lines.append(
+        f"  {'total':<11} {plan.total_calls:>8,}  (at most {plan.max_judging_calls:,} judging calls with re-asks)"
+    )
     lines.append(
         f"Comparisons: {plan.total_comparisons:,} "
         + "(" + ", ".join(f"{m} {n:,}" for m, n in plan.comparisons.items()) + ")"
@@ -138,8 +142,10 @@ class LinePrinter:
         known = all(s.cost_known for s in progress.stages.values())
         cost = f"${progress.cost:,.2f}" + ("" if known else " + unknown")
         return (
-            f"[{progress.elapsed:5.1f}s] " + " | ".join(parts)
-            + f" | {progress.tokens / 1e6:.1f}M tokens | {cost} | {progress.retries} retries | {progress.in_flight} in flight"
+            f"[{progress.elapsed:5.1f}s] "
+            + " | ".join(parts)
+            + f" | {progress.tokens / 1e6:.1f}M tokens | {cost} | {progress.retries} retries"
+            + f" | {progress.in_flight} in flight"
         )
 
     def update(self, progress: Any) -> None:
@@ -179,9 +185,10 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
             except KeyboardInterrupt:
                 counts = store.counts()
                 click.secho(
-                    f"\nStopped. {counts['calls']:,} answered calls and {counts['judgments']:,} judgments are stored in "
-                    f"{study.database}; run the same command again to resume.",
-                    fg="yellow", err=True,
+                    f"\nStopped. {counts['calls']:,} answered calls and {counts['judgments']:,} judgments "
+                    f"are stored in {study.database}; run the same command again to resume.",
+                    fg="yellow",
+                    err=True,
                 )
                 sys.exit(130)
             counts = store.counts()

@@ -438,7 +438,11 @@ class Draft:
         return {str(k): [v[0], v[1]] for k, v in data.items() if isinstance(v, list) and len(v) == 2}
 
     def is_empty(self) -> bool:
-        return not any(v is not None for pair in self.scores.values() for v in pair) and not self.winner and not self.rationale
+        return (
+            not any(v is not None for pair in self.scores.values() for v in pair)
+            and not self.winner
+            and not self.rationale
+        )
 
 
 def missing(draft: Draft, rubric: Rubric, allow_ties: bool, min_rationale: int) -> list[str]:

@@ -68,13 +68,19 @@ class Endpoint(Strict):
     model: str = Field(min_length=3, description="Any litellm model string, e.g. openai/gpt-4.1 or simulated/x.")
     api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server, if any.")
     api_key_env: str | None = Field(
-        None, pattern=r"^[A-Z_][A-Z0-9_]*$", description="Environment variable holding the key, if not litellm's default."
+        None,
+        pattern=r"^[A-Z_][A-Z0-9_]*$",
+        description="Environment variable holding the key, if not litellm's default.",
     )
     params: dict[str, float | int | str | bool] = Field(
         default_factory=dict, description="Extra litellm parameters for this model (e.g. reasoning_effort)."
     )
-    input_cost_per_mtok: float | None = Field(None, ge=0.0, description="USD per million input tokens, if litellm does not know.")
-    output_cost_per_mtok: float | None = Field(None, ge=0.0, description="USD per million output tokens, if litellm does not know.")
+    input_cost_per_mtok: float | None = Field(
+        None, ge=0.0, description="USD per million input tokens, if litellm does not know."
+    )
+    output_cost_per_mtok: float | None = Field(
+        None, ge=0.0, description="USD per million output tokens, if litellm does not know."
+    )
 
     @property
     def simulated(self) -> bool:
@@ -249,13 +255,19 @@ class Session(Strict):
         if arm is None:
             return []
         problems: list[tuple[str, str]] = []
-        known_sets = {"experts": {e.id for e in self.experts}, "tasks": set(self.tasks), "assistants": set(self.assistants)}
+        known_sets = {
+            "experts": {e.id for e in self.experts},
+            "tasks": set(self.tasks),
+            "assistants": set(self.assistants),
+        }
         for name, known in known_sets.items():
             ids: tuple[str, ...] = getattr(arm, name)
             for i, value in enumerate(ids):
                 where = f"human_workers.{name}[{i}]"
                 if value not in known:
-                    problems.append((where, f"unknown {name[:-1]} {value!r} (known: {', '.join(sorted(known)) or 'none'})"))
+                    problems.append(
+                        (where, f"unknown {name[:-1]} {value!r} (known: {', '.join(sorted(known)) or 'none'})")
+                    )
                 elif ids.index(value) != i:
                     problems.append((where, f"{value!r} is listed twice"))
         if not arm.conditions:

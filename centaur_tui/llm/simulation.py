@@ -1,4 +1,4 @@
-"""Provides the simulation behind the simulated provider: a seeded simulation of solvers, assistants, a worker and judges.
+"""Provides the simulation behind the simulated provider: seeded solvers, assistants, a worker and judges.
 
 It is not a language model. It is registered with litellm as the custom provider `simulated`,
 so the real litellm code path runs. Each call is seeded by its call key (sent as `seed`):

@@ -259,7 +259,8 @@ class Pipeline:
             self.progress.finished = True
             self._publish()
             log.info("pipeline run of %s stopped after %.1f s: %s", self.session.name, self.progress.elapsed,
-                     ", ".join(f"{name} {s.done}/{s.planned} done, {s.failed} failed" for name, s in self.progress.stages.items()))
+                     ", ".join(f"{name} {s.done}/{s.planned} done, {s.failed} failed"
+                               for name, s in self.progress.stages.items()))
         return RunOutcome(self.progress, self._missing_outputs, self._unjudged)
 
 

@@ -29,8 +29,9 @@ def _read(database: Path) -> tuple[dict[str, Any], dict[str, tuple[str, str]], l
         return comps, comparison_texts(store), rows
 
 
-def load_plan_source(study: Study, needed: int, folder: Path) -> tuple[Study, dict[str, Any], dict[str, tuple[str, str]],
-                                                                       list[dict[str, Any]], str]:
+def load_plan_source(
+    study: Study, needed: int, folder: Path
+) -> tuple[Study, dict[str, Any], dict[str, tuple[str, str]], list[dict[str, Any]], str]:
     """Comparisons, texts and LLM judgment rows to plan on: the session's own, or a simulated stand-in run.
 
     Args:

@@ -153,7 +153,8 @@ class ReportProcess:
                 return
             self._stop()
             # The child sees the same import path as this process (benchmarks and tests add to it).
-            code = f"import sys; sys.path[:0] = {sys.path!r}; from centaur_tui.services.report_process import serve; serve()"
+            code = (f"import sys; sys.path[:0] = {sys.path!r}; "
+                    "from centaur_tui.services.report_process import serve; serve()")
             try:
                 self._process = subprocess.Popen(  # our own interpreter and module
                     [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -158,7 +158,7 @@ def overview(study: Study, store: Store | None) -> SessionOverview:
 
 @dataclass(frozen=True)
 class SessionRow:
-    """One line of a sessions list: a session file, whether it was run, its calls and judgments (or why it is invalid)."""
+    """A sessions list's line: a session file, whether it was run, its calls and judgments (or why it is invalid)."""
 
     path: Path
     name: str

@@ -351,7 +351,9 @@ def _top(names: list[str], theta: np.ndarray) -> str | None:
     return " / ".join(sorted(n for n, v in zip(names, t, strict=True) if v == best))
 
 
-def _panel_games(counts: np.ndarray, ia: np.ndarray, ib: np.ndarray, k: int) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
+def _panel_games(
+    counts: np.ndarray, ia: np.ndarray, ib: np.ndarray, k: int
+) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
     """Per comparison: points of each candidate, and games of the pair (flattened K x K), from a panel's code counts."""
     u = len(ia)
     pa = counts[0] + 0.5 * counts[2]

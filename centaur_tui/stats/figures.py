@@ -67,7 +67,9 @@ def rank_heatmap(doc: dict[str, Any], mode_doc: dict[str, Any], path: Path, numb
         fig.colorbar(im, ax=ax, label="rank of ranks (1 = best)", shrink=0.8)
     else:
         _empty(ax)
-    title = f"Figure {number}: {mode_doc['mode']} rank of ranks by task ({mode_doc['runs']} runs, n = {mode_doc['n']:,})"
+    title = (
+        f"Figure {number}: {mode_doc['mode']} rank of ranks by task ({mode_doc['runs']} runs, n = {mode_doc['n']:,})"
+    )
     return _finish(fig, doc, title, path)
 
 
@@ -208,7 +210,9 @@ def reliability_panels(doc: dict[str, Any], path: Path) -> Path:
     if per:
         width = 0.8 / max(len(modes), 1)
         for k, mode in enumerate(modes):
-            vals = [next((_nan(r["alpha"]) for r in per if r["task"] == t and r["mode"] == mode), math.nan) for t in tasks]
+            vals = [
+                next((_nan(r["alpha"]) for r in per if r["task"] == t and r["mode"] == mode), math.nan) for t in tasks
+            ]
             ax_b.bar(np.arange(len(tasks)) + (k - (len(modes) - 1) / 2) * width, np.nan_to_num(vals), width, label=mode)
         ax_b.set_xticks(range(len(tasks)), tasks, rotation=30, ha="right", fontsize=8)
         ax_b.set_ylabel("Krippendorff's alpha")

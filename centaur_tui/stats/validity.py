@@ -84,10 +84,18 @@ def stated_average_mismatches(frames: Frames, tolerance: float = STATED_TOLERANC
     for opt in ("option1", "option2"):
         diff = (ok[f"{opt}_mean"] - ok[f"{opt}_avg"]).abs()
         bad = ok[(diff > tolerance).to_numpy()]
-        parts.append(pd.DataFrame({"judgment_id": bad["judgment_id"].to_numpy(),
-                                   "comparison_id": bad["comparison_id"].astype(object).to_numpy(),
-                                   "judge": bad["judge"].astype(object).to_numpy(), "option": opt,
-                                   "stated": bad[f"{opt}_mean"].to_numpy(), "recomputed": bad[f"{opt}_avg"].to_numpy()}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "judgment_id": bad["judgment_id"].to_numpy(),
+                    "comparison_id": bad["comparison_id"].astype(object).to_numpy(),
+                    "judge": bad["judge"].astype(object).to_numpy(),
+                    "option": opt,
+                    "stated": bad[f"{opt}_mean"].to_numpy(),
+                    "recomputed": bad[f"{opt}_avg"].to_numpy(),
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True).sort_values(["judgment_id", "option"]).reset_index(drop=True)
 
 
@@ -258,7 +266,9 @@ def standardised_rubric_ranking(frames: Frames, pairwise_means: pd.DataFrame) ->
         rows.append({"task": task, "mode": mode, "n": n, "rho": rho, "p": p,
                      "zero_spread": int(zero.get((str(task), str(mode)), 0)),
                      "missing_scores": int(incomplete.get((str(task), str(mode)), 0)), "reason": reason})
-    return ranks, pd.DataFrame(rows, columns=["task", "mode", "n", "rho", "p", "zero_spread", "missing_scores", "reason"])
+    return ranks, pd.DataFrame(
+        rows, columns=["task", "mode", "n", "rho", "p", "zero_spread", "missing_scores", "reason"]
+    )
 
 
 def position_bias(frames: Frames) -> pd.DataFrame:

@@ -224,7 +224,8 @@ class Store:
             cur = c.execute(
                 "INSERT OR IGNORE INTO judgments (comparison_id, judge, judge_kind, judge_family, presentation,"
                 " revision, option1, option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale,"
-                " call_key, attempts, seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " call_key, attempts, seconds, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.comparison_id, record.judge, record.judge_kind, record.judge_family, record.presentation,
                     record.revision, record.option1, record.option2, record.winner, record.option1_mean,
@@ -253,7 +254,8 @@ class Store:
         with self._lock:
             q = lambda sql: self._conn.execute(sql).fetchone()  # noqa: E731
             calls, p_tok, c_tok, cost = q(
-                "SELECT count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), sum(cost) FROM calls"
+                "SELECT count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), sum(cost)"
+                " FROM calls"
             )
             by_stage = dict(self._conn.execute("SELECT stage, count(*) FROM calls GROUP BY stage").fetchall())
             valid, invalid = q("SELECT coalesce(sum(valid), 0), coalesce(sum(1 - valid), 0) FROM judgments")
@@ -282,7 +284,8 @@ class Store:
 
     def comparison_table(self) -> RowTable:
         """Every comparison (the columns of ComparisonRecord) as a RowTable (the report's read)."""
-        return self.read_table("SELECT id, run, task, mode, candidate_a, candidate_b, output_a, output_b FROM comparisons")
+        return self.read_table(
+            "SELECT id, run, task, mode, candidate_a, candidate_b, output_a, output_b FROM comparisons")
 
     def score_rows(self) -> list[dict[str, Any]]:
         return self.read(

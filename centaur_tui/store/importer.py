@@ -199,7 +199,8 @@ def read_export(
         pair = {comp.candidate_a, comp.candidate_b}
         for column, value in (("option1", option1), ("option2", option2)):
             if value not in pair:
-                err(column, f"{value!r} is not a candidate of comparison {cid} ({comp.candidate_a}, {comp.candidate_b})")
+                err(column,
+                    f"{value!r} is not a candidate of comparison {cid} ({comp.candidate_a}, {comp.candidate_b})")
         if option1 == option2 and option1 in pair:
             err("option2", "same candidate as option1")
         valid_text = row["valid"].strip().lower()
@@ -231,7 +232,8 @@ def read_export(
                 err(column, f"{row[column]!r} is not a number")
                 means.append(None)
         ints: dict[str, int | None] = {}
-        for column, default, low in (("presentation", 0, 0), ("revision", 0, 0), ("attempts", 1, 0), ("judgment_id", None, 1)):
+        for column, default, low in (("presentation", 0, 0), ("revision", 0, 0), ("attempts", 1, 0),
+                                     ("judgment_id", None, 1)):
             text = row.get(column, "")
             try:
                 ints[column] = default if text.strip() == "" else _int(text, low=low)
@@ -385,7 +387,8 @@ def store_judgments(store: Store, records: Sequence[JudgmentRecord]) -> ImportSu
                 stored = dict(zip(_COMPARED, row[1:], strict=True))
                 stored["valid"] = bool(stored["valid"])
                 scores = c.execute(
-                    "SELECT candidate, dimension, dimension_kind, score FROM scores WHERE judgment_id = ? ORDER BY rowid",
+                    "SELECT candidate, dimension, dimension_kind, score FROM scores WHERE judgment_id = ?"
+                    " ORDER BY rowid",
                     (row[0],),
                 ).fetchall()
                 same = all(stored[k] == getattr(rec, k) for k in _COMPARED) and [

@@ -133,8 +133,8 @@ def export_packet(store: Store, study: Study, expert: ExpertSpec, out: Path,
             for position, q in enumerate(open_items, start=1):
                 item = judging.item(q.key)
                 c.execute(
-                    "INSERT INTO items (token, position, task_title, task_prompt, deliverable, rubric, option_1, option_2,"
-                    " state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO items (token, position, task_title, task_prompt, deliverable, rubric, option_1,"
+                    " option_2, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (_token(secret, int(q.key)), position, item.task_title, item.task_prompt, item.deliverable,
                      _rubric_json(item.rubric), item.option_1, item.option_2,
                      q.state if q.state in STATES else "pending"),
@@ -295,7 +295,8 @@ def import_packet(store: Store, study: Study, path: Path) -> PacketImport:
             if draft.score(d.id, o) is not None and draft.score(d.id, o) not in range(1, 11)
         ]
         if lacks or out_of_range or draft.winner not in ("option_1", "option_2", "tie"):
-            problem = ", ".join(lacks) or (f"scores outside 1-10: {', '.join(out_of_range)}" if out_of_range else "winner")
+            problem = ", ".join(lacks) or (f"scores outside 1-10: {', '.join(out_of_range)}" if out_of_range
+                                           else "winner")
             rejected.append(f"{r['token']}: not usable ({problem})")
             continue
         first, second = (a["candidate_b"], a["candidate_a"]) if a["flipped"] else (a["candidate_a"], a["candidate_b"])

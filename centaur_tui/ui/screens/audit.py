@@ -139,7 +139,9 @@ and the provider errors logged for those calls.
     def on_mount(self) -> None:
         simulated = self.study.session.simulated
         banner = self.query_one("#audit-banner", Static)
-        banner.update("SIMULATED DATA: these texts and judgments come from the seeded simulated provider." if simulated else "")
+        banner.update(
+            "SIMULATED DATA: these texts and judgments come from the seeded simulated provider." if simulated else ""
+        )
         banner.display = simulated
         table = self.query_one("#audit-judgments", DataTable)
         table.add_columns("run", "vs", "judge", "order", "winner", "valid")
@@ -263,7 +265,9 @@ and the provider errors logged for those calls.
         if j is None:
             body("No judgment stored for this comparison.")
         else:
-            head(f"Judgment {j.id} by {j.judge} ({j.judge_kind}{', family ' + j.judge_family if j.judge_family else ''})")
+            head(
+                f"Judgment {j.id} by {j.judge} ({j.judge_kind}{', family ' + j.judge_family if j.judge_family else ''})"
+            )
             status = "superseded by a later revision" if row.superseded else ("valid" if j.valid else "INVALID")
             body(f"Shown first: {j.option1}; second: {j.option2}. Revision {j.revision}, {j.attempts} attempt(s). "
                  f"Validity: {status}.")

@@ -81,13 +81,20 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
 """
 
     BINDINGS = [
-        Binding("ctrl+s", "submit", "Submit", id="submit", tooltip="Store this judgment and go to the next comparison."),
+        Binding(
+            "ctrl+s", "submit", "Submit", id="submit", tooltip="Store this judgment and go to the next comparison."
+        ),
         Binding("ctrl+t,f2", "prompt", "Task prompt", id="prompt", tooltip="Show the task the deliverables answer."),
         Binding("ctrl+n", "skip", "Skip", id="skip", tooltip="Leave this comparison for now; it comes back later."),
         Binding("ctrl+f", "flag", "Flag for later", id="flag", tooltip="Mark this comparison to revisit."),
         Binding("escape", "leave", "Back", id="leave", tooltip="Leave judging; work so far is kept."),
-        Binding("ctrl+z", "revise", "Revise previous", id="revise",
-                tooltip="Reopen the judgment you submitted last (again: the one before) to correct it."),
+        Binding(
+            "ctrl+z",
+            "revise",
+            "Revise previous",
+            id="revise",
+            tooltip="Reopen the judgment you submitted last (again: the one before) to correct it.",
+        ),
     ]
 
     def __init__(self, source: Any, standalone: bool = False) -> None:

@@ -63,7 +63,7 @@ def report_doc(study: Study) -> ReportDocument:
 
 
 class ResultsScreen(CentaurScreen):
-    """Rank matrices, overall ordering, best by task, cross-mode correlation, reliability, validity, experts vs LLM judges.
+    """Rank matrices, overall ordering, best by task, cross-mode correlation, reliability, validity, experts vs LLMs.
 
     Args:
         study: The session.
@@ -161,7 +161,9 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         # The notification comes from ReportsWorkerErrors' handler: Textual calls every class's handler in the MRO.
         if event.worker.group == "results-report" and event.state == WorkerState.ERROR:
             self.computing = False
-            self.query_one("#results-status", Static).update("The report could not be computed: see the notification; r tries again.")
+            self.query_one("#results-status", Static).update(
+                "The report could not be computed: see the notification; r tries again."
+            )
 
     def _show_empty(self) -> None:
         self.computing = False
@@ -221,7 +223,9 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         def mode_pane(m: ModeReport) -> list[Any]:
             parts = by_mode[m.mode]
             figure = MODE_FIGURES.get(m.mode)
-            matrix_note = f"Rank of ranks by task{f' (Figure {figure})' if figure else ''}; 1 = best. " + parts.denominators
+            matrix_note = (
+                f"Rank of ranks by task{f' (Figure {figure})' if figure else ''}; 1 = best. " + parts.denominators
+            )
             return [
                 Static(Text(matrix_note), classes="results-note"),
                 RankMatrix(m, id=f"matrix-{m.mode}"),
@@ -293,7 +297,9 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         if focused is None or (event.pane not in focused.ancestors_with_self and not isinstance(focused, Tabs)):
             focusable = [w for w in event.pane.query("*") if w.focusable]
             # A matrix or table rather than the pane's scroll container, when there is one.
-            target = next((w for w in focusable if not isinstance(w, VerticalScroll)), focusable[0] if focusable else None)
+            target = next(
+                (w for w in focusable if not isinstance(w, VerticalScroll)), focusable[0] if focusable else None
+            )
             self.set_focus(target)
 
     def _fill_left_out(self) -> None:

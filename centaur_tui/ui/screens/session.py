@@ -149,7 +149,9 @@ stopped, and a finished run costs nothing to run again.
         first = self.study is None
         self.study, self.state = study, state
         s = study.session
-        self.query_one("#session-title", Static).update(f"Session {s.name}: {s.description}" if s.description else f"Session {s.name}")
+        self.query_one("#session-title", Static).update(
+            f"Session {s.name}: {s.description}" if s.description else f"Session {s.name}"
+        )
         banner = self.query_one("#session-banner", Static)
         banner.update(SIMULATED_BANNER if state.simulated else "")
         banner.display = state.simulated

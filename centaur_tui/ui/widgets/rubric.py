@@ -56,10 +56,14 @@ class ScoreSlider(Widget):
     def render(self) -> Text:
         filled = self.get_component_rich_style("score-slider--filled")
         empty = self.get_component_rich_style("score-slider--empty")
-        text = Text(f"Option {self.option}".ljust(LABEL_WIDTH), style=self.get_component_rich_style("score-slider--label"))
+        text = Text(
+            f"Option {self.option}".ljust(LABEL_WIDTH), style=self.get_component_rich_style("score-slider--label")
+        )
         value = self.value or 0
         for i in range(1, SCALE + 1):
-            text.append("█" * (CELL - 1) + " " if i <= value else "░" * (CELL - 1) + " ", filled if i <= value else empty)
+            text.append(
+                "█" * (CELL - 1) + " " if i <= value else "░" * (CELL - 1) + " ", filled if i <= value else empty
+            )
         text.append(f"{self.value:>3}" if self.value is not None else "  \N{EN DASH}",
                     self.get_component_rich_style("score-slider--value"))
         return text
