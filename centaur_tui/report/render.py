@@ -405,7 +405,7 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
                         f"{prof.get('judgments', {}).get(mode, 0):,} usable judgments; "
                         + excluded_text(prof.get("excluded", {}).get(mode)) + ".")
         by = {(r["candidate"], r["dimension"]): r for r in rows}
-        names = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
+        names: list[str] = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
         gp.headers = ["candidate", *[_task_header(d) for d in dims], "n"]
         for name in names:
             cells = [by.get((name, d)) for d in dims]
@@ -696,7 +696,9 @@ def _text_table(s: Section, width: int = WIDTH) -> list[str]:
     widths = [max(max(len(x) for x in head[i]), *(len(r[i]) for r in s.rows)) if s.rows
               else max(len(x) for x in head[i]) for i in range(n)]
     # Split into column blocks that fit, each repeating the first column.
-    blocks, current, used = [], [], widths[0]
+    blocks: list[list[int]] = []
+    current: list[int] = []
+    used = widths[0]
     for i in range(1, n):
         if current and used + 2 + widths[i] > width:
             blocks.append(current)

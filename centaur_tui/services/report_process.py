@@ -201,7 +201,7 @@ class ReportProcess:
                             f"the statistics process stopped (exit code {code}): {exc}; r tries again",
                             title="Report") from None
         if kind == "ok":
-            return payload  # type: ignore[no-any-return]
+            return payload
         if kind == "user":
             message, title = payload
             raise CentaurError(message, title=title)

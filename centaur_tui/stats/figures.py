@@ -18,6 +18,7 @@ matplotlib.use("Agg")  # never a GUI backend: reports run headless
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from centaur_tui.stats.report import Report
 
@@ -32,7 +33,9 @@ def _finish(fig: Figure, doc: dict[str, Any], title: str, path: Path) -> Path:
     if doc.get("simulated"):
         title = f"SIMULATED DATA - {title}"
         # Keep the bottom 4% free for the footer (constrained layout ignores fig.text).
-        fig.get_layout_engine().set(rect=(0, 0.04, 1, 0.96))
+        engine = fig.get_layout_engine()
+        assert isinstance(engine, ConstrainedLayoutEngine)  # every figure here is made with layout="constrained"
+        engine.set(rect=(0, 0.04, 1, 0.96))
         fig.text(0.5, 0.005, "SIMULATED DATA: seeded simulated provider, not language models", ha="center",
                  va="bottom", fontsize=8, color="crimson")
     fig.suptitle(title, fontsize=11, color="crimson" if doc.get("simulated") else "black")
@@ -133,7 +136,7 @@ def profiles(doc: dict[str, Any], path: Path, mode: str = "augmentation") -> Pat
     rows = prof.get(mode, [])
     fig = Figure(figsize=(9.5, 4.8), layout="constrained")
     ax = fig.add_subplot()
-    names = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
+    names: list[str] = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
     by = {(r["candidate"], r["dimension"]): r["mean"] for r in rows}
     drawn = 0
     for name in names:

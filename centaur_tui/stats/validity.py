@@ -68,7 +68,7 @@ def choice_rubric_consistency(frames: Frames, tolerance: float = STATED_TOLERANC
     })
     out = _per_judge(flags, frames.judgments)
     out["share"] = np.where(out["n"] > 0, out["agree"] / out["n"].where(out["n"] > 0), math.nan)
-    out["reason"] = np.where(out["n"] > 0, None, "no decisive judgment with unequal averages")
+    out["reason"] = [None if n > 0 else "no decisive judgment with unequal averages" for n in out["n"]]
     return out[["judge", "n", "agree", "share", "ties", "equal_averages", "missing_scores", "stated_checked",
                 "stated_mismatch", "excluded", "reason"]]
 
@@ -299,6 +299,6 @@ def position_bias(frames: Frames) -> pd.DataFrame:
     out["p"] = [float(stats.binomtest(int(f), int(n), 0.5).pvalue) if n else math.nan
                 for f, n in zip(out["first"], out["n"], strict=True)]
     out["flip_rate"] = out["flips"] / out["both_orders"].where(out["both_orders"] > 0)
-    out["reason"] = np.where(out["n"] > 0, None, "no decisive judgment")
+    out["reason"] = [None if n > 0 else "no decisive judgment" for n in out["n"]]
     return out[["judge", "n", "first", "share_first", "p", "ties", "both_orders", "flips", "flip_rate", "excluded",
                 "reason"]]

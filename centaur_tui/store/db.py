@@ -245,7 +245,7 @@ class Store:
     def judged_slots(self) -> set[tuple[str, str, int]]:
         """(comparison_id, judge, presentation) of every stored judgment."""
         with self._lock:
-            return {tuple(r) for r in self._conn.execute("SELECT comparison_id, judge, presentation FROM judgments")}  # type: ignore[misc]
+            return {tuple(r) for r in self._conn.execute("SELECT comparison_id, judge, presentation FROM judgments")}
 
     # -- counts and exports -------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from centaur_tui.domain.errors import CentaurError
@@ -262,14 +262,14 @@ def read_export(
             attempts=int(ints["attempts"] if ints["attempts"] is not None else 1), revision=key[3], seconds=seconds,
             id=ints["judgment_id"],
         )
-        item = _Pending(record, where, comp.task)
+        new = _Pending(record, where, comp.task)
         if record.id is not None:
             if record.id in by_id:
                 err("judgment_id", f"{record.id} appears twice (also {by_id[record.id].where})")
                 continue
-            by_id[record.id] = item
-        pending.append(item)
-        by_pair.setdefault((cid, judge), []).append(item)
+            by_id[record.id] = new
+        pending.append(new)
+        by_pair.setdefault((cid, judge), []).append(new)
 
     seen_scores: set[tuple[int, str, str]] = set()
     for i, line, row in s_rows:
@@ -332,7 +332,7 @@ def read_export(
             serr("dimension", f"{candidate!r} scored twice on {dim!r} in the same judgment")
             continue
         seen_scores.add(skey)
-        item.scores.append(ScoreRecord(candidate, dim, kind, score))  # type: ignore[arg-type]
+        item.scores.append(ScoreRecord(candidate, dim, kind, score))
 
     for item in pending:
         rec = item.record
@@ -349,11 +349,7 @@ def read_export(
                 problems.add(f"{item.where}", f"valid judgment lacks scores.csv rows for {candidate!r} on "
                                               f"{', '.join(missing)}")
     problems.raise_if_any()
-    return [JudgmentRecord(**{**_fields(p.record), "scores": tuple(p.scores)}) for p in pending]
-
-
-def _fields(record: JudgmentRecord) -> dict[str, object]:
-    return {f: getattr(record, f) for f in JudgmentRecord.__dataclass_fields__}
+    return [replace(p.record, scores=tuple(p.scores)) for p in pending]
 
 
 _COMPARED = ("judge_kind", "judge_family", "option1", "option2", "winner", "option1_mean", "option2_mean",

@@ -11,5 +11,5 @@ class CentaurScreen(ReportsWorkerErrors, Screen[None]):
     """Base of the app's screens: worker errors become notifications."""
 
 
-class CentaurModal(ReportsWorkerErrors, ModalScreen):  # type: ignore[type-arg]
+class CentaurModal(ReportsWorkerErrors, ModalScreen):
     """Base of the app's dialogs: worker errors become notifications."""

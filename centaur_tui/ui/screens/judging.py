@@ -193,7 +193,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
 
     def _deliver(self, queue: list[QueueItem], prepared: Prepared) -> None:
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show, queue, prepared)
+            self.app.call_from_thread(self._show, queue, prepared)  # type: ignore[arg-type]  # mypy 2.4 solves T | Awaitable[T] as Never for coroutines
 
     @work(thread=True, exclusive=True, group="judging-prefetch", exit_on_error=False)
     def prefetch(self, queue: list[QueueItem], current: QueueItem, widths: tuple[int, int]) -> None:
@@ -203,7 +203,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         if guess is not None and not get_current_worker().is_cancelled:
             self._prefetched = prepared = self._prepare(guess, widths)
             if prepared.item is not None:
-                self.app.call_from_thread(self._reserve_rows, prepared.item)
+                self.app.call_from_thread(self._reserve_rows, prepared.item)  # type: ignore[arg-type]  # mypy 2.4 solves T | Awaitable[T] as Never for coroutines
 
     async def _reserve_rows(self, item: JudgingItem) -> None:
         await self.query_one("#rubric-panel", RubricPanel).reserve(item.rubric)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -155,7 +156,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         doc = report_doc(self.study)  # the process's kept document while the data is unchanged
         results = Results(doc, left_out(store), time.perf_counter() - started)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show, results)
+            self.app.call_from_thread(self._show, results)  # type: ignore[arg-type]  # mypy 2.4 solves T | Awaitable[T] as Never for coroutines
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # The notification comes from ReportsWorkerErrors' handler: Textual calls every class's handler in the MRO.
@@ -235,7 +236,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
 
         for m in doc.modes:
             titles[f"tab-{m.mode}"] = m.mode.capitalize()
-            builders[f"tab-{m.mode}"] = lambda m=m: mode_pane(m)
+            builders[f"tab-{m.mode}"] = partial(mode_pane, m)
 
         def across() -> list[Any]:
             points = scatter_points(doc)
@@ -278,8 +279,10 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             + (f" (the latest {len(left.invalid)} and {len(left.errors)} listed)." if
                left.invalid_total > len(left.invalid) or left.errors_total > len(left.errors) else ".")
         ), classes="results-note")]
-        invalid = DataTable(id="invalid-judgments", cursor_type="row", zebra_stripes=True, classes="left-out-table")
-        errors = DataTable(id="provider-errors", cursor_type="row", zebra_stripes=True, classes="left-out-table")
+        invalid: DataTable[str] = DataTable(id="invalid-judgments",
+                                            cursor_type="row", zebra_stripes=True, classes="left-out-table")
+        errors: DataTable[str] = DataTable(id="provider-errors",
+                                           cursor_type="row", zebra_stripes=True, classes="left-out-table")
         widgets += [Static("Invalid judgments", classes="section-title"), invalid,
                     Static("Provider errors", classes="section-title"), errors]
         self._left_rows = (left.invalid, left.errors)

@@ -326,7 +326,7 @@ stopped, and a finished run costs nothing to run again.
     def _push_judging(self, source: Any) -> None:
         from centaur_tui.ui.screens.judging import JudgingScreen
 
-        self.app.push_screen(JudgingScreen(source), callback=lambda _: self.load())
+        self.app.push_screen(JudgingScreen(source), callback=self._reload)
 
     def action_assign(self) -> None:
         expert = self._highlighted_expert()
@@ -372,7 +372,11 @@ stopped, and a finished run costs nothing to run again.
     def _push_work(self, source: Any) -> None:
         from centaur_tui.ui.screens.work import WorkScreen
 
-        self.app.push_screen(WorkScreen(source), callback=lambda _: self.load())
+        self.app.push_screen(WorkScreen(source), callback=self._reload)
+
+    def _reload(self, _closed: None) -> None:
+        """After the judging or work screen closes: show the new counts."""
+        self.load()
 
     def action_new_expert(self) -> None:
         if self.study is None:

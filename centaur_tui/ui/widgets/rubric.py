@@ -113,8 +113,8 @@ class DimensionRow(Vertical):
     def sliders(self) -> tuple[ScoreSlider, ScoreSlider]:
         if self._sliders is None:
             one, two = self.query(ScoreSlider)
-            self._sliders = (one, two)  # type: ignore[assignment]
-        return self._sliders  # type: ignore[return-value]
+            self._sliders = (one, two)
+        return self._sliders
 
     def value(self, option: int) -> int | None:
         return self.sliders()[option - 1].value
