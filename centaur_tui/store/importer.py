@@ -17,8 +17,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.judgment import JudgeKind
 from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRecord
 from centaur_tui.domain.task import Rubric
 from centaur_tui.store.connection import utc_now
@@ -255,7 +257,9 @@ def read_export(
             continue
         keys[key] = f"row {i}"
         record = JudgmentRecord(
-            comparison_id=cid, judge=judge, judge_kind=kind, judge_family=row["judge_family"].strip() or None,  # type: ignore[arg-type]
+            # A kind outside JUDGE_KINDS was reported above, and then no record is returned.
+            comparison_id=cid, judge=judge, judge_kind=cast(JudgeKind, kind),
+            judge_family=row["judge_family"].strip() or None,
             presentation=key[2], option1=option1, option2=option2, winner=winner, option1_mean=means[0],
             option2_mean=means[1], valid=bool(valid), invalid_reason=reason,
             rationale=row["rationale"] if row["rationale"] != "" else None, call_key=None,

@@ -153,7 +153,7 @@ and the provider errors logged for those calls.
         """Read the cell's records off the event loop."""
         from centaur_tui.services.audit import cell_audit
 
-        audit, simulated = cell_audit(self.app.store_for(self.study), self.task_id, self.mode,  # type: ignore[attr-defined]
+        audit, simulated = cell_audit(self.app.store_for(self.study), self.task_id, self.mode,
                                       self.candidate)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._loaded, audit, simulated)

@@ -144,7 +144,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.freeze_long_lived()  # type: ignore[attr-defined]
+        self.app.freeze_long_lived()
         self.query_one("#option-1").border_title = "Option 1"
         self.query_one("#option-2").border_title = "Option 2"
         self.query_one("#judge-done").display = False
@@ -230,7 +230,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             self._show_bar()
             self._show_missing()
             return
-        self._shown_at = self.app.clock()  # type: ignore[attr-defined]
+        self._shown_at = self.app.clock()
         self._base_seconds = draft.seconds
         self.query_one("#judge-task", Static).update(f"Task: {item.task_title}. Deliverable: {item.deliverable}")
         for view, text, layout in zip(self.query(DocumentView).results(DocumentView), (item.option_1, item.option_2),
@@ -260,7 +260,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         """Time spent on the current comparison, over all visits."""
         if self.item is None:
             return 0.0
-        return self._base_seconds + max(0.0, self.app.clock() - self._shown_at)  # type: ignore[attr-defined]
+        return self._base_seconds + max(0.0, self.app.clock() - self._shown_at)
 
     def _show_bar(self) -> None:
         total = len(self.queue)

@@ -152,7 +152,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             # Never run: nothing to report, and looking must not create the database.
             self.app.call_from_thread(self._show_empty)
             return
-        store = self.app.store_for(self.study)  # type: ignore[attr-defined]
+        store = self.app.store_for(self.study)
         doc = report_doc(self.study)  # the process's kept document while the data is unchanged
         results = Results(doc, left_out(store), time.perf_counter() - started)
         if not get_current_worker().is_cancelled:
@@ -275,7 +275,8 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         widgets: list[Any] = [Static(Text(
             f"{by_status.get('ok', 0):,} judgments used; "
             + excluded_text({k: v for k, v in by_status.items() if k != "ok"})
-            + f". Invalid judgments stored: {left.invalid_total:,}; provider errors logged: {left.errors_total:,}"
+            + f". Invalid judgments stored: {left.invalid_total:,}; "
+            + f"provider errors logged: {left.errors_total:,}"
             + (f" (the latest {len(left.invalid)} and {len(left.errors)} listed)." if
                left.invalid_total > len(left.invalid) or left.errors_total > len(left.errors) else ".")
         ), classes="results-note")]

@@ -140,7 +140,7 @@ stopped, and a finished run costs nothing to run again.
 
         study = self.study or open_session(self.path)
         # Never run: show the plan without creating the database just by looking.
-        store = self.app.store_for(study) if study.database.exists() else None  # type: ignore[attr-defined]
+        store = self.app.store_for(study) if study.database.exists() else None
         state = overview(study, store)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show_state, study, state)
@@ -213,8 +213,8 @@ stopped, and a finished run costs nothing to run again.
         from centaur_tui.services.run import PipelineRun
 
         study = self.study
-        self.runner = PipelineRun(study, lambda: self.app.store_for(study), settle_memory=True)  # type: ignore[attr-defined]
-        self.app.on_exit_stop(self.runner.stop)  # type: ignore[attr-defined]
+        self.runner = PipelineRun(study, lambda: self.app.store_for(study), settle_memory=True)
+        self.app.on_exit_stop(self.runner.stop)
         self.last_outcome = None
         self.run_worker_ = self.run_pipeline(self.runner)
         self.refresh_bindings()
@@ -319,7 +319,7 @@ stopped, and a finished run costs nothing to run again.
         from centaur_tui.services.work import open_judging
 
         assert self.study is not None
-        source = open_judging(self.study, self.app.store_for(self.study), expert_id)  # type: ignore[attr-defined]
+        source = open_judging(self.study, self.app.store_for(self.study), expert_id)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._push_judging, source)
 
@@ -345,7 +345,7 @@ stopped, and a finished run costs nothing to run again.
 
         assert self.study is not None
         result = assign_comparisons(
-            self.study, self.app.store_for(self.study), expert_id, request.n, request.strategy,  # type: ignore[attr-defined]
+            self.study, self.app.store_for(self.study), expert_id, request.n, request.strategy,
             overlap=request.overlap, repeat_share=request.repeat_share,
         )
         added, repeats, expert = result.added, result.repeats, result.expert
@@ -365,7 +365,7 @@ stopped, and a finished run costs nothing to run again.
 
         assert self.study is not None
         # Assigns the arm's design first when the expert's queue is empty (as `centaur assign-work`).
-        source = open_work(self.study, self.app.store_for(self.study), expert_id)  # type: ignore[attr-defined]
+        source = open_work(self.study, self.app.store_for(self.study), expert_id)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._push_work, source)
 
@@ -393,7 +393,7 @@ stopped, and a finished run costs nothing to run again.
         from centaur_tui.services.session import add_expert
 
         assert self.study is not None
-        add_expert(self.study, self.app.store_for(self.study), new.id, new.name, new.tasks)  # type: ignore[attr-defined]
+        add_expert(self.study, self.app.store_for(self.study), new.id, new.name, new.tasks)
         self.app.call_from_thread(self.notify, f"{new.name} can now be given comparisons.", title="Expert added")
         self.app.call_from_thread(self.load)
 
