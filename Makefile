@@ -1,9 +1,9 @@
-# One command installs and runs: `make demo` (offline, simulated) and `make test`.
+# One command installs and runs: `make demo` (offline, simulated), `make test` and `make check`.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test test-fast bench tui
+.PHONY: install demo test test-fast check format bench tui
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -16,12 +16,26 @@ install: $(VENV)/.installed
 demo: install
 	$(BIN)/centaur demo
 
+# Line coverage of centaur_tui: 94.7% measured on the full suite (9,898 statements, 524 missed);
+# the floor, 0.2 points (about 20 lines) under it, fails a change that drops coverage.
+COVERAGE_FLOOR ?= 94.5
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --cov=centaur_tui --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR)
 
 # The edit-test loop: every test but those marked slow (registered in pyproject.toml).
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# The tool gates (configured in pyproject.toml): lint, formatting, types, the layer contracts.
+LINTED := centaur_tui tests bench
+check: install
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+format: install
+	$(BIN)/ruff format $(LINTED)
 
 bench: install
 	$(BIN)/python bench/pipeline.py

@@ -107,9 +107,9 @@ def main() -> None:
 
         print(f"== latency {args.latency:.2f} s, concurrency {args.concurrency} ==")
         study = bench_study(folder, args.latency, args.concurrency, args.runs, args.tasks, "latency")
-        p_wall, p_cpu, sent, world = run_pipeline(study)
+        p_wall, _p_cpu, sent, world = run_pipeline(study)
         calls = stored_calls(study.database)
-        b_wall, b_cpu = run_bare(calls, args.concurrency, world)
+        b_wall, _b_cpu = run_bare(calls, args.concurrency, world)
         ideal = len(calls) / args.concurrency * args.latency
         print(f"calls                 {len(calls):>10,}  (pipeline sent {sent:,})")
         print(f"ideal wall            {ideal:>10.2f} s  (calls / concurrency x latency)")
@@ -119,7 +119,7 @@ def main() -> None:
 
         print("== latency 0, CPU per call ==")
         study0 = bench_study(folder, 0.0, args.concurrency, args.runs, args.tasks, "zero")
-        z_wall, z_cpu, z_sent, world0 = run_pipeline(study0)
+        z_wall, z_cpu, _z_sent, world0 = run_pipeline(study0)
         calls0 = stored_calls(study0.database)
         zb_wall, zb_cpu = run_bare(calls0, args.concurrency, world0)
         n = len(calls0)

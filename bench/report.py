@@ -35,9 +35,9 @@ sys.path.insert(0, str(ROOT))
 from centaur_tui.catalog import load_session  # noqa: E402
 from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRecord  # noqa: E402
 from centaur_tui.domain.study import Study  # noqa: E402
-from centaur_tui.stats.frames import build_frames, design_from_session  # noqa: E402
 from centaur_tui.report import to_json, to_markdown, to_text  # noqa: E402
 from centaur_tui.services.report import load_report_inputs  # noqa: E402
+from centaur_tui.stats.frames import build_frames, design_from_session  # noqa: E402
 from centaur_tui.stats.report import ReportOptions, build_report  # noqa: E402
 from centaur_tui.stats.synthetic import synthetic_rows  # noqa: E402
 from centaur_tui.store import Store, store_judgments  # noqa: E402
@@ -69,7 +69,10 @@ def build_store(study: Study, path: Path) -> dict[str, int]:
             c.executemany(
                 "INSERT INTO outputs (id, run, task, mode, candidate, worker, worker_kind, text, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, 'model', '', '2026-01-01')",
-                [(o["output_id"], o["run"], o["task"], o["mode"], o["candidate"], o["worker"]) for o in rows.output_rows],
+                [
+                    (o["output_id"], o["run"], o["task"], o["mode"], o["candidate"], o["worker"])
+                    for o in rows.output_rows
+                ],
             )
         store.save_comparisons([ComparisonRecord(**c) for c in rows.comparisons])
         store_judgments(store, records)
@@ -141,7 +144,11 @@ def main() -> None:
                     best = timing
             assert best is not None
             target = TARGETS.get(scale)
-            verdict = "" if target is None else (f"target < {target:.0f} s: " + ("met" if best["total"] < target else "MISSED"))
+            verdict = (
+                ""
+                if target is None
+                else (f"target < {target:.0f} s: " + ("met" if best["total"] < target else "MISSED"))
+            )
             print(f"\nscale x{scale}: {size['comparisons']:,} comparisons, {size['judgments']:,} judgments "
                   f"({size['invalid']:,} invalid), {size['scores']:,} scores; store built in {setup:.1f} s")
             for stage, seconds in best.items():

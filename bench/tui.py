@@ -168,8 +168,11 @@ def main() -> None:
     print("next comparison on screen (laid out and drawn as a full frame):")
     print(f"  after skip           {describe(times['skip'])}")
     print(f"  after submit         {describe(times['submit'])}")
-    print(f"  target {NEXT_TARGET_S * 1000:.0f} ms: median at {statistics.median(both) / NEXT_TARGET_S:.2f} of the target, "
-          f"max at {max(both) / NEXT_TARGET_S:.2f}")
+    print(
+        f"  target {NEXT_TARGET_S * 1000:.0f} ms: "
+        f"median at {statistics.median(both) / NEXT_TARGET_S:.2f} of the target, "
+        f"max at {max(both) / NEXT_TARGET_S:.2f}"
+    )
     bench_results()
 
 

@@ -24,7 +24,7 @@ os.environ["CENTAUR_LOG_FILE"] = os.path.join(_CACHE, "centaur.log")
 configure_logging()  # reads the environment set above
 
 
-def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ARG001 - pytest's hook signature
+def pytest_sessionfinish(session, exitstatus) -> None:  # pytest's hook signature: both arguments unused
     shutil.rmtree(_CACHE, ignore_errors=True)
 
 

@@ -78,7 +78,9 @@ def _identities(session) -> list[str]:
     return sorted(out)
 
 
-CASES = [(name, ident, kind) for name, session in SESSIONS.items() for ident in _identities(session) for kind in VARIANTS]
+CASES = [
+    (name, ident, kind) for name, session in SESSIONS.items() for ident in _identities(session) for kind in VARIANTS
+]
 
 
 def test_every_identity_of_demo_and_paper_has_at_least_ten_variants() -> None:

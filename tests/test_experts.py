@@ -29,7 +29,6 @@ from centaur_tui.domain.blinding import (
     presented_flip,
 )
 from centaur_tui.domain.session import ExpertSpec
-from centaur_tui.pipeline import Pipeline
 from centaur_tui.store import (
     ExpertStore,
     JudgingError,
@@ -110,7 +109,11 @@ def test_missing_names_what_a_draft_lacks(write_session) -> None:
     study = load_session(write_session())
     rubric = study.rubric("counseling")
     draft = Draft()
-    assert missing(draft, rubric, True, 20) == [f"{2 * len(rubric.all)} scores", "winner", "rationale (0/20 characters)"]
+    assert missing(draft, rubric, True, 20) == [
+        f"{2 * len(rubric.all)} scores",
+        "winner",
+        "rationale (0/20 characters)",
+    ]
     draft = complete_draft(rubric)
     assert missing(draft, rubric, True, 20) == []
     draft.winner = "tie"  # type: ignore[assignment]

@@ -1,4 +1,4 @@
-"""Experts vs LLM judges: hand-computed agreement, kappa, majorities, biases and alt-test; planted truth; NaN with reasons."""
+"""Experts vs LLM judges: hand-computed agreement, kappa, majorities, biases, alt-test; planted truth; NaN reasons."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from centaur_tui.report import ReportDocument, to_markdown, to_text
 from centaur_tui.stats.agreement import (
     alpha_from_coincidence,
     block_agreement,
@@ -21,7 +22,6 @@ from centaur_tui.stats.alt_test import alt_test, benjamini_yekutieli, one_sided_
 from centaur_tui.stats.common import bootstrap_weights
 from centaur_tui.stats.experts import ExpertOptions, experts_vs_llm, rank_correlations
 from centaur_tui.stats.reliability import alpha_nominal
-from centaur_tui.report import ReportDocument, to_markdown, to_text
 from centaur_tui.stats.report import ReportOptions, build_report
 from tests.support.frames import Data
 
@@ -62,7 +62,8 @@ def test_blocks_pool_judge_pairs_with_and_without_ties() -> None:
     assert (ee["pairs"], ee["agreement"]) == (3, pytest.approx(2 / 3))  # agree on 1 and 3
     assert ee["decisive_pairs"] == 2 and ee["decisive_agreement"] == pytest.approx(1 / 2)
     el = block_agreement(m, [0, 1], [2, 3], None)
-    # Comparison 1: E(0,0) x L(0,1) -> 2 of 4; comparison 2: E(1,0) x L(1,1) -> 2 of 4; comparison 3: E(2,2) x L(1) -> 0 of 2.
+    # Comparison 1: E(0,0) x L(0,1) -> 2 of 4; comparison 2: E(1,0) x L(1,1) -> 2 of 4;
+    # comparison 3: E(2,2) x L(1) -> 0 of 2.
     assert el["pairs"] == 10 and el["agreement"] == pytest.approx(4 / 10)
     assert el["decisive_pairs"] == 8 and el["decisive_agreement"] == pytest.approx(4 / 8)
     assert el["chance"] == pytest.approx(1 / 3) and el["decisive_chance"] == 0.5

@@ -89,7 +89,7 @@ async def test_transient_errors_are_retried_with_exponential_backoff() -> None:
     assert result.text == "fine" and result.attempts == 4
     assert len(sleeps) == 3
     # base 1 s doubling, capped at 3 s, with jitter in [0.5, 1.0] of the delay
-    for got, full in zip(sleeps, (1.0, 2.0, 3.0)):
+    for got, full in zip(sleeps, (1.0, 2.0, 3.0), strict=True):
         assert 0.5 * full <= got <= full
     assert [f.error_type for f in failures] == ["RateLimitError", "InternalServerError", "Timeout"]
     assert not any(f.final for f in failures)
@@ -99,7 +99,7 @@ async def test_transient_errors_are_retried_with_exponential_backoff() -> None:
 
 async def test_retries_exhausted_raise_call_failed() -> None:
     e = errors()
-    gateway, fake, sleeps, failures = make([e.rate] * 10)
+    gateway, fake, _sleeps, failures = make([e.rate] * 10)
     with pytest.raises(CallFailed) as info:
         await gateway.complete(request())
     assert info.value.attempts == 4 and len(fake.calls) == 4
@@ -108,7 +108,7 @@ async def test_retries_exhausted_raise_call_failed() -> None:
 
 async def test_fatal_errors_are_not_retried() -> None:
     e = errors()
-    gateway, fake, sleeps, failures = make([e.auth])
+    gateway, fake, sleeps, _failures = make([e.auth])
     with pytest.raises(FatalProviderError):
         await gateway.complete(request())
     assert len(fake.calls) == 1 and sleeps == []
@@ -123,7 +123,7 @@ async def test_bad_request_fails_the_call_without_retry() -> None:
 
 
 async def test_per_call_timeout_is_passed_and_enforced() -> None:
-    gateway, fake, sleeps, failures = make([], Limits(timeout_s=0.01, max_retries=1, backoff_base_s=0.0), delay=10)
+    gateway, fake, _sleeps, failures = make([], Limits(timeout_s=0.01, max_retries=1, backoff_base_s=0.0), delay=10)
     with pytest.raises(CallFailed):
         await asyncio.wait_for(gateway.complete(request()), timeout=30)
     assert fake.calls[0]["timeout"] == 0.01
@@ -141,7 +141,7 @@ async def test_per_call_timeout_is_passed_and_enforced() -> None:
     ],
 )
 async def test_replies_that_are_not_answers_are_failed_attempts_never_text(reply: object, says: str) -> None:
-    gateway, fake, sleeps, failures = make([reply, reply], Limits(max_retries=1, backoff_base_s=1.0))
+    gateway, _fake, sleeps, failures = make([reply, reply], Limits(max_retries=1, backoff_base_s=1.0))
     with pytest.raises(CallFailed) as info:
         await gateway.complete(request())
     assert info.value.error_type == "MalformedReply" and info.value.attempts == 2 and len(sleeps) == 1

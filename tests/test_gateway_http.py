@@ -71,7 +71,7 @@ class FaultServer:
             def log_message(self, *args: object) -> None:  # keep the test output clean
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:  # http.server's name
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 with server._lock:
                     server.requests.append((time.monotonic(), body))
@@ -364,7 +364,9 @@ def test_a_judge_cut_off_at_max_tokens_is_re_asked_with_a_doubled_limit(server: 
     calls = rows(path, "SELECT finish_reason, params FROM calls WHERE stage = 'judging' ORDER BY created_at")
     assert [c["finish_reason"] for c in calls] == ["length", "stop"]
     assert [json.loads(c["params"])["max_tokens"] for c in calls] == [64, 128]
-    assert {c["finish_reason"] for c in rows(path, "SELECT finish_reason FROM calls WHERE stage != 'judging'")} == {"stop"}
+    assert {c["finish_reason"] for c in rows(path, "SELECT finish_reason FROM calls WHERE stage != 'judging'")} == {
+        "stop"
+    }
 
 
 def test_a_judge_cut_off_at_the_cap_is_invalid_with_that_reason_and_not_paid_again(

@@ -13,7 +13,7 @@ from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
 from centaur_tui.domain.plan import summarize
 from centaur_tui.pipeline import Pipeline
-from centaur_tui.pipeline.export import JUDGMENT_COLUMNS, export_session
+from centaur_tui.pipeline.export import JUDGMENT_COLUMNS
 from centaur_tui.store import Store
 
 
@@ -51,7 +51,7 @@ def test_full_run_matches_the_plan_and_a_second_run_sends_nothing(write_session)
 
 
 def test_leave_family_out_and_recorded_order(write_session) -> None:
-    pipe, store = run(write_session())
+    _pipe, store = run(write_session())
     family = {"Alpha": "North", "Beta": "North", "Gamma": "South", "Delta": "East", "plain": None}
     rows = store.judgment_rows()
     for row in rows:
@@ -89,7 +89,7 @@ def test_invalid_replies_are_reasked_then_stored_as_invalid_with_a_reason(write_
 
 
 def test_some_invalid_replies_recover_on_reask(write_session) -> None:
-    pipe, store = run(write_session(faults="invalid_reply_rate = 0.3", tasks=("counseling",)))
+    _pipe, store = run(write_session(faults="invalid_reply_rate = 0.3", tasks=("counseling",)))
     rows = store.judgment_rows()
     recovered = [r for r in rows if r["valid"] and r["attempts"] > 1]
     assert recovered, "some judgments should be valid after a re-ask"
@@ -162,7 +162,7 @@ def test_export_of_a_session_never_run_is_a_clear_error(write_session, tmp_path:
 
 
 def test_planted_automation_skills_are_recovered_from_win_rates(write_session) -> None:
-    pipe, store = run(write_session(runs=2))
+    _pipe, store = run(write_session(runs=2))
     wins: dict[str, float] = {}
     games: dict[str, int] = {}
     comps = store.comparisons()

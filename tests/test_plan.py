@@ -15,11 +15,11 @@ from click.testing import CliRunner
 
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
-from centaur_tui.services.plan import simulate_design
 from centaur_tui.domain.session import JudgeSimulation
 from centaur_tui.llm.simulation import judge_reply
 from centaur_tui.pipeline import Pipeline
 from centaur_tui.pipeline.expert_sim import plan_expert_study, simulate_expert_judgments, simulated_experts
+from centaur_tui.services.plan import simulate_design
 from centaur_tui.store import Store, comparison_lengths, comparison_texts
 from tests.support.sessions import small_session_toml
 
@@ -66,7 +66,9 @@ def test_simulated_experts_give_agreement_intervals_covering_the_simulation_and_
         records = simulate_expert_judgments(study, comps, texts, assignments, JudgeSimulation(noise=EXPERT_NOISE), 4)
         for record in records:
             assert store.save_judgment(record) is not None
-        llm_counts = Counter(r["comparison_id"] for r in store.judgment_rows() if r["judge_kind"] == "llm" and r["valid"])
+        llm_counts = Counter(
+            r["comparison_id"] for r in store.judgment_rows() if r["judge_kind"] == "llm" and r["valid"]
+        )
         assert len(comparison_lengths(store)) == len(comps)
     chosen = sorted({a.comparison_id for _, a in assignments})
     assert len(chosen) == 60 and len(records) == 180  # K = 3: all three experts on the same 60 comparisons

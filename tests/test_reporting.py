@@ -1,4 +1,4 @@
-"""The report process behind the results screen: the CLI's document, kept while the data is unchanged, robust to its own death."""
+"""The report process behind the results screen: the CLI's document, kept while the data holds, survives a kill."""
 
 from __future__ import annotations
 
@@ -80,8 +80,8 @@ def test_the_process_returns_the_cli_document_and_survives_being_killed(tmp_path
         process.prefetch(study)  # computed ahead; the request below gets it
         assert same(process.doc(study), cli_doc(path))
         assert process.alive
-        process._process.kill()  # noqa: SLF001 - as the OOM killer or a user would
-        process._process.wait(timeout=30)  # noqa: SLF001
+        process._process.kill()  # as the OOM killer or a user would
+        process._process.wait(timeout=30)
         invalidate_one(study.database)
         assert same(process.doc(study), cli_doc(path))  # started again, computed on the new data
         missing = dataclasses.replace(study, database=tmp_path / "nowhere.db")
@@ -168,7 +168,9 @@ def test_the_apps_process_never_imports_the_statistics(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     out = subprocess.run([sys.executable, "-c", _APP_CHILD, str(path)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["none"]  # results, every tab and an audit trail shown; pandas only in the report process
+    assert out.stdout.split() == [
+        "none"
+    ]  # results, every tab and an audit trail shown; pandas only in the report process
 
 
 def test_a_process_that_cannot_start_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:

@@ -1,4 +1,4 @@
-"""The use-case layer without a front end: open, list, run, assign, judge, work, export/import, one judging component."""
+"""The use-case layer without a front end: open, list, run, assign, judge, work, export/import, one judging part."""
 
 from __future__ import annotations
 

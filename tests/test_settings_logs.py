@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from centaur_tui import logs
-from centaur_tui.services.session import resolve_session
 from centaur_tui.domain.errors import SettingsError
 from centaur_tui.logs import LITELLM_LOGGERS, configure_logging
 from centaur_tui.services.report_disk_cache import cache_dir
+from centaur_tui.services.session import resolve_session
 from centaur_tui.settings import Settings, settings
 from tests.support.sessions import small_session_toml
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from centaur_tui.stats.frames import Design, build_frames
 from centaur_tui.report import to_markdown, to_text
+from centaur_tui.stats.frames import Design, build_frames
 from centaur_tui.stats.report import ReportOptions, build_report
 from tests.support.frames import Data
 

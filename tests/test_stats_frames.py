@@ -1,4 +1,7 @@
-"""Frames: statuses (invalid, ineligible, superseded, other kind), canonical codes, rubric averages; the builders are in tests/support/frames.py."""
+"""Frames: statuses (invalid, ineligible, superseded, other kind), canonical codes, rubric averages.
+
+The builders are in tests/support/frames.py.
+"""
 
 from __future__ import annotations
 

@@ -22,7 +22,9 @@ SKILLS = {"M1": 0.92, "M2": 0.80, "M3": 0.68, "M4": 0.56, "M5": 0.44, "M6": 0.32
 FAMILIES = {"M1": "F1", "M2": "F2", "M3": "F3", "M4": "F1", "M5": "F2", "M6": "F3"}
 
 
-def planted_session(folder: Path, noise: float, runs: int = 2, tasks: tuple[str, ...] = ("counseling", "tutoring")) -> Path:
+def planted_session(
+    folder: Path, noise: float, runs: int = 2, tasks: tuple[str, ...] = ("counseling", "tutoring")
+) -> Path:
     """Six candidates of three families with spread automation skills; four judges with the given noise."""
     models = "".join(
         textwrap.dedent(f"""

@@ -49,7 +49,9 @@ def test_win_rates_per_judge() -> None:
         ("rank_per_judge", {"A": 1.75, "B": 2.0, "C": 1.5}, {"C": 1.5, "A": 1.75, "B": 2.0}),
     ],
 )
-def test_within_run_rank_methods(method: str, expected_score: dict[str, float], expected_rank: dict[str, float]) -> None:
+def test_within_run_rank_methods(
+    method: str, expected_score: dict[str, float], expected_rank: dict[str, float]
+) -> None:
     ranks = within_run_ranks(three_way().frames(), method)  # type: ignore[arg-type]
     assert _by(ranks, "score") == pytest.approx(expected_score)
     assert _by(ranks, "rank") == pytest.approx(expected_rank)

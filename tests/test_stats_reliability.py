@@ -147,7 +147,12 @@ def test_paper_design_count_reconciliation() -> None:
     frames = build_frames(rows.judgment_rows, rows.score_rows, rows.output_rows, rows.comparisons, design)
     assert len(frames.judgments) == 15120 and len(frames.ok) == 15120  # nobody judged their own family
     overall = reliability_table(frames).iloc[0]
-    assert (overall["units"], overall["excluded_units"], overall["ratings"], overall["pairs"]) == (6300, 0, 15120, 11340)
+    assert (overall["units"], overall["excluded_units"], overall["ratings"], overall["pairs"]) == (
+        6300,
+        0,
+        15120,
+        11340,
+    )
 
     # With missing ratings, units with fewer than two valid ratings are excluded and counted.
     rows = synthetic_rows(session, rubric, seed=5, invalid_rate=0.05)

@@ -90,14 +90,18 @@ def test_criterion_validity_share_of_later_releases_and_within_family_ranks() ->
     d.judge(1, "t", AUTO, "M1", "X", j, "X")  # not a family pair: ignored
     d.judge(1, "t", AUG, "M1", "M2", j, "M1")  # augmentation: ignored
     d.judge(2, "t", AUTO, "M2", "M3", j, None, valid=False)
-    design = Design(release_order={"M1": 1, "M2": 2, "M3": 3}, model_families={"M1": "F", "M2": "F", "M3": "F", "X": "G"})
+    design = Design(
+        release_order={"M1": 1, "M2": 2, "M3": 3}, model_families={"M1": "F", "M2": "F", "M3": "F", "X": "G"}
+    )
     pairs, ranks = criterion_validity(d.frames(design))
     p = _row(pairs, judge=j)
     assert (p["family"], p["n"], p["later"], p["earlier"], p["ties"]) == ("F", 6, 4, 1, 1)
     assert p["share_later"] == pytest.approx(4 / 6) and p["excluded"] == {"invalid": 1}
     # Run 1: M3 1, M2 2, M1 3. Run 2: M1 0.75 and M3 0.75 share 1.5, M2 3.
     r = ranks.set_index("candidate")
-    assert r.loc["M1", "mean_rank"] == pytest.approx(2.25) and r.loc["M1", "sd"] == pytest.approx(np.std([3, 1.5], ddof=1))
+    assert r.loc["M1", "mean_rank"] == pytest.approx(2.25) and r.loc["M1", "sd"] == pytest.approx(
+        np.std([3, 1.5], ddof=1)
+    )
     assert r.loc["M2", "mean_rank"] == pytest.approx(2.5) and r.loc["M3", "mean_rank"] == pytest.approx(1.25)
     assert r["task_runs"].tolist() == [2, 2, 2]
 

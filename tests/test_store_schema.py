@@ -29,8 +29,8 @@ from centaur_tui.store import (
     fingerprint,
     left_out,
     option_score_rows,
+    schema,
 )
-from centaur_tui.store import schema
 from centaur_tui.store.connection import connect
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -167,7 +167,7 @@ def test_a_database_of_a_newer_program_is_refused_naming_the_file(tmp_path: Path
 def test_a_file_that_is_not_a_database_is_a_store_error(tmp_path: Path) -> None:
     path = tmp_path / "notes.db"
     path.write_text("these are not the droids\n" * 200, encoding="utf-8")
-    with pytest.raises(StoreError, match="notes.db"):
+    with pytest.raises(StoreError, match=r"notes\.db"):
         Store(path)
 
 

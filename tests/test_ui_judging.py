@@ -51,7 +51,7 @@ async def test_keyboard_judging_of_several_comparisons_is_stored(tmp_path: Path)
     path = judged_session(tmp_path)
     assign(path, "ann", 4)
     clock = FrozenClock()
-    app, running = open_judging(path, clock=clock)
+    _app, running = open_judging(path, clock=clock)
     async with running as pilot:
         screen = await settle(pilot)
         assert screen.check_action("submit", ()) is None  # dimmed: nothing entered yet
@@ -72,7 +72,7 @@ async def test_keyboard_judging_of_several_comparisons_is_stored(tmp_path: Path)
     assert [r["seconds"] for r in rows] == [30.0, 31.0, 32.0]
     assert [r["rationale"] for r in rows] == [RATIONALE] * 3
     assert all(r["judge"] == "ann" and r["valid"] and r["rationale"] == RATIONALE for r in rows)
-    for row, (first, second) in zip(rows, [(8, 3), (2, 9), (10, 1)]):
+    for row, (first, second) in zip(rows, [(8, 3), (2, 9), (10, 1)], strict=True):
         assert row["winner"] == (row["option1"] if first > second else row["option2"])
         mine = [s for s in scores if s["judgment_id"] == row["judgment_id"]]
         assert {s["score"] for s in mine if s["candidate"] == row["option1"]} == {first}
@@ -84,7 +84,7 @@ async def test_quitting_mid_comparison_and_reopening_restores_the_values(tmp_pat
     path = judged_session(tmp_path)
     assign(path, "ann", 3)
     clock = FrozenClock()
-    app, running = open_judging(path, clock=clock)
+    _app, running = open_judging(path, clock=clock)
     async with running as pilot:
         await settle(pilot)
         await pilot.press("ctrl+n")  # skip the first: the place to resume is the second one
@@ -101,7 +101,7 @@ async def test_quitting_mid_comparison_and_reopening_restores_the_values(tmp_pat
         clock.now += 42
         await pilot.press("ctrl+q")
     assert place == "2 of 3"
-    app, running = open_judging(path, clock=FrozenClock())
+    _app, running = open_judging(path, clock=FrozenClock())
     async with running as pilot:
         screen = await settle(pilot)
         assert str(screen.query_one("#judge-bar").render()).split(" · ")[1] == place
@@ -190,7 +190,7 @@ async def test_ties_only_when_the_session_allows_them(tmp_path: Path) -> None:
     text = path.read_text().replace("[judging]\n", "[judging]\nallow_ties = false\n", 1)
     path.write_text(text)
     assign(path, "ann", 1)
-    app, running = open_judging(path)
+    _app, running = open_judging(path)
     async with running as pilot:
         screen = await settle(pilot)
         picker = screen.query_one("#winner", WinnerPicker)
@@ -205,7 +205,7 @@ async def test_ties_only_when_the_session_allows_them(tmp_path: Path) -> None:
 async def test_skip_and_flag_come_back_after_the_others(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     assign(path, "ann", 3)
-    app, running = open_judging(path)
+    _app, running = open_judging(path)
     async with running as pilot:
         screen = await settle(pilot)
         keys = []
@@ -328,7 +328,7 @@ async def test_a_packet_is_judged_in_the_same_screen_and_saved_into_the_file(tmp
 async def test_layout_stacks_the_deliverables_on_narrow_terminals(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     assign(path, "ann", 1)
-    app, running = open_judging(path, size=(120, 30))
+    _app, running = open_judging(path, size=(120, 30))
     async with running as pilot:
         screen = await settle(pilot)
         one, two = screen.query_one("#option-1"), screen.query_one("#option-2")

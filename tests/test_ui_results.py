@@ -1,4 +1,4 @@
-"""The results and audit screens: numbers equal to the report document, rank cell to rationale and back, a snapshot at 120x40."""
+"""The results and audit screens: numbers equal to the report document, rank cell to rationale and back, a snapshot."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 from textual.widgets import DataTable, TabbedContent
 
-from centaur_tui.catalog import load_session
 from centaur_tui import report as render
+from centaur_tui.catalog import load_session
 from centaur_tui.store import Store, cell_audit, left_out
 from centaur_tui.ui.app import create_app
 from centaur_tui.ui.screens.audit import AuditScreen, rows_of
@@ -37,7 +37,7 @@ async def open_results(pilot) -> ResultsScreen:
 
 async def show_tab(pilot, screen: ResultsScreen, tab: str) -> None:
     screen.query_one(TabbedContent).active = tab
-    await wait_for(pilot, lambda: tab not in screen._pending, f"the {tab} tab built")  # noqa: SLF001
+    await wait_for(pilot, lambda: tab not in screen._pending, f"the {tab} tab built")
     await pilot.pause()
 
 
@@ -172,7 +172,9 @@ async def test_a_finished_pipeline_stage_computes_again(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: screen.results is not None and not screen.computing, "the results")
         first = screen.results
         with Store(study.database) as store, store.write() as c:  # the stage stored one more judgment
-            c.execute("UPDATE judgments SET valid = 0, invalid_reason = 'late' WHERE id = (SELECT min(id) FROM judgments)")
+            c.execute(
+                "UPDATE judgments SET valid = 0, invalid_reason = 'late' WHERE id = (SELECT min(id) FROM judgments)"
+            )
         stage.left = 0
         await wait_for(pilot, lambda: screen.results is not first and not screen.computing, "the recomputed results")
         assert screen.results.doc == cli_doc(path) != first.doc
@@ -192,7 +194,9 @@ async def test_untrusted_rationale_is_shown_literally(tmp_path: Path) -> None:
         screen = AuditScreen(study, row[1], row[0], row[2])
         app.push_screen(screen)
         await wait_for(pilot, lambda: screen.audit is not None, "the audit trail")
-        target = next(i for i, r in enumerate(screen.shown) if r.judgment and "app.quit" in (r.judgment.rationale or ""))
+        target = next(
+            i for i, r in enumerate(screen.shown) if r.judgment and "app.quit" in (r.judgment.rationale or "")
+        )
         screen.query_one("#audit-judgments").move_cursor(row=target)
         await pilot.pause()
         text = str(screen.query_one("#audit-detail").render())
@@ -229,7 +233,7 @@ async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, mo
         # `notify` only queues a message: the app holds the notification once it has handled
         # that message, which in a full run can come a few frames after the status is drawn.
         def shown() -> list[str]:
-            return [n.message for n in app._notifications]  # noqa: SLF001 - Textual has no public list
+            return [n.message for n in app._notifications]  # Textual has no public list
 
         await wait_until(pilot, shown, "the notification", timeout=10)
         assert shown() == ["the statistics failed"]
@@ -238,8 +242,7 @@ async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, mo
 async def test_experts_tab_shows_the_reports_experts_section(tmp_path: Path) -> None:
     from centaur_tui.domain.session import JudgeSimulation
     from centaur_tui.pipeline.expert_sim import plan_expert_study, simulate_expert_judgments, simulated_experts
-    from centaur_tui.store import comparison_texts
-    from centaur_tui.store import store_judgments
+    from centaur_tui.store import comparison_texts, store_judgments
 
     path = judged_session(tmp_path)
     study = load_session(path)
@@ -319,7 +322,9 @@ async def test_human_workers_tab_shows_what_centaur_report_adds(write_session, t
         views = list(screen.query("#human-sections SectionView").results(SectionView))
         assert [v.section.title for v in views] == [s.title for s in sections]
         assert [v.rows for v in views] == [s.rows for s in sections]
-        assert [r[0] for r in views[0].rows] == [r["condition"] for r in expected["human_workers"]["assistants"]["rows"]]
+        assert [r[0] for r in views[0].rows] == [
+            r["condition"] for r in expected["human_workers"]["assistants"]["rows"]
+        ]
 
 
 def test_the_results_screen_uses_only_public_report_names() -> None:

@@ -55,7 +55,7 @@ async def test_expert_writes_two_deliverables_by_keyboard(tmp_path: Path) -> Non
             await pilot.press("ctrl+s")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmSubmit), "the confirmation")
             await pilot.press("y")
-            await wait_for(pilot, lambda: app.screen is screen and not screen.busy
+            await wait_for(pilot, lambda first=first: app.screen is screen and not screen.busy
                            and (screen.finished or screen.current.key != first), "the next task")
         assert screen.finished and "All 2 task(s) are submitted" in app.screen_text()
         await pilot.press("escape")
@@ -102,7 +102,9 @@ async def test_draft_is_intact_after_a_kill_and_restored_on_restart(tmp_path: Pa
         await pilot.press("escape")  # leaving saves at once, without waiting for the delay
         assert isinstance(app.screen, SessionScreen)
     with sqlite3.connect(study.database) as conn:
-        assert conn.execute("SELECT text FROM work_drafts WHERE assignment_id = ?", (key,)).fetchone() == (text + " more",)
+        assert conn.execute("SELECT text FROM work_drafts WHERE assignment_id = ?", (key,)).fetchone() == (
+            text + " more",
+        )
 
 
 async def test_worker_never_sees_which_model_wrote_the_assistance_text(tmp_path: Path) -> None:
@@ -110,9 +112,12 @@ async def test_worker_never_sees_which_model_wrote_the_assistance_text(tmp_path:
     study = load_session(path)
     with sqlite3.connect(study.database) as conn:
         # Plant identities the blinding must mask, and markup that must stay text.
-        conn.execute("UPDATE assistance_texts SET text = 'Advice from Alpha (North family, simulated/alpha): "
-                     "as an AI language model I suggest [@click=app.quit]this[/]. Gamma of South agrees.' || ? || '\n\n' || text",
-                     (HOSTILE_TEXT,))
+        conn.execute(
+            "UPDATE assistance_texts SET text = 'Advice from Alpha (North family, simulated/alpha): "
+            "as an AI language model I suggest [@click=app.quit]this[/]. Gamma of South agrees.' || ? || '\n\n'"
+            " || text",
+            (HOSTILE_TEXT,),
+        )
     conn.close()
     app = create_app(sessions_dir=path.parent, session=path)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -120,7 +125,7 @@ async def test_worker_never_sees_which_model_wrote_the_assistance_text(tmp_path:
         seen = 0
         for _ in range(2):
             view = screen.query_one("#work-assistance", DocumentView)
-            await wait_for(pilot, lambda: view.ready, "the assistance text to be laid out")
+            await wait_for(pilot, lambda view=view: view.ready, "the assistance text to be laid out")
             shown = (app.screen_text() + "\n" + view.rendered_text).lower()
             assert "advice from" in shown or "write the deliverable on your own" in shown
             seen += "advice from" in shown
@@ -175,7 +180,9 @@ def test_draft_is_intact_after_kill_9_of_the_app_process(tmp_path: Path) -> None
         while time.monotonic() < deadline:
             if select.select([master], [], [], 0.1)[0]:
                 try:
-                    screen += re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-B]", "", os.read(master, 65536).decode(errors="replace"))
+                    screen += re.sub(
+                        r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-B]", "", os.read(master, 65536).decode(errors="replace")
+                    )
                 except OSError:
                     break
             if needle in screen:

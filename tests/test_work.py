@@ -70,7 +70,7 @@ def test_assign_submit_judge_end_to_end(write_session):
             WorkStore(store).assign(study)
         run_session(study, store)
         work = WorkStore(store)
-        added, design = work.assign(study)
+        added, _design = work.assign(study)
         assert added == 6 and work.assign(study)[0] == 0  # assigning again adds nothing
         rows = work.assignments()
         for i, r in enumerate(rows):

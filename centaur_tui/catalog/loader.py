@@ -180,7 +180,9 @@ def load_session(path: Path | str) -> Study:
     for i, expert in enumerate(session.experts):
         for task_id in expert.tasks:
             if task_id not in session.tasks:
-                raise ConfigError(str(path), f"experts[{i} {expert.id!r}].tasks", f"task {task_id!r} is not in this session")
+                raise ConfigError(
+                    str(path), f"experts[{i} {expert.id!r}].tasks", f"task {task_id!r} is not in this session"
+                )
     for i, model in enumerate(session.models):
         for knob in ("automation_skill", "coaching_skill"):
             for task_id in getattr(model.simulation, knob).tasks:

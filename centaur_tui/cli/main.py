@@ -17,7 +17,6 @@ from centaur_tui.cli.report_cmd import report
 from centaur_tui.cli.session_cmd import check, demo, export, run, tasks_cmd
 from centaur_tui.cli.tui_cmd import tui
 from centaur_tui.cli.work_cmd import assign_work, judge_work, work_report
-
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.logs import configure_logging
 

@@ -89,13 +89,17 @@ def plan(session: str, experts: tuple[int, ...], per_expert: tuple[int, ...], ov
             click.echo("")
             click.secho("Designs side by side (mean interval width; smaller is better)", bold=True)
             keys = ["expert_llm_agreement", "expert_expert_agreement", "spearman_pooled", "spearman_task"]
-            click.echo(f"  {'N':>3} {'M':>5} {'K':>3} {'judgments':>10}  {'expert-LLM agr.':>15}  {'expert-expert':>13}  "
-                       f"{'Spearman pooled':>15}  {'Spearman/task':>13}")
+            click.echo(
+                f"  {'N':>3} {'M':>5} {'K':>3} {'judgments':>10}  {'expert-LLM agr.':>15}  {'expert-expert':>13}  "
+                f"{'Spearman pooled':>15}  {'Spearman/task':>13}"
+            )
             for (n, m, k), judgments, summary in summary_rows:
                 by = {r["key"]: r for r in summary}
                 cells = ["-" if math.isnan(by[key]["width"]) else f"{by[key]['width']:.3f}" for key in keys]
-                click.echo(f"  {n:>3} {m:>5} {k:>3} {judgments:>10,.0f}  {cells[0]:>15}  {cells[1]:>13}  {cells[2]:>15}  "
-                           f"{cells[3]:>13}")
+                click.echo(
+                    f"  {n:>3} {m:>5} {k:>3} {judgments:>10,.0f}  {cells[0]:>15}  {cells[1]:>13}  {cells[2]:>15}  "
+                    f"{cells[3]:>13}"
+                )
         click.echo("")
         _say("'defined' counts cases (replicates x groups) where the statistic had a value; a rank correlation "
              "needs 3 candidates judged by both panels in the group, the alt-test 3 experts with 30 comparisons "

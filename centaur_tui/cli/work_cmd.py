@@ -59,7 +59,9 @@ def judge_work(session: str) -> None:
 
 @click.command("work-report")
 @click.argument("session")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the section as JSON.")
+@click.option(
+    "--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the section as JSON."
+)
 def work_report(session: str, json_file: Path | None) -> None:
     """Print which assistant helps human workers most (next to the worker model) and productivity per condition."""
     import json

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from centaur_tui.domain.plan import digest
-from centaur_tui.domain.session import PLAIN, Session
+from centaur_tui.domain.session import PLAIN, JudgeSpec, ModelSpec, Session, WorkerSpec
 from centaur_tui.domain.skeleton import SEPARATORS, fold, fold_char, fold_with_origin
 from centaur_tui.domain.task import Rubric
 
@@ -178,7 +178,7 @@ def _session_terms(session: Session) -> tuple[set[str], set[str]]:
     """
     strong: set[str] = set()
     weak: set[str] = set()
-    endpoints = [*session.models, session.worker, *session.judges]
+    endpoints: list[ModelSpec | WorkerSpec | JudgeSpec] = [*session.models, session.worker, *session.judges]
     for e in endpoints:
         strong.update((e.name, e.family))
         path = e.model.split("/")
@@ -286,7 +286,9 @@ class Blinding:
                 continue
             for m in regex.finditer(folded):
                 core_end = m.end()
-                end = suffix.match(folded, core_end).end()
+                tail = suffix.match(folded, core_end)
+                assert tail is not None  # the suffix pattern matches the empty string too
+                end = tail.end()
                 versioned = any(c.isdigit() for c in folded[core_end:end])
                 found.append((m.start(), end, self._term_of(m.group()), strong, versioned))
         if self._except_re is not None and found:
@@ -438,7 +440,11 @@ class Draft:
         return {str(k): [v[0], v[1]] for k, v in data.items() if isinstance(v, list) and len(v) == 2}
 
     def is_empty(self) -> bool:
-        return not any(v is not None for pair in self.scores.values() for v in pair) and not self.winner and not self.rationale
+        return (
+            not any(v is not None for pair in self.scores.values() for v in pair)
+            and not self.winner
+            and not self.rationale
+        )
 
 
 def missing(draft: Draft, rubric: Rubric, allow_ties: bool, min_rationale: int) -> list[str]:

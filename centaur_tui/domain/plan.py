@@ -126,7 +126,10 @@ class Comparison:
     @property
     def id(self) -> str:
         # Opaque on purpose: comparison ids travel to experts and must reveal nothing.
-        return "c" + digest("comparison", self.run, self.task, self.mode, self.candidate_a, self.candidate_b, self.worker)[:16]
+        return (
+            "c"
+            + digest("comparison", self.run, self.task, self.mode, self.candidate_a, self.candidate_b, self.worker)[:16]
+        )
 
     @property
     def candidates(self) -> tuple[str, str]:

@@ -172,7 +172,7 @@ def fold_with_origin(text: str) -> tuple[str, list[int] | None]:
 def _irregular() -> set[str]:
     """Characters seen so far whose folded form is not exactly one character."""
     global _SEEN
-    if _SEEN != len(_TABLE):  # translate() added characters since the last look
+    if len(_TABLE) != _SEEN:  # translate() added characters since the last look
         # A copy first: the prepare-ahead thread may fold (and grow the table) meanwhile; what
         # it adds after the copy makes the sizes differ again, so the next call looks again.
         seen = list(_TABLE.items())

@@ -350,7 +350,7 @@ class Gateway:
                 text, finish = reply_text(response)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - classified below, never swallowed
+            except Exception as exc:  # classified below, never swallowed
                 malformed = isinstance(exc, MalformedReply)
                 kind = MALFORMED_REPLY if malformed else type(exc).__name__
                 finish = exc.finish_reason if isinstance(exc, MalformedReply) else None

@@ -95,7 +95,7 @@ class SimulatedLLM(CustomLLM):
             coverage[r.id] = depth if rng.random() < _cover_prob(skill, r) else 0
         return coverage
 
-    async def acompletion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,  # type: ignore[override]
+    async def acompletion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
                           model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
                           logging_obj: Any, optional_params: dict, acompletion: Any = None,
                           litellm_params: Any = None, logger_fn: Any = None, headers: Any = None,
@@ -120,7 +120,7 @@ class SimulatedLLM(CustomLLM):
         except ValueError as exc:
             # A configuration mismatch, not a transient fault: never retried.
             raise litellm.BadRequestError(message=str(exc), model=model, llm_provider="simulated") from None
-        model_response.choices[0].message.content = text  # type: ignore[union-attr]
+        model_response.choices[0].message.content = text
         prompt_chars = sum(len(m.get("content") or "") for m in messages)
         usage = Usage(prompt_tokens=prompt_chars // 4 + 1, completion_tokens=len(text) // 4 + 1,
                       total_tokens=prompt_chars // 4 + len(text) // 4 + 2)

@@ -1,4 +1,4 @@
-"""Provides the simulation behind the simulated provider: a seeded simulation of solvers, assistants, a worker and judges.
+"""Provides the simulation behind the simulated provider: seeded solvers, assistants, a worker and judges.
 
 It is not a language model. It is registered with litellm as the custom provider `simulated`,
 so the real litellm code path runs. Each call is seeded by its call key (sent as `seed`):
@@ -17,18 +17,16 @@ the same call gives the same text, repeated runs give distinct samples.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import random
 import re
 import threading
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from centaur_tui.domain.study import Study
 from centaur_tui.domain.session import Faults, JudgeSimulation, ModelSimulation, WorkerSimulation
+from centaur_tui.domain.study import Study
 from centaur_tui.domain.task import PLACEHOLDER, Requirement, Task, Universal
 
 _DETAILS = (

@@ -14,9 +14,9 @@ and resume, with leave-family-out by each output's assistant family.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from itertools import combinations
-from collections.abc import Awaitable
 
 from centaur_tui.domain.plan import Comparison
 from centaur_tui.domain.records import ComparisonRecord
@@ -25,8 +25,7 @@ from centaur_tui.llm import Gateway
 from centaur_tui.pipeline.calls import Calls
 from centaur_tui.pipeline.judging import Judging
 from centaur_tui.pipeline.progress import Progress
-from centaur_tui.store import Store
-from centaur_tui.store import WorkStore
+from centaur_tui.store import Store, WorkStore
 
 HUMAN_MODE = "human_augmentation"
 """Mode of the human-worker arm's comparisons (its outputs are stored with mode 'augmentation')."""

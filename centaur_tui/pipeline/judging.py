@@ -69,7 +69,9 @@ class Judging:
 
     def jobs(self, comp: Comparison, texts: dict[str, str]) -> list[Awaitable[None]]:
         """One guarded judging job per slot of a comparison; `texts` maps its two candidates to output texts."""
-        return [self.guarded(comp, texts, judge, presentation, order) for judge, presentation, order in self.slots(comp)]
+        return [
+            self.guarded(comp, texts, judge, presentation, order) for judge, presentation, order in self.slots(comp)
+        ]
 
     def judge_params(self, judge: JudgeSpec) -> dict[str, Any]:
         j = self.session.judging

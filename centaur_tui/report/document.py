@@ -16,7 +16,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA = "centaur-report/1"
-SIMULATED_BANNER = "SIMULATED DATA: every number below comes from the seeded simulated provider, not from language models."
+SIMULATED_BANNER = (
+    "SIMULATED DATA: every number below comes from the seeded simulated provider, not from language models."
+)
 
 _M = TypeVar("_M", bound="_Model")
 
@@ -702,7 +704,7 @@ class BestByTaskRow(_Model):
 
 
 class Validity(_Model):
-    """Choice-rubric consistency, rubric vs win rate, criterion validity, profiles, standardised ranking, position bias."""
+    """Choice-rubric consistency, rubric vs win rate, criterion validity, profiles, standardised rank, position bias."""
 
     choice_rubric: ChoiceRubric
     rubric_vs_win_rate: RubricVsWinRate

@@ -208,7 +208,7 @@ def reliability_section(document: Doc) -> Section:
 
 
 def validity_sections(document: Doc) -> list[Section]:
-    """Choice-rubric consistency, rubric vs win rate, criterion validity, profiles, standardised ranking, position bias."""
+    """Choice-rubric consistency, rubric vs win rate, criterion validity, profiles, standardised rank, position bias."""
     return _validity_sections(as_dict(document))
 
 
@@ -218,7 +218,7 @@ def expert_sections(document: Doc) -> list[Section]:
 
 
 def scatter_points(document: Doc) -> list[tuple[str, float, float]]:
-    """(model, automation overall mean rank, augmentation overall mean rank) for models ranked in both modes (Figure 9)."""
+    """(model, automation overall mean rank, augmentation overall mean rank) for models in both modes (Figure 9)."""
     doc = as_dict(document)
     by_mode = {m["mode"]: {r["candidate"]: r["mean_rank"] for r in m["overall"]} for m in doc["modes"]}
     auto, aug = by_mode.get("automation", {}), by_mode.get("augmentation", {})
@@ -331,9 +331,23 @@ def _reliability_section(doc: dict[str, Any]) -> Section:
         "0 = first wins, 1 = second wins, 2 = tie); only comparisons with at least two valid ratings. Raw agreement = "
         "agreeing judge pairs / all judge pairs. Alpha = Krippendorff's nominal alpha (judges x units, missing = NaN)."
     )
-    s.headers = ["scope", "units", "excl. units", "ratings", "pairs", "agreement", "alpha", "excluded judgments", "note"]
+    s.headers = [
+        "scope",
+        "units",
+        "excl. units",
+        "ratings",
+        "pairs",
+        "agreement",
+        "alpha",
+        "excluded judgments",
+        "note",
+    ]
     for r in rows:
-        label = "overall" if r["scope"] == "overall" else (r["mode"] if r["scope"] == "mode" else f"{r['task']} / {r['mode']}")
+        label = (
+            "overall"
+            if r["scope"] == "overall"
+            else (r["mode"] if r["scope"] == "mode" else f"{r['task']} / {r['mode']}")
+        )
         excl = excluded_text(r["excluded"], [("repeats", r.get("repeats_dropped", 0))]).removeprefix("excluded: ")
         s.rows.append([label, num(r["units"]), num(r["excluded_units"]), num(r["ratings"]), num(r["pairs"]),
                        pct(r["raw_agreement"]), num(r["alpha"], 3), excl, r["reason"] or ""])
@@ -426,14 +440,19 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
                         f"{prof.get('judgments', {}).get(mode, 0):,} usable judgments; "
                         + excluded_text(prof.get("excluded", {}).get(mode)) + ".")
         by = {(r["candidate"], r["dimension"]): r for r in rows}
-        names = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
+        names: list[str] = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
         gp.headers = ["candidate", *[_task_header(d) for d in dims], "n"]
         for name in names:
             cells = [by.get((name, d)) for d in dims]
             if not any(cells):
                 continue
-            gp.rows.append([name, *[("NaN" if c is None else f"{c['mean']:.2f} ({c['judge_balanced']:.2f})") for c in cells],
-                            num(sum(c["n"] for c in cells if c))])
+            gp.rows.append(
+                [
+                    name,
+                    *[("NaN" if c is None else f"{c['mean']:.2f} ({c['judge_balanced']:.2f})") for c in cells],
+                    num(sum(c["n"] for c in cells if c)),
+                ]
+            )
         if not gp.rows:
             gp.notes.append("No usable general-dimension scores in this mode.")
         out.append(gp)
@@ -488,7 +507,7 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
         head.notes.append(ex.get("note") or "No expert judgments in this session.")
         return [head]
     c, opts = ex["counts"], ex["options"]
-    level = int(round(100 * opts["confidence"]))
+    level = round(100 * opts["confidence"])
     head.notes.append(
         f"n = {c['expert_judgments']:,} expert judgments stored, {c['expert_usable']:,} usable "
         f"({excluded_text(c['expert_excluded'])}), by {len(c['experts'])} expert(s): {', '.join(c['experts'])}; "
@@ -540,7 +559,9 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
             kp.notes.append("No pair of judges shares a reference comparison.")
         out += [bl, al, kp]
     if "loo_majority" in ex:
-        lo = Section(_title(doc, "Experts vs LLM judges: each judge against the leave-one-out expert majority"), level=3)
+        lo = Section(
+            _title(doc, "Experts vs LLM judges: each judge against the leave-one-out expert majority"), level=3
+        )
         lo.notes.append(
             "Reference verdict of item (expert e, comparison u) = the verdict most of the other experts gave on u "
             f"(at least {opts['loo_min_others']}; a shared top is no majority and is left out, 'no majority'). An "
@@ -559,13 +580,16 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
         mj = Section(_title(doc, "Experts vs LLM judges: LLM-panel majority vs expert-panel majority"), level=3)
         mj.notes.append(
             f"Per reference comparison, each panel's majority verdict (a shared top is none). n = {pm['n']:,} "
-            f"comparisons with both majorities: agreement {_ci(pm['agreement'], pm['ci_low'], pm['ci_high'], percent=True)}"
+            "comparisons with both majorities: agreement "
+            f"{_ci(pm['agreement'], pm['ci_low'], pm['ci_high'], percent=True)}"
             f" (chance 33.3%); both decisive, n = {pm['decisive_n']:,}: "
             f"{_ci(pm['decisive_agreement'], pm['decisive_ci_low'], pm['decisive_ci_high'], percent=True)} (chance "
             f"50.0%); Cohen's kappa {_ci(pm['kappa'], pm['kappa_ci_low'], pm['kappa_ci_high'])}. Left out: "
-            f"{pm['no_expert_majority']:,} without an expert majority, {pm['no_llm_majority']:,} without an LLM majority."
-            + (f" NaN: {pm['reason']}." if pm.get("reason") else ""))
-        mj.headers = ["experts \ LLM judges", "A wins", "B wins", "tie"]
+            f"{pm['no_expert_majority']:,} without an expert majority, "
+            f"{pm['no_llm_majority']:,} without an LLM majority."
+            + (f" NaN: {pm['reason']}." if pm.get("reason") else "")
+        )
+        mj.headers = [r"experts \ LLM judges", "A wins", "B wins", "tie"]
         for label, row in zip(("A wins", "B wins", "tie"), pm["confusion"], strict=True):
             mj.rows.append([label, *[num(x) for x in row]])
         out += [lo, mj]
@@ -593,10 +617,18 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
         for r in ex["rankings"]["candidates"]:
             if r["task"] != "(all tasks)":
                 continue
-            gp.rows.append([r["mode"], r["candidate"], "NaN" if _missing(r["expert_rank"]) else str(int(r["expert_rank"])),
-                            "NaN" if _missing(r["llm_rank"]) else str(int(r["llm_rank"])), pct(r["expert_win_rate"]),
-                            pct(r["llm_win_rate"]), _ci(r["gap"], r["gap_ci_low"], r["gap_ci_high"], 3),
-                            f"{num(r['expert_games'])}/{num(r['llm_games'])}"])
+            gp.rows.append(
+                [
+                    r["mode"],
+                    r["candidate"],
+                    "NaN" if _missing(r["expert_rank"]) else str(int(r["expert_rank"])),
+                    "NaN" if _missing(r["llm_rank"]) else str(int(r["llm_rank"])),
+                    pct(r["expert_win_rate"]),
+                    pct(r["llm_win_rate"]),
+                    _ci(r["gap"], r["gap_ci_low"], r["gap_ci_high"], 3),
+                    f"{num(r['expert_games'])}/{num(r['llm_games'])}",
+                ]
+            )
         gp.align = "llrrrrrr"
         out += [rk, gp]
     if "bias" in ex:
@@ -633,8 +665,10 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
         bs.notes += [f"NaN where {x}." for x in reasons]
         out.append(bs)
     if "alt_test" in ex:
-        at = Section(_title(doc, "Experts vs LLM judges: alternative annotator test (Calderon, Reichart and Dror, 2025)"),
-                     level=3)
+        at = Section(
+            _title(doc, "Experts vs LLM judges: alternative annotator test (Calderon, Reichart and Dror, 2025)"),
+            level=3,
+        )
         at.notes.append(
             "Could this LLM judge replace an expert? Per expert (left out in turn): on the reference comparisons the "
             f"LLM judge and at least {opts['alt_min_experts_per_item']} experts judged, whose verdict matches more of "
@@ -697,7 +731,9 @@ def _text_table(s: Section, width: int = WIDTH) -> list[str]:
     widths = [max(max(len(x) for x in head[i]), *(len(r[i]) for r in s.rows)) if s.rows
               else max(len(x) for x in head[i]) for i in range(n)]
     # Split into column blocks that fit, each repeating the first column.
-    blocks, current, used = [], [], widths[0]
+    blocks: list[list[int]] = []
+    current: list[int] = []
+    used = widths[0]
     for i in range(1, n):
         if current and used + 2 + widths[i] > width:
             blocks.append(current)
@@ -709,7 +745,7 @@ def _text_table(s: Section, width: int = WIDTH) -> list[str]:
     for b, cols in enumerate(blocks):
         idx = [0, *cols]
 
-        def fmt(cells: list[str]) -> str:
+        def fmt(cells: list[str], idx: list[int] = idx) -> str:  # this block's columns, bound now
             return "  ".join(
                 cells[i].ljust(widths[i]) if align[i] == "l" else cells[i].rjust(widths[i]) for i in idx
             ).rstrip()
@@ -831,7 +867,9 @@ def human_worker_sections(document: Doc) -> list[Section]:
         return []
     s = section["assistants"]["spearman"]
     if not _missing(s["rho"]):
-        rho = f"Spearman rank correlation (human vs worker model): rho = {s['rho']:.3f}, p = {s['p']:.3f}, n = {s['n']}."
+        rho = (
+            f"Spearman rank correlation (human vs worker model): rho = {s['rho']:.3f}, p = {s['p']:.3f}, n = {s['n']}."
+        )
     else:
         rho = f"Spearman rank correlation: not computed ({s['reason']})."
     rank = lambda v: "-" if _missing(v) else f"{v:.0f}"  # noqa: E731
@@ -845,9 +883,15 @@ def human_worker_sections(document: Doc) -> list[Section]:
                mean(r["model_mean_rank"])] for r in section["assistants"]["rows"]],
     )
     productivity_rows = [
-        [r["condition"], num(int(r["n"])),
-         *[f"{r[f'mean_{m}'] / (60 if m == 'seconds' else 1):.1f} / {r[f'median_{m}'] / (60 if m == 'seconds' else 1):.1f}"
-           for m in ("seconds", "edits", "pastes", "words", "characters")]]
+        [
+            r["condition"],
+            num(int(r["n"])),
+            *[
+                f"{r[f'mean_{m}'] / (60 if m == 'seconds' else 1):.1f} / "
+                f"{r[f'median_{m}'] / (60 if m == 'seconds' else 1):.1f}"
+                for m in ("seconds", "edits", "pastes", "words", "characters")
+            ],
+        ]
         for r in section["productivity"]
     ]
     productivity_section = Section(

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 from centaur_tui.services.session import stored_simulated
 
 if TYPE_CHECKING:
-    from centaur_tui.store import Store
-    from centaur_tui.store import CellAudit, LeftOut
+    from centaur_tui.store import CellAudit, LeftOut, Store
 
 
 def cell_audit(store: Store, task: str, mode: str, candidate: str) -> tuple[CellAudit, bool]:

@@ -17,8 +17,7 @@ from centaur_tui.services.session import expert, open_store, stored_simulated
 
 if TYPE_CHECKING:
     from centaur_tui.domain.session import ExpertSpec
-    from centaur_tui.store import PacketExport, PacketImport, PacketJudging
-    from centaur_tui.store import ImportSummary
+    from centaur_tui.store import ImportSummary, PacketExport, PacketImport, PacketJudging
 
 
 @dataclass(frozen=True)

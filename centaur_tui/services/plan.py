@@ -19,8 +19,7 @@ EMPTY_SCORES = {"columns": ["judgment_id", "candidate", "dims", "mean"], "rows":
 
 
 def _read(database: Path) -> tuple[dict[str, Any], dict[str, tuple[str, str]], list[dict[str, Any]]]:
-    from centaur_tui.store import Store
-    from centaur_tui.store import comparison_texts
+    from centaur_tui.store import Store, comparison_texts
 
     with Store(database, readonly=True) as store:
         comps = store.comparisons()
@@ -30,8 +29,9 @@ def _read(database: Path) -> tuple[dict[str, Any], dict[str, tuple[str, str]], l
         return comps, comparison_texts(store), rows
 
 
-def load_plan_source(study: Study, needed: int, folder: Path) -> tuple[Study, dict[str, Any], dict[str, tuple[str, str]],
-                                                                       list[dict[str, Any]], str]:
+def load_plan_source(
+    study: Study, needed: int, folder: Path
+) -> tuple[Study, dict[str, Any], dict[str, tuple[str, str]], list[dict[str, Any]], str]:
     """Comparisons, texts and LLM judgment rows to plan on: the session's own, or a simulated stand-in run.
 
     Args:

@@ -57,6 +57,7 @@ class ReportCache:
         from centaur_tui.store import fingerprint
 
         store = self._open(study)
+        assert self._store_key is not None  # _open has just set it
         # Taken before the reads: a change during them makes the next request compute again.
         # The session and the rubrics of its tasks (task files may change between programs).
         design = json.dumps([study.session.model_dump_json(), [d.id for d in study.universal.general_dimensions],

@@ -71,7 +71,7 @@ class DiskCache:
             return None
 
     def save(self, key: Any, document: ReportDocument) -> None:
-        """Write the document (atomically) and keep only the CACHE_FILES newest; a failure only costs a later compute."""
+        """Write the document (atomically), keep only the CACHE_FILES newest; a failure only costs a later compute."""
         path = self.file(key)
         if path is None:
             return

@@ -72,7 +72,7 @@ def _read_frame(stream: Any) -> Any:
     data = stream.read(size)
     if len(data) < size:
         raise EOFError("the pipe closed mid-message")
-    return pickle.loads(data)  # noqa: S301 - our own process on our own pipe
+    return pickle.loads(data)  # our own process on our own pipe
 
 
 def serve() -> None:
@@ -92,13 +92,13 @@ def serve() -> None:
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
-    import centaur_tui.store  # noqa: F401 - what a request answered from the cache needs
+    import centaur_tui.store  # what a request answered from the cache needs
     import centaur_tui.store.audit  # noqa: F401
     from centaur_tui.services.report_cache import ReportCache
     from centaur_tui.services.report_disk_cache import cache_dir
 
     def load_statistics() -> None:  # about 1.1 s, meanwhile requests answered from the disk cache go out
-        import centaur_tui.stats.frames  # noqa: F401
+        import centaur_tui.stats.frames
         import centaur_tui.stats.report  # noqa: F401
 
     threading.Thread(target=load_statistics, name="load-statistics", daemon=True).start()
@@ -114,7 +114,7 @@ def serve() -> None:
                     cache.doc(study)
                 else:
                     warm_up(study)
-            except Exception:  # noqa: BLE001, S110 - a failed prefetch only means computing on request
+            except Exception:  # noqa: BLE001 - a failed prefetch only means computing on request
                 pass
             continue
         try:
@@ -153,9 +153,10 @@ class ReportProcess:
                 return
             self._stop()
             # The child sees the same import path as this process (benchmarks and tests add to it).
-            code = f"import sys; sys.path[:0] = {sys.path!r}; from centaur_tui.services.report_process import serve; serve()"
+            code = (f"import sys; sys.path[:0] = {sys.path!r}; "
+                    "from centaur_tui.services.report_process import serve; serve()")
             try:
-                self._process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+                self._process = subprocess.Popen(  # our own interpreter and module
                     [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL, start_new_session=True,
                 )
@@ -200,7 +201,7 @@ class ReportProcess:
                             f"the statistics process stopped (exit code {code}): {exc}; r tries again",
                             title="Report") from None
         if kind == "ok":
-            return payload  # type: ignore[no-any-return]
+            return payload
         if kind == "user":
             message, title = payload
             raise CentaurError(message, title=title)

@@ -7,7 +7,6 @@ and "a run refuses when a key is missing" are written once.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,8 +145,7 @@ def overview(study: Study, store: Store | None) -> SessionOverview:
         plan = summarize(study.session)
         return SessionOverview({}, 0, plan.total_calls, 0, None, 0, 0, list(study.session.experts), {},
                                study.session.simulated)
-    from centaur_tui.store import ExpertStore
-    from centaur_tui.store import WorkStore
+    from centaur_tui.store import ExpertStore, WorkStore
 
     experts = ExpertStore(store)
     counts = store.counts()
@@ -163,7 +161,7 @@ def overview(study: Study, store: Store | None) -> SessionOverview:
 
 @dataclass(frozen=True)
 class SessionRow:
-    """One line of a sessions list: a session file, whether it was run, its calls and judgments (or why it is invalid)."""
+    """A sessions list's line: a session file, whether it was run, its calls and judgments (or why it is invalid)."""
 
     path: Path
     name: str

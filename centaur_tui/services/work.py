@@ -1,4 +1,4 @@
-"""Provides the expert-work use cases: open an expert's judging queue or work queue, judge and write, assign and judge the human-worker arm.
+"""Provides the expert-work use cases: open judging or work queues, judge, write, assign and judge the human-worker arm.
 
 The rule "an expert of the human-worker arm whose work queue is empty gets the arm's design
 assigned when opening it" lives here, so the app, the CLI and a browser server share it. The
@@ -17,14 +17,11 @@ from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.work_design import WorkAssignment
 from centaur_tui.services.session import expert, require_keys
-from centaur_tui.store import JudgingSource
-from centaur_tui.store import WorkDraft, word_count
+from centaur_tui.store import JudgingSource, WorkDraft, word_count
 
 if TYPE_CHECKING:
     from centaur_tui.pipeline.human_arm import HumanArmOutcome
-    from centaur_tui.store import Store
-    from centaur_tui.store import SessionJudging
-    from centaur_tui.store import SessionWork, WorkItem, WorkQueueItem
+    from centaur_tui.store import SessionJudging, SessionWork, Store, WorkItem, WorkQueueItem
 
 __all__ = [
     "JudgingSource", "NoHumanArmError", "WorkAssignResult", "WorkDraft", "assign_work", "expert_queue", "judge_work",
@@ -60,7 +57,10 @@ def expert_queue(study: Study, store: Store, expert_id: str) -> list[QueueItem]:
 
 
 def next_comparison(study: Study, store: Store, expert_id: str) -> tuple[QueueItem, JudgingItem] | None:
-    """The place to judge next (where the expert stopped, else the first open one) and its blinded comparison; None when all are judged."""
+    """The place to judge next (where the expert stopped, else the first open one) and its blinded comparison.
+
+    None when all are judged.
+    """
     source = open_judging(study, store, expert_id)
     queue = source.queue()
     resume = source.resume_key()
@@ -154,7 +154,9 @@ def next_work(study: Study, store: Store, expert_id: str) -> tuple[WorkItem, Wor
     return source.item(place.key), source.draft(place.key) or WorkDraft()
 
 
-def save_deliverable_draft(study: Study, store: Store, expert_id: str, key: int, draft: WorkDraft, version: int) -> bool:
+def save_deliverable_draft(
+    study: Study, store: Store, expert_id: str, key: int, draft: WorkDraft, version: int
+) -> bool:
     """Save a deliverable in progress; False when a newer version is stored already."""
     return open_work(study, store, expert_id).save_draft(key, draft, version)
 

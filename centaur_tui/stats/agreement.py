@@ -178,7 +178,9 @@ def alpha_from_coincidence(o: np.ndarray) -> np.ndarray:
     return np.where(expected > 0, alpha, np.nan)
 
 
-def group_alpha(matrix: np.ndarray, rows: Sequence[int], weights: np.ndarray | None, ci: float = 0.95) -> dict[str, object]:
+def group_alpha(
+    matrix: np.ndarray, rows: Sequence[int], weights: np.ndarray | None, ci: float = 0.95
+) -> dict[str, object]:
     """Krippendorff's nominal alpha of a group of judges with a bootstrap interval.
 
     The point estimate is the krippendorff package's (as in reliability.py); the replicates

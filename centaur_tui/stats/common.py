@@ -24,7 +24,9 @@ def _clean(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x[keep], y[keep]
 
 
-def correlation(x: np.ndarray, y: np.ndarray, kind: str = "spearman", min_n: int = 3) -> tuple[float, float, int, str | None]:
+def correlation(
+    x: np.ndarray, y: np.ndarray, kind: str = "spearman", min_n: int = 3
+) -> tuple[float, float, int, str | None]:
     """Spearman or Pearson correlation that never raises.
 
     Pairs with a missing value are dropped.
@@ -207,4 +209,6 @@ def records(frame: pd.DataFrame, columns: list[str] | None = None) -> list[dict[
     if columns is not None:
         frame = frame[columns]
     cols = list(frame.columns)
-    return [{c: json_value(v) for c, v in zip(cols, row, strict=True)} for row in frame.itertuples(index=False, name=None)]
+    return [
+        {c: json_value(v) for c, v in zip(cols, row, strict=True)} for row in frame.itertuples(index=False, name=None)
+    ]

@@ -351,7 +351,9 @@ def _top(names: list[str], theta: np.ndarray) -> str | None:
     return " / ".join(sorted(n for n, v in zip(names, t, strict=True) if v == best))
 
 
-def _panel_games(counts: np.ndarray, ia: np.ndarray, ib: np.ndarray, k: int) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
+def _panel_games(
+    counts: np.ndarray, ia: np.ndarray, ib: np.ndarray, k: int
+) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
     """Per comparison: points of each candidate, and games of the pair (flattened K x K), from a panel's code counts."""
     u = len(ia)
     pa = counts[0] + 0.5 * counts[2]
@@ -483,7 +485,7 @@ def _binomial_rows(judges: pd.Series, kinds: pd.Series, n: np.ndarray, k: np.nda
     out["share"] = out["k"] / out["n"].where(out["n"] > 0)
     out["p"] = [float(stats.binomtest(int(a), int(b), 0.5).pvalue) if b else math.nan
                 for a, b in zip(out["k"], out["n"], strict=True)]
-    out["reason"] = np.where(out["n"] > 0, None, empty)
+    out["reason"] = [None if n > 0 else empty for n in out["n"]]
     return out[["judge", "kind", "n", "k", "share", "p", "reason"]]
 
 
@@ -742,18 +744,18 @@ def headline_part(panel: Panel, options: ExpertOptions) -> pd.DataFrame:
         for salt, kind in enumerate((EXPERT, LLM)):
             part = panels[kind][(panels[kind]["mode"].astype(str) == "augmentation").to_numpy()]
             vals[kind] = _plain_share(part, plain, options, salt)
-        e, llm = vals[EXPERT], vals[LLM]
+        ep, lp = vals[EXPERT], vals[LLM]  # experts' and LLMs' (share, ci low, ci high, n)
         reason = None
-        if not e[3]:
+        if not ep[3]:
             reason = "no usable expert judgment of plain against an assisted candidate"
-        elif not llm[3]:
+        elif not lp[3]:
             reason = "no usable LLM judgment of plain against an assisted candidate"
         rows.append({"finding": "plain beats assisted", "mode": "augmentation",
-                     "experts": None if not e[3] else ("yes" if e[0] > 0.5 else "no"), "experts_value": e[0],
-                     "experts_ci_low": e[1], "experts_ci_high": e[2], "experts_n": e[3],
-                     "llm": None if not llm[3] else ("yes" if llm[0] > 0.5 else "no"), "llm_value": llm[0],
-                     "llm_ci_low": llm[1], "llm_ci_high": llm[2], "llm_n": llm[3],
-                     "holds": None if reason else (e[0] > 0.5) == (llm[0] > 0.5), "reason": reason})
+                     "experts": None if not ep[3] else ("yes" if ep[0] > 0.5 else "no"), "experts_value": ep[0],
+                     "experts_ci_low": ep[1], "experts_ci_high": ep[2], "experts_n": ep[3],
+                     "llm": None if not lp[3] else ("yes" if lp[0] > 0.5 else "no"), "llm_value": lp[0],
+                     "llm_ci_low": lp[1], "llm_ci_high": lp[2], "llm_n": lp[3],
+                     "holds": None if reason else (ep[0] > 0.5) == (lp[0] > 0.5), "reason": reason})
     columns = ["finding", "mode", "experts", "experts_value", "experts_ci_low", "experts_ci_high", "experts_n", "llm",
                "llm_value", "llm_ci_low", "llm_ci_high", "llm_n", "holds", "reason"]
     return pd.DataFrame(rows, columns=columns)

@@ -16,10 +16,11 @@ import matplotlib
 
 matplotlib.use("Agg")  # never a GUI backend: reports run headless
 
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from centaur_tui.stats.report import Report  # noqa: E402
+from centaur_tui.stats.report import Report
 
 DPI = 130
 
@@ -32,7 +33,9 @@ def _finish(fig: Figure, doc: dict[str, Any], title: str, path: Path) -> Path:
     if doc.get("simulated"):
         title = f"SIMULATED DATA - {title}"
         # Keep the bottom 4% free for the footer (constrained layout ignores fig.text).
-        fig.get_layout_engine().set(rect=(0, 0.04, 1, 0.96))
+        engine = fig.get_layout_engine()
+        assert isinstance(engine, ConstrainedLayoutEngine)  # every figure here is made with layout="constrained"
+        engine.set(rect=(0, 0.04, 1, 0.96))
         fig.text(0.5, 0.005, "SIMULATED DATA: seeded simulated provider, not language models", ha="center",
                  va="bottom", fontsize=8, color="crimson")
     fig.suptitle(title, fontsize=11, color="crimson" if doc.get("simulated") else "black")
@@ -67,7 +70,9 @@ def rank_heatmap(doc: dict[str, Any], mode_doc: dict[str, Any], path: Path, numb
         fig.colorbar(im, ax=ax, label="rank of ranks (1 = best)", shrink=0.8)
     else:
         _empty(ax)
-    title = f"Figure {number}: {mode_doc['mode']} rank of ranks by task ({mode_doc['runs']} runs, n = {mode_doc['n']:,})"
+    title = (
+        f"Figure {number}: {mode_doc['mode']} rank of ranks by task ({mode_doc['runs']} runs, n = {mode_doc['n']:,})"
+    )
     return _finish(fig, doc, title, path)
 
 
@@ -131,7 +136,7 @@ def profiles(doc: dict[str, Any], path: Path, mode: str = "augmentation") -> Pat
     rows = prof.get(mode, [])
     fig = Figure(figsize=(9.5, 4.8), layout="constrained")
     ax = fig.add_subplot()
-    names = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
+    names: list[str] = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
     by = {(r["candidate"], r["dimension"]): r["mean"] for r in rows}
     drawn = 0
     for name in names:
@@ -208,7 +213,9 @@ def reliability_panels(doc: dict[str, Any], path: Path) -> Path:
     if per:
         width = 0.8 / max(len(modes), 1)
         for k, mode in enumerate(modes):
-            vals = [next((_nan(r["alpha"]) for r in per if r["task"] == t and r["mode"] == mode), math.nan) for t in tasks]
+            vals = [
+                next((_nan(r["alpha"]) for r in per if r["task"] == t and r["mode"] == mode), math.nan) for t in tasks
+            ]
             ax_b.bar(np.arange(len(tasks)) + (k - (len(modes) - 1) / 2) * width, np.nan_to_num(vals), width, label=mode)
         ax_b.set_xticks(range(len(tasks)), tasks, rotation=30, ha="right", fontsize=8)
         ax_b.set_ylabel("Krippendorff's alpha")

@@ -299,8 +299,8 @@ def build_frames(
         option_score_rows: Scores already aggregated per (judgment_id, candidate), with keys
             judgment_id, candidate, dims, mean and `dim:<id>` per general dimension: dicts,
             or the {"columns", "rows", "packed"} mapping that
-            `centaur_tui.store.option_score_rows` returns, or a Future of either (resolved only when needed, so the caller can
-            read them in a thread meanwhile); used instead of `score_rows`, which hold about
+            `centaur_tui.store.option_score_rows` returns, or a Future of either (resolved only when needed, so the
+            caller can read them in a thread meanwhile); used instead of `score_rows`, which hold about
             ten times as many rows.
         comparison_lengths: Output lengths per comparison, for the length bias of judges:
             rows with keys comparison_id, length_a, length_b (`centaur_tui.store.
@@ -346,7 +346,9 @@ def build_frames(
     )
     pairs["run"] = pd.to_numeric(pairs["run"]).astype("int64")
     pairs["candidate"] = pairs["candidate"].astype(cand)
-    candidates = pairs.dropna().drop_duplicates().sort_values(["mode", "task", "run", "candidate"]).reset_index(drop=True)
+    candidates = (
+        pairs.dropna().drop_duplicates().sort_values(["mode", "task", "run", "candidate"]).reset_index(drop=True)
+    )
 
     j = _mark(j, comps, design, tuple(judge_kinds))
     if option_score_rows is not None:
@@ -417,7 +419,9 @@ def option_scores_from(scores: pd.DataFrame, general_dimensions: Iterable[str] =
     Returns:
         The option-scores frame (see `Frames`).
     """
-    general = list(general_dimensions) or sorted(scores.loc[scores["dimension_kind"] == "general", "dimension"].unique())
+    general = list(general_dimensions) or sorted(
+        scores.loc[scores["dimension_kind"] == "general", "dimension"].unique()
+    )
     keys = ["judgment_id", "candidate"]
     if scores.empty:
         return pd.DataFrame({"judgment_id": pd.Series(dtype="int64"), "candidate": scores["candidate"],

@@ -1,4 +1,4 @@
-"""Provides the summary of simulated expert studies: expected values and interval widths over replicates (`centaur plan`).
+"""Provides the summary of simulated expert studies: expected values and interval widths over replicates.
 
 `centaur plan` simulates an expert study R times (new comparisons drawn for the experts and
 new simulated verdicts each time), runs the experts-vs-LLM statistics on each replicate, and

@@ -54,7 +54,9 @@ def win_rates(frames: Frames) -> pd.DataFrame:
                 "rubric_n"]]
 
 
-def within_run_ranks(frames: Frames, method: RankMethod = "mean_win_rate", rates: pd.DataFrame | None = None) -> pd.DataFrame:
+def within_run_ranks(
+    frames: Frames, method: RankMethod = "mean_win_rate", rates: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Within-run rank of every candidate of every tournament (statistic 2).
 
     - `mean_win_rate` (default): average m's win rates over the judges that judged it, then
@@ -75,7 +77,9 @@ def within_run_ranks(frames: Frames, method: RankMethod = "mean_win_rate", rates
     rates = win_rates(frames) if rates is None else rates
     keys = [*TOURNAMENT, "candidate"]
     if method == "rank_per_judge":
-        rates = rates.assign(judge_rank=rates.groupby([*TOURNAMENT, "judge"])["win_rate"].rank(ascending=False, method="average"))
+        rates = rates.assign(
+            judge_rank=rates.groupby([*TOURNAMENT, "judge"])["win_rate"].rank(ascending=False, method="average")
+        )
         agg = rates.groupby(keys, sort=False).agg(score=("judge_rank", "mean"), judges=("judge", "size"),
                                                    games=("games", "sum"))
     elif method == "pooled":
@@ -117,7 +121,9 @@ def mean_ranks(ranks: pd.DataFrame) -> pd.DataFrame:
     reason[(out["runs"] == 1).to_numpy()] = "one run: SE undefined"
     reason[(out["runs"] == 0).to_numpy()] = "no usable judgment in any run"
     out["reason"] = reason
-    return out[["task", "mode", "candidate", "mean_rank", "sd", "se", "runs", "missing_runs", "rank_of_ranks", "reason"]]
+    return out[
+        ["task", "mode", "candidate", "mean_rank", "sd", "se", "runs", "missing_runs", "rank_of_ranks", "reason"]
+    ]
 
 
 def overall(ranks: pd.DataFrame, means: pd.DataFrame) -> pd.DataFrame:
@@ -168,7 +174,9 @@ def best_by_task(means: pd.DataFrame, overall_table: pd.DataFrame, plain: str, t
     rows = []
     frames = [(t, means[means["task"] == t]) for t in tasks]
     frames.append(("(all tasks)", overall_table))
-    for mode in [m for m in ("automation", "augmentation") if m in set(means["mode"])] + sorted(set(means["mode"]) - {"automation", "augmentation"}):
+    for mode in [m for m in ("automation", "augmentation") if m in set(means["mode"])] + sorted(
+        set(means["mode"]) - {"automation", "augmentation"}
+    ):
         for task, table in frames:
             part = table[table["mode"] == mode]
             best, best_rank = _best(part["candidate"], part["mean_rank"])
@@ -177,7 +185,9 @@ def best_by_task(means: pd.DataFrame, overall_table: pd.DataFrame, plain: str, t
             b_as, b_as_rank = _best(assisted["candidate"], assisted["mean_rank"]) if has_plain else (None, math.nan)
             rows.append({"mode": mode, "task": task, "best": best, "best_mean_rank": best_rank,
                          "best_assisted": b_as, "best_assisted_mean_rank": b_as_rank})
-    return pd.DataFrame(rows, columns=["mode", "task", "best", "best_mean_rank", "best_assisted", "best_assisted_mean_rank"])
+    return pd.DataFrame(
+        rows, columns=["mode", "task", "best", "best_mean_rank", "best_assisted", "best_assisted_mean_rank"]
+    )
 
 
 def cross_mode_spearman(

@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from centaur_tui.report.document import SCHEMA, SIMULATED_BANNER, ReportDocument

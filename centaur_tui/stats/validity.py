@@ -68,7 +68,7 @@ def choice_rubric_consistency(frames: Frames, tolerance: float = STATED_TOLERANC
     })
     out = _per_judge(flags, frames.judgments)
     out["share"] = np.where(out["n"] > 0, out["agree"] / out["n"].where(out["n"] > 0), math.nan)
-    out["reason"] = np.where(out["n"] > 0, None, "no decisive judgment with unequal averages")
+    out["reason"] = [None if n > 0 else "no decisive judgment with unequal averages" for n in out["n"]]
     return out[["judge", "n", "agree", "share", "ties", "equal_averages", "missing_scores", "stated_checked",
                 "stated_mismatch", "excluded", "reason"]]
 
@@ -84,10 +84,18 @@ def stated_average_mismatches(frames: Frames, tolerance: float = STATED_TOLERANC
     for opt in ("option1", "option2"):
         diff = (ok[f"{opt}_mean"] - ok[f"{opt}_avg"]).abs()
         bad = ok[(diff > tolerance).to_numpy()]
-        parts.append(pd.DataFrame({"judgment_id": bad["judgment_id"].to_numpy(),
-                                   "comparison_id": bad["comparison_id"].astype(object).to_numpy(),
-                                   "judge": bad["judge"].astype(object).to_numpy(), "option": opt,
-                                   "stated": bad[f"{opt}_mean"].to_numpy(), "recomputed": bad[f"{opt}_avg"].to_numpy()}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "judgment_id": bad["judgment_id"].to_numpy(),
+                    "comparison_id": bad["comparison_id"].astype(object).to_numpy(),
+                    "judge": bad["judge"].astype(object).to_numpy(),
+                    "option": opt,
+                    "stated": bad[f"{opt}_mean"].to_numpy(),
+                    "recomputed": bad[f"{opt}_avg"].to_numpy(),
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True).sort_values(["judgment_id", "option"]).reset_index(drop=True)
 
 
@@ -132,7 +140,7 @@ def criterion_validity(frames: Frames) -> tuple[pd.DataFrame, pd.DataFrame]:
     design = frames.design
     order = design.release_order
     families: dict[str, list[str]] = {}
-    for model, rank in sorted(order.items(), key=lambda kv: kv[1]):
+    for model, _rank in sorted(order.items(), key=lambda kv: kv[1]):
         fam = design.model_families.get(model)
         if fam is not None:
             families.setdefault(fam, []).append(model)
@@ -258,7 +266,9 @@ def standardised_rubric_ranking(frames: Frames, pairwise_means: pd.DataFrame) ->
         rows.append({"task": task, "mode": mode, "n": n, "rho": rho, "p": p,
                      "zero_spread": int(zero.get((str(task), str(mode)), 0)),
                      "missing_scores": int(incomplete.get((str(task), str(mode)), 0)), "reason": reason})
-    return ranks, pd.DataFrame(rows, columns=["task", "mode", "n", "rho", "p", "zero_spread", "missing_scores", "reason"])
+    return ranks, pd.DataFrame(
+        rows, columns=["task", "mode", "n", "rho", "p", "zero_spread", "missing_scores", "reason"]
+    )
 
 
 def position_bias(frames: Frames) -> pd.DataFrame:
@@ -289,6 +299,6 @@ def position_bias(frames: Frames) -> pd.DataFrame:
     out["p"] = [float(stats.binomtest(int(f), int(n), 0.5).pvalue) if n else math.nan
                 for f, n in zip(out["first"], out["n"], strict=True)]
     out["flip_rate"] = out["flips"] / out["both_orders"].where(out["both_orders"] > 0)
-    out["reason"] = np.where(out["n"] > 0, None, "no decisive judgment")
+    out["reason"] = [None if n > 0 else "no decisive judgment" for n in out["n"]]
     return out[["judge", "n", "first", "share_first", "p", "ties", "both_orders", "flips", "flip_rate", "excluded",
                 "reason"]]

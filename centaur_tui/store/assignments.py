@@ -166,7 +166,8 @@ class ExpertStore:
         # Only the counts the home screen shows: Store.counts() also sums tokens and cost over
         # every call, 48 ms of the 60 ms this took on the demo database.
         plan = summarize(study.session)
-        by_stage = {r["stage"]: r["n"] for r in self.store.read("SELECT stage, count(*) AS n FROM calls GROUP BY stage")}
+        by_stage = {r["stage"]: r["n"]
+                    for r in self.store.read("SELECT stage, count(*) AS n FROM calls GROUP BY stage")}
         by_kind = {r["judge_kind"]: r["n"] for r in self.store.read(  # corrections are one judgment, not two
             "SELECT judge_kind, count(*) AS n FROM judgments WHERE revision = 0 GROUP BY judge_kind")}
         left = sum(max(0, plan.calls[s] - by_stage.get(s, 0)) for s in ("automation", "assistance", "worker"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from centaur_tui.domain.errors import DatabaseLockedError
@@ -101,4 +101,4 @@ def busy_timeout_s(conn: sqlite3.Connection) -> float:
 
 def utc_now() -> str:
     """The timestamp stored in `created_at`/`updated_at` columns: UTC, ISO 8601, milliseconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

@@ -29,6 +29,7 @@ from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 from centaur_tui.store.masking import session_blinding
 
+
 class WorkError(CentaurError):
     """Expert work that cannot be assigned or stored as asked."""
 
@@ -129,7 +130,8 @@ class WorkStore:
     # -- drafts -----------------------------------------------------------------------------
 
     def draft(self, key: int) -> WorkDraft | None:
-        rows = self.store.read("SELECT text, seconds, edits, pastes, locked FROM work_drafts WHERE assignment_id = ?", (key,))
+        rows = self.store.read("SELECT text, seconds, edits, pastes, locked FROM work_drafts WHERE assignment_id = ?",
+                               (key,))
         if not rows:
             return None
         r = rows[0]
@@ -156,7 +158,8 @@ class WorkStore:
         """
         if not draft.text.strip():
             raise WorkError("the deliverable is empty", title="Not complete yet")
-        rows = self.store.read("SELECT expert, task, condition, assistance_id FROM work_assignments WHERE id = ?", (key,))
+        rows = self.store.read("SELECT expert, task, condition, assistance_id FROM work_assignments WHERE id = ?",
+                               (key,))
         if not rows:
             raise WorkError(f"no work assignment {key}")
         a = rows[0]
@@ -175,7 +178,8 @@ class WorkStore:
             c.execute(
                 "INSERT INTO outputs (id, run, task, mode, candidate, worker, worker_kind, text, assistance_id,"
                 " call_key, created_at) VALUES (?, ?, ?, 'augmentation', ?, ?, 'expert', ?, ?, NULL, ?)",
-                (oid, ASSISTANCE_RUN, a["task"], a["condition"], a["expert"], draft.text, a["assistance_id"], utc_now()),
+                (oid, ASSISTANCE_RUN, a["task"], a["condition"], a["expert"], draft.text, a["assistance_id"],
+                 utc_now()),
             )
         return oid
 

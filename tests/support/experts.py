@@ -32,8 +32,25 @@ FAMILIES = ("North", "South", "East", "West")
 
 HOSTILE_SPELLINGS = (
     # The small session's own names and vendor names, spelled the way issue 13 saw them leak.
-    "Ａｌｐｈａ", "B\u200beta", "Gаmmа", "DELTA", "N\u00adorth", "Sоuth", "Open  AI", "Opus", "Sonnet", "Deep Seek",
-    "o4\u2011mini", "GPT\u20114.1", "GPT\u20134.1", "G\u200bPT-4.1", "ＧＰＴ－４．１", "GРТ-4", "Сlaude", "通义千问", "阿里巴巴",
+    "Ａｌｐｈａ",
+    "B\u200beta",
+    "Gаmmа",
+    "DELTA",
+    "N\u00adorth",
+    "Sоuth",
+    "Open  AI",
+    "Opus",
+    "Sonnet",
+    "Deep Seek",
+    "o4\u2011mini",
+    "GPT\u20114.1",
+    "GPT\u20134.1",
+    "G\u200bPT-4.1",
+    "ＧＰＴ－４．１",
+    "GРТ-4",
+    "Сlaude",
+    "通义千问",
+    "阿里巴巴",
 )
 """Planted in outputs by the store and screen tests; none of them may reach an expert."""
 HOSTILE_TEXT = "\n\nNotes: " + "; ".join(f"{s} wrote this" for s in HOSTILE_SPELLINGS) + "。我们使用通义千问来写。"

@@ -23,9 +23,22 @@ class Data:
         return cid
 
     def judge(
-        self, run: int, task: str, mode: str, first: str, second: str, judge: str, winner: str | None, *,
-        valid: bool = True, scores: tuple[dict[str, int], dict[str, int]] | None = None, family: str | None = None,
-        kind: str = "llm", presentation: int = 0, revision: int = 0, stated: tuple[float | None, float | None] = (None, None),
+        self,
+        run: int,
+        task: str,
+        mode: str,
+        first: str,
+        second: str,
+        judge: str,
+        winner: str | None,
+        *,
+        valid: bool = True,
+        scores: tuple[dict[str, int], dict[str, int]] | None = None,
+        family: str | None = None,
+        kind: str = "llm",
+        presentation: int = 0,
+        revision: int = 0,
+        stated: tuple[float | None, float | None] = (None, None),
     ) -> int:
         """Add one judgment (first = option1, the option shown first); returns its judgment_id."""
         cid = self.comparison(run, task, mode, first, second)

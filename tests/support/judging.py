@@ -6,8 +6,7 @@ from pathlib import Path
 
 from centaur_tui.catalog import load_session
 from centaur_tui.domain.assignment import plan_assignments
-from centaur_tui.store import Store
-from centaur_tui.store import ExpertStore
+from centaur_tui.store import ExpertStore, Store
 from centaur_tui.ui.app import CentaurApp
 from centaur_tui.ui.screens.judging import JudgingScreen
 from centaur_tui.ui.widgets.document import DocumentView

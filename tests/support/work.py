@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from centaur_tui.catalog import load_session
-from centaur_tui.store import Store
-from centaur_tui.store import WorkStore
+from centaur_tui.store import Store, WorkStore
 from tests.support.experts import judged_session
 from tests.support.sessions import small_session_toml
 

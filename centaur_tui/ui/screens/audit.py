@@ -139,7 +139,9 @@ and the provider errors logged for those calls.
     def on_mount(self) -> None:
         simulated = self.study.session.simulated
         banner = self.query_one("#audit-banner", Static)
-        banner.update("SIMULATED DATA: these texts and judgments come from the seeded simulated provider." if simulated else "")
+        banner.update(
+            "SIMULATED DATA: these texts and judgments come from the seeded simulated provider." if simulated else ""
+        )
         banner.display = simulated
         table = self.query_one("#audit-judgments", DataTable)
         table.add_columns("run", "vs", "judge", "order", "winner", "valid")
@@ -151,7 +153,7 @@ and the provider errors logged for those calls.
         """Read the cell's records off the event loop."""
         from centaur_tui.services.audit import cell_audit
 
-        audit, simulated = cell_audit(self.app.store_for(self.study), self.task_id, self.mode,  # type: ignore[attr-defined]
+        audit, simulated = cell_audit(self.app.store_for(self.study), self.task_id, self.mode,
                                       self.candidate)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._loaded, audit, simulated)
@@ -263,7 +265,9 @@ and the provider errors logged for those calls.
         if j is None:
             body("No judgment stored for this comparison.")
         else:
-            head(f"Judgment {j.id} by {j.judge} ({j.judge_kind}{', family ' + j.judge_family if j.judge_family else ''})")
+            head(
+                f"Judgment {j.id} by {j.judge} ({j.judge_kind}{', family ' + j.judge_family if j.judge_family else ''})"
+            )
             status = "superseded by a later revision" if row.superseded else ("valid" if j.valid else "INVALID")
             body(f"Shown first: {j.option1}; second: {j.option2}. Revision {j.revision}, {j.attempts} attempt(s). "
                  f"Validity: {status}.")
@@ -283,8 +287,8 @@ and the provider errors logged for those calls.
                 first, second = j.option1, j.option2
                 width = max(len(d) for d in dims) + 2
                 body(f"{'dimension':<{width}}{first[:12]:>12}  {second[:12]:>12}\n")
-                body("\n".join(f"{d + ('*' if kinds[d] == 'general' else ''):<{width}}{str(v.get(first, '-')):>12}  "
-                               f"{str(v.get(second, '-')):>12}" for d, v in dims.items()))
+                body("\n".join(f"{d + ('*' if kinds[d] == 'general' else ''):<{width}}{v.get(first, '-')!s:>12}  "
+                               f"{v.get(second, '-')!s:>12}" for d, v in dims.items()))
                 body("\n(* general dimension)")
             self._call(out, head, body, j.call_key, "Judge prompt (exact messages sent)", "Judge raw reply")
         for cand in (c.candidate_a, c.candidate_b):

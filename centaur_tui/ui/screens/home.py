@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -76,7 +75,7 @@ simulated provider, not to language models.
         # import, time the first paint of the screen does not wait for.
         from centaur_tui.services.session import list_sessions
 
-        rows = list_sessions(self.app.sessions_dir, self.app.store_for)  # type: ignore[attr-defined]
+        rows = list_sessions(self.app.sessions_dir, self.app.store_for)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show, rows)
 
@@ -98,7 +97,7 @@ simulated provider, not to language models.
         if rows:
             table.move_cursor(row=min(cursor, len(rows) - 1))
         else:
-            folder = self.app.sessions_dir  # type: ignore[attr-defined]
+            folder = self.app.sessions_dir
             self.query_one("#home-detail", Static).update(f"No session files in {folder}/.")
         self._describe()
         self.refresh_bindings()

@@ -81,13 +81,20 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
 """
 
     BINDINGS = [
-        Binding("ctrl+s", "submit", "Submit", id="submit", tooltip="Store this judgment and go to the next comparison."),
+        Binding(
+            "ctrl+s", "submit", "Submit", id="submit", tooltip="Store this judgment and go to the next comparison."
+        ),
         Binding("ctrl+t,f2", "prompt", "Task prompt", id="prompt", tooltip="Show the task the deliverables answer."),
         Binding("ctrl+n", "skip", "Skip", id="skip", tooltip="Leave this comparison for now; it comes back later."),
         Binding("ctrl+f", "flag", "Flag for later", id="flag", tooltip="Mark this comparison to revisit."),
         Binding("escape", "leave", "Back", id="leave", tooltip="Leave judging; work so far is kept."),
-        Binding("ctrl+z", "revise", "Revise previous", id="revise",
-                tooltip="Reopen the judgment you submitted last (again: the one before) to correct it."),
+        Binding(
+            "ctrl+z",
+            "revise",
+            "Revise previous",
+            id="revise",
+            tooltip="Reopen the judgment you submitted last (again: the one before) to correct it.",
+        ),
     ]
 
     def __init__(self, source: Any, standalone: bool = False) -> None:
@@ -137,7 +144,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.freeze_long_lived()  # type: ignore[attr-defined]
+        self.app.freeze_long_lived()
         self.query_one("#option-1").border_title = "Option 1"
         self.query_one("#option-2").border_title = "Option 2"
         self.query_one("#judge-done").display = False
@@ -180,13 +187,13 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         draft = self.source.draft(current.key) or Draft()
         layouts = tuple(
             (width, render_markdown(text, width)) if width > 0 else (0, [])
-            for text, width in zip((item.option_1, item.option_2), widths)
+            for text, width in zip((item.option_1, item.option_2), widths, strict=True)
         )
         return Prepared(current, item, draft, layouts)
 
     def _deliver(self, queue: list[QueueItem], prepared: Prepared) -> None:
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show, queue, prepared)
+            self.app.call_from_thread(self._show, queue, prepared)  # type: ignore[arg-type]  # mypy 2.4 solves T | Awaitable[T] as Never for coroutines
 
     @work(thread=True, exclusive=True, group="judging-prefetch", exit_on_error=False)
     def prefetch(self, queue: list[QueueItem], current: QueueItem, widths: tuple[int, int]) -> None:
@@ -196,7 +203,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         if guess is not None and not get_current_worker().is_cancelled:
             self._prefetched = prepared = self._prepare(guess, widths)
             if prepared.item is not None:
-                self.app.call_from_thread(self._reserve_rows, prepared.item)
+                self.app.call_from_thread(self._reserve_rows, prepared.item)  # type: ignore[arg-type]  # mypy 2.4 solves T | Awaitable[T] as Never for coroutines
 
     async def _reserve_rows(self, item: JudgingItem) -> None:
         await self.query_one("#rubric-panel", RubricPanel).reserve(item.rubric)
@@ -223,11 +230,11 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             self._show_bar()
             self._show_missing()
             return
-        self._shown_at = self.app.clock()  # type: ignore[attr-defined]
+        self._shown_at = self.app.clock()
         self._base_seconds = draft.seconds
         self.query_one("#judge-task", Static).update(f"Task: {item.task_title}. Deliverable: {item.deliverable}")
         for view, text, layout in zip(self.query(DocumentView).results(DocumentView), (item.option_1, item.option_2),
-                                      prepared.layouts):
+                                      prepared.layouts, strict=True):
             view.set_text(text, layout)
         panel = self.query_one("#rubric-panel", RubricPanel)
         await panel.show(item.rubric, {d.id: (draft.score(d.id, 1), draft.score(d.id, 2)) for d in item.rubric.all})
@@ -253,7 +260,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         """Time spent on the current comparison, over all visits."""
         if self.item is None:
             return 0.0
-        return self._base_seconds + max(0.0, self.app.clock() - self._shown_at)  # type: ignore[attr-defined]
+        return self._base_seconds + max(0.0, self.app.clock() - self._shown_at)
 
     def _show_bar(self) -> None:
         total = len(self.queue)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -63,7 +64,7 @@ def report_doc(study: Study) -> ReportDocument:
 
 
 class ResultsScreen(CentaurScreen):
-    """Rank matrices, overall ordering, best by task, cross-mode correlation, reliability, validity, experts vs LLM judges.
+    """Rank matrices, overall ordering, best by task, cross-mode correlation, reliability, validity, experts vs LLMs.
 
     Args:
         study: The session.
@@ -151,17 +152,19 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             # Never run: nothing to report, and looking must not create the database.
             self.app.call_from_thread(self._show_empty)
             return
-        store = self.app.store_for(self.study)  # type: ignore[attr-defined]
+        store = self.app.store_for(self.study)
         doc = report_doc(self.study)  # the process's kept document while the data is unchanged
         results = Results(doc, left_out(store), time.perf_counter() - started)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show, results)
+            self.app.call_from_thread(self._show, results)  # type: ignore[arg-type]  # mypy 2.4 solves T | Awaitable[T] as Never for coroutines
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # The notification comes from ReportsWorkerErrors' handler: Textual calls every class's handler in the MRO.
         if event.worker.group == "results-report" and event.state == WorkerState.ERROR:
             self.computing = False
-            self.query_one("#results-status", Static).update("The report could not be computed: see the notification; r tries again.")
+            self.query_one("#results-status", Static).update(
+                "The report could not be computed: see the notification; r tries again."
+            )
 
     def _show_empty(self) -> None:
         self.computing = False
@@ -221,7 +224,9 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         def mode_pane(m: ModeReport) -> list[Any]:
             parts = by_mode[m.mode]
             figure = MODE_FIGURES.get(m.mode)
-            matrix_note = f"Rank of ranks by task{f' (Figure {figure})' if figure else ''}; 1 = best. " + parts.denominators
+            matrix_note = (
+                f"Rank of ranks by task{f' (Figure {figure})' if figure else ''}; 1 = best. " + parts.denominators
+            )
             return [
                 Static(Text(matrix_note), classes="results-note"),
                 RankMatrix(m, id=f"matrix-{m.mode}"),
@@ -231,7 +236,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
 
         for m in doc.modes:
             titles[f"tab-{m.mode}"] = m.mode.capitalize()
-            builders[f"tab-{m.mode}"] = lambda m=m: mode_pane(m)
+            builders[f"tab-{m.mode}"] = partial(mode_pane, m)
 
         def across() -> list[Any]:
             points = scatter_points(doc)
@@ -270,12 +275,15 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         widgets: list[Any] = [Static(Text(
             f"{by_status.get('ok', 0):,} judgments used; "
             + excluded_text({k: v for k, v in by_status.items() if k != "ok"})
-            + f". Invalid judgments stored: {left.invalid_total:,}; provider errors logged: {left.errors_total:,}"
+            + f". Invalid judgments stored: {left.invalid_total:,}; "
+            + f"provider errors logged: {left.errors_total:,}"
             + (f" (the latest {len(left.invalid)} and {len(left.errors)} listed)." if
                left.invalid_total > len(left.invalid) or left.errors_total > len(left.errors) else ".")
         ), classes="results-note")]
-        invalid = DataTable(id="invalid-judgments", cursor_type="row", zebra_stripes=True, classes="left-out-table")
-        errors = DataTable(id="provider-errors", cursor_type="row", zebra_stripes=True, classes="left-out-table")
+        invalid: DataTable[str] = DataTable(id="invalid-judgments",
+                                            cursor_type="row", zebra_stripes=True, classes="left-out-table")
+        errors: DataTable[str] = DataTable(id="provider-errors",
+                                           cursor_type="row", zebra_stripes=True, classes="left-out-table")
         widgets += [Static("Invalid judgments", classes="section-title"), invalid,
                     Static("Provider errors", classes="section-title"), errors]
         self._left_rows = (left.invalid, left.errors)
@@ -293,7 +301,9 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         if focused is None or (event.pane not in focused.ancestors_with_self and not isinstance(focused, Tabs)):
             focusable = [w for w in event.pane.query("*") if w.focusable]
             # A matrix or table rather than the pane's scroll container, when there is one.
-            target = next((w for w in focusable if not isinstance(w, VerticalScroll)), focusable[0] if focusable else None)
+            target = next(
+                (w for w in focusable if not isinstance(w, VerticalScroll)), focusable[0] if focusable else None
+            )
             self.set_focus(target)
 
     def _fill_left_out(self) -> None:

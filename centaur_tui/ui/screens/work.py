@@ -173,7 +173,7 @@ Your work is saved as you type; leaving or quitting loses nothing.
             self._show_bar()
             self.refresh_bindings()
             return
-        self._shown_at = self.app.clock()  # type: ignore[attr-defined]
+        self._shown_at = self.app.clock()
         self._base_seconds = draft.seconds
         self.query_one("#work-task", Static).update(f"Task: {item.task_title}. Deliverable: {item.deliverable}")
         self.query_one("#work-prompt", DocumentView).set_text(item.task_prompt)
@@ -192,7 +192,7 @@ Your work is saved as you type; leaving or quitting loses nothing.
     def seconds(self) -> float:
         if self.item is None:
             return 0.0
-        return self._base_seconds + max(0.0, self.app.clock() - self._shown_at)  # type: ignore[attr-defined]
+        return self._base_seconds + max(0.0, self.app.clock() - self._shown_at)
 
     @property
     def words(self) -> int:

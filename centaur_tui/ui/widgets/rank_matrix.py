@@ -53,7 +53,8 @@ def mean_se_text(cell: MatrixCell | None) -> str:
 
 def rank_text(cell: MatrixCell | None) -> str:
     """The rank of ranks as the text report prints it."""
-    return "NaN" if cell is None or _missing(cell.rank_of_ranks) else str(int(cell.rank_of_ranks))
+    rank = None if cell is None else cell.rank_of_ranks
+    return "NaN" if rank is None or math.isnan(rank) else str(int(rank))
 
 
 @dataclass(frozen=True)

@@ -56,11 +56,15 @@ class ScoreSlider(Widget):
     def render(self) -> Text:
         filled = self.get_component_rich_style("score-slider--filled")
         empty = self.get_component_rich_style("score-slider--empty")
-        text = Text(f"Option {self.option}".ljust(LABEL_WIDTH), style=self.get_component_rich_style("score-slider--label"))
+        text = Text(
+            f"Option {self.option}".ljust(LABEL_WIDTH), style=self.get_component_rich_style("score-slider--label")
+        )
         value = self.value or 0
         for i in range(1, SCALE + 1):
-            text.append("█" * (CELL - 1) + " " if i <= value else "░" * (CELL - 1) + " ", filled if i <= value else empty)
-        text.append(f"{self.value:>3}" if self.value is not None else "  –",
+            text.append(
+                "█" * (CELL - 1) + " " if i <= value else "░" * (CELL - 1) + " ", filled if i <= value else empty
+            )
+        text.append(f"{self.value:>3}" if self.value is not None else "  \N{EN DASH}",
                     self.get_component_rich_style("score-slider--value"))
         return text
 
@@ -109,8 +113,8 @@ class DimensionRow(Vertical):
     def sliders(self) -> tuple[ScoreSlider, ScoreSlider]:
         if self._sliders is None:
             one, two = self.query(ScoreSlider)
-            self._sliders = (one, two)  # type: ignore[assignment]
-        return self._sliders  # type: ignore[return-value]
+            self._sliders = (one, two)
+        return self._sliders
 
     def value(self, option: int) -> int | None:
         return self.sliders()[option - 1].value

@@ -50,4 +50,4 @@ def scatter_lines(
     left, right = f"{worst:g}", "1"
     lines.append("       " + left + " " * (width - len(left) - len(right)) + right)
     lines.append("       automation mean rank (x) vs augmentation mean rank (y); best at top right")
-    return lines + [""] + legend
+    return [*lines, "", *legend]
