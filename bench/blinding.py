@@ -54,8 +54,10 @@ def main() -> None:
         masked, log = blinding.mask(text)
     per_call = (time.perf_counter() - start) / args.repeat
     print(f"blinding_for: {built * 1000:.1f} ms (first call of the process)")
-    print(f"mask {len(text):,} characters: {per_call * 1000:.1f} ms per call; "
-          f"{masked.count(MASK)} masks for {planted} planted identities; log total {sum(m.occurrences for m in log)}")
+    print(
+        f"mask {len(text):,} characters: {per_call * 1000:.1f} ms per call; "
+        f"{masked.count(MASK)} masks for {planted} planted identities; log total {sum(m.occurrences for m in log)}"
+    )
 
 
 if __name__ == "__main__":

@@ -47,8 +47,13 @@ def bench_study(folder: Path, latency: float, concurrency: int, runs: int, n_tas
             "limits": s.limits.model_copy(update={"concurrency": concurrency, "per_model_concurrency": concurrency}),
         }
     )
-    return Study(session=session, tasks={t: demo.tasks[t] for t in session.tasks}, universal=demo.universal,
-                 session_file=demo.session_file, database=folder / f"{name}.db")
+    return Study(
+        session=session,
+        tasks={t: demo.tasks[t] for t in session.tasks},
+        universal=demo.universal,
+        session_file=demo.session_file,
+        database=folder / f"{name}.db",
+    )
 
 
 def run_pipeline(study: Study) -> tuple[float, float, int, str]:
@@ -80,8 +85,13 @@ def run_bare(calls: list[dict], concurrency: int, world: str) -> tuple[float, fl
             params = json.loads(call["params"])
             async with gate:
                 await llm.acompletion(
-                    model=call["model"], messages=json.loads(call["messages"]), seed=seed_for(call["key"]),
-                    metadata={"simulation": world}, num_retries=0, max_retries=0, **params,
+                    model=call["model"],
+                    messages=json.loads(call["messages"]),
+                    seed=seed_for(call["key"]),
+                    metadata={"simulation": world},
+                    num_retries=0,
+                    max_retries=0,
+                    **params,
                 )
 
         await asyncio.gather(*(one(c) for c in calls))
@@ -114,8 +124,10 @@ def main() -> None:
         print(f"calls                 {len(calls):>10,}  (pipeline sent {sent:,})")
         print(f"ideal wall            {ideal:>10.2f} s  (calls / concurrency x latency)")
         print(f"bare loop wall        {b_wall:>10.2f} s  ({b_wall / ideal:.3f}x ideal)")
-        print(f"pipeline wall         {p_wall:>10.2f} s  ({p_wall / b_wall:.3f}x bare, target <= 1.15;"
-              f" {p_wall / ideal:.3f}x ideal, target <= 1.2)")
+        print(
+            f"pipeline wall         {p_wall:>10.2f} s  ({p_wall / b_wall:.3f}x bare, target <= 1.15;"
+            f" {p_wall / ideal:.3f}x ideal, target <= 1.2)"
+        )
 
         print("== latency 0, CPU per call ==")
         study0 = bench_study(folder, 0.0, args.concurrency, args.runs, args.tasks, "zero")
@@ -125,8 +137,10 @@ def main() -> None:
         n = len(calls0)
         print(f"calls                 {n:>10,}")
         print(f"bare loop CPU/call    {1000 * zb_cpu / n:>10.3f} ms  (wall {zb_wall:.2f} s)")
-        print(f"pipeline CPU/call     {1000 * z_cpu / n:>10.3f} ms  (wall {z_wall:.2f} s;"
-              f" {z_cpu / zb_cpu:.3f}x bare, target <= 1.5)")
+        print(
+            f"pipeline CPU/call     {1000 * z_cpu / n:>10.3f} ms  (wall {z_wall:.2f} s;"
+            f" {z_cpu / zb_cpu:.3f}x bare, target <= 1.5)"
+        )
 
 
 if __name__ == "__main__":

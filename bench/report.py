@@ -53,14 +53,27 @@ def build_store(study: Study, path: Path) -> dict[str, int]:
     by_id: dict[int, list[ScoreRecord]] = {}
     for r in rows.score_rows:
         by_id.setdefault(r["judgment_id"], []).append(
-            ScoreRecord(r["candidate"], r["dimension"], r["dimension_kind"], r["score"]))
+            ScoreRecord(r["candidate"], r["dimension"], r["dimension_kind"], r["score"])
+        )
     records = [
         JudgmentRecord(
-            comparison_id=r["comparison_id"], judge=r["judge"], judge_kind="llm", judge_family=r["judge_family"],
-            presentation=r["presentation"], option1=r["option1"], option2=r["option2"], winner=r["winner"],
-            option1_mean=r["option1_mean"], option2_mean=r["option2_mean"], valid=bool(r["valid"]),
-            invalid_reason=r["invalid_reason"], rationale=r["rationale"], call_key=None, attempts=r["attempts"],
-            scores=tuple(by_id.get(r["judgment_id"], ())), id=r["judgment_id"],
+            comparison_id=r["comparison_id"],
+            judge=r["judge"],
+            judge_kind="llm",
+            judge_family=r["judge_family"],
+            presentation=r["presentation"],
+            option1=r["option1"],
+            option2=r["option2"],
+            winner=r["winner"],
+            option1_mean=r["option1_mean"],
+            option2_mean=r["option2_mean"],
+            valid=bool(r["valid"]),
+            invalid_reason=r["invalid_reason"],
+            rationale=r["rationale"],
+            call_key=None,
+            attempts=r["attempts"],
+            scores=tuple(by_id.get(r["judgment_id"], ())),
+            id=r["judgment_id"],
         )
         for r in rows.judgment_rows
     ]
@@ -78,8 +91,12 @@ def build_store(study: Study, path: Path) -> dict[str, int]:
         store_judgments(store, records)
         store.set_meta({"session": s.name, "simulated": "true"})
         counts = store.counts()
-    return {"comparisons": counts["comparisons"], "judgments": counts["judgments"],
-            "invalid": counts["invalid_judgments"], "scores": len(rows.score_rows)}
+    return {
+        "comparisons": counts["comparisons"],
+        "judgments": counts["judgments"],
+        "invalid": counts["invalid_judgments"],
+        "scores": len(rows.score_rows),
+    }
 
 
 def time_report(study: Study, options: dict[str, object]) -> dict[str, float]:
@@ -89,7 +106,8 @@ def time_report(study: Study, options: dict[str, object]) -> dict[str, float]:
         meta, rows = load_report_inputs(study, pool)
         t1 = time.perf_counter()
         design = design_from_session(
-            study.session, simulated=meta.get("simulated") == "true",
+            study.session,
+            simulated=meta.get("simulated") == "true",
             general_dimensions=[d.id for d in study.universal.general_dimensions],
             rubric={t: study.rubric(t).ids for t in study.tasks},
         )
@@ -102,8 +120,14 @@ def time_report(study: Study, options: dict[str, object]) -> dict[str, float]:
     js = to_json(report.document)
     t4 = time.perf_counter()
     assert "SIMULATED DATA" in text and "SIMULATED DATA" in md and len(js) > 1000
-    return {"store reads": t1 - t0, "frames": t2 - t1, "statistics": t3 - t2, "render": t4 - t3, "total": t4 - t0,
-            "cpu (all threads)": time.process_time() - c0}
+    return {
+        "store reads": t1 - t0,
+        "frames": t2 - t1,
+        "statistics": t3 - t2,
+        "render": t4 - t3,
+        "total": t4 - t0,
+        "cpu (all threads)": time.process_time() - c0,
+    }
 
 
 def time_raw_scores(study: Study) -> float:
@@ -130,8 +154,13 @@ def main() -> None:
     try:
         for scale in (int(x) for x in args.scales.split(",")):
             session = paper.session.model_copy(update={"runs": paper.session.runs * scale, "name": f"paper-x{scale}"})
-            study = Study(session=session, tasks=paper.tasks, universal=paper.universal,
-                          session_file=paper.session_file, database=folder / f"paper-x{scale}.db")
+            study = Study(
+                session=session,
+                tasks=paper.tasks,
+                universal=paper.universal,
+                session_file=paper.session_file,
+                database=folder / f"paper-x{scale}.db",
+            )
             if study.database.exists():
                 study.database.unlink()
             t = time.perf_counter()
@@ -149,18 +178,24 @@ def main() -> None:
                 if target is None
                 else (f"target < {target:.0f} s: " + ("met" if best["total"] < target else "MISSED"))
             )
-            print(f"\nscale x{scale}: {size['comparisons']:,} comparisons, {size['judgments']:,} judgments "
-                  f"({size['invalid']:,} invalid), {size['scores']:,} scores; store built in {setup:.1f} s")
+            print(
+                f"\nscale x{scale}: {size['comparisons']:,} comparisons, {size['judgments']:,} judgments "
+                f"({size['invalid']:,} invalid), {size['scores']:,} scores; store built in {setup:.1f} s"
+            )
             for stage, seconds in best.items():
                 print(f"  {stage:<18} {seconds:7.2f} s")
             print(f"  {verdict}")
-            print(f"  (for comparison: Store.score_rows() alone, which the report does not call, takes "
-                  f"{time_raw_scores(study):.2f} s)")
+            print(
+                f"  (for comparison: Store.score_rows() alone, which the report does not call, takes "
+                f"{time_raw_scores(study):.2f} s)"
+            )
             results.append((scale, size, best))
         if len(results) >= 2:
             (s1, z1, b1), (s2, z2, b2) = results[0], results[-1]
-            print(f"\nx{s2} / x{s1}: judgments {z2['judgments'] / z1['judgments']:.1f}x, "
-                  f"time {b2['total'] / b1['total']:.1f}x")
+            print(
+                f"\nx{s2} / x{s1}: judgments {z2['judgments'] / z1['judgments']:.1f}x, "
+                f"time {b2['total'] / b1['total']:.1f}x"
+            )
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)

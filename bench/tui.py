@@ -109,8 +109,11 @@ async def bench_next(path: Path, rounds: int) -> dict[str, list[float]]:
             while True:
                 screen = app.screen
                 if (
-                    isinstance(screen, JudgingScreen) and not screen.busy and screen.current is not None
-                    and screen.current.key != previous and all(v.ready for v in screen.query(DocumentView))
+                    isinstance(screen, JudgingScreen)
+                    and not screen.busy
+                    and screen.current is not None
+                    and screen.current.key != previous
+                    and all(v.ready for v in screen.query(DocumentView))
                 ):
                     return screen
                 await asyncio.sleep(0.0005)
@@ -265,8 +268,10 @@ def bench_results(waits: tuple[float, ...] = (0.0, 2.0, 6.0, 0.0)) -> None:
             if out.returncode:
                 raise SystemExit(out.stderr[-3000:])
             rows.append((wait, [float(x) for x in out.stdout.split()]))
-    print(f"results screen on a paper-scale store ({size['comparisons']:,} comparisons, {size['judgments']:,} "
-          f"judgments), key press to the screen drawn (target {RESULTS_TARGET_S:.0f} s):")
+    print(
+        f"results screen on a paper-scale store ({size['comparisons']:,} comparisons, {size['judgments']:,} "
+        f"judgments), key press to the screen drawn (target {RESULTS_TARGET_S:.0f} s):"
+    )
     print(f"  {'on the overview before':<24} {'first open':>10} {'after a new judgment':>21} {'reopened':>9}")
     for n, (wait, (first, again, reopen)) in enumerate(rows):
         label = f"{wait:.1f} s (fresh program)" if n < len(rows) - 1 or len(rows) == 1 else f"{wait:.1f} s (disk cache)"

@@ -23,8 +23,7 @@ class Settings(BaseSettings):
     """What the environment sets: `CENTAUR_*` variables (and `XDG_CACHE_HOME`); every field has a default."""
 
     # The docstrings below become the fields' descriptions (`Settings.model_fields[...].description`).
-    model_config = SettingsConfigDict(env_prefix="CENTAUR_", extra="ignore", frozen=True,
-                                      use_attribute_docstrings=True)
+    model_config = SettingsConfigDict(env_prefix="CENTAUR_", extra="ignore", frozen=True, use_attribute_docstrings=True)
 
     tasks: Path = Path("tasks")
     """`CENTAUR_TASKS`: the folder of task files `centaur tasks` lists by default."""
@@ -86,9 +85,7 @@ def settings() -> Settings:
     try:
         return Settings()
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{_variable(e['loc'])}: {e['msg'].removeprefix('Value error, ')}" for e in exc.errors()
-        )
+        problems = "; ".join(f"{_variable(e['loc'])}: {e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
         raise SettingsError(problems) from None
 
 

@@ -34,8 +34,10 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with Store(study.database) as store:
         asyncio.run(Pipeline(study, store).run())
     with sqlite3.connect(study.database) as conn:
-        conn.execute("UPDATE outputs SET text = 'As Alpha I say: Alpha, Alpha.' || text"
-                     " WHERE candidate = 'Alpha' AND mode = 'automation'")
+        conn.execute(
+            "UPDATE outputs SET text = 'As Alpha I say: Alpha, Alpha.' || text"
+            " WHERE candidate = 'Alpha' AND mode = 'automation'"
+        )
     return folder
 
 

@@ -220,8 +220,14 @@ def test_blinding_file_exceptions_stay_visible() -> None:
 
 
 def test_a_session_naming_its_model_in_another_script(write_session) -> None:
-    text = small_session_toml().replace('name = "Alpha"', 'name = "通义千问"').replace(
-        'model = "simulated/alpha"\n        family = "North"', 'model = "simulated/alpha"\n        family = "阿里巴巴"')
+    text = (
+        small_session_toml()
+        .replace('name = "Alpha"', 'name = "通义千问"')
+        .replace(
+            'model = "simulated/alpha"\n        family = "North"',
+            'model = "simulated/alpha"\n        family = "阿里巴巴"',
+        )
+    )
     blinding = blinding_for(load_session(write_session(text)).session)
     output = "".join(f"第{i}点：通义千问（阿里巴巴）建议先核对收入。\n" for i in range(40))
     masked, log = blinding.mask(output)

@@ -50,18 +50,32 @@ class RecordingGateway:
 
     async def complete(self, request: Any) -> CallResult:
         self.sent.append(request)
-        return CallResult(text=f"fresh reply {request.key}", prompt_tokens=1, completion_tokens=1, cost=None,
-                          latency_s=0.0, attempts=1, finish_reason="stop")
+        return CallResult(
+            text=f"fresh reply {request.key}",
+            prompt_tokens=1,
+            completion_tokens=1,
+            cost=None,
+            latency_s=0.0,
+            attempts=1,
+            finish_reason="stop",
+        )
 
 
 def _judge(**changes: Any) -> JudgeSpec:
     return JudgeSpec(**{"name": "J", "family": "F", "model": "openai/gpt-4.1", **changes})
 
 
-@pytest.mark.parametrize("changes", [
-    {"name": "J2"}, {"family": "G"}, {"api_base": "http://127.0.0.1:9/v1"}, {"params": {"reasoning_effort": "low"}},
-    {"params": {"top_p": 0.5}}, {"model": "openai/gpt-4.1-mini"},
-])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"name": "J2"},
+        {"family": "G"},
+        {"api_base": "http://127.0.0.1:9/v1"},
+        {"params": {"reasoning_effort": "low"}},
+        {"params": {"top_p": 0.5}},
+        {"model": "openai/gpt-4.1-mini"},
+    ],
+)
 def test_every_part_of_the_entry_that_changes_the_request_or_names_it_changes_the_key(changes: dict[str, Any]) -> None:
     base, other = _judge(), _judge(**changes)
     assert entry_json(base) != entry_json(other)
@@ -77,8 +91,12 @@ def test_the_key_that_pays_and_the_prices_do_not_change_the_key() -> None:
 
 def test_a_model_a_worker_and_a_judge_with_one_name_and_model_are_three_entries() -> None:
     fields = {"name": "X", "family": "F", "model": "openai/gpt-4.1"}
-    entries = {entry_json(ModelSpec(**fields)), entry_json(WorkerSpec(**fields)), entry_json(JudgeSpec(**fields)),
-               entry_json(Endpoint(model="openai/gpt-4.1"))}
+    entries = {
+        entry_json(ModelSpec(**fields)),
+        entry_json(WorkerSpec(**fields)),
+        entry_json(JudgeSpec(**fields)),
+        entry_json(Endpoint(model="openai/gpt-4.1")),
+    }
     assert len(entries) == 4
 
 
@@ -130,8 +148,9 @@ def _replay(study: Any, path: Path) -> tuple[RecordingGateway, dict[str, tuple[s
 
         async def ask() -> None:
             for old_key, stage, model, messages, params, sample, _ in rows:
-                key, reply = await calls.call(stage, _entry_for(study, model), json.loads(messages),
-                                              json.loads(params), sample)
+                key, reply = await calls.call(
+                    stage, _entry_for(study, model), json.loads(messages), json.loads(params), sample
+                )
                 answers[old_key] = (key, reply)
 
         asyncio.run(ask())

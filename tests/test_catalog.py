@@ -14,8 +14,13 @@ from centaur_tui.domain.plan import summarize
 from tests.support.sessions import ROOT, TASKS, small_session_toml
 
 PAPER_TASKS = {
-    "menu_planning", "travel_planning", "market_trends", "operations_research",
-    "tax_preparation", "counseling", "tutoring",
+    "menu_planning",
+    "travel_planning",
+    "market_trends",
+    "operations_research",
+    "tax_preparation",
+    "counseling",
+    "tutoring",
 }
 
 
@@ -23,8 +28,11 @@ def test_the_seven_tasks_load_with_their_rubrics() -> None:
     tasks, universal = load_tasks(TASKS)
     assert set(tasks) == PAPER_TASKS
     assert [d.id for d in universal.general_dimensions] == [
-        "instruction_following", "accuracy_specificity", "practical_usefulness",
-        "organization_readability", "tone_audience_fit",
+        "instruction_following",
+        "accuracy_specificity",
+        "practical_usefulness",
+        "organization_readability",
+        "tone_audience_fit",
     ]
     assert {tasks[t].source for t in tasks} == {"GDPval", "Anthropic Economic Index", "designed"}
     assert tasks["tax_preparation"].source == "designed"

@@ -8,6 +8,7 @@ and `centaur report` took the write lock too.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import shutil
 import sqlite3
 import subprocess
@@ -80,11 +81,15 @@ def test_a_run_waits_for_another_program_s_lock_without_false_timeouts(write_ses
     # 2.5 s of foreign lock against a 0.1 s busy timeout and 2 s provider timeouts: before, the
     # writes blocked the loop (the calls in flight timed out) and then raised "database is locked".
     # (0.5 s timeouts failed without any lock on a loaded 2-core machine: litellm's own first calls.)
-    study = load_session(write_session(
-        name="locked", tasks=("counseling",), faults="latency_s = 0.05",
-        limits="concurrency = 16\nper_model_concurrency = 8\ntimeout_s = 2.0\nmax_retries = 0\n"
-               "backoff_base_s = 0.0\nbackoff_max_s = 0.0",
-    ))
+    study = load_session(
+        write_session(
+            name="locked",
+            tasks=("counseling",),
+            faults="latency_s = 0.05",
+            limits="concurrency = 16\nper_model_concurrency = 8\ntimeout_s = 2.0\nmax_retries = 0\n"
+            "backoff_base_s = 0.0\nbackoff_max_s = 0.0",
+        )
+    )
     store = Store(study.database, busy_timeout_ms=100)
     recorder = Recorder()
     held = threading.Event()
@@ -101,7 +106,7 @@ def test_a_run_waits_for_another_program_s_lock_without_false_timeouts(write_ses
     assert recorder.updates[-1][1] is None
     times = [t for t, _, _ in recorder.updates]
     # The loop kept ticking while the database thread waited 2.5 s (a blocked loop left a gap that long).
-    assert max(b - a for a, b in zip(times, times[1:], strict=False)) < 0.5
+    assert max(b - a for a, b in itertools.pairwise(times)) < 0.5
     store.close()
 
 
@@ -180,8 +185,9 @@ def test_report_and_export_work_while_another_process_holds_the_write_lock(tmp_p
     runner = CliRunner()
     assert runner.invoke(cli, ["run", str(session), "--quiet"]).exit_code == 0
     db = tmp_path / "held.db"
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         # A command needing the write lock would wait the 10 s busy timeout, then fail.

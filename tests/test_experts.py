@@ -223,8 +223,9 @@ def test_swapped_repeats_come_back_later_with_the_options_swapped() -> None:
         assert i - first > 4  # at least a quarter of the 16 new ones in between
         assert r.presentation == 1 and r.flipped != plan[first].flipped
     # Later batches repeat what the expert already judged first.
-    existing = [ExistingAssignment("ann", p.comparison_id, p.presentation, p.flipped, i < 3, i)
-                for i, p in enumerate(plan)]
+    existing = [
+        ExistingAssignment("ann", p.comparison_id, p.presentation, p.flipped, i < 3, i) for i, p in enumerate(plan)
+    ]
     more = plan_assignments(pool, EVERYONE, existing, 10, "stratified", seed=5, repeat_share=0.3)
     repeated = {p.comparison_id for p in more if p.repeat}
     judged = {p.comparison_id for p in plan[:3] if not p.repeat}
@@ -245,8 +246,15 @@ def test_assignment_errors_are_for_people() -> None:
 def assign(store: Store, study, expert_id: str, n: int, **kwargs) -> ExpertSpec:
     experts = ExpertStore(store)
     expert = experts.expert(study, expert_id)
-    planned = plan_assignments(experts.pool(), expert, experts.existing(), n, kwargs.pop("strategy", "stratified"),
-                               study.session.seed, **kwargs)
+    planned = plan_assignments(
+        experts.pool(),
+        expert,
+        experts.existing(),
+        n,
+        kwargs.pop("strategy", "stratified"),
+        study.session.seed,
+        **kwargs,
+    )
     experts.add_assignments(expert.id, planned)
     return expert
 
@@ -308,10 +316,13 @@ def test_masked_phrases_are_logged_and_never_shown(session_path: Path) -> None:
         key = judging.queue()[0].key
         a = store.read(
             "SELECT c.output_a FROM expert_assignments a JOIN comparisons c ON c.id = a.comparison_id WHERE a.id = ?",
-            (int(key),))[0]
+            (int(key),),
+        )[0]
     with sqlite3.connect(study.database) as conn:
-        conn.execute("UPDATE outputs SET text = ? WHERE id = ?",
-                     ("As an AI language model trained by North, I, Alpha, answer.", a["output_a"]))
+        conn.execute(
+            "UPDATE outputs SET text = ? WHERE id = ?",
+            ("As an AI language model trained by North, I, Alpha, answer.", a["output_a"]),
+        )
     with Store(study.database) as store:
         judging = SessionJudging(store, study, ExpertStore(store).expert(study, "ann"))
         item = judging.item(key)

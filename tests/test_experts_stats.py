@@ -29,15 +29,28 @@ NAN = math.nan
 CODE_WINNER = {0: "A", 1: "B", 2: "tie"}
 
 
-def _judge(d: Data, unit: int, judge: str, code: int, kind: str, *, first_a: bool = True, task: str = "t",
-           mode: str = "automation", run: int = 1, pair: tuple[str, str] = ("A", "B"), presentation: int = 0,
-           scores: tuple[dict[str, int], dict[str, int]] | None = None) -> None:
+def _judge(
+    d: Data,
+    unit: int,
+    judge: str,
+    code: int,
+    kind: str,
+    *,
+    first_a: bool = True,
+    task: str = "t",
+    mode: str = "automation",
+    run: int = 1,
+    pair: tuple[str, str] = ("A", "B"),
+    presentation: int = 0,
+    scores: tuple[dict[str, int], dict[str, int]] | None = None,
+) -> None:
     """One verdict in canonical code on comparison `unit` (a distinct run per unit keeps comparisons apart)."""
     a, b = pair
     winner = {0: a, 1: b, 2: "tie"}[code]
     first, second = (a, b) if first_a else (b, a)
-    d.judge(run + 1000 * unit, task, mode, first, second, judge, winner, kind=kind, presentation=presentation,
-            scores=scores)
+    d.judge(
+        run + 1000 * unit, task, mode, first, second, judge, winner, kind=kind, presentation=presentation, scores=scores
+    )
 
 
 def _section(d: Data, lengths: list[dict] | None = None, **options: object) -> dict:
@@ -52,12 +65,15 @@ def _section(d: Data, lengths: list[dict] | None = None, **options: object) -> d
 
 def test_blocks_pool_judge_pairs_with_and_without_ties() -> None:
     # Comparisons 1-3; experts E1, E2; LLM judges L1, L2 (codes: 0 = A wins, 1 = B wins, 2 = tie).
-    m = np.array([
-        [0, 1, 2],   # E1
-        [0, 0, 2],   # E2
-        [0, 1, 1],   # L1
-        [1, 1, NAN],  # L2
-    ], dtype=float)
+    m = np.array(
+        [
+            [0, 1, 2],  # E1
+            [0, 0, 2],  # E2
+            [0, 1, 1],  # L1
+            [1, 1, NAN],  # L2
+        ],
+        dtype=float,
+    )
     ee = block_agreement(m, [0, 1], None, None)
     assert (ee["pairs"], ee["agreement"]) == (3, pytest.approx(2 / 3))  # agree on 1 and 3
     assert ee["decisive_pairs"] == 2 and ee["decisive_agreement"] == pytest.approx(1 / 2)
@@ -141,8 +157,10 @@ def test_biases_position_length_leniency_repeats_by_hand() -> None:
     for unit, code in ((1, 0), (2, 0), (3, 1), (4, 1)):
         a_scores, b_scores = ({"q": 7, "g": 5}, {"q": 3, "g": 3}) if code == 0 else ({"q": 3, "g": 3}, {"q": 7, "g": 5})
         _judge(d, unit, "J", code, "llm", scores=(a_scores, b_scores))
-    lengths = [{"comparison_id": cid, "length_a": la, "length_b": 100}
-               for cid, la in zip(d.comparisons, (500, 500, 50, 500), strict=True)]
+    lengths = [
+        {"comparison_id": cid, "length_a": la, "length_b": 100}
+        for cid, la in zip(d.comparisons, (500, 500, 50, 500), strict=True)
+    ]
     doc = _section(d, lengths, bootstrap=50)
     bias = {k: {r["judge"]: r for r in v["rows"]} for k, v in doc["bias"].items()}
     ann = bias["position"]["ann"]
@@ -195,8 +213,9 @@ def test_alt_test_of_a_tiny_panel_by_hand() -> None:
     assert res.winning_rate == pytest.approx(1 / 3) and res.passed is False and res.advantage_probability == 1.0
     few = alt_test(humans, llm, ["E1", "E2", "E3"])
     assert math.isnan(few.winning_rate) and few.passed is None and "at least 3 experts" in few.reason
-    assert all(r["reason"] == "fewer than 30 comparisons with the LLM judge and >= 2 experts (n = 4)"
-               for r in few.humans)
+    assert all(
+        r["reason"] == "fewer than 30 comparisons with the LLM judge and >= 2 experts (n = 4)" for r in few.humans
+    )
 
 
 def test_rank_correlations_match_scipy_with_ties_and_missing_candidates() -> None:
@@ -233,9 +252,11 @@ def _planted_matrix(rng: np.random.Generator, units: int, errors: list[float], t
 def test_planted_error_rates_give_intervals_covering_the_implied_agreement() -> None:
     """With error rates e1, e2 (errors uniform over the other two codes), P(agree) = (1-e1)(1-e2) + e1 e2 / 2."""
     e_exp, e_llm = 0.1, 0.3
-    implied = {"expert-expert": (1 - e_exp) ** 2 + e_exp**2 / 2,
-               "expert-LLM": (1 - e_exp) * (1 - e_llm) + e_exp * e_llm / 2,
-               "LLM-LLM": (1 - e_llm) ** 2 + e_llm**2 / 2}
+    implied = {
+        "expert-expert": (1 - e_exp) ** 2 + e_exp**2 / 2,
+        "expert-LLM": (1 - e_exp) * (1 - e_llm) + e_exp * e_llm / 2,
+        "LLM-LLM": (1 - e_llm) ** 2 + e_llm**2 / 2,
+    }
     covered = {k: 0 for k in implied}
     widths = []
     reps = 40
@@ -243,8 +264,11 @@ def test_planted_error_rates_give_intervals_covering_the_implied_agreement() -> 
         rng = np.random.default_rng(seed)
         m = _planted_matrix(rng, 150, [e_exp] * 3 + [e_llm] * 3)
         w = bootstrap_weights(150, 200, seed)
-        for name, a, b in (("expert-expert", [0, 1, 2], None), ("expert-LLM", [0, 1, 2], [3, 4, 5]),
-                           ("LLM-LLM", [3, 4, 5], None)):
+        for name, a, b in (
+            ("expert-expert", [0, 1, 2], None),
+            ("expert-LLM", [0, 1, 2], [3, 4, 5]),
+            ("LLM-LLM", [3, 4, 5], None),
+        ):
             r = block_agreement(m, a, b, w)
             covered[name] += r["ci_low"] <= implied[name] <= r["ci_high"]
             widths.append(r["ci_high"] - r["ci_low"])
@@ -280,8 +304,15 @@ def test_planted_panels_through_the_report_rank_alike_and_cover_the_implied_agre
                 truth = 0 if rng.random() < 1 / (1 + math.exp(strength[y] - strength[x])) else 1
                 for judge, e in errors.items():
                     code = truth if rng.random() >= e else int((truth + rng.integers(1, 3)) % 3)
-                    d.judge(run, task, "automation", *((x, y) if rng.random() < 0.5 else (y, x)), judge,
-                            {0: x, 1: y, 2: "tie"}[code], kind="expert" if judge in ("ann", "bob", "cat") else "llm")
+                    d.judge(
+                        run,
+                        task,
+                        "automation",
+                        *((x, y) if rng.random() < 0.5 else (y, x)),
+                        judge,
+                        {0: x, 1: y, 2: "tie"}[code],
+                        kind="expert" if judge in ("ann", "bob", "cat") else "llm",
+                    )
     report = build_report(d.frames(), ReportOptions(bootstrap=200))
     doc = report.doc
     text = json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False)
@@ -316,7 +347,7 @@ def test_no_expert_judgment_gives_one_line() -> None:
     doc = build_report(d.frames(), ReportOptions(bootstrap=0)).doc
     assert doc["experts"]["present"] is False and "No expert judgments" in doc["experts"]["note"]
     text = to_text(doc)
-    section = text[text.index("Experts vs LLM judges"):]
+    section = text[text.index("Experts vs LLM judges") :]
     assert section.count("\n") <= 4 and "No expert judgments in this session" in section
 
 

@@ -15,8 +15,15 @@ FILES = ("judgments.csv", "scores.csv", "outputs.csv")
 
 def _run_and_export(tmp_path: Path, name: str, limits: str) -> tuple[Path, list[tuple[str, str, int]]]:
     path = tmp_path / f"{name}.toml"
-    path.write_text(small_session_toml(name=name, tasks=("counseling", "tutoring"), limits=limits,
-                                       faults="latency_s = 0.002\ninvalid_reply_rate = 0.2"), encoding="utf-8")
+    path.write_text(
+        small_session_toml(
+            name=name,
+            tasks=("counseling", "tutoring"),
+            limits=limits,
+            faults="latency_s = 0.002\ninvalid_reply_rate = 0.2",
+        ),
+        encoding="utf-8",
+    )
     run = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
     assert run.exit_code == 0, run.output
     out = tmp_path / f"{name}-export"

@@ -28,8 +28,10 @@ JUDGES = ("j1", "j2")
 
 def _session(api_base: str) -> str:
     def model(kind: str, name: str, model: str, family: str, extra: str = "") -> str:
-        return (f'[{kind}]\nname = "{name}"\nmodel = "openai/{model}"\napi_base = "{api_base}"\n'
-                f'family = "{family}"\n{extra}\n')
+        return (
+            f'[{kind}]\nname = "{name}"\nmodel = "openai/{model}"\napi_base = "{api_base}"\n'
+            f'family = "{family}"\n{extra}\n'
+        )
 
     return textwrap.dedent(
         f"""
@@ -51,14 +53,16 @@ def _session(api_base: str) -> str:
         backoff_max_s = 0.05
         timeout_s = 2.0
         """
-    ) + "\n".join([
-        model("[models]", "A", "gen-a", "North", "augmentation = true"),
-        model("[models]", "B", "gen-b", "South", "augmentation = false"),
-        model("[models]", "C", "gen-c", "Mid", "augmentation = false"),
-        model("worker", "W", "worker", "East"),
-        model("[judges]", "J1", "j1", "West"),
-        model("[judges]", "J2", "j2", "Central"),
-    ])
+    ) + "\n".join(
+        [
+            model("[models]", "A", "gen-a", "North", "augmentation = true"),
+            model("[models]", "B", "gen-b", "South", "augmentation = false"),
+            model("[models]", "C", "gen-c", "Mid", "augmentation = false"),
+            model("worker", "W", "worker", "East"),
+            model("[judges]", "J1", "j1", "West"),
+            model("[judges]", "J2", "j2", "Central"),
+        ]
+    )
 
 
 def _db(path: Path, sql: str) -> Any:
@@ -72,8 +76,14 @@ def test_every_fault_kind_through_real_http_ends_accounted_for(tmp_path: Path) -
     path.write_text(_session("http://127.0.0.1:1/v1"), encoding="utf-8")  # the port is set below
     rubric = load_session(path).rubric("counseling")
     scores = {d.id: 7 for d in rubric.all}
-    judgment = json.dumps({"option_1": {"scores": scores}, "option_2": {"scores": {**scores, rubric.all[0].id: 4}},
-                           "winner": "option_1", "rationale": "Option 1 covers more of the task."})
+    judgment = json.dumps(
+        {
+            "option_1": {"scores": scores},
+            "option_2": {"scores": {**scores, rubric.all[0].id: 4}},
+            "winner": "option_1",
+            "rationale": "Option 1 covers more of the task.",
+        }
+    )
 
     def is_judge(body: dict[str, Any]) -> bool:
         return body.get("model") in JUDGES
@@ -97,8 +107,9 @@ def test_every_fault_kind_through_real_http_ends_accounted_for(tmp_path: Path) -
         assert _db(path, "SELECT count(*) FROM calls_in_flight") == 0
 
         report_file = tmp_path / "report.json"
-        report = CliRunner().invoke(cli, ["report", str(path), "--json", str(report_file), "--bootstrap", "0",
-                                          "--quiet"])
+        report = CliRunner().invoke(
+            cli, ["report", str(path), "--json", str(report_file), "--bootstrap", "0", "--quiet"]
+        )
         assert report.exit_code == 0, report.output
         doc = json.loads(report_file.read_text(encoding="utf-8"))
         stages = doc["outcomes"]["stages"]

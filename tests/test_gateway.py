@@ -58,8 +58,11 @@ def make(script: list[object], limits: Limits | None = None, delay: float = 0.0)
     async def fake_sleep(seconds: float) -> None:
         sleeps.append(seconds)
 
-    gateway = Gateway(limits or Limits(max_retries=3, backoff_base_s=1.0, backoff_max_s=3.0),
-                      on_failure=failures.append, sleep=fake_sleep)
+    gateway = Gateway(
+        limits or Limits(max_retries=3, backoff_base_s=1.0, backoff_max_s=3.0),
+        on_failure=failures.append,
+        sleep=fake_sleep,
+    )
     fake = FakeLLM(script, delay)
     gateway._llm = fake  # type: ignore[assignment]
     return gateway, fake, sleeps, failures
@@ -67,8 +70,14 @@ def make(script: list[object], limits: Limits | None = None, delay: float = 0.0)
 
 def request(model: str = "openai/gpt-4.1", price: bool = False) -> CallRequest:
     ep = Endpoint(model=model, input_cost_per_mtok=1.0 if price else None, output_cost_per_mtok=2.0 if price else None)
-    return CallRequest(key="k", stage="judging", endpoint=ep, messages=[{"role": "user", "content": "x"}],
-                       params={"temperature": 0}, sample="judging:run1:attempt0")
+    return CallRequest(
+        key="k",
+        stage="judging",
+        endpoint=ep,
+        messages=[{"role": "user", "content": "x"}],
+        params={"temperature": 0},
+        sample="judging:run1:attempt0",
+    )
 
 
 def errors() -> SimpleNamespace:

@@ -36,8 +36,15 @@ TASKS = Path(__file__).resolve().parent.parent / "tasks"
 Reply = tuple[int, dict[str, str], Any]  # status, headers, JSON body (or raw bytes)
 
 
-def completion(content: Any = "fine", finish: str | None = "stop", *, choices: bool = True, message: bool = True,
-               usage: bool = True, tool_calls: bool = False) -> Reply:
+def completion(
+    content: Any = "fine",
+    finish: str | None = "stop",
+    *,
+    choices: bool = True,
+    message: bool = True,
+    usage: bool = True,
+    tool_calls: bool = False,
+) -> Reply:
     """A 200 chat completion, with the given parts missing or odd."""
     choice: dict[str, Any] = {"index": 0, "finish_reason": finish}
     if message:
@@ -46,8 +53,13 @@ def completion(content: Any = "fine", finish: str | None = "stop", *, choices: b
             choice["message"]["tool_calls"] = [
                 {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
             ]
-    body: dict[str, Any] = {"id": "r", "object": "chat.completion", "created": 1, "model": "served",
-                            "choices": [choice] if choices else []}
+    body: dict[str, Any] = {
+        "id": "r",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "served",
+        "choices": [choice] if choices else [],
+    }
     if usage:
         body["usage"] = {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}
     return 200, {}, body
@@ -114,10 +126,20 @@ def gateway(limits: Limits) -> tuple[Gateway, list[CallFailure]]:
 
 
 def request(server: FaultServer, model: str = "x", price: bool = False) -> CallRequest:
-    ep = Endpoint(model=f"openai/{model}", api_base=server.api_base,
-                  input_cost_per_mtok=1.0 if price else None, output_cost_per_mtok=2.0 if price else None)
-    return CallRequest(key=f"key-{model}", stage="automation", endpoint=ep,
-                       messages=[{"role": "user", "content": "write it"}], params={"max_tokens": 64}, sample="s")
+    ep = Endpoint(
+        model=f"openai/{model}",
+        api_base=server.api_base,
+        input_cost_per_mtok=1.0 if price else None,
+        output_cost_per_mtok=2.0 if price else None,
+    )
+    return CallRequest(
+        key=f"key-{model}",
+        stage="automation",
+        endpoint=ep,
+        messages=[{"role": "user", "content": "write it"}],
+        params={"max_tokens": 64},
+        sample="s",
+    )
 
 
 FAST = Limits(max_retries=1, backoff_base_s=0.0, backoff_max_s=0.0, timeout_s=10)
@@ -318,8 +340,14 @@ def http_session(server: FaultServer, judging: str = "", limits: str = "") -> st
 def valid_judgment(path: Path) -> str:
     rubric = load_session(path).rubric("counseling")
     scores = {d.id: 7 for d in rubric.all}
-    return json.dumps({"option_1": {"scores": scores}, "option_2": {"scores": {**scores, rubric.all[0].id: 4}},
-                       "winner": "option_1", "rationale": "Option 1 covers more of the task."})
+    return json.dumps(
+        {
+            "option_1": {"scores": scores},
+            "option_2": {"scores": {**scores, rubric.all[0].id: 4}},
+            "winner": "option_1",
+            "rationale": "Option 1 covers more of the task.",
+        }
+    )
 
 
 def judge_needing(tokens: int, path: Path) -> Callable[[dict[str, Any]], Reply]:
@@ -410,7 +438,8 @@ def test_null_content_is_recorded_as_failed_never_as_an_empty_output_and_run_say
     assert rows(path, "SELECT count(*) FROM calls WHERE model = 'openai/gen-b'")[0][0] == 0
     errors = rows(path, "SELECT * FROM call_errors WHERE model = 'openai/gen-b' ORDER BY id")
     assert [(e["attempt"], e["final"], e["error_type"], e["finish_reason"]) for e in errors] == [
-        (1, 0, MALFORMED_REPLY, "content_filter"), (2, 1, MALFORMED_REPLY, "content_filter")
+        (1, 0, MALFORMED_REPLY, "content_filter"),
+        (2, 1, MALFORMED_REPLY, "content_filter"),
     ]
     assert all("reply has no text (null content)" in e["message"] for e in errors)
     assert rows(path, "SELECT count(*) FROM comparisons")[0][0] == 0  # nothing judged against a non-answer
@@ -427,7 +456,9 @@ def test_empty_choices_never_crash_the_run(server: FaultServer, tmp_path: Path) 
     assert out.exception is None or isinstance(out.exception, SystemExit), out.output
     errors = rows(path, "SELECT model, attempt, final, message FROM call_errors ORDER BY id")
     assert [(e["model"], e["attempt"], e["final"]) for e in errors] == [
-        ("openai/gen-a", 1, 0), ("openai/judge", 1, 0), ("openai/judge", 2, 1)
+        ("openai/gen-a", 1, 0),
+        ("openai/judge", 1, 0),
+        ("openai/judge", 2, 1),
     ]
     assert all("reply has no choices" in e["message"] for e in errors)
     assert rows(path, "SELECT count(*) FROM outputs")[0][0] == 2

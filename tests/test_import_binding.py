@@ -112,8 +112,12 @@ def _as_expert(judgments: Rows, scores: Rows, expert: str, n: int = 3, task: str
     seen: set[str] = set()
     picked = []
     for i, r in enumerate(judgments):
-        if (r["valid"] == "true" and r["comparison_id"] not in seen and len(picked) < n
-                and r["task"] == (task or r["task"])):
+        if (
+            r["valid"] == "true"
+            and r["comparison_id"] not in seen
+            and len(picked) < n
+            and r["task"] == (task or r["task"])
+        ):
             seen.add(r["comparison_id"])
             picked.append(i)
             ids = r["judgment_id"]
@@ -175,8 +179,12 @@ def test_expert_judgments_exported_from_another_session_with_the_same_candidates
     experts = _edited(b, tmp_path / "b-experts", lambda j, s: _as_expert(j, s, "ann"))
     assert CliRunner().invoke(cli, ["import", str(other), str(experts)]).exit_code == 0  # its own session's
     b2 = _export(other, tmp_path / "b2")
-    out = _refused(session, b2, message="session.json, field fingerprint: these files were exported from another "
-                                        "database of a session named 'small'")
+    out = _refused(
+        session,
+        b2,
+        message="session.json, field fingerprint: these files were exported from another "
+        "database of a session named 'small'",
+    )
     assert "ann" not in out.split("fingerprint")[0]
     # The CSVs alone would fit this session: only the binding tells them apart.
     stripped = tmp_path / "stripped"
@@ -207,9 +215,11 @@ def test_a_judge_not_in_the_session_is_refused(session: Path, tmp_path: Path) ->
     def edit(j: Rows, _s: Rows) -> None:
         j[0].update(judge="JudgeEast", judge_family="East")
 
-    out = _refused(session, _edited(a, tmp_path / "bad", edit),
-                   message="judgments.csv row 1 (line 2), column judge: 'JudgeEast' is not an LLM judge of this "
-                           "session")
+    out = _refused(
+        session,
+        _edited(a, tmp_path / "bad", edit),
+        message="judgments.csv row 1 (line 2), column judge: 'JudgeEast' is not an LLM judge of this session",
+    )
     assert "Refused rows of judgments.csv per judge: JudgeEast (llm) 1" in out
 
 
@@ -218,8 +228,12 @@ def test_an_unknown_expert_is_refused_unless_added_explicitly(session: Path, tmp
     rows: list[int] = []
     folder = _edited(a, tmp_path / "zed", lambda j, s: rows.extend(_as_expert(j, s, "zed")))
     copy = _copy(session, tmp_path / "copy")
-    out = _refused(copy, folder, message=f"judgments.csv row {rows[0] + 1} (line {rows[0] + 2}), column judge: 'zed' "
-                                         "is not an expert of this session (registered: ann, bob)")
+    out = _refused(
+        copy,
+        folder,
+        message=f"judgments.csv row {rows[0] + 1} (line {rows[0] + 2}), column judge: 'zed' "
+        "is not an expert of this session (registered: ann, bob)",
+    )
     assert "--add-experts" in out and "zed (expert) 3" in out
     _refused(copy, folder, "--add-experts", "JudgeNorth,zed", message="--add-experts: 'JudgeNorth' is the name of")
     _refused(copy, folder, "--add-experts", "Zed!", message="--add-experts: 'Zed!' is not an expert id")
@@ -232,10 +246,16 @@ def test_an_unknown_expert_is_refused_unless_added_explicitly(session: Path, tmp
 
 def test_an_expert_outside_their_tasks_or_named_like_a_judge_is_refused(session: Path, tmp_path: Path) -> None:
     a = _export(session, tmp_path / "a")
-    _refused(session, _edited(a, tmp_path / "bob", lambda j, s: _as_expert(j, s, "bob", n=1, task="counseling")),
-             message="column judge: expert 'bob' judges only tutoring, not 'counseling'")
-    _refused(session, _edited(a, tmp_path / "named", lambda j, s: _as_expert(j, s, "JudgeWest", n=1)),
-             message="column judge: expert 'JudgeWest' is the name of LLM judge 'JudgeWest'")
+    _refused(
+        session,
+        _edited(a, tmp_path / "bob", lambda j, s: _as_expert(j, s, "bob", n=1, task="counseling")),
+        message="column judge: expert 'bob' judges only tutoring, not 'counseling'",
+    )
+    _refused(
+        session,
+        _edited(a, tmp_path / "named", lambda j, s: _as_expert(j, s, "JudgeWest", n=1)),
+        message="column judge: expert 'JudgeWest' is the name of LLM judge 'JudgeWest'",
+    )
 
 
 def test_an_llm_judge_of_an_excluded_family_is_refused(session: Path, tmp_path: Path) -> None:
@@ -245,14 +265,23 @@ def test_an_llm_judge_of_an_excluded_family_is_refused(session: Path, tmp_path: 
 
     def edit(j: Rows, _s: Rows) -> None:
         # JudgeWest judged a comparison holding a North output; JudgeNorth may not have.
-        i = next(i for i, r in enumerate(j) if r["judge"] == "JudgeWest" and r["mode"] == "automation"
-                 and "North" in (families[r["option1"]], families[r["option2"]]))
+        i = next(
+            i
+            for i, r in enumerate(j)
+            if r["judge"] == "JudgeWest"
+            and r["mode"] == "automation"
+            and "North" in (families[r["option1"]], families[r["option2"]])
+        )
         j[i].update(judge="JudgeNorth", judge_family="North")
         where.append(i)
 
     folder = _edited(a, tmp_path / "family", edit)
-    _refused(session, folder, message=f"row {where[0] + 1} (line {where[0] + 2}), column judge: LLM judge "
-                                      "'JudgeNorth' (family North) may not judge")
+    _refused(
+        session,
+        folder,
+        message=f"row {where[0] + 1} (line {where[0] + 2}), column judge: LLM judge "
+        "'JudgeNorth' (family North) may not judge",
+    )
     wrong_family = _edited(a, tmp_path / "wrong", lambda j, _s: j[0].update(judge_family="Elsewhere"))
     _refused(session, wrong_family, message="column judge_family: 'Elsewhere' but LLM judge")
 
@@ -267,9 +296,11 @@ def test_a_tie_where_ties_are_not_allowed_is_refused(session: Path, tmp_path: Pa
         j[i]["winner"] = "tie"
         where.append(i)
 
-    _refused(copy, _edited(a, tmp_path / "tie", edit),
-             message=f"row {where[0] + 1} (line {where[0] + 2}), column winner: 'tie', but this session does not "
-                     "allow ties")
+    _refused(
+        copy,
+        _edited(a, tmp_path / "tie", edit),
+        message=f"row {where[0] + 1} (line {where[0] + 2}), column winner: 'tie', but this session does not allow ties",
+    )
 
 
 def test_one_foreign_row_among_good_ones_writes_nothing(session: Path, tmp_path: Path) -> None:
@@ -306,8 +337,11 @@ def test_the_loader_refuses_an_expert_id_equal_to_a_judge_model_or_worker_name(t
 
 def test_an_expert_added_in_the_app_may_not_take_a_judge_name(session: Path, tmp_path: Path) -> None:
     path = tmp_path / "slug.toml"
-    path.write_text(small_session_toml(runs=1, tasks=("counseling",))
-                    + '\n[[judges]]\nname = "rex"\nmodel = "simulated/rex"\nfamily = "West2"\n', encoding="utf-8")
+    path.write_text(
+        small_session_toml(runs=1, tasks=("counseling",))
+        + '\n[[judges]]\nname = "rex"\nmodel = "simulated/rex"\nfamily = "West2"\n',
+        encoding="utf-8",
+    )
     study = load_session(path)
     with Store(tmp_path / "slug.db") as store, pytest.raises(CentaurError, match="is the name of LLM judge 'rex'"):
         ExpertStore(store).add_expert(study, ExpertSpec(id="rex", name="Rex"))

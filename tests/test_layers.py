@@ -33,9 +33,9 @@ def test_cli_start_does_not_import_heavy_libraries() -> None:
 # Allowed by name AND exact content: a file of that name doing anything else is still reported.
 COVERAGE_PTH = (
     "a1_coverage.pth",
-    "import sys; exec('import os\\n\\nif os.getenv(\"COVERAGE_PROCESS_START\")"
-    " or os.getenv(\"COVERAGE_PROCESS_CONFIG\"):"
-    "\\n try:\\n  import coverage\\n except:\\n  pass\\n else:\\n  coverage.process_startup(slug=\"pth\")')",
+    'import sys; exec(\'import os\\n\\nif os.getenv("COVERAGE_PROCESS_START")'
+    ' or os.getenv("COVERAGE_PROCESS_CONFIG"):'
+    '\\n try:\\n  import coverage\\n except:\\n  pass\\n else:\\n  coverage.process_startup(slug="pth")\')',
 )
 
 

@@ -57,7 +57,7 @@ class Case:
 
 S = "bad.toml"
 SESSION_CASES = [
-    Case("non-utf8-byte", S, "not UTF-8", BASE.encode().replace(b'seed = 7', b'seed = 7\ndescription = "caf\xff"')),
+    Case("non-utf8-byte", S, "not UTF-8", BASE.encode().replace(b"seed = 7", b'seed = 7\ndescription = "caf\xff"')),
     Case("latin1", S, "not UTF-8", sub("seed = 7", 'seed = 7\ndescription = "café"').encode("latin-1")),
     Case("utf16", S, "not UTF-8", BASE.encode("utf-16")),
     Case("runs-huge", S, "runs", sub("runs = 1", "runs = 10000000")),
@@ -81,34 +81,53 @@ SESSION_CASES = [
     Case("sk-in-params", S, "params.hint", alpha(f'params = {{ hint = "{KEY}" }}')),
     Case("bearer-value", S, "api_key_env", alpha('api_key_env = "Bearer abcdefgh12345"')),
     Case("params-reserved-model", S, "params", alpha('params = { model = "x/y" }')),
-    Case("params-too-many", S, "params", sub('family = "North"\n', 'family = "North"\nparams = { '
-                                              + ", ".join(f"p{i} = {i}" for i in range(40)) + " }\n")),
+    Case(
+        "params-too-many",
+        S,
+        "params",
+        sub(
+            'family = "North"\n', 'family = "North"\nparams = { ' + ", ".join(f"p{i} = {i}" for i in range(40)) + " }\n"
+        ),
+    ),
     Case("params-long-string", S, "params", alpha(f'params = {{ p = "{"x" * 5000}" }}')),
     Case("unknown-top", S, "colour", sub("seed = 7", 'seed = 7\ncolour = "blue"')),
     Case("unknown-limits", S, "limits.speed", sub("[limits]\n", "[limits]\nspeed = 3\n")),
     Case("tasks-string", S, "tasks", sub('tasks = ["counseling"]', 'tasks = "counseling"')),
     Case("ties-string", S, "judging.allow_ties", session(judging='allow_ties = "yes"')),
-    Case("gen-max-tokens", S, "generation.max_tokens",
-         sub("[judging]", "[generation]\nmax_tokens = 1000000000\n\n[judging]")),
+    Case(
+        "gen-max-tokens",
+        S,
+        "generation.max_tokens",
+        sub("[judging]", "[generation]\nmax_tokens = 1000000000\n\n[judging]"),
+    ),
     Case("judge-max-tokens", S, "judging.max_tokens", session(judging="max_tokens = 1000000000000")),
     Case("name-long", S, "name", sub('name = "bad"', f'name = "{"n" * 10000}"')),
     Case("description-long", S, "description", sub("seed = 7", f'seed = 7\ndescription = "{"d" * 20000}"')),
     Case("model-long", S, "model", sub('model = "simulated/alpha"', f'model = "simulated/{"a" * 500}"')),
-    Case("tasks-many", S, "tasks",
-         sub('tasks = ["counseling"]', "tasks = [" + ", ".join(f'"t{i}"' for i in range(600)) + "]")),
+    Case(
+        "tasks-many",
+        S,
+        "tasks",
+        sub('tasks = ["counseling"]', "tasks = [" + ", ".join(f'"t{i}"' for i in range(600)) + "]"),
+    ),
     Case("models-many", S, "models", BASE + "".join(model_block(i) for i in range(70))),
     Case("database-under-a-file", S, "database", sub("seed = 7", 'seed = 7\ndatabase = "bad.toml/sub/x.db"')),
     Case("database-is-a-folder", S, "database", sub("seed = 7", 'seed = 7\ndatabase = "tasks"')),
     Case("malformed-toml", S, "malformed TOML", sub("seed = 7", "seed = = 7")),
     Case("nul-char", S, "malformed TOML", sub('name = "bad"', 'name = "b\x00ad"')),
     Case("too-big", S, "larger than", BASE + "#" * 1_100_000 + "\n"),
-    Case("tasks-dir-missing", "nowhere", "tasks folder not found",
-         sub(f'tasks_dir = "{TASKS}"', 'tasks_dir = "nowhere"')),
+    Case(
+        "tasks-dir-missing", "nowhere", "tasks folder not found", sub(f'tasks_dir = "{TASKS}"', 'tasks_dir = "nowhere"')
+    ),
     Case("unknown-task", S, "tasks[0]", sub('tasks = ["counseling"]', 'tasks = ["no_such_task"]')),
     Case("concurrency-zero", S, "limits.concurrency", sub("concurrency = 32", "concurrency = 0")),
     Case("api-base-scheme", S, "api_base", alpha('api_base = "ftp://x"')),
-    Case("expert-password", S, "experts[0].password",
-         BASE + '\n[[experts]]\nid = "a"\nname = "A"\npassword = "hunter22"\n'),
+    Case(
+        "expert-password",
+        S,
+        "experts[0].password",
+        BASE + '\n[[experts]]\nid = "a"\nname = "A"\npassword = "hunter22"\n',
+    ),
 ]
 
 
@@ -125,23 +144,55 @@ TASK_CASES = [
     Case("task-non-utf8", C, "not UTF-8", task=lambda t: t.encode("utf-8") + b"\n# \xc3\x28\n"),
     Case("task-utf16", C, "not UTF-8", task=lambda t: t.encode("utf-16")),
     Case("task-prompt-huge", C, "prompt", task=_task("prompt = ", f'prompt = "{"p" * 200_000}"\nx_prompt = ')),
-    Case("task-difficulty-nan", C, "difficulty", task=lambda t: t + '\n[[requirements]]\nid = "zz"\nlabel = "zzz zz"\n'
-         'text = "z"\ndimension = "empathic_reflection"\ndifficulty = nan\n'),
+    Case(
+        "task-difficulty-nan",
+        C,
+        "difficulty",
+        task=lambda t: (
+            t + '\n[[requirements]]\nid = "zz"\nlabel = "zzz zz"\n'
+            'text = "z"\ndimension = "empathic_reflection"\ndifficulty = nan\n'
+        ),
+    ),
     Case("task-unknown-field", C, "colour", task=lambda t: 'colour = "red"\n' + t),
-    Case("task-title-type", C, "title", task=lambda t: "title = 3\n" + "\n".join(
-        line for line in t.splitlines() if not line.startswith("title ="))),
+    Case(
+        "task-title-type",
+        C,
+        "title",
+        task=lambda t: "title = 3\n" + "\n".join(line for line in t.splitlines() if not line.startswith("title =")),
+    ),
     Case("task-api-key", C, "api_key", task=lambda t: 'api_key = "abcdefgh"\n' + t),
-    Case("task-sk-in-prompt", C, "prompt",
-         task=_task("prompt = ", f'prompt = "Use the key {KEY} please, thanks a lot"\nx = ')),
+    Case(
+        "task-sk-in-prompt",
+        C,
+        "prompt",
+        task=_task("prompt = ", f'prompt = "Use the key {KEY} please, thanks a lot"\nx = '),
+    ),
     Case("task-malformed", C, "malformed TOML", task=lambda t: t + "\n[[[broken\n"),
-    Case("task-requirements-many", C, "requirements", task=lambda t: t + "".join(
-        f'\n[[requirements]]\nid = "r{i}"\nlabel = "req {i}"\ntext = "t"\ndimension = "empathic_reflection"\n'
-        for i in range(300))),
+    Case(
+        "task-requirements-many",
+        C,
+        "requirements",
+        task=lambda t: (
+            t
+            + "".join(
+                f'\n[[requirements]]\nid = "r{i}"\nlabel = "req {i}"\ntext = "t"\ndimension = "empathic_reflection"\n'
+                for i in range(300)
+            )
+        ),
+    ),
     Case("universal-non-utf8", U, "not UTF-8", universal=lambda t: t.encode("latin-1", "replace") + b"\n# \xe9\n"),
-    Case("universal-prompt-huge", U, "judge_prompt",
-         universal=_task("judge_prompt = '''", "judge_prompt = '''" + "j" * 200_000)),
-    Case("universal-inf", U, "general_dimensions", universal=lambda t: t.replace("[[general_dimensions]]",
-         "[[general_dimensions]]\nweight = inf", 1)),
+    Case(
+        "universal-prompt-huge",
+        U,
+        "judge_prompt",
+        universal=_task("judge_prompt = '''", "judge_prompt = '''" + "j" * 200_000),
+    ),
+    Case(
+        "universal-inf",
+        U,
+        "general_dimensions",
+        universal=lambda t: t.replace("[[general_dimensions]]", "[[general_dimensions]]\nweight = inf", 1),
+    ),
 ]
 
 
@@ -152,10 +203,16 @@ def _files(root: Path) -> dict[str, str]:
     """Every file's digest. SQLite's -shm index and an empty -wal are left out: a read-only
     open (`centaur export`) leaves them beside the database and the next read-write close
     removes them, with nothing written; a -wal holding frames is data and is compared."""
-    digests = {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
-               if p.is_file()}
-    return {name: digest for name, digest in digests.items()
-            if not name.endswith("-shm") and not (name.endswith("-wal") and digest == EMPTY)}
+    digests = {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+    return {
+        name: digest
+        for name, digest in digests.items()
+        if not name.endswith("-shm") and not (name.endswith("-wal") and digest == EMPTY)
+    }
 
 
 def check_refused(args: list[str], case_file: str, field: str, root: Path) -> str:
@@ -190,8 +247,13 @@ def test_a_malformed_session_or_task_file_is_refused_naming_file_and_field(case:
 
 def test_a_refused_file_gives_one_line_on_stderr_from_a_real_process(tmp_path: Path) -> None:
     (tmp_path / S).write_bytes(BASE.replace("runs = 1", "runs = 10000000").encode())
-    proc = subprocess.run([sys.executable, "-m", "centaur_tui.cli", "run", str(tmp_path / S)], capture_output=True,
-                          text=True, timeout=120, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "centaur_tui.cli", "run", str(tmp_path / S)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "runs" in proc.stderr and S in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [S]
@@ -235,7 +297,7 @@ def _set_cell(column: str, value: str, row: int = 1) -> Callable[[list[str]], li
         header = lines[0].split(",")
         cells = lines[row].split(",")
         cells[header.index(column)] = value
-        return [*lines[:row], ",".join(cells), *lines[row + 1:]]
+        return [*lines[:row], ",".join(cells), *lines[row + 1 :]]
 
     return edit
 
@@ -280,8 +342,9 @@ def test_the_corpus_holds_at_least_60_files() -> None:
     assert len(SESSION_CASES) + len(TASK_CASES) + len(IMPORT_CASES) >= 60
 
 
-def test_an_export_saved_with_a_byte_order_mark_imports_as_the_same_judgments(judged: tuple[Path, Path],
-                                                                              tmp_path: Path) -> None:
+def test_an_export_saved_with_a_byte_order_mark_imports_as_the_same_judgments(
+    judged: tuple[Path, Path], tmp_path: Path
+) -> None:
     """Spreadsheets save "CSV UTF-8" with a BOM; its first column must still be `run`, not an unknown one."""
     session, export = judged
     folder = tmp_path / "bom"

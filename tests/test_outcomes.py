@@ -26,8 +26,9 @@ def _fail(monkeypatch: pytest.MonkeyPatch, models: set[str]) -> list[str]:
     async def complete(self: Gateway, req: Any) -> Any:
         if req.endpoint.model in models:
             refused.append(req.key)
-            self._on_failure(CallFailure(req.key, req.stage, req.endpoint.model, 1, "ServiceUnavailableError",
-                                         "down", final=True))
+            self._on_failure(
+                CallFailure(req.key, req.stage, req.endpoint.model, 1, "ServiceUnavailableError", "down", final=True)
+            )
             raise CallFailed(f"{req.endpoint.model}: ServiceUnavailableError: down", "ServiceUnavailableError", 3)
         return await original(self, req)
 
@@ -72,8 +73,10 @@ def test_a_judge_that_fails_for_good_makes_the_run_incomplete_and_a_re_run_retri
     assert out.exit_code == 3, out.output
     assert "Done in" not in out.output
     assert f"Incomplete: {west} calls failed for good; run again to retry them." in out.output
-    assert f"judging: {west} of {plan.total_judgments} missing ({west} failed for good); by judge: JudgeWest {west}" \
+    assert (
+        f"judging: {west} of {plan.total_judgments} missing ({west} failed for good); by judge: JudgeWest {west}"
         in out.output
+    )
     assert len(refused) == west
     stored = _db(path, "SELECT judge, count(*) FROM judgments GROUP BY judge")
     assert "JudgeWest" not in dict(stored)
@@ -81,8 +84,14 @@ def test_a_judge_that_fails_for_good_makes_the_run_incomplete_and_a_re_run_retri
     doc = _report_json(path)
     outcomes = doc["outcomes"]
     assert outcomes["complete"] is False and outcomes["failed_calls"] == west
-    assert outcomes["judges"]["JudgeWest"] == {"planned": west, "answered": 0, "invalid": 0, "failed": west,
-                                               "blocked": 0, "missing": west}
+    assert outcomes["judges"]["JudgeWest"] == {
+        "planned": west,
+        "answered": 0,
+        "invalid": 0,
+        "failed": west,
+        "blocked": 0,
+        "missing": west,
+    }
     assert outcomes["judges"]["JudgeNorth"]["missing"] == 0
     assert sum(m["excluded"].get("missing", 0) for m in doc["modes"]) == west
     # Every denominator that counts judgments says so too: overall, per mode and per judge.
@@ -124,8 +133,11 @@ def test_a_failed_assistant_blocks_its_worker_outputs_and_their_judgments(
     assert o.stages["automation"].blocked == o.stages["assistance"].blocked == o.stages["worker"].failed == 0
     # Every judgment of a comparison holding a Delta output is blocked, none failed.
     judging = o.stages["judging"]
-    assert judging.blocked > 0 and judging.failed == 0 and judging.invalid + judging.answered + judging.blocked == \
-        judging.planned
+    assert (
+        judging.blocked > 0
+        and judging.failed == 0
+        and judging.invalid + judging.answered + judging.blocked == judging.planned
+    )
     assert outcome.failed == 2 and not outcome.complete
     lines = outcome_lines(outcome)
     assert lines[0] == "Incomplete: 2 calls failed for good; run again to retry them."

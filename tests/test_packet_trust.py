@@ -108,15 +108,21 @@ def edit_scores(packet: Path, change: Callable[[dict], object], position: int = 
 
 def third(column: str, value: object) -> Callable[[Path], None]:
     """Set one column of the third item's result (the first two stay valid: nothing may be stored from them)."""
+
     def tamper(packet: Path) -> None:
-        edit(packet, f"UPDATE results SET {column} = ? WHERE token = (SELECT token FROM items WHERE position = 3)",
-             params=(value,))
+        edit(
+            packet,
+            f"UPDATE results SET {column} = ? WHERE token = (SELECT token FROM items WHERE position = 3)",
+            params=(value,),
+        )
+
     return tamper
 
 
 def first_dimension(value: object) -> Callable[[Path], None]:
     def tamper(packet: Path) -> None:
         edit_scores(packet, lambda s: {**s, sorted(s)[0]: [value, 4]})
+
     return tamper
 
 
@@ -127,13 +133,17 @@ def drop_dimension(scores: dict) -> dict:
 def draft_of_twelve(packet: Path) -> None:
     """Item 5 turned back into a draft whose first score is 12."""
     conn = sqlite3.connect(packet)
-    token, scores = conn.execute("SELECT r.token, r.scores FROM results r JOIN items i ON i.token = r.token"
-                                 " WHERE i.position = 5").fetchone()
+    token, scores = conn.execute(
+        "SELECT r.token, r.scores FROM results r JOIN items i ON i.token = r.token WHERE i.position = 5"
+    ).fetchone()
     dimension = sorted(json.loads(scores))[0]
     with conn:
         conn.execute("DELETE FROM results WHERE token = ?", (token,))
-        conn.execute("INSERT INTO drafts (token, scores, winner, rationale, seconds, version, updated_at)"
-                     " VALUES (?, ?, NULL, '', 0, 5, 'now')", (token, json.dumps({dimension: [12, None]})))
+        conn.execute(
+            "INSERT INTO drafts (token, scores, winner, rationale, seconds, version, updated_at)"
+            " VALUES (?, ?, NULL, '', 0, 5, 'now')",
+            (token, json.dumps({dimension: [12, None]})),
+        )
     conn.close()
 
 
@@ -155,47 +165,78 @@ TAMPERING: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
     "short rationale": (third("rationale", "x"), ("item 3", "field rationale", "1 characters", "at least 20")),
     "rationale not text": (third("rationale", b"\x00\xff"), ("item 3", "field rationale", "not text")),
     "item token changed": (
-        lambda p: edit(p, "UPDATE results SET token = 'p0000000000000000000' WHERE token ="
-                          " (SELECT token FROM items WHERE position = 2)",
-                       "UPDATE items SET token = 'p0000000000000000000' WHERE position = 2"),
-        ("item 2 (token p0000000000000000000): field token: not an assignment of bob",)),
+        lambda p: edit(
+            p,
+            "UPDATE results SET token = 'p0000000000000000000' WHERE token ="
+            " (SELECT token FROM items WHERE position = 2)",
+            "UPDATE items SET token = 'p0000000000000000000' WHERE position = 2",
+        ),
+        ("item 2 (token p0000000000000000000): field token: not an assignment of bob",),
+    ),
     "item text changed": (
         lambda p: edit(p, "UPDATE items SET option_1 = option_1 || ' (written by Alpha)' WHERE position = 4"),
-        ("item 4 (token p", "changed after export")),
+        ("item 4 (token p", "changed after export"),
+    ),
     "item rubric changed": (
         lambda p: edit(p, "UPDATE items SET rubric = rubric || ' ' WHERE position = 1"),
-        ("item 1 (token p", "changed after export")),
-    "item dropped": (lambda p: edit(p, "DELETE FROM results WHERE token = (SELECT token FROM items WHERE position = 5)",
-                                    "DELETE FROM items WHERE position = 5"),
-                     ("packet_meta: changed after export", "4 item(s), 5 exported")),
+        ("item 1 (token p", "changed after export"),
+    ),
+    "item dropped": (
+        lambda p: edit(
+            p,
+            "DELETE FROM results WHERE token = (SELECT token FROM items WHERE position = 5)",
+            "DELETE FROM items WHERE position = 5",
+        ),
+        ("packet_meta: changed after export", "4 item(s), 5 exported"),
+    ),
     "ties allowed in the packet's meta": (
-        lambda p: edit(p, "UPDATE packet_meta SET value = 'true' WHERE key = 'allow_ties'",
-                       "UPDATE packet_meta SET value = '0' WHERE key = 'min_rationale'"),
-        ("packet_meta: changed after export",)),
+        lambda p: edit(
+            p,
+            "UPDATE packet_meta SET value = 'true' WHERE key = 'allow_ties'",
+            "UPDATE packet_meta SET value = '0' WHERE key = 'min_rationale'",
+        ),
+        ("packet_meta: changed after export",),
+    ),
     "packet of another expert (meta)": (
         lambda p: edit(p, "UPDATE packet_meta SET value = 'ann' WHERE key = 'expert_id'"),
-        ("packet_meta expert_id 'ann'", "exported for 'bob'")),
+        ("packet_meta expert_id 'ann'", "exported for 'bob'"),
+    ),
     "result for an unassigned comparison": (
-        lambda p: edit(p, "INSERT INTO results (token, scores, winner, rationale, seconds, judged_at) SELECT"
-                          " 'pffffffffffffffffff9', scores, winner, rationale, seconds, judged_at FROM results"
-                          " LIMIT 1"),
-        ("result (token \"pffffffffffffffffff9\"): not an item of this packet", "not a comparison assigned to bob")),
+        lambda p: edit(
+            p,
+            "INSERT INTO results (token, scores, winner, rationale, seconds, judged_at) SELECT"
+            " 'pffffffffffffffffff9', scores, winner, rationale, seconds, judged_at FROM results"
+            " LIMIT 1",
+        ),
+        ('result (token "pffffffffffffffffff9"): not an item of this packet', "not a comparison assigned to bob"),
+    ),
     "two results for one item": (
-        lambda p: edit(p, "CREATE TABLE r2 AS SELECT * FROM results", "DROP TABLE results",
-                       "ALTER TABLE r2 RENAME TO results",
-                       "INSERT INTO results SELECT * FROM results WHERE rowid = 1"),
-        ("more than one result",)),
+        lambda p: edit(
+            p,
+            "CREATE TABLE r2 AS SELECT * FROM results",
+            "DROP TABLE results",
+            "ALTER TABLE r2 RENAME TO results",
+            "INSERT INTO results SELECT * FROM results WHERE rowid = 1",
+        ),
+        ("more than one result",),
+    ),
     "draft with a score of 12": (draft_of_twelve, ("item 5", "draft: field scores.", "12 is not a whole number 1-10")),
-    "state not a state": (lambda p: edit(p, "UPDATE items SET state = 'done' WHERE position = 2"),
-                          ("item 2 (token p", "field state", '"done" is not one of pending, skipped, flagged')),
-    "exported state changed": (lambda p: edit(p, "UPDATE items SET exported_state = 'flagged' WHERE position = 2"),
-                               ("item 2 (token p", "changed after export")),
+    "state not a state": (
+        lambda p: edit(p, "UPDATE items SET state = 'done' WHERE position = 2"),
+        ("item 2 (token p", "field state", '"done" is not one of pending, skipped, flagged'),
+    ),
+    "exported state changed": (
+        lambda p: edit(p, "UPDATE items SET exported_state = 'flagged' WHERE position = 2"),
+        ("item 2 (token p", "changed after export"),
+    ),
     "packet_meta version changed": (
         lambda p: edit(p, "UPDATE packet_meta SET value = '1' WHERE key = 'version'"),
-        ("packet_meta version '1'", "export the packet again")),
+        ("packet_meta version '1'", "export the packet again"),
+    ),
     "packet_meta version not a number": (
         lambda p: edit(p, "UPDATE packet_meta SET value = 'abc' WHERE key = 'version'"),
-        ("packet_meta version 'abc'",)),
+        ("packet_meta version 'abc'",),
+    ),
     "truncated file": (lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), ("bob.packet",)),
     "garbage file": (lambda p: p.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 8), ("not a",)),
     "text file": (lambda p: p.write_text("not a database"), ("not a judging packet",)),
@@ -230,8 +271,11 @@ def test_a_tie_is_refused_where_the_session_allows_none(session: Path, tmp_path:
 
 def test_every_problem_is_listed_by_item_and_field(session: Path, packet: Path) -> None:
     third("seconds", "abc")(packet)
-    edit(packet, "UPDATE results SET rationale = 'ok', winner = 'both' WHERE token ="
-                 " (SELECT token FROM items WHERE position = 5)")
+    edit(
+        packet,
+        "UPDATE results SET rationale = 'ok', winner = 'both' WHERE token ="
+        " (SELECT token FROM items WHERE position = 5)",
+    )
     out = cli_run("packet", "import", session, packet)
     assert out.exit_code == 2 and "(3 problem(s))" in out.output, out.output
     for words in ("item 3 (token p", "result: field seconds", "item 5 (token p", "field winner", "field rationale"):

@@ -67,8 +67,14 @@ def test_orders_both_judges_each_pair_twice(write_session) -> None:
     pipe, store = run(write_session(judging='orders = "both"', tasks=("counseling",)))
     plan = summarize(pipe.session)
     rows = store.judgment_rows()
-    assert len(rows) == plan.total_judgments == 2 * summarize(pipe.session.model_copy(
-        update={"judging": pipe.session.judging.model_copy(update={"orders": "one"})})).total_judgments
+    assert (
+        len(rows)
+        == plan.total_judgments
+        == 2
+        * summarize(
+            pipe.session.model_copy(update={"judging": pipe.session.judging.model_copy(update={"orders": "one"})})
+        ).total_judgments
+    )
     by_slot: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for r in rows:
         by_slot.setdefault((r["comparison_id"], r["judge"]), set()).add((r["option1"], r["option2"]))
@@ -110,7 +116,8 @@ def test_transient_errors_are_retried_and_logged(write_session) -> None:
 
 def test_retries_exhausted_leave_work_for_the_next_run(write_session) -> None:
     path = write_session(
-        faults="error_rate = 0.6", tasks=("counseling",),
+        faults="error_rate = 0.6",
+        tasks=("counseling",),
         limits="concurrency = 32\nmax_retries = 0\nbackoff_base_s = 0.0\nbackoff_max_s = 0.0",
     )
     pipe, store = run(path)

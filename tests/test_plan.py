@@ -49,14 +49,17 @@ def _verdict_shares(study, task: str, text_a: str, text_b: str, noise: float, dr
     """Monte Carlo distribution of a simulated judge's canonical verdict (A wins, B wins, tie) on two texts."""
     knobs = JudgeSimulation(noise=noise)
     rng = random.Random(seed)
-    counts = Counter(CODE[judge_reply(study.task(task), study.universal, knobs, text_a, text_b, True, rng)["winner"]]
-                     for _ in range(draws))
+    counts = Counter(
+        CODE[judge_reply(study.task(task), study.universal, knobs, text_a, text_b, True, rng)["winner"]]
+        for _ in range(draws)
+    )
     return np.array([counts[c] for c in (0, 1, 2)]) / draws
 
 
 @pytest.mark.slow
 def test_simulated_experts_give_agreement_intervals_covering_the_simulation_and_a_full_report(
-        run_session: Path, tmp_path: Path) -> None:
+    run_session: Path, tmp_path: Path
+) -> None:
     session = _copy(run_session, tmp_path)
     study = load_session(session)
     with Store(study.database) as store:
@@ -140,10 +143,28 @@ def test_more_judgments_give_narrower_intervals(run_session: Path) -> None:
     assert width[90][0] < width[15][0] and width[90][1] < width[15][1], width
 
 
-def test_plan_command_on_a_run_session_and_on_a_session_never_run(run_session: Path, write_session,
-                                                                   tmp_path: Path) -> None:
-    out = CliRunner().invoke(cli, ["plan", str(run_session), "--experts", "3", "--per-expert", "20", "--per-expert",
-                                   "40", "--overlap", "3", "--reps", "2", "--bootstrap", "50"])
+def test_plan_command_on_a_run_session_and_on_a_session_never_run(
+    run_session: Path, write_session, tmp_path: Path
+) -> None:
+    out = CliRunner().invoke(
+        cli,
+        [
+            "plan",
+            str(run_session),
+            "--experts",
+            "3",
+            "--per-expert",
+            "20",
+            "--per-expert",
+            "40",
+            "--overlap",
+            "3",
+            "--reps",
+            "2",
+            "--bootstrap",
+            "50",
+        ],
+    )
     assert out.exit_code == 0, out.output
     text = " ".join(out.output.split())  # prose is wrapped at 100 columns
     assert "SIMULATED EXPERTS" in text and "the session's database" in text
@@ -152,8 +173,9 @@ def test_plan_command_on_a_run_session_and_on_a_session_never_run(run_session: P
     assert max(len(line) for line in out.output.splitlines()) <= 100
 
     fresh = write_session(filename="fresh.toml")
-    out = CliRunner().invoke(cli, ["plan", str(fresh), "--experts", "2", "--per-expert", "10", "--reps", "1",
-                                   "--bootstrap", "30"])
+    out = CliRunner().invoke(
+        cli, ["plan", str(fresh), "--experts", "2", "--per-expert", "10", "--reps", "1", "--bootstrap", "30"]
+    )
     assert out.exit_code == 0, out.output
     assert "simulated stand-in run of the session (1 run(s), 32 comparisons" in " ".join(out.output.split())
     assert not (fresh.parent / "fresh.db").exists() and not (fresh.parent / "small.db").exists()

@@ -32,8 +32,9 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     folder = tmp_path_factory.mktemp("report")
     path = folder / "small.toml"
-    path.write_text(small_session_toml(runs=2, tasks=("counseling",), faults="invalid_reply_rate = 0.35"),
-                    encoding="utf-8")
+    path.write_text(
+        small_session_toml(runs=2, tasks=("counseling",), faults="invalid_reply_rate = 0.35"), encoding="utf-8"
+    )
     study = load_session(path)
     with Store(study.database) as store:
         asyncio.run(Pipeline(study, store).run())
@@ -41,8 +42,9 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_report_prints_every_section_with_counts_and_says_simulated(session: Path, tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_report_prints_every_section_with_counts_and_says_simulated(
+    session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from matplotlib.figure import Figure
 
     titles: list[str] = []
@@ -53,15 +55,37 @@ def test_report_prints_every_section_with_counts_and_says_simulated(session: Pat
         original(self, *args, **kwargs)
 
     monkeypatch.setattr(Figure, "savefig", savefig)
-    out = CliRunner().invoke(cli, ["report", str(session), "--json", str(tmp_path / "r.json"), "--markdown",
-                                   str(tmp_path / "r.md"), "--figures", str(tmp_path / "figs"), "--bootstrap", "30"])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "report",
+            str(session),
+            "--json",
+            str(tmp_path / "r.json"),
+            "--markdown",
+            str(tmp_path / "r.md"),
+            "--figures",
+            str(tmp_path / "figs"),
+            "--bootstrap",
+            "30",
+        ],
+    )
     assert out.exit_code == 0, out.output
     text = out.output
-    for heading in ("Automation: rank of ranks by task (Figure 7)", "Augmentation: mean rank ± SE by task (Figure 11)",
-                    "Automation: overall ordering", "Best candidate by task and mode (Appendix D)",
-                    "Spearman correlation of mean ranks (Table 1)", "Inter-judge reliability (Appendix F)",
-                    "Choice-rubric consistency", "Rubric score vs win rate", "Criterion validity",
-                    "General-rubric profiles (augmentation", "Standardised rubric ranking", "Position bias"):
+    for heading in (
+        "Automation: rank of ranks by task (Figure 7)",
+        "Augmentation: mean rank ± SE by task (Figure 11)",
+        "Automation: overall ordering",
+        "Best candidate by task and mode (Appendix D)",
+        "Spearman correlation of mean ranks (Table 1)",
+        "Inter-judge reliability (Appendix F)",
+        "Choice-rubric consistency",
+        "Rubric score vs win rate",
+        "Criterion validity",
+        "General-rubric profiles (augmentation",
+        "Standardised rubric ranking",
+        "Position bias",
+    ):
         assert heading in text, heading
     assert text.count("SIMULATED DATA") >= 12
     assert "invalid" in text and "n = " in text
@@ -80,10 +104,15 @@ def test_report_prints_every_section_with_counts_and_says_simulated(session: Pat
 
     pngs = sorted(p.name for p in (tmp_path / "figs").glob("*.png"))
     assert pngs == [
-        "fig07_automation_rank_heatmap.png", "fig08_augmentation_rank_heatmap.png",
-        "fig09_automation_vs_augmentation.png", "fig10_automation_mean_ranks.png",
-        "fig11_augmentation_mean_ranks.png", "fig12_general_rubric_profiles.png", "fig13_validity.png",
-        "fig14_reliability.png", "fig15_criterion_validity.png",
+        "fig07_automation_rank_heatmap.png",
+        "fig08_augmentation_rank_heatmap.png",
+        "fig09_automation_vs_augmentation.png",
+        "fig10_automation_mean_ranks.png",
+        "fig11_augmentation_mean_ranks.png",
+        "fig12_general_rubric_profiles.png",
+        "fig13_validity.png",
+        "fig14_reliability.png",
+        "fig15_criterion_validity.png",
     ]
     assert all((tmp_path / "figs" / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
     assert len(titles) == 9 and all(t.startswith("SIMULATED DATA") for t in titles)
@@ -101,10 +130,13 @@ def test_report_of_real_data_does_not_say_simulated(session: Path, tmp_path: Pat
 
 def test_report_alternatives_and_errors(session: Path, write_session) -> None:
     for method in ("rank_per_judge", "pooled"):
-        out = CliRunner().invoke(cli, ["report", str(session), "--rank-method", method, "--bootstrap", "0",
-                                       "--no-exact-p"])
+        out = CliRunner().invoke(
+            cli, ["report", str(session), "--rank-method", method, "--bootstrap", "0", "--no-exact-p"]
+        )
         assert out.exit_code == 0, out.output
-        assert "each judge ranks" in out.output if method == "rank_per_judge" else "pooled over all judges" in out.output
+        assert (
+            "each judge ranks" in out.output if method == "rank_per_judge" else "pooled over all judges" in out.output
+        )
     never_run = CliRunner().invoke(cli, ["report", str(write_session(filename="other.toml"))])
     assert never_run.exit_code == 2 and "run the session first" in never_run.output
 
@@ -189,7 +221,12 @@ def _first(a: Path, valid: bool) -> int:
     ],
 )
 def test_import_rejects_bad_rows_naming_file_row_and_column_and_writes_nothing(
-    session: Path, tmp_path: Path, name: str, column: str, value: str, message: str,
+    session: Path,
+    tmp_path: Path,
+    name: str,
+    column: str,
+    value: str,
+    message: str,
 ) -> None:
     a = _export(session, tmp_path / "a")
     row = _first(a, valid=True) if name == "judgments.csv" else 0
@@ -216,7 +253,7 @@ def test_import_checks_consistency_between_validity_winner_and_scores(session: P
     shutil.copytree(a, tmp_path / "bad2")
     lines = (a / "scores.csv").read_text(encoding="utf-8").splitlines(keepends=True)
     (tmp_path / "bad2" / "scores.csv").write_text("".join(lines[:1] + lines[2:]), encoding="utf-8")
-    with pytest.raises(ImportFileError, match="valid judgment lacks scores.csv rows for"):
+    with pytest.raises(ImportFileError, match=r"valid judgment lacks scores\.csv rows for"):
         read_export(tmp_path / "bad2", comps, rubrics)
     # Missing column, unknown column.
     shutil.copytree(a, tmp_path / "bad3")
@@ -245,8 +282,16 @@ def test_a_changed_judgment_is_a_conflict_and_nothing_is_written(session: Path, 
     # Also a new revision of another judgment, which alone would be stored.
     with (changed / "judgments.csv").open(newline="") as fh:
         rows = list(csv.DictReader(fh))
-    extra = {**rows[row + 1], "revision": "1", "judgment_id": "", "valid": "false", "winner": "",
-             "invalid_reason": "withdrawn by the expert", "option1_mean": "", "option2_mean": ""}
+    extra = {
+        **rows[row + 1],
+        "revision": "1",
+        "judgment_id": "",
+        "valid": "false",
+        "winner": "",
+        "invalid_reason": "withdrawn by the expert",
+        "option1_mean": "",
+        "option2_mean": "",
+    }
     with (changed / "judgments.csv").open("a", newline="", encoding="utf-8") as fh:
         csv.DictWriter(fh, fieldnames=list(rows[0])).writerow(extra)
     out = CliRunner().invoke(cli, ["import", str(copy), str(changed)])
@@ -321,17 +366,43 @@ def test_aggregated_scores_give_the_same_report_as_every_score_row(session: Path
     assert json.dumps(fast, sort_keys=True) == json.dumps(slow, sort_keys=True)
 
 
-DOCUMENTED_TOP = ["schema", "session", "simulated", "banner", "options", "counts", "modes", "best_by_task",
-                  "cross_mode", "reliability", "validity", "experts", "outcomes"]
-DOCUMENTED_MODE = ["mode", "candidates", "tasks", "runs", "n", "excluded", "missing_cells", "cells", "matrix", "overall",
-                   "bradley_terry", "bradley_terry_by_task"]
+DOCUMENTED_TOP = [
+    "schema",
+    "session",
+    "simulated",
+    "banner",
+    "options",
+    "counts",
+    "modes",
+    "best_by_task",
+    "cross_mode",
+    "reliability",
+    "validity",
+    "experts",
+    "outcomes",
+]
+DOCUMENTED_MODE = [
+    "mode",
+    "candidates",
+    "tasks",
+    "runs",
+    "n",
+    "excluded",
+    "missing_cells",
+    "cells",
+    "matrix",
+    "overall",
+    "bradley_terry",
+    "bradley_terry_by_task",
+]
 
 
 def test_the_json_document_round_trips_byte_for_byte_in_the_documented_shape(session: Path, tmp_path: Path) -> None:
     from centaur_tui.report import ReportDocument
 
-    out = CliRunner().invoke(cli, ["report", str(session), "--json", str(tmp_path / "r.json"), "--bootstrap", "20",
-                                   "--quiet"])
+    out = CliRunner().invoke(
+        cli, ["report", str(session), "--json", str(tmp_path / "r.json"), "--bootstrap", "20", "--quiet"]
+    )
     assert out.exit_code == 0, out.output
     text = (tmp_path / "r.json").read_text(encoding="utf-8")
     document = ReportDocument.from_json(text)

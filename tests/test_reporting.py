@@ -181,8 +181,9 @@ def test_a_process_that_cannot_start_is_a_clear_error(tmp_path: Path, monkeypatc
     assert not process.alive
 
 
-def test_documents_on_disk_serve_a_later_program_until_the_data_or_the_code_changes(tmp_path: Path,
-                                                                                    monkeypatch) -> None:
+def test_documents_on_disk_serve_a_later_program_until_the_data_or_the_code_changes(
+    tmp_path: Path, monkeypatch
+) -> None:
     path = judged_session(tmp_path)
     study = load_session(path)
     calls = count_computations(monkeypatch)

@@ -51,8 +51,7 @@ def run_session_file(path: Path):
     return study
 
 
-def test_resolve_session_takes_a_bare_name_from_the_sessions_folder(tmp_path: Path, write_session,
-                                                                    monkeypatch) -> None:
+def test_resolve_session_takes_a_bare_name_from_the_sessions_folder(tmp_path: Path, write_session, monkeypatch) -> None:
     path = write_session(filename="named.toml")
     monkeypatch.setenv("CENTAUR_SESSIONS", str(tmp_path))
     assert session.resolve_session("named") == tmp_path / "named.toml"

@@ -75,13 +75,19 @@ def _calls(db: Path) -> int:
 def test_a_second_centaur_run_exits_2_naming_the_first_and_a_killed_first_blocks_nothing(tmp_path: Path) -> None:
     session = tmp_path / "twice.toml"
     # About 50 calls at 0.2 s each, 2 at a time: about 5 s of run, far longer than the second start.
-    session.write_text(small_session_toml(
-        name="twice", tasks=("counseling",), faults="latency_s = 0.2",
-        limits="concurrency = 2\nper_model_concurrency = 2\nbackoff_base_s = 0.0\nbackoff_max_s = 0.0",
-    ), encoding="utf-8")
+    session.write_text(
+        small_session_toml(
+            name="twice",
+            tasks=("counseling",),
+            faults="latency_s = 0.2",
+            limits="concurrency = 2\nper_model_concurrency = 2\nbackoff_base_s = 0.0\nbackoff_max_s = 0.0",
+        ),
+        encoding="utf-8",
+    )
     db = tmp_path / "twice.db"
-    first = subprocess.Popen([*CENTAUR, "run", str(session), "--quiet"], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+    first = subprocess.Popen(
+        [*CENTAUR, "run", str(session), "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 60
         while _calls(db) < 2:
@@ -89,8 +95,7 @@ def test_a_second_centaur_run_exits_2_naming_the_first_and_a_killed_first_blocks
             assert time.monotonic() < deadline, "the first run never answered a call"
             time.sleep(0.05)
         started = time.monotonic()
-        second = subprocess.run([*CENTAUR, "run", str(session), "--quiet"], capture_output=True, text=True,
-                                timeout=120)
+        second = subprocess.run([*CENTAUR, "run", str(session), "--quiet"], capture_output=True, text=True, timeout=120)
         assert second.returncode == 2, second.stdout + second.stderr
         assert f"process {first.pid} on {socket.gethostname()}" in second.stderr
         assert "being run already" in second.stderr and "Traceback" not in second.stderr

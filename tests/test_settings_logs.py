@@ -18,8 +18,14 @@ from centaur_tui.services.session import resolve_session
 from centaur_tui.settings import Settings, settings
 from tests.support.sessions import small_session_toml
 
-VARIABLES = ("CENTAUR_TASKS", "CENTAUR_SESSIONS", "CENTAUR_CACHE_DIR", "XDG_CACHE_HOME", "CENTAUR_LOG_FILE",
-             "CENTAUR_LOG_LEVEL")
+VARIABLES = (
+    "CENTAUR_TASKS",
+    "CENTAUR_SESSIONS",
+    "CENTAUR_CACHE_DIR",
+    "XDG_CACHE_HOME",
+    "CENTAUR_LOG_FILE",
+    "CENTAUR_LOG_LEVEL",
+)
 
 
 @pytest.fixture
@@ -145,13 +151,23 @@ def test_the_entry_point_logs_the_command_and_the_session_to_the_file(tmp_path: 
     session.write_text(small_session_toml(), encoding="utf-8")
     log = tmp_path / "centaur.log"
     env = {**os.environ, "CENTAUR_LOG_FILE": str(log), "CENTAUR_LOG_LEVEL": "INFO"}
-    done = subprocess.run([sys.executable, "-m", "centaur_tui.cli", "check", str(session)], env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "centaur_tui.cli", "check", str(session)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     text = log.read_text(encoding="utf-8")
     assert f"started (pid {os.getpid()}" not in text and " started (pid " in text and f"check {session}" in text
     assert f"session small read from {session}: 2 task(s), 1 run(s)" in text
     assert "INFO" not in done.stdout + done.stderr
-    bad = subprocess.run([sys.executable, "-m", "centaur_tui.cli", "check", str(session)],
-                         env={**env, "CENTAUR_LOG_LEVEL": "loud"}, capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "centaur_tui.cli", "check", str(session)],
+        env={**env, "CENTAUR_LOG_LEVEL": "loud"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "Invalid setting: CENTAUR_LOG_LEVEL: unknown log level 'loud'" in bad.stderr

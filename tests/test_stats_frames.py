@@ -35,9 +35,21 @@ def test_statuses_count_every_left_out_judgment() -> None:
     design = Design(candidate_families={"A": "North", "B": "South"})
     f = d.frames(design)
     assert f.judgments["status"].astype(str).tolist() == [
-        "ok", "invalid", "ineligible", "superseded", "ok", "other_kind", "malformed"]
-    assert status_counts(f.judgments) == {"invalid": 1, "superseded": 1, "other_kind": 1, "ineligible": 1,
-                                          "malformed": 1}
+        "ok",
+        "invalid",
+        "ineligible",
+        "superseded",
+        "ok",
+        "other_kind",
+        "malformed",
+    ]
+    assert status_counts(f.judgments) == {
+        "invalid": 1,
+        "superseded": 1,
+        "other_kind": 1,
+        "ineligible": 1,
+        "malformed": 1,
+    }
     assert len(f.ok) == 2
     both = d.frames(design, judge_kinds=("llm", "expert"))
     assert len(both.ok) == 3
@@ -68,8 +80,10 @@ def test_tournaments_keep_candidates_without_any_usable_judgment() -> None:
 
 def test_csv_style_rows_are_read_too() -> None:
     d = three_way()
-    rows = [{k: ("" if v is None else str(v).lower() if k == "valid" else str(v)) for k, v in r.items()}
-            for r in d.judgments]
+    rows = [
+        {k: ("" if v is None else str(v).lower() if k == "valid" else str(v)) for k, v in r.items()}
+        for r in d.judgments
+    ]
     for r in rows:
         r["valid"] = "true" if r["valid"] == "1" else "false"
     f = build_frames(rows, [], [], list(d.comparisons.values()))

@@ -49,7 +49,8 @@ def planted_session(
         for i, family in enumerate(("F1", "F2", "F3", "Other"), start=1)
     )
     task_list = ", ".join(f'"{t}"' for t in tasks)
-    text = textwrap.dedent(f"""
+    text = (
+        textwrap.dedent(f"""
         name = "planted-{noise}"
         seed = 11
         runs = {runs}
@@ -67,7 +68,10 @@ def planted_session(
         model = "simulated/worker"
         family = "F9"
         simulation.skill = {{ default = 0.5 }}
-        """) + models + judges
+        """)
+        + models
+        + judges
+    )
     path = folder / f"planted-{noise}.toml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -80,7 +84,9 @@ def run_and_frame(path: Path) -> tuple[Study, Frames]:
         rows = (store.judgment_rows(), store.score_rows(), store.output_rows(), store.comparisons())
         simulated = store.meta()["simulated"] == "true"
     design = design_from_session(
-        study.session, simulated=simulated, general_dimensions=[d.id for d in study.universal.general_dimensions],
+        study.session,
+        simulated=simulated,
+        general_dimensions=[d.id for d in study.universal.general_dimensions],
         rubric={t: study.rubric(t).ids for t in study.tasks},
     )
     return study, build_frames(*rows, design)

@@ -74,11 +74,20 @@ def _ranks(rows: list[tuple[int, str, str, float]]) -> pd.DataFrame:
 
 
 def test_mean_rank_se_and_rank_of_ranks_with_min_method() -> None:
-    ranks = _ranks([
-        (1, "t", "A", 1), (2, "t", "A", 2), (1, "t", "B", 2), (2, "t", "B", 1),
-        (1, "t", "C", 3), (2, "t", "C", 4), (1, "t", "D", 4), (2, "t", "D", 3),
-        (1, "t", "E", 5), (2, "t", "E", math.nan),
-    ])
+    ranks = _ranks(
+        [
+            (1, "t", "A", 1),
+            (2, "t", "A", 2),
+            (1, "t", "B", 2),
+            (2, "t", "B", 1),
+            (1, "t", "C", 3),
+            (2, "t", "C", 4),
+            (1, "t", "D", 4),
+            (2, "t", "D", 3),
+            (1, "t", "E", 5),
+            (2, "t", "E", math.nan),
+        ]
+    )
     means = mean_ranks(ranks)
     assert _by(means, "mean_rank") == {"A": 1.5, "B": 1.5, "C": 3.5, "D": 3.5, "E": 5.0}
     # SE = SD(ddof 1) / sqrt(runs): SD of (1, 2) is 0.7071, / sqrt(2) = 0.5
@@ -94,12 +103,22 @@ def test_rank_of_ranks_ignores_float_noise_but_not_real_differences() -> None:
 
 
 def test_overall_mean_rank_and_its_se_from_run_level_task_averages() -> None:
-    ranks = _ranks([
-        (1, "t1", "A", 1), (2, "t1", "A", 2), (3, "t1", "A", 1),
-        (1, "t2", "A", 3), (2, "t2", "A", 2), (3, "t2", "A", 1),
-        (1, "t1", "B", 2), (2, "t1", "B", 1), (3, "t1", "B", 2),
-        (1, "t2", "B", 1), (2, "t2", "B", 3), (3, "t2", "B", 3),
-    ])
+    ranks = _ranks(
+        [
+            (1, "t1", "A", 1),
+            (2, "t1", "A", 2),
+            (3, "t1", "A", 1),
+            (1, "t2", "A", 3),
+            (2, "t2", "A", 2),
+            (3, "t2", "A", 1),
+            (1, "t1", "B", 2),
+            (2, "t1", "B", 1),
+            (3, "t1", "B", 2),
+            (1, "t2", "B", 1),
+            (2, "t2", "B", 3),
+            (3, "t2", "B", 3),
+        ]
+    )
     means = mean_ranks(ranks)
     over = overall(ranks, means)
     a = over[over["candidate"] == "A"].iloc[0]
@@ -113,12 +132,21 @@ def test_overall_mean_rank_and_its_se_from_run_level_task_averages() -> None:
 
 
 def test_best_by_task_joins_exact_ties_and_names_the_best_assisted_condition() -> None:
-    means = pd.DataFrame([
-        ("t1", "augmentation", "plain", 1.2), ("t1", "augmentation", "X", 2.5), ("t1", "augmentation", "Y", 2.5),
-        ("t1", "automation", "X", 1.0), ("t1", "automation", "Y", 2.0),
-        ("t2", "augmentation", "plain", 3.0), ("t2", "augmentation", "X", 1.5), ("t2", "augmentation", "Y", 2.0),
-        ("t2", "automation", "X", 1.5), ("t2", "automation", "Y", 1.5),
-    ], columns=["task", "mode", "candidate", "mean_rank"])
+    means = pd.DataFrame(
+        [
+            ("t1", "augmentation", "plain", 1.2),
+            ("t1", "augmentation", "X", 2.5),
+            ("t1", "augmentation", "Y", 2.5),
+            ("t1", "automation", "X", 1.0),
+            ("t1", "automation", "Y", 2.0),
+            ("t2", "augmentation", "plain", 3.0),
+            ("t2", "augmentation", "X", 1.5),
+            ("t2", "augmentation", "Y", 2.0),
+            ("t2", "automation", "X", 1.5),
+            ("t2", "automation", "Y", 1.5),
+        ],
+        columns=["task", "mode", "candidate", "mean_rank"],
+    )
     over = means.groupby(["mode", "candidate"], as_index=False)["mean_rank"].mean()
     best = best_by_task(means, over, "plain", ["t1", "t2"]).set_index(["mode", "task"])
     assert best.loc[("augmentation", "t1"), "best"] == "plain"
@@ -168,9 +196,15 @@ def test_exact_permutation_p_matches_brute_force_with_ties() -> None:
 
 
 def test_cross_mode_spearman_with_too_few_models_is_nan_with_a_reason() -> None:
-    means = pd.DataFrame([("t", "automation", "A", 1.0), ("t", "augmentation", "A", 1.0),
-                          ("t", "automation", "B", 2.0), ("t", "augmentation", "B", 2.0)],
-                         columns=["task", "mode", "candidate", "mean_rank"])
+    means = pd.DataFrame(
+        [
+            ("t", "automation", "A", 1.0),
+            ("t", "augmentation", "A", 1.0),
+            ("t", "automation", "B", 2.0),
+            ("t", "augmentation", "B", 2.0),
+        ],
+        columns=["task", "mode", "candidate", "mean_rank"],
+    )
     over = means.groupby(["mode", "candidate"], as_index=False)["mean_rank"].mean()
     row = cross_mode_spearman(means, over, "plain", ["t"]).iloc[0]
     assert math.isnan(row["rho"]) and row["reason"] == "fewer than 3 complete pairs (n = 2)"
@@ -206,7 +240,7 @@ def test_bradley_terry_recovers_an_order_with_intervals_and_stays_finite_for_a_p
     names = sorted(strength)
     for run in range(1, 31):
         for i, x in enumerate(names):
-            for y in names[i + 1:]:
+            for y in names[i + 1 :]:
                 p = 1 / (1 + math.exp(strength[y] - strength[x]))
                 d.judge(run, "t", "automation", x, y, "J1", x if rng.random() < p else y)
     d.judge(1, "t", "automation", "A", "Z", "J1", "A")  # Z lost its only game

@@ -22,12 +22,14 @@ NAN = math.nan
 
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: nominal data,
 # four observers, twelve units, missing values; the paper reports alpha = 0.743.
-KRIPPENDORFF_2011 = np.array([
-    [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
-    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
-    [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
-    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
-])
+KRIPPENDORFF_2011 = np.array(
+    [
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
+        [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
+    ]
+)
 
 
 def coincidence_alpha(matrix: np.ndarray) -> float:
@@ -119,8 +121,10 @@ def test_scopes_overall_per_mode_and_per_task_x_mode() -> None:
             d.judge(1, task, mode, "A", "B", "J2", "A" if mode == "automation" else "B")
     rel = reliability_table(d.frames())
     assert rel["scope"].tolist() == ["overall", "mode", "mode"] + ["task x mode"] * 4
-    by = {(r.scope, r.mode if isinstance(r.mode, str) else None, r.task if isinstance(r.task, str) else None): r
-          for r in rel.itertuples()}
+    by = {
+        (r.scope, r.mode if isinstance(r.mode, str) else None, r.task if isinstance(r.task, str) else None): r
+        for r in rel.itertuples()
+    }
     assert by[("mode", "automation", None)].raw_agreement == 1.0
     assert by[("mode", "augmentation", None)].raw_agreement == 0.0
     assert by[("overall", None, None)].units == 4 and by[("task x mode", "augmentation", "t2")].pairs == 1

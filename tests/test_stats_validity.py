@@ -72,7 +72,10 @@ def test_rubric_score_vs_win_rate_cells_and_pearson_r() -> None:
     d.judge(1, "t", AUTO, "B", "C", "J1", "tie", scores=({"x": 5}, {"x": 5}))
     cells = rubric_win_rate_cells(d.frames())
     assert {r.candidate: (r.rubric_mean, r.win_rate) for r in cells.itertuples()} == {
-        "A": (7.0, 1.0), "B": (4.5, 0.25), "C": (5.0, 0.25)}
+        "A": (7.0, 1.0),
+        "B": (4.5, 0.25),
+        "C": (5.0, 0.25),
+    }
     res = rubric_vs_win_rate(cells)
     assert res["n"] == 3 and res["missing"] == 0
     assert res["r"] == pytest.approx(np.corrcoef([7.0, 4.5, 5.0], [1.0, 0.25, 0.25])[0, 1])
@@ -147,7 +150,7 @@ def test_standardised_rubric_ranking_agrees_with_pairwise_when_rubric_and_choice
 def test_position_bias_binomial_test_and_flip_rate() -> None:
     d = Data()
     names = ["A", "B", "C", "D", "E", "F"]
-    pairs = [(x, y) for i, x in enumerate(names) for y in names[i + 1:]][:11]
+    pairs = [(x, y) for i, x in enumerate(names) for y in names[i + 1 :]][:11]
     for k, (x, y) in enumerate(pairs):
         winner = "tie" if k == 10 else (x if k < 8 else y)  # 8 first-shown wins, 2 second, 1 tie
         d.judge(1, "t", AUTO, x, y, "J1", winner)

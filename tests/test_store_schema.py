@@ -174,8 +174,9 @@ def test_a_file_that_is_not_a_database_is_a_store_error(tmp_path: Path) -> None:
 def test_a_failing_migration_is_rolled_back_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "s.db"
     Store(path).close()
-    broken = schema.Migration(SCHEMA_VERSION + 1, "broken on purpose",
-                              ("CREATE TABLE half_done (a)", "INSERT INTO no_such_table VALUES (1)"))
+    broken = schema.Migration(
+        SCHEMA_VERSION + 1, "broken on purpose", ("CREATE TABLE half_done (a)", "INSERT INTO no_such_table VALUES (1)")
+    )
     monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, broken))
     conn = connect(path)
     with pytest.raises(StoreError, match=f"s.db: schema migration {SCHEMA_VERSION + 1} .*no_such_table"):
@@ -193,8 +194,12 @@ def _private_uses(path: Path) -> list[str]:
     """`x._name` where x is not self or cls: a module reaching into another object's private members."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
-                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+        ):
             found.append(f"{path.name}:{node.lineno}: .{node.attr}")
     return found
 

@@ -51,15 +51,21 @@ async def test_home_lists_sessions_with_their_state_and_opens_one(tmp_path: Path
         assert "broken.toml" in app.screen_text()
         table.move_cursor(row=[r.name for r in home.rows].index("small"))
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
-                       "the session overview")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+            "the session overview",
+        )
         assert "SIMULATED DATA" in app.screen_text()
         await pilot.press("escape")
         assert isinstance(app.screen, HomeScreen)
         table.move_cursor(row=[r.name for r in home.rows].index("fresh"))
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
-                       "the overview of a session never run")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+            "the overview of a session never run",
+        )
         assert f"{plan.total_calls:,} left" in app.screen_text()
         assert not (folder / "fresh.db").exists()  # looking creates no database
 
@@ -105,14 +111,20 @@ async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_
     plan = summarize(study.session)
     app: CentaurApp = create_app(sessions_dir=path.parent, session=path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
-                       "the session overview")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+            "the session overview",
+        )
         overview: SessionScreen = app.screen  # type: ignore[assignment]
         assert overview.check_action("pause", ()) is False  # nothing to pause yet: hidden
         await pilot.press("r")
         assert overview.running and overview.check_action("run", ()) is False
-        await wait_for(pilot, lambda: overview.runner.progress is not None
-                       and overview.runner.progress.stages["automation"].sent > 0, "the first calls")
+        await wait_for(
+            pilot,
+            lambda: overview.runner.progress is not None and overview.runner.progress.stages["automation"].sent > 0,
+            "the first calls",
+        )
         await pilot.press("p")
         await wait_for(pilot, lambda: not overview.running, "the pause")
         assert overview.last_outcome == "Paused: run again to resume."
@@ -147,8 +159,11 @@ async def test_assigning_and_adding_experts_from_the_app(tmp_path: Path) -> None
     path = judged_session(tmp_path)
     app = create_app(sessions_dir=path.parent, session=path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
-                       "the session overview")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+            "the session overview",
+        )
         overview: SessionScreen = app.screen  # type: ignore[assignment]
         assert overview.check_action("judge", ()) is None  # nothing assigned yet: dimmed
         await pilot.press("a")
@@ -170,8 +185,9 @@ async def test_assigning_and_adding_experts_from_the_app(tmp_path: Path) -> None
         app.screen.query_one("#expert-id", Input).value = "cy"
         app.screen.query_one("#expert-name", Input).value = "Again"
         await pilot.click("#expert-ok")
-        await wait_for(pilot, lambda: any("already exists" in n.message for n in app._notifications),
-                       "the error notification")
+        await wait_for(
+            pilot, lambda: any("already exists" in n.message for n in app._notifications), "the error notification"
+        )
     study = load_session(path)
     with Store(study.database) as store:
         experts = ExpertStore(store)
@@ -209,8 +225,11 @@ async def test_a_run_with_a_judge_failing_for_good_says_incomplete_and_shows_the
     west = summarize(load_session(path).session).judgments_per_judge["JudgeWest"]
     app = create_app(sessions_dir=path.parent, session=path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
-                       "the session overview")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+            "the session overview",
+        )
         overview: SessionScreen = app.screen  # type: ignore[assignment]
         await pilot.press("r")
         await wait_for(pilot, lambda: overview.last_outcome is not None, "the run to end", 1500)
@@ -220,6 +239,8 @@ async def test_a_run_with_a_judge_failing_for_good_says_incomplete_and_shows_the
         table = overview.query_one("#stages", DataTable)
         assert table.get_cell("judging", "missing") == f"{west:,}"
         assert table.get_cell("automation", "missing") == "0"
+
+
 async def test_running_a_session_another_process_runs_is_refused_with_a_notification(tmp_path: Path) -> None:
     from centaur_tui.store import SessionLock
 
@@ -228,13 +249,17 @@ async def test_running_a_session_another_process_runs_is_refused_with_a_notifica
     app: CentaurApp = create_app(sessions_dir=path.parent, session=path)
     with SessionLock(study.database):  # as another `centaur run` of the session would hold it
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
-                           "the session overview")
+            await wait_for(
+                pilot,
+                lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                "the session overview",
+            )
             overview: SessionScreen = app.screen  # type: ignore[assignment]
             calls_before = overview.state.calls_left if overview.state is not None else None
             await pilot.press("r")
-            await wait_for(pilot, lambda: any("being run already" in n.message for n in app._notifications),
-                           "the refusal")
+            await wait_for(
+                pilot, lambda: any("being run already" in n.message for n in app._notifications), "the refusal"
+            )
             note = next(n for n in app._notifications if "being run already" in n.message)
             assert note.title == "Session already running" and note.severity == "error"
             await wait_for(pilot, lambda: not overview.running, "the run worker to end")

@@ -19,8 +19,9 @@ from tests.support.judging import RATIONALE, FrozenClock, assign, fill_in, settl
 from tests.support.waits import until, workers_done
 
 
-async def judge_current(pilot, first: int, second: int, winner: str = "1", rationale: str = RATIONALE,
-                        typed: bool = False) -> None:
+async def judge_current(
+    pilot, first: int, second: int, winner: str = "1", rationale: str = RATIONALE, typed: bool = False
+) -> None:
     """Fill in the whole rubric, the winner and the rationale with the keyboard only.
 
     The rationale is typed key by key when `typed`, else pasted (a terminal sends a paste as
@@ -259,45 +260,49 @@ async def test_no_state_of_the_judging_screen_shows_an_identity(tmp_path: Path) 
     study = load_session(path)
     with sqlite3.connect(study.database) as conn:
         # Outputs that name themselves: the masking must hide it on every state.
-        conn.execute("UPDATE outputs SET text = text || ? ", (
-            "\n\nWritten by Alpha (family North) via simulated/alpha; as an AI language model I add Beta and Gamma."
-            + HOSTILE_TEXT,))
+        conn.execute(
+            "UPDATE outputs SET text = text || ? ",
+            (
+                "\n\nWritten by Alpha (family North) via simulated/alpha; as an AI language model I add Beta and Gamma."
+                + HOSTILE_TEXT,
+            ),
+        )
     identities = [*_identities(path), *HOSTILE_SPELLINGS, "通义"]
     app, running = open_judging(path, expert="bob", size=(120, 40))
     async with running as pilot:
         screen = await settle(pilot)
-        _assert_blind(app, identities)                           # empty
+        _assert_blind(app, identities)  # empty
         await pilot.press("7", "3", "right")
-        _assert_blind(app, identities)                           # partly filled
+        _assert_blind(app, identities)  # partly filled
         await pilot.press("ctrl+t")
         await pilot.pause()
-        _assert_blind(app, identities)                           # task prompt dialog
+        _assert_blind(app, identities)  # task prompt dialog
         await pilot.press("escape", "f1")
         await pilot.pause()
-        _assert_blind(app, identities)                           # help panel
+        _assert_blind(app, identities)  # help panel
         await pilot.press("f1")
         screen.query_one("#option-1", DocumentView).focus()
         await pilot.press("end")
-        _assert_blind(app, identities)                           # scrolled to the end
+        _assert_blind(app, identities)  # scrolled to the end
         screen.query_one(RubricPanel).focus()
         await pilot.press("ctrl+f")
         screen = await settle(pilot)
-        _assert_blind(app, identities)                           # next, after a flag
+        _assert_blind(app, identities)  # next, after a flag
         for _ in range(3):
             await fill_in(pilot, screen)
-            _assert_blind(app, identities)                       # complete, ready to submit
+            _assert_blind(app, identities)  # complete, ready to submit
             await pilot.press("ctrl+s")
             screen = await settle(pilot)
-            _assert_blind(app, identities)                       # next, a repeat, and finally done
+            _assert_blind(app, identities)  # next, a repeat, and finally done
         assert screen.finished and "judged" in app.screen_text()
     app, running = open_judging(path, expert="bob", size=(80, 24))
     async with running as pilot:
         await settle(pilot)
-        await pilot.press("ctrl+n")                              # a fresh one (the others are judged)
+        await pilot.press("ctrl+n")  # a fresh one (the others are judged)
         await settle(pilot)
         await pilot.press("ctrl+t")
         await pilot.pause()
-        _assert_blind(app, identities)                           # narrow layout with the prompt
+        _assert_blind(app, identities)  # narrow layout with the prompt
 
 
 async def test_a_packet_is_judged_in_the_same_screen_and_saved_into_the_file(tmp_path: Path) -> None:
@@ -388,7 +393,8 @@ async def test_a_submitted_judgment_is_revised_as_a_new_revision_and_the_expert_
     from centaur_tui.stats.frames import build_frames
 
     with Store(study.database) as store:
-        frames = build_frames(store.judgment_rows(), store.score_rows(), None, store.comparisons(),
-                              judge_kinds=("llm", "expert"))
+        frames = build_frames(
+            store.judgment_rows(), store.score_rows(), None, store.comparisons(), judge_kinds=("llm", "expert")
+        )
     counts = frames.judgments.loc[frames.judgments["judge_kind"] == "expert", "status"].value_counts().to_dict()
     assert {status: n for status, n in counts.items() if n} == {"ok": 2, "superseded": 1}

@@ -26,11 +26,16 @@ from tests.support.waits import wait_for, wait_until
 
 async def open_results(pilot) -> ResultsScreen:
     app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
-                   "the session overview")
+    await wait_for(
+        pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None, "the session overview"
+    )
     await pilot.press("s")
-    await wait_for(pilot, lambda: isinstance(app.screen, ResultsScreen) and app.screen.results is not None
-                   and not app.screen.computing, "the results", tries=1000)
+    await wait_for(
+        pilot,
+        lambda: isinstance(app.screen, ResultsScreen) and app.screen.results is not None and not app.screen.computing,
+        "the results",
+        tries=1000,
+    )
     await pilot.pause()
     return app.screen  # type: ignore[return-value]
 
@@ -81,7 +86,8 @@ async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> Non
         validity = list(screen.query("#validity-sections SectionView").results(SectionView))
         assert [v.section.title for v in validity] == [s.title for s in render.validity_sections(expected)]
         assert [v.rows for v in validity if v.section.headers] == [
-            s.rows for s in render.validity_sections(expected) if s.headers]
+            s.rows for s in render.validity_sections(expected) if s.headers
+        ]
         experts = [s.section.title for s in screen.query("#experts-sections SectionView").results(SectionView)]
         assert experts == [s.title for s in render.expert_sections(expected)]
         # What the statistics left out: filled when its tab is first shown.
@@ -101,12 +107,14 @@ async def test_rank_cell_to_a_judgments_rationale_and_back(tmp_path: Path) -> No
         cell = matrix.current
         assert (cell.mode, cell.task, cell.candidate) == ("automation", "tutoring", "Beta")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, AuditScreen) and app.screen.audit is not None,
-                       "the audit trail")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, AuditScreen) and app.screen.audit is not None, "the audit trail"
+        )
         audit: AuditScreen = app.screen  # type: ignore[assignment]
         assert (audit.mode, audit.task_id, audit.candidate) == ("automation", "tutoring", "Beta")
-        assert audit.shown and all("Beta" in (r.comparison.comparison.candidate_a, r.comparison.comparison.candidate_b)
-                                   for r in audit.shown)
+        assert audit.shown and all(
+            "Beta" in (r.comparison.comparison.candidate_a, r.comparison.comparison.candidate_b) for r in audit.shown
+        )
         await pilot.press("down")
         row = audit.shown[1]
         assert row.judgment is not None and row.judgment.rationale
@@ -135,8 +143,7 @@ def test_cell_audit_reads_every_judgment_output_and_call(tmp_path: Path) -> None
         judgments = [j for j in store.judgment_rows() if j["task"] == "counseling" and j["mode"] == "augmentation"]
     mine = [c for c in audit.comparisons]
     assert len(mine) == 4  # Alpha against Beta, Gamma, Delta and plain, one run
-    assert sum(len(c.judgments) for c in mine) == sum(
-        1 for j in judgments if "Alpha" in (j["option1"], j["option2"]))
+    assert sum(len(c.judgments) for c in mine) == sum(1 for j in judgments if "Alpha" in (j["option1"], j["option2"]))
     for c in mine:
         assert set(c.outputs) == {c.comparison.candidate_a, c.comparison.candidate_b}
         assert "Alpha" in c.assistance  # augmentation: the assistance text of the assisted candidate
@@ -148,15 +155,27 @@ def test_cell_audit_reads_every_judgment_output_and_call(tmp_path: Path) -> None
 
 def test_rank_colours_and_scatter() -> None:
     assert [rank_class(r, 10) for r in (1, 3, 5.5, 8, 10, None)] == [
-        "-rank-0", "-rank-1", "-rank-2", "-rank-3", "-rank-4", "-rank-none"]
+        "-rank-0",
+        "-rank-1",
+        "-rank-2",
+        "-rank-3",
+        "-rank-4",
+        "-rank-none",
+    ]
     lines = scatter_lines([("Alpha", 1.0, 1.0), ("Delta", 4.0, 4.0), ("Beta", 2.5, 2.0)], width=20, height=5, top=4)
     assert lines[0] == "    1 |" + " " * 19 + "A"  # best in both modes: top right
     assert lines[4] == "    4 |B" + " " * 19  # worst in both: bottom left
     assert lines[1][7:].index("C") == 10  # Beta: automation 2.5 half-way across, augmentation 2.0 a third down
     assert "A Alpha (1.00, 1.00)" in lines and "B Delta (4.00, 4.00)" in lines
-    doc = {"modes": [{"mode": "automation", "overall": [{"candidate": "A", "mean_rank": 1.5}]},
-                     {"mode": "augmentation", "overall": [{"candidate": "A", "mean_rank": 2.0},
-                                                          {"candidate": "plain", "mean_rank": 1.0}]}]}
+    doc = {
+        "modes": [
+            {"mode": "automation", "overall": [{"candidate": "A", "mean_rank": 1.5}]},
+            {
+                "mode": "augmentation",
+                "overall": [{"candidate": "A", "mean_rank": 2.0}, {"candidate": "plain", "mean_rank": 1.0}],
+            },
+        ]
+    }
     assert scatter_points(doc) == [("A", 1.5, 2.0)]
 
 
@@ -185,10 +204,14 @@ async def test_untrusted_rationale_is_shown_literally(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     study = load_session(path)
     with Store(study.database) as store, store.write() as c:
-        c.execute("UPDATE judgments SET rationale = ? WHERE id = (SELECT min(id) FROM judgments)",
-                  ("[@click=app.quit]quit[/] \x1b[31mred",))
-        row = c.execute("SELECT c.task, c.mode, c.candidate_a FROM judgments j JOIN comparisons c"
-                        " ON c.id = j.comparison_id ORDER BY j.id LIMIT 1").fetchone()
+        c.execute(
+            "UPDATE judgments SET rationale = ? WHERE id = (SELECT min(id) FROM judgments)",
+            ("[@click=app.quit]quit[/] \x1b[31mred",),
+        )
+        row = c.execute(
+            "SELECT c.task, c.mode, c.candidate_a FROM judgments j JOIN comparisons c"
+            " ON c.id = j.comparison_id ORDER BY j.id LIMIT 1"
+        ).fetchone()
     app = create_app(sessions_dir=path.parent)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = AuditScreen(study, row[1], row[0], row[2])
@@ -227,9 +250,13 @@ async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, mo
     async with app.run_test(size=(120, 40)) as pilot:
         screen = ResultsScreen(load_session(path))
         app.push_screen(screen)
-        await wait_for(pilot, lambda: screen.is_mounted and "could not be computed"
-                       in str(screen.query_one("#results-status").render()), "the failed computation")
+        await wait_for(
+            pilot,
+            lambda: screen.is_mounted and "could not be computed" in str(screen.query_one("#results-status").render()),
+            "the failed computation",
+        )
         assert not screen.computing
+
         # `notify` only queues a message: the app holds the notification once it has handled
         # that message, which in a full run can come a few frames after the status is drawn.
         def shown() -> list[str]:
@@ -273,14 +300,20 @@ async def test_brackets_switch_tabs_from_anywhere_and_focus_follows(tmp_path: Pa
         screen = await open_results(pilot)
         tabs = screen.query_one(TabbedContent)
         await pilot.press("right_square_bracket")
-        await wait_for(pilot, lambda: isinstance(app.focused, RankMatrix) and app.focused.mode_name == "augmentation",
-                       "the augmentation matrix focused")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.focused, RankMatrix) and app.focused.mode_name == "augmentation",
+            "the augmentation matrix focused",
+        )
         assert tabs.active == "tab-augmentation"
         await pilot.press("down")  # arrows act in the new tab
         assert app.focused.cursor == (1, 0)
         await pilot.press("left_square_bracket", "left_square_bracket")
-        await wait_for(pilot, lambda: tabs.active == "tab-left-out" and app.focused is not None
-                       and app.focused.id == "invalid-judgments", "the left-out tab, its table focused")
+        await wait_for(
+            pilot,
+            lambda: tabs.active == "tab-left-out" and app.focused is not None and app.focused.id == "invalid-judgments",
+            "the left-out tab, its table focused",
+        )
         assert screen.query_one("#invalid-judgments", DataTable).columns
 
 

@@ -39,9 +39,13 @@ def test_session_overview_120x40_with_expert_work(snap_compare, tmp_path: Path) 
 
     async def run_before(pilot) -> None:
         app = pilot.app
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
-                       "the session overview")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+            "the session overview",
+        )
         await pilot.pause()
 
-    assert snap_compare(create_app(sessions_dir=path.parent, session=path), terminal_size=(120, 40),
-                        run_before=run_before)
+    assert snap_compare(
+        create_app(sessions_dir=path.parent, session=path), terminal_size=(120, 40), run_before=run_before
+    )

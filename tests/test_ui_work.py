@@ -28,8 +28,9 @@ def keys(text: str) -> list[str]:
 
 async def open_work(pilot, expert_row: int = 0) -> WorkScreen:
     app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
-                   "the session overview")
+    await wait_for(
+        pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None, "the session overview"
+    )
     app.screen.query_one("#experts").move_cursor(row=expert_row)
     await pilot.pause()
     await pilot.press("w")
@@ -55,13 +56,21 @@ async def test_expert_writes_two_deliverables_by_keyboard(tmp_path: Path) -> Non
             await pilot.press("ctrl+s")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmSubmit), "the confirmation")
             await pilot.press("y")
-            await wait_for(pilot, lambda first=first: app.screen is screen and not screen.busy
-                           and (screen.finished or screen.current.key != first), "the next task")
+            await wait_for(
+                pilot,
+                lambda first=first: (
+                    app.screen is screen and not screen.busy and (screen.finished or screen.current.key != first)
+                ),
+                "the next task",
+            )
         assert screen.finished and "All 2 task(s) are submitted" in app.screen_text()
         await pilot.press("escape")
         # The overview's experts table counts the deliverables written (submitted / assigned).
-        await wait_for(pilot, lambda: app.screen is overview and overview.state.work.get("ann") == (2, 2),
-                       "the overview read again")
+        await wait_for(
+            pilot,
+            lambda: app.screen is overview and overview.state.work.get("ann") == (2, 2),
+            "the overview read again",
+        )
         table = overview.query_one("#experts")
         assert str(table.get_cell("ann", "written")) == "2/2"
     study = load_session(path)
@@ -164,13 +173,22 @@ def test_draft_is_intact_after_kill_9_of_the_app_process(tmp_path: Path) -> None
 
     path = work_session(tmp_path)
     study = load_session(path)
-    code = ("from pathlib import Path; from centaur_tui.ui.app import create_app; "
-            f"create_app(sessions_dir=Path({str(path.parent)!r}), session=Path({str(path)!r})).run()")
+    code = (
+        "from pathlib import Path; from centaur_tui.ui.app import create_app; "
+        f"create_app(sessions_dir=Path({str(path.parent)!r}), session=Path({str(path)!r})).run()"
+    )
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
     master, slave = pty.openpty()
     os.set_blocking(master, False)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdin=slave, stdout=slave, stderr=slave, env=env,
-                            close_fds=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+        start_new_session=True,
+    )
     os.close(slave)
     screen = ""
 

@@ -29,13 +29,22 @@ FAST = Limits(max_retries=1, backoff_base_s=0.0, backoff_max_s=0.0, timeout_s=10
 ESCAPES = "\x1b]0;pwned title\x07\x1b[2J\x1b[31mred\x1b[0m\x9b2J\x07\x08\r"
 
 
-def run_call(api_base: str, key_env: str | None = "HOSTILE_TEST_KEY", limits: Limits = FAST,
-             ) -> tuple[BaseException, list[CallFailure]]:
+def run_call(
+    api_base: str,
+    key_env: str | None = "HOSTILE_TEST_KEY",
+    limits: Limits = FAST,
+) -> tuple[BaseException, list[CallFailure]]:
     failures: list[CallFailure] = []
     gateway = Gateway(limits, on_failure=failures.append)
     ep = Endpoint(model="openai/hostile", api_base=api_base, api_key_env=key_env)
-    req = CallRequest(key="k", stage="judging", endpoint=ep, messages=[{"role": "user", "content": "hi"}],
-                      params={"max_tokens": 32}, sample="s")
+    req = CallRequest(
+        key="k",
+        stage="judging",
+        endpoint=ep,
+        messages=[{"role": "user", "content": "hi"}],
+        params={"max_tokens": 32},
+        sample="s",
+    )
     with pytest.raises(CallFailed) as info:
         asyncio.run(gateway.complete(req))
     return info.value, failures
@@ -70,17 +79,19 @@ def test_a_key_not_in_use_is_still_redacted_by_its_shape() -> None:
     other = "sk-ant-api03-AAAABBBBCCCCDDDDEEEE"
     google = "AIzaSyA1234567890abcdefghijklmnopqrstu"
     with hostile_server(lambda b, h: error_reply(500, f"keys {other} {google} Bearer abc.def.ghi1234")) as server:
-        exc, failures = run_call(server.api_base, key_env=None)
+        _, failures = run_call(server.api_base, key_env=None)
     msg = failures[-1].message
     assert other not in msg and google not in msg and "abc.def.ghi1234" not in msg
     assert "sk-ant-[redacted]" in msg and "AIza[redacted]" in msg and "Bearer [redacted]" in msg
 
 
 def test_a_400_keeps_the_servers_explanation_and_hints_at_structured_output() -> None:
-    explanation = ("'response_format.type' must be 'json_object' or 'text'; json_schema is not supported by this "
-                   "server. " + "padding " * 400)
+    explanation = (
+        "'response_format.type' must be 'json_object' or 'text'; json_schema is not supported by this "
+        "server. " + "padding " * 400
+    )
     with hostile_server(lambda b, h: error_reply(400, "\x1b[2J" + explanation)) as server:
-        exc, failures = run_call(server.api_base)
+        _, failures = run_call(server.api_base)
     assert len(failures) == 1 and failures[0].final  # a 400 is not retried
     msg = failures[0].message
     assert_clean(msg)
@@ -95,8 +106,9 @@ def test_a_401_names_the_key_variable_and_never_the_key() -> None:
         failures: list[CallFailure] = []
         gateway = Gateway(FAST, on_failure=failures.append)
         ep = Endpoint(model="openai/hostile", api_base=server.api_base, api_key_env="HOSTILE_TEST_KEY")
-        req = CallRequest(key="k", stage="judging", endpoint=ep, messages=[{"role": "user", "content": "hi"}],
-                          params={}, sample="s")
+        req = CallRequest(
+            key="k", stage="judging", endpoint=ep, messages=[{"role": "user", "content": "hi"}], params={}, sample="s"
+        )
         with pytest.raises(FatalProviderError) as info:
             asyncio.run(gateway.complete(req))
     for text in (str(info.value), failures[0].message):
@@ -108,8 +120,9 @@ def test_a_404_for_the_model_hints_at_the_model_string() -> None:
         failures: list[CallFailure] = []
         gateway = Gateway(FAST, on_failure=failures.append)
         ep = Endpoint(model="openai/hostile", api_base=server.api_base)
-        req = CallRequest(key="k", stage="judging", endpoint=ep, messages=[{"role": "user", "content": "hi"}],
-                          params={}, sample="s")
+        req = CallRequest(
+            key="k", stage="judging", endpoint=ep, messages=[{"role": "user", "content": "hi"}], params={}, sample="s"
+        )
         with pytest.raises(FatalProviderError):
             asyncio.run(gateway.complete(req))
     assert "check the model string 'openai/hostile'" in failures[0].message
@@ -127,13 +140,19 @@ def test_a_connection_error_names_the_model_and_the_api_base() -> None:
 
 def test_invalid_utf8_and_a_finish_reason_with_escapes_are_cleaned() -> None:
     def respond(body, headers):
-        reply = {"id": "r", "object": "chat.completion", "created": 1, "model": "m",
-                 "choices": [{"index": 0, "finish_reason": "\x1b]0;t\x07stop", "message": {"role": "assistant",
-                                                                                             "content": None}}]}
+        reply = {
+            "id": "r",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "m",
+            "choices": [
+                {"index": 0, "finish_reason": "\x1b]0;t\x07stop", "message": {"role": "assistant", "content": None}}
+            ],
+        }
         return 200, {}, reply
 
     with hostile_server(respond) as server:
-        exc, failures = run_call(server.api_base)
+        _, failures = run_call(server.api_base)
     assert failures[-1].finish_reason == "stop"
     assert_clean(failures[-1].message)
 
@@ -192,8 +211,11 @@ def stored_errors(db: Path) -> list[tuple[str, str]]:
     ("status", "body", "says"),
     [
         (401, f"{ESCAPES}Incorrect API key provided: {KEY}", "check the environment variable HOSTILE_TEST_KEY"),
-        (400, f"{ESCAPES}response_format json_schema unsupported; echo: Authorization: Bearer {KEY}",
-         "structured_output = false"),
+        (
+            400,
+            f"{ESCAPES}response_format json_schema unsupported; echo: Authorization: Bearer {KEY}",
+            "structured_output = false",
+        ),
     ],
     ids=["401-fatal", "400-per-call"],
 )
@@ -221,7 +243,7 @@ async def test_an_app_notification_of_a_provider_error_is_clean(tmp_path: Path) 
         app.report(RuntimeError(f"\x1b]0;title\x07unexpected {KEY}"))
 
         def messages() -> list[str]:
-            return [n.message for n in app._notifications]  # noqa: SLF001 - Textual has no public list
+            return [n.message for n in app._notifications]
 
         await wait_for(pilot, lambda: len(messages()) == 2, "both notifications")
         for message in messages():

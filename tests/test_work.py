@@ -19,12 +19,17 @@ from centaur_tui.store import Store, WorkDraft, WorkError, WorkStore
 from tests.support.work import ARM, arm_session
 
 
-@pytest.mark.parametrize("n_experts,n_tasks,n_assistants,plain", [
-    (e, t, a, p) for e, t, a, p in product((1, 2, 3, 5), (1, 2, 4, 7), (0, 1, 2, 3), (True, False)) if a or p
-])
+@pytest.mark.parametrize(
+    "n_experts,n_tasks,n_assistants,plain",
+    [(e, t, a, p) for e, t, a, p in product((1, 2, 3, 5), (1, 2, 4, 7), (0, 1, 2, 3), (True, False)) if a or p],
+)
 def test_design_each_task_once_and_balanced_within_one(n_experts, n_tasks, n_assistants, plain):
-    arm = HumanWorkerArm(experts=tuple(f"e{i}" for i in range(n_experts)), tasks=tuple(f"t{i}" for i in range(n_tasks)),
-                         assistants=tuple(f"A{i}" for i in range(n_assistants)), include_plain=plain)
+    arm = HumanWorkerArm(
+        experts=tuple(f"e{i}" for i in range(n_experts)),
+        tasks=tuple(f"t{i}" for i in range(n_tasks)),
+        assistants=tuple(f"A{i}" for i in range(n_assistants)),
+        include_plain=plain,
+    )
     design = design_work(arm, seed=11)
     pairs = Counter((a.expert, a.task) for a in design)
     assert set(pairs.values()) == {1} and len(pairs) == n_experts * n_tasks  # every task once, no task twice
@@ -44,12 +49,15 @@ def test_session_field_validated_with_file_and_field(write_session):
     study = load_session(arm_session(write_session))
     assert study.session.human_workers is not None
     assert study.session.human_workers.conditions == ("Alpha", "Gamma", PLAIN)
-    for bad, field in (('experts = ["ann", "zed"]', "human_workers.experts[1]"),
-                       ('tasks = ["menu_planning"]', "human_workers.tasks[0]"),
-                       ('assistants = ["Nope"]', "human_workers.assistants[0]")):
+    for bad, field in (
+        ('experts = ["ann", "zed"]', "human_workers.experts[1]"),
+        ('tasks = ["menu_planning"]', "human_workers.tasks[0]"),
+        ('assistants = ["Nope"]', "human_workers.assistants[0]"),
+    ):
         key = bad.split(" ")[0]
-        text = "\n".join(bad if line.startswith(key + " =") and i > ARM.index("[human_workers]") else line
-                         for i, line in _lines(ARM))
+        text = "\n".join(
+            bad if line.startswith(key + " =") and i > ARM.index("[human_workers]") else line for i, line in _lines(ARM)
+        )
         with pytest.raises(ConfigError) as err:
             load_session(arm_session(write_session, text))
         assert err.value.field == field, err.value
@@ -129,8 +137,11 @@ def test_report_ranks_conditions_for_human_workers_beside_the_worker_model(write
         for r in work.assignments():
             # Longer texts under Alpha's guidance: a planted effect the judges can see.
             body = " ".join(["requirement met"] * (40 if r["condition"] == "Alpha" else 8))
-            work.submit(r["id"], WorkDraft(f"## Deliverable\n\n{body}", 60.0 * (2 if r["condition"] == PLAIN else 1),
-                                           10, 0), version=1)
+            work.submit(
+                r["id"],
+                WorkDraft(f"## Deliverable\n\n{body}", 60.0 * (2 if r["condition"] == PLAIN else 1), 10, 0),
+                version=1,
+            )
         judge_human_arm(study, store)
     result = CliRunner().invoke(cli, ["work-report", str(path)])
     assert result.exit_code == 0, result.output

@@ -59,8 +59,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise ConfigError(str(path), None, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}); "
-                          "save the file as UTF-8") from None
+        raise ConfigError(
+            str(path), None, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}); save the file as UTF-8"
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -75,8 +76,12 @@ def _check_values(node: Any, path: Path, where: str) -> None:
         for key, value in node.items():
             field = f"{where}.{key}" if where else str(key)
             if SECRET_KEYS.match(str(key)):
-                raise ConfigError(str(path), field, "looks like a credential: keys are never read from files; "
-                                  "name the environment variable that holds it with api_key_env")
+                raise ConfigError(
+                    str(path),
+                    field,
+                    "looks like a credential: keys are never read from files; "
+                    "name the environment variable that holds it with api_key_env",
+                )
             _check_values(value, path, field)
     elif isinstance(node, list):
         for i, value in enumerate(node):
@@ -84,8 +89,12 @@ def _check_values(node: Any, path: Path, where: str) -> None:
     elif isinstance(node, float) and not math.isfinite(node):
         raise ConfigError(str(path), where or "(top level)", f"{node} is not a finite number")
     elif isinstance(node, str) and looks_like_secret(node):
-        raise ConfigError(str(path), where or "(top level)", "holds what looks like an API key: keys are never "
-                          "read from files; put it in an environment variable and name it with api_key_env")
+        raise ConfigError(
+            str(path),
+            where or "(top level)",
+            "holds what looks like an API key: keys are never "
+            "read from files; put it in an environment variable and name it with api_key_env",
+        )
 
 
 def _check_database_folder(database: Path, path: Path) -> None:
@@ -102,11 +111,13 @@ def _check_database_folder(database: Path, path: Path) -> None:
     while not ancestor.exists() and ancestor != ancestor.parent:
         ancestor = ancestor.parent
     if not ancestor.is_dir():
-        raise ConfigError(str(path), "database", f"cannot create the database folder {database.parent}: "
-                          f"{ancestor} is not a folder")
+        raise ConfigError(
+            str(path), "database", f"cannot create the database folder {database.parent}: {ancestor} is not a folder"
+        )
     if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise ConfigError(str(path), "database", f"cannot create the database in {database.parent}: "
-                          f"{ancestor} is not writable")
+        raise ConfigError(
+            str(path), "database", f"cannot create the database in {database.parent}: {ancestor} is not writable"
+        )
 
 
 def _loc(loc: tuple[Any, ...], data: Any) -> str:
@@ -197,6 +208,12 @@ def load_session(path: Path | str) -> Study:
     database = (path.parent / (session.database or f"{session.name}.db")).resolve()
     _check_database_folder(database, path)
     tasks = {t: all_tasks[t] for t in session.tasks}
-    log.info("session %s read from %s: %d task(s), %d run(s), database %s", session.name, path, len(tasks),
-             session.runs, database)
+    log.info(
+        "session %s read from %s: %d task(s), %d run(s), database %s",
+        session.name,
+        path,
+        len(tasks),
+        session.runs,
+        database,
+    )
     return Study(session=session, tasks=tasks, universal=universal, session_file=path.resolve(), database=database)

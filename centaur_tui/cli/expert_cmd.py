@@ -13,15 +13,30 @@ from centaur_tui.services.session import open_session, open_store
 @click.command()
 @click.argument("session")
 @click.option("--expert", "expert_id", required=True, help="Expert id (from the session file or added in the app).")
-@click.option("--n", "n", type=click.IntRange(1, 1_000_000), required=True,
-              help="How many places to add to the queue.")
-@click.option("--strategy", type=click.Choice(STRATEGIES), default="stratified", show_default=True,
-              help="stratified: spread over tasks, modes, pairs; overlap: each comparison to K experts; "
-                   "disagreement: where LLM judges split first.")
-@click.option("--overlap", "overlap", type=click.IntRange(2, 1000), default=2, show_default=True,
-              help="K for --strategy overlap: experts per comparison.")
-@click.option("--repeat-share", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.0, show_default=True,
-              help="Share of the places given to swapped repeats (test-retest).")
+@click.option("--n", "n", type=click.IntRange(1, 1_000_000), required=True, help="How many places to add to the queue.")
+@click.option(
+    "--strategy",
+    type=click.Choice(STRATEGIES),
+    default="stratified",
+    show_default=True,
+    help="stratified: spread over tasks, modes, pairs; overlap: each comparison to K experts; "
+    "disagreement: where LLM judges split first.",
+)
+@click.option(
+    "--overlap",
+    "overlap",
+    type=click.IntRange(2, 1000),
+    default=2,
+    show_default=True,
+    help="K for --strategy overlap: experts per comparison.",
+)
+@click.option(
+    "--repeat-share",
+    type=click.FloatRange(0.0, 1.0, max_open=True),
+    default=0.0,
+    show_default=True,
+    help="Share of the places given to swapped repeats (test-retest).",
+)
 def assign(session: str, expert_id: str, n: int, strategy: str, overlap: int, repeat_share: float) -> None:
     """Add comparisons to an expert's judging queue (only tasks the expert may judge)."""
     from centaur_tui.services.assign import assign_comparisons
@@ -52,8 +67,13 @@ def packet() -> None:
 @packet.command("export")
 @click.argument("session")
 @click.option("--expert", "expert_id", required=True, help="Whose open assignments go into the packet.")
-@click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), required=True,
-              help="Packet file to write (must not exist).")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="Packet file to write (must not exist).",
+)
 def packet_export(session: str, expert_id: str, out: Path) -> None:
     """Write a self-contained packet of an expert's open assignments, with no identities at all."""
     from centaur_tui.services.exchange import export_packet

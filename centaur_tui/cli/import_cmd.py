@@ -17,10 +17,19 @@ def _ids(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) 
 @click.command("import")
 @click.argument("session")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--add-experts", "add_experts", multiple=True, callback=_ids, metavar="ID[,ID...]",
-              help="Register these expert ids with the import (every other expert must be registered already).")
-@click.option("--external", is_flag=True,
-              help="The files were made by another tool and have no session.json (every other check still applies).")
+@click.option(
+    "--add-experts",
+    "add_experts",
+    multiple=True,
+    callback=_ids,
+    metavar="ID[,ID...]",
+    help="Register these expert ids with the import (every other expert must be registered already).",
+)
+@click.option(
+    "--external",
+    is_flag=True,
+    help="The files were made by another tool and have no session.json (every other check still applies).",
+)
 def import_(session: str, directory: Path, add_experts: tuple[str, ...], external: bool) -> None:
     """Validate and store judgments from DIRECTORY (judgments.csv, scores.csv, session.json) in a session's database.
 

@@ -24,8 +24,23 @@ __all__ = ["cli", "main"]
 
 log = logging.getLogger(__name__)
 
-for command in (tasks_cmd, check, run, export, demo, report, import_, assign, packet, judge, tui, plan, assign_work,
-                judge_work, work_report):
+for command in (
+    tasks_cmd,
+    check,
+    run,
+    export,
+    demo,
+    report,
+    import_,
+    assign,
+    packet,
+    judge,
+    tui,
+    plan,
+    assign_work,
+    judge_work,
+    work_report,
+):
     cli.add_command(command)
 
 

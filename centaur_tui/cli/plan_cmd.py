@@ -34,21 +34,63 @@ def _width(r: dict[str, Any]) -> str:
 
 @click.command()
 @click.argument("session")
-@click.option("--experts", "experts", type=click.IntRange(1, 10_000), multiple=True, required=True,
-              help="Number of experts N (repeat the option to compare designs).")
-@click.option("--per-expert", "per_expert", type=click.IntRange(1, 100_000), multiple=True, required=True,
-              help="Judgments per expert M (repeatable).")
-@click.option("--overlap", "overlap", type=click.IntRange(1, 1000), multiple=True, default=(2,), show_default=True,
-              help="Experts per comparison K (repeatable); 1 = every expert judges comparisons of its own.")
-@click.option("--expert-noise", type=click.FloatRange(0.0, 10.0), default=0.8, show_default=True,
-              help="SD of the simulated experts' rubric-score noise in points (LLM judges: set in the session).")
-@click.option("--reps", type=click.IntRange(1, 1000), default=10, show_default=True,
-              help="Simulated replicates of the expert study.")
-@click.option("--bootstrap", type=click.IntRange(20, 100_000), default=200, show_default=True,
-              help="Bootstrap replicates per interval.")
+@click.option(
+    "--experts",
+    "experts",
+    type=click.IntRange(1, 10_000),
+    multiple=True,
+    required=True,
+    help="Number of experts N (repeat the option to compare designs).",
+)
+@click.option(
+    "--per-expert",
+    "per_expert",
+    type=click.IntRange(1, 100_000),
+    multiple=True,
+    required=True,
+    help="Judgments per expert M (repeatable).",
+)
+@click.option(
+    "--overlap",
+    "overlap",
+    type=click.IntRange(1, 1000),
+    multiple=True,
+    default=(2,),
+    show_default=True,
+    help="Experts per comparison K (repeatable); 1 = every expert judges comparisons of its own.",
+)
+@click.option(
+    "--expert-noise",
+    type=click.FloatRange(0.0, 10.0),
+    default=0.8,
+    show_default=True,
+    help="SD of the simulated experts' rubric-score noise in points (LLM judges: set in the session).",
+)
+@click.option(
+    "--reps",
+    type=click.IntRange(1, 1000),
+    default=10,
+    show_default=True,
+    help="Simulated replicates of the expert study.",
+)
+@click.option(
+    "--bootstrap",
+    type=click.IntRange(20, 100_000),
+    default=200,
+    show_default=True,
+    help="Bootstrap replicates per interval.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulation.")
-def plan(session: str, experts: tuple[int, ...], per_expert: tuple[int, ...], overlap: tuple[int, ...],
-         expert_noise: float, reps: int, bootstrap: int, seed: int) -> None:
+def plan(
+    session: str,
+    experts: tuple[int, ...],
+    per_expert: tuple[int, ...],
+    overlap: tuple[int, ...],
+    expert_noise: float,
+    reps: int,
+    bootstrap: int,
+    seed: int,
+) -> None:
     """Simulate an expert study and print the interval widths to expect, before recruiting."""
     from centaur_tui.domain.session import JudgeSimulation
     from centaur_tui.services.plan import load_plan_source, simulate_design
@@ -67,20 +109,28 @@ def plan(session: str, experts: tuple[int, ...], per_expert: tuple[int, ...], ov
         knobs = JudgeSimulation(noise=expert_noise)
         _say("SIMULATED EXPERTS: every expert verdict below comes from the simulated provider's judge.", fg="yellow")
         _say(f"Plan for session {study.session.name}: comparisons and LLM verdicts from {origin}.")
-        _say(f"Simulated experts: rubric-score noise SD {expert_noise:g}, no position bias; each of {reps} "
-             "replicate(s) assigns new comparisons (as `centaur assign --strategy overlap`) and draws new "
-             f"verdicts; 95% intervals from {bootstrap} bootstrap replicates resampling comparisons.")
+        _say(
+            f"Simulated experts: rubric-score noise SD {expert_noise:g}, no position bias; each of {reps} "
+            "replicate(s) assigns new comparisons (as `centaur assign --strategy overlap`) and draws new "
+            f"verdicts; 95% intervals from {bootstrap} bootstrap replicates resampling comparisons."
+        )
         summary_rows = []
         for n, m, k in designs:
-            summary, judged, compared = simulate_design(source, comps, texts, llm_rows, n, m, k, knobs, reps,
-                                                        bootstrap, seed)
+            summary, judged, compared = simulate_design(
+                source, comps, texts, llm_rows, n, m, k, knobs, reps, bootstrap, seed
+            )
             summary_rows.append(((n, m, k), sum(judged) / reps, summary))
             click.echo("")
-            _say(f"N = {n} expert(s) x M = {m} judgment(s), overlap K = {k}: {sum(judged) / reps:,.0f} expert "
-                 f"judgments on {sum(compared) / reps:,.0f} comparisons (mean over replicates)", bold=True)
+            _say(
+                f"N = {n} expert(s) x M = {m} judgment(s), overlap K = {k}: {sum(judged) / reps:,.0f} expert "
+                f"judgments on {sum(compared) / reps:,.0f} comparisons (mean over replicates)",
+                bold=True,
+            )
             if sum(judged) < n * m * reps:
-                _say(f"  The session holds {len(comps):,} comparisons: fewer judgments than asked could be "
-                     "assigned.", fg="yellow")
+                _say(
+                    f"  The session holds {len(comps):,} comparisons: fewer judgments than asked could be assigned.",
+                    fg="yellow",
+                )
             click.echo(f"  {'statistic':<42} {'expected':>9}  {'interval width: mean [p10, p90]':<33} {'defined':>9}")
             for r in summary:
                 value = "NaN" if math.isnan(r["value"]) else f"{r['value']:.3f}"
@@ -101,9 +151,11 @@ def plan(session: str, experts: tuple[int, ...], per_expert: tuple[int, ...], ov
                     f"{cells[3]:>13}"
                 )
         click.echo("")
-        _say("'defined' counts cases (replicates x groups) where the statistic had a value; a rank correlation "
-             "needs 3 candidates judged by both panels in the group, the alt-test 3 experts with 30 comparisons "
-             "each judged by 3 experts (so K >= 3).")
+        _say(
+            "'defined' counts cases (replicates x groups) where the statistic had a value; a rank correlation "
+            "needs 3 candidates judged by both panels in the group, the alt-test 3 experts with 30 comparisons "
+            "each judged by 3 experts (so K >= 3)."
+        )
         click.echo(f"Planned in {time.perf_counter() - started:.1f}s.")
     finally:
         shutil.rmtree(folder, ignore_errors=True)

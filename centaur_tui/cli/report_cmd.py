@@ -23,18 +23,41 @@ RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the report as JSON.")
 @click.option("--markdown", "md_file", type=click.Path(dir_okay=False, path_type=Path), help="Write a Markdown report.")
 @click.option("--figures", "fig_dir", type=click.Path(file_okay=False, path_type=Path), help="Draw PNG figures here.")
-@click.option("--rank-method", type=click.Choice(RANK_METHODS), default="mean_win_rate", show_default=True,
-              help="Within-run rank: mean win rate over judges, per-judge ranks averaged, or pooled win rate.")
-@click.option("--judges", type=click.Choice(["llm", "expert", "all"]), default="llm", show_default=True,
-              help="Which judges' judgments the statistics use.")
-@click.option("--bootstrap", type=click.IntRange(0, 100_000), default=200, show_default=True,
-              help="Bradley-Terry bootstrap replicates (0: no intervals).")
+@click.option(
+    "--rank-method",
+    type=click.Choice(RANK_METHODS),
+    default="mean_win_rate",
+    show_default=True,
+    help="Within-run rank: mean win rate over judges, per-judge ranks averaged, or pooled win rate.",
+)
+@click.option(
+    "--judges",
+    type=click.Choice(["llm", "expert", "all"]),
+    default="llm",
+    show_default=True,
+    help="Which judges' judgments the statistics use.",
+)
+@click.option(
+    "--bootstrap",
+    type=click.IntRange(0, 100_000),
+    default=200,
+    show_default=True,
+    help="Bradley-Terry bootstrap replicates (0: no intervals).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--no-exact-p", is_flag=True, help="Skip the exact permutation p-values of the cross-mode correlations.")
 @click.option("--quiet", is_flag=True, help="Print nothing but the files written.")
 def report(
-    session: str, json_file: Path | None, md_file: Path | None, fig_dir: Path | None, rank_method: str, judges: str,
-    bootstrap: int, seed: int, no_exact_p: bool, quiet: bool,
+    session: str,
+    json_file: Path | None,
+    md_file: Path | None,
+    fig_dir: Path | None,
+    rank_method: str,
+    judges: str,
+    bootstrap: int,
+    seed: int,
+    no_exact_p: bool,
+    quiet: bool,
 ) -> None:
     """Print every statistic of a session: rankings, best by task, cross-mode, reliability, validity."""
     from centaur_tui.report import to_json, to_markdown, to_text
@@ -43,8 +66,9 @@ def report(
     study = open_session(session)
     started = time.perf_counter()
     kinds = ("llm", "expert") if judges == "all" else (judges,)
-    rep = session_report(study, rank_method=rank_method, judge_kinds=kinds, bootstrap=bootstrap, seed=seed,
-                         permutation=not no_exact_p)
+    rep = session_report(
+        study, rank_method=rank_method, judge_kinds=kinds, bootstrap=bootstrap, seed=seed, permutation=not no_exact_p
+    )
     document = rep.document
     if quiet:
         if document.simulated:

@@ -22,7 +22,9 @@ from centaur_tui.services.session import tasks_dir as default_tasks_dir
 
 
 @click.group("tasks", invoke_without_command=True)
-@click.option("--dir", "tasks_dir", type=click.Path(path_type=Path), default=None, help="Tasks folder (default: ./tasks).")
+@click.option(
+    "--dir", "tasks_dir", type=click.Path(path_type=Path), default=None, help="Tasks folder (default: ./tasks)."
+)
 @click.pass_context
 def tasks_cmd(ctx: click.Context, tasks_dir: Path | None) -> None:
     """List the tasks; `centaur tasks show ID` prints one with its rubric."""
@@ -78,10 +80,14 @@ def _plan_text(study: Study) -> list[str]:
     ]
     for stage in STAGES:
         lines.append(f"  {stage:<11} {plan.calls[stage]:>8,}")
-    lines.append(f"  {'total':<11} {plan.total_calls:>8,}  (at most {plan.max_judging_calls:,} judging calls with re-asks)")
+    lines.append(
+        f"  {'total':<11} {plan.total_calls:>8,}  (at most {plan.max_judging_calls:,} judging calls with re-asks)"
+    )
     lines.append(
         f"Comparisons: {plan.total_comparisons:,} "
-        + "(" + ", ".join(f"{m} {n:,}" for m, n in plan.comparisons.items()) + ")"
+        + "("
+        + ", ".join(f"{m} {n:,}" for m, n in plan.comparisons.items())
+        + ")"
     )
     lines.append(f"Judgments: {plan.total_judgments:,}; judge pairs (for agreement): {plan.judge_pairs:,}")
     lines.append("Judgments per judge:")
@@ -138,8 +144,10 @@ class LinePrinter:
         known = all(s.cost_known for s in progress.stages.values())
         cost = f"${progress.cost:,.2f}" + ("" if known else " + unknown")
         return (
-            f"[{progress.elapsed:5.1f}s] " + " | ".join(parts)
-            + f" | {progress.tokens / 1e6:.1f}M tokens | {cost} | {progress.retries} retries | {progress.in_flight} in flight"
+            f"[{progress.elapsed:5.1f}s] "
+            + " | ".join(parts)
+            + f" | {progress.tokens / 1e6:.1f}M tokens | {cost} | {progress.retries} retries"
+            + f" | {progress.in_flight} in flight"
             + (f" | {progress.waiting}" if getattr(progress, "waiting", None) else "")
         )
 
@@ -149,7 +157,7 @@ class LinePrinter:
             return
         self._last = now
         text = self.line(progress)
-        if text[text.index("]"):] == self._last_text[self._last_text.find("]"):] and not self.tty:
+        if text[text.index("]") :] == self._last_text[self._last_text.find("]") :] and not self.tty:
             return  # nothing moved since the last line
         self._last_text = text
         if self.tty:
@@ -181,9 +189,10 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
             except KeyboardInterrupt:
                 counts = store.counts()
                 click.secho(
-                    f"\nStopped. {counts['calls']:,} answered calls and {counts['judgments']:,} judgments are stored in "
-                    f"{study.database}; run the same command again to resume.",
-                    fg="yellow", err=True,
+                    f"\nStopped. {counts['calls']:,} answered calls and {counts['judgments']:,} judgments are stored"
+                    f" in {study.database}; run the same command again to resume.",
+                    fg="yellow",
+                    err=True,
                 )
                 sys.exit(130)
             counts = store.counts()

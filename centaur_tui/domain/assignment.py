@@ -100,8 +100,11 @@ def _greedy(
         best = min(
             remaining.values(),
             key=lambda c: (
-                leads[c.id], by_task_mode[(c.task, c.mode)], by_pair[(c.mode, c.candidate_a, c.candidate_b)],
-                by_task[c.task], tiebreak[c.id],
+                leads[c.id],
+                by_task_mode[(c.task, c.mode)],
+                by_pair[(c.mode, c.candidate_a, c.candidate_b)],
+                by_task[c.task],
+                tiebreak[c.id],
             ),
         )
         del remaining[best.id]
@@ -148,12 +151,8 @@ def plan_assignments(
 
     mine = [a for a in existing if a.expert == expert.id]
     held = {a.comparison_id for a in mine}
-    others: Counter[str] = Counter(
-        a.comparison_id for a in existing if a.expert != expert.id and a.presentation == 0
-    )
-    eligible = [
-        c for c in pool if may_judge(expert, c.task) and c.id not in held and expert.id not in c.authors
-    ]
+    others: Counter[str] = Counter(a.comparison_id for a in existing if a.expert != expert.id and a.presentation == 0)
+    eligible = [c for c in pool if may_judge(expert, c.task) and c.id not in held and expert.id not in c.authors]
     if strategy == "overlap":
         eligible = [c for c in eligible if others[c.id] < overlap]
     tiebreak = {c.id: digest("assign", seed, expert.id, c.id) for c in pool}
@@ -189,9 +188,7 @@ def plan_assignments(
         more = _greedy([c for c in eligible if c not in fresh], n_repeats - len(repeat_ids), lead, tiebreak)
         fresh.extend(more)
 
-    queue = [
-        PlannedAssignment(c.id, 0, presented_flip(seed, expert.id, c.id), strategy) for c in fresh
-    ]
+    queue = [PlannedAssignment(c.id, 0, presented_flip(seed, expert.id, c.id), strategy) for c in fresh]
     flips.update({q.comparison_id: q.flipped for q in queue})
     for cid in repeat_ids:
         ids = [q.comparison_id for q in queue]

@@ -49,27 +49,134 @@ DEFAULT_PHRASES: tuple[str, ...] = (
 
 DEFAULT_VENDOR_TERMS: tuple[str, ...] = (
     # Vendors and their products, distinctive enough to mask wherever they stand as a word.
-    "OpenAI", "ChatGPT", "GPT", "DALL-E", "o1-mini", "o1-preview", "o1-pro", "o3-mini", "o3-pro",
-    "o4-mini", "Anthropic", "Claude", "Opus", "Sonnet", "Google DeepMind", "DeepMind", "Google AI", "Gemini",
-    "Gemma", "Bard", "LaMDA", "Meta AI", "Meta Llama", "Llama", "Mistral AI", "Mistral", "Mixtral",
-    "Codestral", "Pixtral", "Ministral", "Magistral", "DeepSeek", "Qwen", "QwQ", "Tongyi", "Qianwen",
-    "Alibaba", "Alibaba Cloud", "xAI", "Grok", "Cohere", "Command R", "Command R+", "Copilot", "Bing Chat",
-    "Perplexity", "Moonshot AI", "Kimi", "Zhipu", "ChatGLM", "Baichuan", "ERNIE Bot", "Wenxin", "Yiyan",
-    "Baidu", "Doubao", "ByteDance", "Hunyuan", "Tencent", "01.AI", "InternLM", "GigaChat", "YandexGPT",
+    "OpenAI",
+    "ChatGPT",
+    "GPT",
+    "DALL-E",
+    "o1-mini",
+    "o1-preview",
+    "o1-pro",
+    "o3-mini",
+    "o3-pro",
+    "o4-mini",
+    "Anthropic",
+    "Claude",
+    "Opus",
+    "Sonnet",
+    "Google DeepMind",
+    "DeepMind",
+    "Google AI",
+    "Gemini",
+    "Gemma",
+    "Bard",
+    "LaMDA",
+    "Meta AI",
+    "Meta Llama",
+    "Llama",
+    "Mistral AI",
+    "Mistral",
+    "Mixtral",
+    "Codestral",
+    "Pixtral",
+    "Ministral",
+    "Magistral",
+    "DeepSeek",
+    "Qwen",
+    "QwQ",
+    "Tongyi",
+    "Qianwen",
+    "Alibaba",
+    "Alibaba Cloud",
+    "xAI",
+    "Grok",
+    "Cohere",
+    "Command R",
+    "Command R+",
+    "Copilot",
+    "Bing Chat",
+    "Perplexity",
+    "Moonshot AI",
+    "Kimi",
+    "Zhipu",
+    "ChatGLM",
+    "Baichuan",
+    "ERNIE Bot",
+    "Wenxin",
+    "Yiyan",
+    "Baidu",
+    "Doubao",
+    "ByteDance",
+    "Hunyuan",
+    "Tencent",
+    "01.AI",
+    "InternLM",
+    "GigaChat",
+    "YandexGPT",
     "Nemotron",
     # The same names in other scripts: matched as substrings (no word boundaries in CJK text).
-    "通义千问", "通义", "千问", "阿里巴巴", "阿里云", "文心一言", "文心", "百度", "字节跳动", "豆包大模型",
-    "智谱", "智谱清言", "月之暗面", "深度求索", "百川智能", "零一万物", "腾讯", "腾讯混元", "讯飞星火",
-    "チャットGPT", "クロード", "ジェミニ", "챗GPT", "클로드", "제미나이", "ЧатГПТ", "Клод", "Джемини",
+    "通义千问",
+    "通义",
+    "千问",
+    "阿里巴巴",
+    "阿里云",
+    "文心一言",
+    "文心",
+    "百度",
+    "字节跳动",
+    "豆包大模型",
+    "智谱",
+    "智谱清言",
+    "月之暗面",
+    "深度求索",
+    "百川智能",
+    "零一万物",
+    "腾讯",
+    "腾讯混元",
+    "讯飞星火",
+    "チャットGPT",
+    "クロード",
+    "ジェミニ",
+    "챗GPT",
+    "클로드",
+    "제미나이",
+    "ЧатГПТ",
+    "Клод",
+    "Джемини",
 )
 """Vendor and product names masked in every session, at word boundaries (CJK: anywhere)."""
 
 WEAK_VENDOR_TERMS: tuple[str, ...] = (
-    "Google", "Meta", "Microsoft", "Phi", "Haiku", "Yi", "GLM", "ERNIE", "Moonshot", "MiniMax", "Command",
-    "o1", "o3", "o4", "PaLM", "Codex", "Sora", "Nova", "Amazon", "Granite", "Falcon", "Jamba", "Aya", "NVIDIA",
+    "Google",
+    "Meta",
+    "Microsoft",
+    "Phi",
+    "Haiku",
+    "Yi",
+    "GLM",
+    "ERNIE",
+    "Moonshot",
+    "MiniMax",
+    "Command",
+    "o1",
+    "o3",
+    "o4",
+    "PaLM",
+    "Codex",
+    "Sora",
+    "Nova",
+    "Amazon",
+    "Granite",
+    "Falcon",
+    "Jamba",
+    "Aya",
+    "NVIDIA",
     "IBM",
     # Everyday Chinese words: 一言 "a word", 豆包 a bean bun, 百川 (海纳百川), 混元 a Taoist term.
-    "一言", "豆包", "百川", "混元", "清言",
+    "一言",
+    "豆包",
+    "百川",
+    "混元",
+    "清言",
 )
 """Names that are also everyday words or too short to mask alone ("Yield", "meta-analysis", "a
 haiku", "Google Maps", "phi = 1.618"). Each is masked only where a version number follows it
@@ -77,9 +184,41 @@ haiku", "Google Maps", "phi = 1.618"). Each is masked only where a version numbe
 Haiku", "OpenAI o3"). A session that names one as its own (a family "Google") masks it everywhere."""
 
 MODEL_WORDS: tuple[str, ...] = (
-    "mini", "nano", "micro", "pro", "plus", "max", "ultra", "turbo", "flash", "lite", "light", "large", "medium",
-    "small", "instruct", "chat", "preview", "opus", "sonnet", "haiku", "oss", "coder", "vision", "omni",
-    "reasoner", "thinking", "high", "latest", "exp", "fast", "air", "moe", "ai", "bot", "cloud",
+    "mini",
+    "nano",
+    "micro",
+    "pro",
+    "plus",
+    "max",
+    "ultra",
+    "turbo",
+    "flash",
+    "lite",
+    "light",
+    "large",
+    "medium",
+    "small",
+    "instruct",
+    "chat",
+    "preview",
+    "opus",
+    "sonnet",
+    "haiku",
+    "oss",
+    "coder",
+    "vision",
+    "omni",
+    "reasoner",
+    "thinking",
+    "high",
+    "latest",
+    "exp",
+    "fast",
+    "air",
+    "moe",
+    "ai",
+    "bot",
+    "cloud",
 )
 """Words that continue a model name ("GPT-4 Turbo", "Gemini 2.5 Flash-Lite", "Claude 3 Haiku"):
 after a masked name they are masked with it, so no half of the name stays visible."""
@@ -90,8 +229,10 @@ _GENERIC_PARTS = frozenset(MODEL_WORDS) | {"model", "open", "base", "code", "nex
 _SEP = r"[ \n.\-]*"
 # A Latin, Greek or Cyrillic letter or digit is a word character; CJK, kana and Hangul are not,
 # so "用GPT写" still masks GPT.
-_CJK = "\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f" \
-       "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+_CJK = (
+    "\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
+    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+)
 _BEFORE = rf"(?:(?<![^\W_])|(?<=[{_CJK}]))"
 # After a name: no letter (a digit may follow: "GPT4", "qwen2.5"), an optional plural s.
 _AFTER = rf"s?(?:(?![^\W\d_])|(?=[{_CJK}]))"
@@ -140,8 +281,9 @@ def _trie_regex(keys: list[str]) -> str:
     cjk = {ch: n for ch, n in trie.items() if _CJK_CHAR.match(ch)}
     parts = []
     if latin:
-        parts.append(_BEFORE + "(?:" + "|".join(re.escape(ch) + after(n) for ch, n in sorted(latin.items())) + ")"
-                     + _AFTER)
+        parts.append(
+            _BEFORE + "(?:" + "|".join(re.escape(ch) + after(n) for ch, n in sorted(latin.items())) + ")" + _AFTER
+        )
     if cjk:
         parts.append("(?:" + "|".join(re.escape(ch) + after(n) for ch, n in sorted(cjk.items())) + ")")
     return "|".join(parts)
@@ -193,7 +335,8 @@ def _session_terms(session: Session) -> tuple[set[str], set[str]]:
             for part in re.split(r"[\s\-_./:]+", source):
                 folded = fold(part)
                 if (folded.isalpha() and len(folded) >= 3 and folded not in _GENERIC_PARTS) or re.fullmatch(
-                        r"[a-z][0-9]+[a-z]?", folded):
+                    r"[a-z][0-9]+[a-z]?", folded
+                ):
                     weak.add(part)
     if session.judging.plain_family:
         strong.add(session.judging.plain_family)
@@ -253,8 +396,12 @@ class Blinding:
     _by_key: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def build(cls, terms: list[str] | tuple[str, ...], weak: list[str] | tuple[str, ...] = (),
-              exceptions: list[str] | tuple[str, ...] = ()) -> Blinding:
+    def build(
+        cls,
+        terms: list[str] | tuple[str, ...],
+        weak: list[str] | tuple[str, ...] = (),
+        exceptions: list[str] | tuple[str, ...] = (),
+    ) -> Blinding:
         """Compile terms (masked alone), weak terms and exceptions; the first spelling of a term names it."""
         by_key: dict[str, str] = {}
         strong_keys: list[str] = []
@@ -273,8 +420,13 @@ class Blinding:
             return re.compile(_trie_regex(keys)) if keys else None
 
         return cls(
-            tuple(by_key[k] for k in strong_keys), tuple(by_key[k] for k in weak_keys), tuple(exceptions),
-            compiled(strong_keys), compiled(weak_keys), compiled(except_keys), by_key,
+            tuple(by_key[k] for k in strong_keys),
+            tuple(by_key[k] for k in weak_keys),
+            tuple(exceptions),
+            compiled(strong_keys),
+            compiled(weak_keys),
+            compiled(except_keys),
+            by_key,
         )
 
     def _spans(self, folded: str) -> list[tuple[int, int, str]]:

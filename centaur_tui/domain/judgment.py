@@ -93,8 +93,14 @@ def _option(data: Any, label: str, rubric: Rubric) -> tuple[dict[str, int], floa
 
 
 _WINNERS = {
-    "option_1": "option_1", "option 1": "option_1", "1": "option_1", "option1": "option_1",
-    "option_2": "option_2", "option 2": "option_2", "2": "option_2", "option2": "option_2",
+    "option_1": "option_1",
+    "option 1": "option_1",
+    "1": "option_1",
+    "option1": "option_1",
+    "option_2": "option_2",
+    "option 2": "option_2",
+    "2": "option_2",
+    "option2": "option_2",
     "tie": "tie",
 }
 

@@ -103,8 +103,10 @@ def comparison_output_ids(session: Session, comp: Comparison) -> tuple[str, str]
     if comp.mode == "automation":
         return output_id(comp.run, comp.task, "automation", a, a), output_id(comp.run, comp.task, "automation", b, b)
     worker = session.worker.name
-    return (output_id(comp.run, comp.task, "augmentation", a, worker),
-            output_id(comp.run, comp.task, "augmentation", b, worker))
+    return (
+        output_id(comp.run, comp.task, "augmentation", a, worker),
+        output_id(comp.run, comp.task, "augmentation", b, worker),
+    )
 
 
 def _judgment_items(session: Session) -> Iterator[tuple[Comparison, str, int]]:

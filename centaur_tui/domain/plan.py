@@ -71,14 +71,18 @@ def call_key_of(model: str, messages_json: str, params_json: str, sample: str, e
             key of databases written before entries were part of the address (schema 3 and
             older); the pipeline only looks those up (`pipeline.calls.Calls`), never writes them.
     """
-    parts = (model, messages_json, params_json, sample) if entry is None else (model, messages_json, params_json,
-                                                                               sample, entry)
+    parts = (
+        (model, messages_json, params_json, sample)
+        if entry is None
+        else (model, messages_json, params_json, sample, entry)
+    )
     raw = "\x00".join(parts)
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-def call_key(model: str, messages: list[dict[str, str]], params: dict[str, Any], sample: str,
-             entry: str | None = None) -> str:
+def call_key(
+    model: str, messages: list[dict[str, str]], params: dict[str, Any], sample: str, entry: str | None = None
+) -> str:
     """Content address of one provider call.
 
     `sample` names the replicate (stage and run, plus the attempt for judge re-asks), so

@@ -57,8 +57,11 @@ class JudgeSimulation(Strict):
 
     noise: float = Field(0.8, strict=True, ge=0.0, le=10.0, description="SD of the Gaussian noise added to each score.")
     position_bias: float = Field(
-        0.0, strict=True, ge=-5.0, le=5.0,
-        description="Rubric points added to the option shown first (negative: second)."
+        0.0,
+        strict=True,
+        ge=-5.0,
+        le=5.0,
+        description="Rubric points added to the option shown first (negative: second).",
     )
     tie_margin: float = Field(
         0.15, strict=True, ge=0.0, le=5.0, description="Average gap below which the judge calls a tie."
@@ -98,17 +101,22 @@ RESERVED_PARAMS = {
 class Endpoint(Strict):
     """How to reach one model through litellm. Keys come from the environment, never from here."""
 
-    model: str = Field(min_length=3, max_length=MAX_LABEL,
-                       description="Any litellm model string, e.g. openai/gpt-4.1 or simulated/x.")
-    api_base: str | None = Field(None, max_length=2000, pattern=r"^https?://\S+$",
-                                 description="Base URL of an OpenAI-compatible server, if any.")
+    model: str = Field(
+        min_length=3, max_length=MAX_LABEL, description="Any litellm model string, e.g. openai/gpt-4.1 or simulated/x."
+    )
+    api_base: str | None = Field(
+        None, max_length=2000, pattern=r"^https?://\S+$", description="Base URL of an OpenAI-compatible server, if any."
+    )
     api_key_env: str | None = Field(
-        None, pattern=r"^[A-Z_][A-Z0-9_]*$", max_length=MAX_LABEL,
-        description="Environment variable holding the key, if not litellm's default."
+        None,
+        pattern=r"^[A-Z_][A-Z0-9_]*$",
+        max_length=MAX_LABEL,
+        description="Environment variable holding the key, if not litellm's default.",
     )
     params: dict[str, float | int | str | bool] = Field(
-        default_factory=dict, max_length=32,
-        description="Extra litellm parameters for this model (e.g. reasoning_effort)."
+        default_factory=dict,
+        max_length=32,
+        description="Extra litellm parameters for this model (e.g. reasoning_effort).",
     )
     input_cost_per_mtok: float | None = Field(
         None, strict=True, ge=0.0, description="USD per million input tokens, if litellm does not know."
@@ -151,7 +159,10 @@ class ModelSpec(Endpoint):
     automation: bool = Field(True, strict=True)
     augmentation: bool = Field(True, strict=True)
     release_order: int | None = Field(
-        None, strict=True, ge=-1_000_000, le=1_000_000,
+        None,
+        strict=True,
+        ge=-1_000_000,
+        le=1_000_000,
         description="Order within its family for criterion validity (1 = oldest).",
     )
     simulation: ModelSimulation = Field(default_factory=ModelSimulation)
@@ -188,8 +199,9 @@ class ExpertSpec(Strict):
 class HumanWorkerArm(Strict):
     """Experts as workers: who writes deliverables for which tasks, with whose assistance texts."""
 
-    experts: tuple[str, ...] = Field(min_length=1, max_length=MAX_EXPERTS,
-                                     description="Expert ids (from [[experts]]) who write deliverables.")
+    experts: tuple[str, ...] = Field(
+        min_length=1, max_length=MAX_EXPERTS, description="Expert ids (from [[experts]]) who write deliverables."
+    )
     tasks: tuple[str, ...] = Field(
         min_length=1, max_length=MAX_TASKS, description="Task ids of this session the experts work on."
     )
@@ -220,7 +232,10 @@ class JudgingParams(Strict):
     allow_ties: bool = Field(True, strict=True)
     max_invalid_retries: int = Field(2, strict=True, ge=0, le=10, description="Re-asks after an invalid reply.")
     reask_max_tokens: int | None = Field(
-        None, strict=True, ge=16, le=MAX_TOKENS,
+        None,
+        strict=True,
+        ge=16,
+        le=MAX_TOKENS,
         description="Cap of max_tokens for re-asking a judge whose reply was cut off at max_tokens: each such re-ask "
         "doubles the limit up to this (default 4 x max_tokens); a reply cut off at the cap is not re-asked.",
     )
@@ -232,7 +247,10 @@ class JudgingParams(Strict):
         20, strict=True, ge=0, le=2000, description="Characters an expert's rationale needs at least."
     )
     expert_max_masks: int | None = Field(
-        None, strict=True, ge=0, le=1_000_000,
+        None,
+        strict=True,
+        ge=0,
+        le=1_000_000,
         description="Set a comparison aside from expert queues when masking its two outputs replaces more than this "
         "many identity phrases (None: no limit), as Chatbot Arena drops battles with a leaked identity.",
     )
@@ -256,8 +274,11 @@ class Limits(Strict):
         1.0, strict=True, ge=0.0, le=600.0, description="First backoff; doubles each retry, with jitter."
     )
     backoff_max_s: float = Field(
-        60.0, strict=True, ge=0.0, le=3600.0,
-        description="Longest wait before a retry, also when the server's Retry-After asks for more."
+        60.0,
+        strict=True,
+        ge=0.0,
+        le=3600.0,
+        description="Longest wait before a retry, also when the server's Retry-After asks for more.",
     )
 
 
@@ -334,13 +355,19 @@ class Session(Strict):
         if arm is None:
             return []
         problems: list[tuple[str, str]] = []
-        known_sets = {"experts": {e.id for e in self.experts}, "tasks": set(self.tasks), "assistants": set(self.assistants)}
+        known_sets = {
+            "experts": {e.id for e in self.experts},
+            "tasks": set(self.tasks),
+            "assistants": set(self.assistants),
+        }
         for name, known in known_sets.items():
             ids: tuple[str, ...] = getattr(arm, name)
             for i, value in enumerate(ids):
                 where = f"human_workers.{name}[{i}]"
                 if value not in known:
-                    problems.append((where, f"unknown {name[:-1]} {value!r} (known: {', '.join(sorted(known)) or 'none'})"))
+                    problems.append(
+                        (where, f"unknown {name[:-1]} {value!r} (known: {', '.join(sorted(known)) or 'none'})")
+                    )
                 elif ids.index(value) != i:
                     problems.append((where, f"{value!r} is listed twice"))
         if not arm.conditions:
@@ -375,8 +402,13 @@ class Session(Strict):
         for i, e in enumerate(self.experts):
             clash = self.name_clash(e.id)
             if clash is not None:
-                problems.append((f"experts[{i} {e.id!r}].id", f"expert id {e.id!r} is {clash}; give the expert "
-                                 "another id (judgments are stored under the judge's name)"))
+                problems.append(
+                    (
+                        f"experts[{i} {e.id!r}].id",
+                        f"expert id {e.id!r} is {clash}; give the expert "
+                        "another id (judgments are stored under the judge's name)",
+                    )
+                )
         return problems
 
     @property

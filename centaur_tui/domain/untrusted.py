@@ -68,8 +68,9 @@ def redact(text: str, secrets: Mapping[str, str] | None = None) -> str:
     return text
 
 
-def clean_untrusted(text: str, secrets: Mapping[str, str] | None = None, limit: int = 2000,
-                    one_line: bool = False) -> str:
+def clean_untrusted(
+    text: str, secrets: Mapping[str, str] | None = None, limit: int = 2000, one_line: bool = False
+) -> str:
     """Controls stripped, secrets redacted (before trimming, so no key is cut in half and kept), then trimmed.
 
     `one_line` joins lines with " | " for single-line places (a progress line, a CLI summary).

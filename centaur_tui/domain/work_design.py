@@ -56,9 +56,7 @@ def design_work(arm: HumanWorkerArm, seed: int) -> list[WorkAssignment]:
     rng.shuffle(tasks)
     rng.shuffle(conditions)
     k = len(conditions)
-    cells = {
-        (e, t): conditions[(i + j) % k] for i, e in enumerate(experts) for j, t in enumerate(tasks)
-    }
+    cells = {(e, t): conditions[(i + j) % k] for i, e in enumerate(experts) for j, t in enumerate(tasks)}
     out: list[WorkAssignment] = []
     for expert in arm.experts:
         order = list(arm.tasks)

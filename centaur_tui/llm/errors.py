@@ -38,8 +38,16 @@ def secrets_in_env(key_envs: Iterable[str] = ()) -> dict[str, str]:
     return found
 
 
-_UNREACHABLE_TEXT = ("connection error", "connection refused", "connection reset", "timed out", "name or service",
-                     "nodename nor servname", "network is unreachable", "remote end closed")
+_UNREACHABLE_TEXT = (
+    "connection error",
+    "connection refused",
+    "connection reset",
+    "timed out",
+    "name or service",
+    "nodename nor servname",
+    "network is unreachable",
+    "remote end closed",
+)
 
 
 def _unreachable(exc: BaseException, kind: str, raw: str) -> bool:
@@ -78,8 +86,10 @@ def hint_for(kind: str, status: int | None, text: str, endpoint: Endpoint) -> st
     if kind == "ContextWindowExceededError" or "context length" in lowered or "context window" in lowered:
         return "the prompt is longer than this model's context window: use a model with a larger one"
     if status == 401 or kind == "AuthenticationError":
-        where = f"the environment variable {endpoint.api_key_env}" if endpoint.api_key_env else (
-            "the key variable litellm reads for this provider (or set api_key_env)"
+        where = (
+            f"the environment variable {endpoint.api_key_env}"
+            if endpoint.api_key_env
+            else ("the key variable litellm reads for this provider (or set api_key_env)")
         )
         return f"check {where}: the provider refused the key"
     if status == 403 or kind == "PermissionDeniedError":

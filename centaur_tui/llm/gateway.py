@@ -73,8 +73,14 @@ class FatalProviderError(CallFailed):
 
 
 _TRANSIENT = (
-    "RateLimitError", "Timeout", "APIConnectionError", "InternalServerError", "ServiceUnavailableError",
-    "BadGatewayError", "APIError", "TimeoutError",
+    "RateLimitError",
+    "Timeout",
+    "APIConnectionError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "BadGatewayError",
+    "APIError",
+    "TimeoutError",
 )
 _FATAL = ("AuthenticationError", "PermissionDeniedError", "NotFoundError")
 
@@ -254,14 +260,16 @@ class Gateway:
             if not ep.simulated and ep.model in self._llm.model_cost:
                 continue
             provider = ep.model.split("/", 1)[0]
-            self._llm.register_model({
-                ep.model: {
-                    "input_cost_per_token": ep.input_cost_per_mtok / 1e6,
-                    "output_cost_per_token": ep.output_cost_per_mtok / 1e6,
-                    "litellm_provider": provider,
-                    "mode": "chat",
+            self._llm.register_model(
+                {
+                    ep.model: {
+                        "input_cost_per_token": ep.input_cost_per_mtok / 1e6,
+                        "output_cost_per_token": ep.output_cost_per_mtok / 1e6,
+                        "litellm_provider": provider,
+                        "mode": "chat",
+                    }
                 }
-            })
+            )
 
     def _model_slot(self, model: str) -> asyncio.Semaphore:
         slot = self._per_model.get(model)
@@ -374,9 +382,7 @@ class Gateway:
                 await self._sleep(self.backoff_s(attempt, hint))
                 continue
             p_tok, c_tok = reply_usage(response)
-            return CallResult(
-                text, p_tok, c_tok, self._cost(response, req, p_tok, c_tok), latency, attempt, finish
-            )
+            return CallResult(text, p_tok, c_tok, self._cost(response, req, p_tok, c_tok), latency, attempt, finish)
 
 
 def supports_json_mode(endpoint: Endpoint) -> bool:

@@ -32,8 +32,13 @@ class SimulatedLLM(CustomLLM):
         super().__init__()
         self._attempts: Counter[tuple[Any, ...]] = Counter()
 
-    def _respond(self, model: str, messages: list[dict[str, Any]], optional_params: dict[str, Any],
-                 litellm_params: dict[str, Any] | None) -> tuple[str, World]:
+    def _respond(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        optional_params: dict[str, Any],
+        litellm_params: dict[str, Any] | None,
+    ) -> tuple[str, World]:
         metadata = (litellm_params or {}).get("metadata") or {}
         world = _WORLDS.get(str(metadata.get("simulation")))
         if world is None:
@@ -80,8 +85,9 @@ class SimulatedLLM(CustomLLM):
         if match is None:
             raise ValueError("simulated provider: the judge prompt does not match the session's template")
         allow_ties = '"tie"' in match.group("winner_values")
-        reply = judge_reply(task, world.universal, jknobs, match.group("option_1"), match.group("option_2"),
-                            allow_ties, rng)
+        reply = judge_reply(
+            task, world.universal, jknobs, match.group("option_1"), match.group("option_2"), allow_ties, rng
+        )
         attempt_rng = random.Random(f"{seed}|{name}|invalid|{len(messages)}")
         if attempt_rng.random() < world.faults.invalid_reply_rate:
             return corrupt(reply, attempt_rng), world
@@ -95,11 +101,25 @@ class SimulatedLLM(CustomLLM):
             coverage[r.id] = depth if rng.random() < _cover_prob(skill, r) else 0
         return coverage
 
-    async def acompletion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
-                          model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
-                          logging_obj: Any, optional_params: dict, acompletion: Any = None,
-                          litellm_params: Any = None, logger_fn: Any = None, headers: Any = None,
-                          timeout: Any = None, client: Any = None) -> ModelResponse:
+    async def acompletion(
+        self,
+        model: str,
+        messages: list,
+        api_base: str,
+        custom_prompt_dict: dict,
+        model_response: ModelResponse,
+        print_verbose: Any,
+        encoding: Any,
+        api_key: Any,
+        logging_obj: Any,
+        optional_params: dict,
+        acompletion: Any = None,
+        litellm_params: Any = None,
+        logger_fn: Any = None,
+        headers: Any = None,
+        timeout: Any = None,
+        client: Any = None,
+    ) -> ModelResponse:
         import litellm
 
         metadata = (litellm_params or {}).get("metadata") or {}
@@ -122,8 +142,11 @@ class SimulatedLLM(CustomLLM):
             raise litellm.BadRequestError(message=str(exc), model=model, llm_provider="simulated") from None
         model_response.choices[0].message.content = text
         prompt_chars = sum(len(m.get("content") or "") for m in messages)
-        usage = Usage(prompt_tokens=prompt_chars // 4 + 1, completion_tokens=len(text) // 4 + 1,
-                      total_tokens=prompt_chars // 4 + len(text) // 4 + 2)
+        usage = Usage(
+            prompt_tokens=prompt_chars // 4 + 1,
+            completion_tokens=len(text) // 4 + 1,
+            total_tokens=prompt_chars // 4 + len(text) // 4 + 2,
+        )
         model_response.usage = usage  # type: ignore[attr-defined]
         model_response.model = "simulated/" + model
         return model_response

@@ -191,7 +191,12 @@ def _dimension_value(task: Task, seen: dict[str, int], dimension: str | None) ->
 
 
 def judge_reply(
-    task: Task, universal: Universal, knobs: JudgeSimulation, text_1: str, text_2: str, allow_ties: bool,
+    task: Task,
+    universal: Universal,
+    knobs: JudgeSimulation,
+    text_1: str,
+    text_2: str,
+    allow_ties: bool,
     rng: random.Random,
 ) -> dict[str, Any]:
     """Score both options on every dimension from what they visibly cover, with noise and bias."""
@@ -244,7 +249,6 @@ def corrupt(reply: dict[str, Any], rng: random.Random) -> str:
         broken["option_1"]["scores"][key] = 11
         return json.dumps(broken)
     return json.dumps({**reply, "winner": "both"})
-
 
 
 def make_world(study: Study) -> tuple[str, World]:

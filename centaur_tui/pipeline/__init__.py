@@ -15,8 +15,14 @@ if TYPE_CHECKING:
 
 __all__ = ["Pipeline", "Progress", "ProgressSink", "RunOutcome", "StageProgress", "run_session"]
 
-_HOME = {"Pipeline": "runner", "RunOutcome": "runner", "run_session": "runner",
-         "Progress": "progress", "ProgressSink": "progress", "StageProgress": "progress"}
+_HOME = {
+    "Pipeline": "runner",
+    "RunOutcome": "runner",
+    "run_session": "runner",
+    "Progress": "progress",
+    "ProgressSink": "progress",
+    "StageProgress": "progress",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -68,8 +68,15 @@ class Calls:
         db_wait_max_s: How long a write waits for another program's lock, in all, before the run stops.
     """
 
-    def __init__(self, study: Study, store: Store, progress: Progress, gateway: Gateway | None = None, *,
-                 db_wait_max_s: float = DB_WAIT_MAX_S) -> None:
+    def __init__(
+        self,
+        study: Study,
+        store: Store,
+        progress: Progress,
+        gateway: Gateway | None = None,
+        *,
+        db_wait_max_s: float = DB_WAIT_MAX_S,
+    ) -> None:
         self.study = study
         self.session = study.session
         self.store = store
@@ -133,7 +140,8 @@ class Calls:
                     if waited >= self.db_wait_max_s:
                         raise StoreError(
                             f"{exc}; the run waited {waited:.0f} s for the other program and stopped "
-                            "(every answered call is stored: run again to resume)", title="Database busy",
+                            "(every answered call is stored: run again to resume)",
+                            title="Database busy",
                         ) from None
                     log.warning("%s; still waiting after %.1f s", exc, waited)
                     self.progress.waiting = DB_WAITING
@@ -235,7 +243,12 @@ class Calls:
             # The simulated provider is seeded by the call key; a real model samples on its own.
             extra = {"seed": seed_for(key)}
         request = CallRequest(
-            key=key, stage=stage, endpoint=endpoint, messages=messages, params={**params, **extra}, sample=sample,
+            key=key,
+            stage=stage,
+            endpoint=endpoint,
+            messages=messages,
+            params={**params, **extra},
+            sample=sample,
             metadata={"simulation": self.world_id} if endpoint.simulated else {},
         )
         try:
@@ -257,10 +270,20 @@ class Calls:
         else:
             st.cost += result.cost
         record = CallRecord(
-            key=key, stage=stage, model=endpoint.model, sample=sample, messages_json=messages_json,
-            params_json=params_json, response=result.text, prompt_tokens=result.prompt_tokens,
-            completion_tokens=result.completion_tokens, cost=result.cost, latency_s=result.latency_s,
-            attempts=result.attempts, simulated=endpoint.simulated, finish_reason=result.finish_reason,
+            key=key,
+            stage=stage,
+            model=endpoint.model,
+            sample=sample,
+            messages_json=messages_json,
+            params_json=params_json,
+            response=result.text,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            cost=result.cost,
+            latency_s=result.latency_s,
+            attempts=result.attempts,
+            simulated=endpoint.simulated,
+            finish_reason=result.finish_reason,
         )
         await self.db(self._answered_call, record)
         self._answered.add(key)

@@ -33,7 +33,11 @@ def simulated_experts(n: int) -> list[ExpertSpec]:
 
 
 def plan_expert_study(
-    comparisons: Mapping[str, ComparisonRecord], experts: list[ExpertSpec], per_expert: int, overlap: int, seed: int,
+    comparisons: Mapping[str, ComparisonRecord],
+    experts: list[ExpertSpec],
+    per_expert: int,
+    overlap: int,
+    seed: int,
 ) -> list[tuple[str, PlannedAssignment]]:
     """Assign comparisons to experts as `centaur assign` would, one expert after the other.
 
@@ -48,8 +52,10 @@ def plan_expert_study(
     Returns:
         (expert id, planned place) in assignment order.
     """
-    pool = [PoolComparison(c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b)
-            for c in sorted(comparisons.values(), key=lambda c: c.id)]
+    pool = [
+        PoolComparison(c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b)
+        for c in sorted(comparisons.values(), key=lambda c: c.id)
+    ]
     existing: list[ExistingAssignment] = []
     out: list[tuple[str, PlannedAssignment]] = []
     strategy = "overlap" if overlap >= 2 else "stratified"
@@ -102,28 +108,60 @@ def simulate_expert_judgments(
             for dim, value in reply[option]["scores"].items()
         )
         winner = {"option_1": first, "option_2": second}.get(reply["winner"], "tie")
-        records.append(JudgmentRecord(
-            comparison_id=comp.id, judge=expert, judge_kind="expert", judge_family=None,
-            presentation=place.presentation, option1=first, option2=second, winner=winner,
-            option1_mean=reply["option_1"]["average"], option2_mean=reply["option_2"]["average"], valid=True,
-            invalid_reason=None, rationale=reply["rationale"], call_key=None, attempts=1, scores=scores,
-        ))
+        records.append(
+            JudgmentRecord(
+                comparison_id=comp.id,
+                judge=expert,
+                judge_kind="expert",
+                judge_family=None,
+                presentation=place.presentation,
+                option1=first,
+                option2=second,
+                winner=winner,
+                option1_mean=reply["option_1"]["average"],
+                option2_mean=reply["option_2"]["average"],
+                valid=True,
+                invalid_reason=None,
+                rationale=reply["rationale"],
+                call_key=None,
+                attempts=1,
+                scores=scores,
+            )
+        )
     return records
 
 
-def judgment_rows(records: Iterable[JudgmentRecord], comparisons: Mapping[str, ComparisonRecord],
-                  first_id: int) -> list[dict[str, Any]]:
+def judgment_rows(
+    records: Iterable[JudgmentRecord], comparisons: Mapping[str, ComparisonRecord], first_id: int
+) -> list[dict[str, Any]]:
     """Records as rows shaped like `Store.judgment_rows()`, with judgment ids from `first_id` on."""
     rows = []
     for i, r in enumerate(records, start=first_id):
         c = comparisons[r.comparison_id]
-        rows.append({
-            "run": c.run, "task": c.task, "mode": c.mode, "comparison_id": r.comparison_id, "judge": r.judge,
-            "judge_kind": r.judge_kind, "judge_family": r.judge_family, "option1": r.option1, "option2": r.option2,
-            "winner": r.winner, "option1_mean": r.option1_mean, "option2_mean": r.option2_mean, "valid": int(r.valid),
-            "invalid_reason": r.invalid_reason, "rationale": r.rationale, "judgment_id": i,
-            "presentation": r.presentation, "revision": r.revision, "attempts": r.attempts, "seconds": r.seconds,
-        })
+        rows.append(
+            {
+                "run": c.run,
+                "task": c.task,
+                "mode": c.mode,
+                "comparison_id": r.comparison_id,
+                "judge": r.judge,
+                "judge_kind": r.judge_kind,
+                "judge_family": r.judge_family,
+                "option1": r.option1,
+                "option2": r.option2,
+                "winner": r.winner,
+                "option1_mean": r.option1_mean,
+                "option2_mean": r.option2_mean,
+                "valid": int(r.valid),
+                "invalid_reason": r.invalid_reason,
+                "rationale": r.rationale,
+                "judgment_id": i,
+                "presentation": r.presentation,
+                "revision": r.revision,
+                "attempts": r.attempts,
+                "seconds": r.seconds,
+            }
+        )
     return rows
 
 
@@ -150,15 +188,24 @@ def simulated_stand_in(study: Study, folder: Path, runs: int) -> Study:
         return endpoint.model_copy(update={"model": f"simulated/{role}-{slug}", "api_base": None})
 
     folder.mkdir(parents=True, exist_ok=True)
-    session = s.model_copy(update={
-        "runs": runs, "models": tuple(sim(m, "model") for m in s.models), "worker": sim(s.worker, "worker"),
-        "judges": tuple(sim(j, "judge") for j in s.judges),
-        "faults": Faults(invalid_reply_rate=s.faults.invalid_reply_rate),
-    })
+    session = s.model_copy(
+        update={
+            "runs": runs,
+            "models": tuple(sim(m, "model") for m in s.models),
+            "worker": sim(s.worker, "worker"),
+            "judges": tuple(sim(j, "judge") for j in s.judges),
+            "faults": Faults(invalid_reply_rate=s.faults.invalid_reply_rate),
+        }
+    )
     session_file = folder / study.session_file.name
     shutil.copyfile(study.session_file, session_file)  # for the record only; the Study below is what runs
-    return Study(session=session, tasks=study.tasks, universal=study.universal, session_file=session_file,
-                 database=folder / f"{s.name}-plan.db")
+    return Study(
+        session=session,
+        tasks=study.tasks,
+        universal=study.universal,
+        session_file=session_file,
+        database=folder / f"{s.name}-plan.db",
+    )
 
 
 def run_stand_in(study: Study) -> None:
@@ -170,5 +217,7 @@ def run_stand_in(study: Study) -> None:
     if not outcome.complete:
         from centaur_tui.domain.errors import CentaurError
 
-        raise CentaurError(f"the simulated stand-in run left {outcome.unjudged} judgment(s) undone: "
-                           f"{outcome.progress.last_error}", title="Plan")
+        raise CentaurError(
+            f"the simulated stand-in run left {outcome.unjudged} judgment(s) undone: {outcome.progress.last_error}",
+            title="Plan",
+        )

@@ -15,10 +15,27 @@ from centaur_tui.domain.plan import MODES
 from centaur_tui.store import MANIFEST, Store, export_manifest
 
 JUDGMENT_COLUMNS = (
-    "run", "task", "mode", "comparison_id", "judge", "judge_kind", "judge_family", "option1", "option2",
-    "winner", "option1_mean", "option2_mean", "valid", "invalid_reason", "rationale",
+    "run",
+    "task",
+    "mode",
+    "comparison_id",
+    "judge",
+    "judge_kind",
+    "judge_family",
+    "option1",
+    "option2",
+    "winner",
+    "option1_mean",
+    "option2_mean",
+    "valid",
+    "invalid_reason",
+    "rationale",
     # Beyond the documented columns, so an export re-imports exactly:
-    "judgment_id", "presentation", "revision", "attempts", "seconds",
+    "judgment_id",
+    "presentation",
+    "revision",
+    "attempts",
+    "seconds",
 )
 SCORE_COLUMNS = ("comparison_id", "judge", "candidate", "dimension", "dimension_kind", "score", "judgment_id")
 OUTPUT_COLUMNS = ("run", "task", "mode", "candidate", "worker", "text", "assistance_text", "output_id")
@@ -36,9 +53,7 @@ def _write(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]], boo
         writer = csv.writer(fh)
         writer.writerow(columns)
         for row in rows:
-            writer.writerow(
-                ("true" if row[c] else "false") if c in bools else _cell(row[c]) for c in columns
-            )
+            writer.writerow(("true" if row[c] else "false") if c in bools else _cell(row[c]) for c in columns)
     tmp.replace(path)  # never leave a half-written file under the final name
     return len(rows)
 
@@ -54,8 +69,9 @@ def _key(row: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...]:
     return tuple((_MODE_ORDER.get(row[c], len(_MODE_ORDER)), row[c]) if c == "mode" else row[c] for c in columns)
 
 
-def stable_rows(judgments: list[dict[str, Any]], scores: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
-                                                                                         list[dict[str, Any]]]:
+def stable_rows(
+    judgments: list[dict[str, Any]], scores: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Judgments in `JUDGMENT_KEY` order, numbered 1..n as `judgment_id`, and their scores in that order.
 
     The store's row ids follow the order in which judge calls completed, which changes from run
@@ -67,8 +83,9 @@ def stable_rows(judgments: list[dict[str, Any]], scores: list[dict[str, Any]]) -
     number = {r["judgment_id"]: i for i, r in enumerate(ordered, start=1)}
     out_judgments = [{**r, "judgment_id": number[r["judgment_id"]]} for r in ordered]
     # sorted() is stable: within one judgment, the scores keep their stored order.
-    out_scores = sorted(({**r, "judgment_id": number[r["judgment_id"]]} for r in scores),
-                        key=lambda r: r["judgment_id"])
+    out_scores = sorted(
+        ({**r, "judgment_id": number[r["judgment_id"]]} for r in scores), key=lambda r: r["judgment_id"]
+    )
     return out_judgments, out_scores
 
 

@@ -95,10 +95,13 @@ class HumanArmJudging:
         await self.calls.db_read(self.calls.load)
         await self.calls.db_read(self.judging.load)
         planned = human_comparisons(outputs)
-        await self.calls.db(self.judging.save_comparisons, [
-            ComparisonRecord(c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b, a.id, b.id)
-            for c, a, b in planned
-        ])
+        await self.calls.db(
+            self.judging.save_comparisons,
+            [
+                ComparisonRecord(c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b, a.id, b.id)
+                for c, a, b in planned
+            ],
+        )
         jobs: list[Awaitable[None]] = []
         without = 0
         for comp, a, b in planned:

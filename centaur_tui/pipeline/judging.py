@@ -83,8 +83,9 @@ class Judging:
                 params["response_format"] = {"type": "json_object"}
         return params
 
-    async def judge(self, comp: Comparison, texts: dict[str, str], judge: JudgeSpec, presentation: int,
-                    order: tuple[str, str]) -> None:
+    async def judge(
+        self, comp: Comparison, texts: dict[str, str], judge: JudgeSpec, presentation: int, order: tuple[str, str]
+    ) -> None:
         """Ask one judge for one presentation of a comparison (re-asking invalid replies) and store the judgment.
 
         Raises:
@@ -123,10 +124,21 @@ class Judging:
         if verdict is None:
             st.invalid += 1
             record = JudgmentRecord(
-                comparison_id=comp.id, judge=judge.name, judge_kind="llm", judge_family=judge.family,
-                presentation=presentation, option1=first, option2=second, winner=None, option1_mean=None,
-                option2_mean=None, valid=False, invalid_reason=f"invalid after {attempts} attempt(s): {reason}",
-                rationale=None, call_key=key, attempts=attempts,
+                comparison_id=comp.id,
+                judge=judge.name,
+                judge_kind="llm",
+                judge_family=judge.family,
+                presentation=presentation,
+                option1=first,
+                option2=second,
+                winner=None,
+                option1_mean=None,
+                option2_mean=None,
+                valid=False,
+                invalid_reason=f"invalid after {attempts} attempt(s): {reason}",
+                rationale=None,
+                call_key=key,
+                attempts=attempts,
             )
         else:
             scores = tuple(
@@ -135,18 +147,30 @@ class Judging:
                 for dim, score in values.items()
             )
             record = JudgmentRecord(
-                comparison_id=comp.id, judge=judge.name, judge_kind="llm", judge_family=judge.family,
-                presentation=presentation, option1=first, option2=second,
-                winner=winner_candidate(verdict.winner, first, second), option1_mean=verdict.stated_mean_1,
-                option2_mean=verdict.stated_mean_2, valid=True, invalid_reason=None, rationale=verdict.rationale,
-                call_key=key, attempts=attempts, scores=scores,
+                comparison_id=comp.id,
+                judge=judge.name,
+                judge_kind="llm",
+                judge_family=judge.family,
+                presentation=presentation,
+                option1=first,
+                option2=second,
+                winner=winner_candidate(verdict.winner, first, second),
+                option1_mean=verdict.stated_mean_1,
+                option2_mean=verdict.stated_mean_2,
+                valid=True,
+                invalid_reason=None,
+                rationale=verdict.rationale,
+                call_key=key,
+                attempts=attempts,
+                scores=scores,
             )
         await self.calls.db(self.store.save_judgment, record)
         self.judged.add((comp.id, judge.name, presentation))
         st.done += 1
 
-    async def guarded(self, comp: Comparison, texts: dict[str, str], judge: JudgeSpec, presentation: int,
-                      order: tuple[str, str]) -> None:
+    async def guarded(
+        self, comp: Comparison, texts: dict[str, str], judge: JudgeSpec, presentation: int, order: tuple[str, str]
+    ) -> None:
         """`judge`, with a failed call recorded as the last error instead of raised (the run goes on)."""
         try:
             await self.judge(comp, texts, judge, presentation, order)

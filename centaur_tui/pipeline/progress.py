@@ -50,6 +50,7 @@ class Progress:
     def missing(self, stage: str) -> int:
         """Planned items of a stage with nothing stored after the run (failed for good or blocked); 0 before the end."""
         return self.outcomes.stages[stage].missing if self.outcomes is not None else 0
+
     waiting: str | None = None
     """Set while the run waits for something other than a provider (another program's database lock)."""
 

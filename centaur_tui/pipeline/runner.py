@@ -206,10 +206,18 @@ class Pipeline:
         await self.calls.db(
             self.judging.save_comparisons,
             [
-                ComparisonRecord(c.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b,
-                                 outputs[c.candidate_a], outputs[c.candidate_b])
+                ComparisonRecord(
+                    c.id,
+                    c.run,
+                    c.task,
+                    c.mode,
+                    c.candidate_a,
+                    c.candidate_b,
+                    outputs[c.candidate_a],
+                    outputs[c.candidate_b],
+                )
                 for c in ready
-            ]
+            ],
         )
         # A comparison whose output is missing is not judged: its judgments are blocked (domain/outcomes.py).
         jobs = [job for comp in ready for job in self.judging.jobs(comp, texts)]
@@ -266,8 +274,12 @@ class Pipeline:
         self.progress.interrupted = interrupted
         if interrupted:
             log.warning("%d call(s) were in flight when the previous run stopped; they are sent again", interrupted)
-        log.info("pipeline run of %s started: %d call(s) and %d judgment(s) planned", self.session.name,
-                 sum(summary.calls.values()), summary.total_judgments)
+        log.info(
+            "pipeline run of %s started: %d call(s) and %d judgment(s) planned",
+            self.session.name,
+            sum(summary.calls.values()),
+            summary.total_judgments,
+        )
         tournaments = [
             asyncio.create_task(self._tournament(run, task_id, mode))
             for run in range(1, self.session.runs + 1)
@@ -291,8 +303,14 @@ class Pipeline:
             self.calls.close()  # the last writes (queued failed attempts included) are done before returning
             self.progress.finished = True
             self._publish()
-            log.info("pipeline run of %s stopped after %.1f s: %s", self.session.name, self.progress.elapsed,
-                     ", ".join(f"{name} {s.done}/{s.planned} done, {s.failed} failed" for name, s in self.progress.stages.items()))
+            log.info(
+                "pipeline run of %s stopped after %.1f s: %s",
+                self.session.name,
+                self.progress.elapsed,
+                ", ".join(
+                    f"{name} {s.done}/{s.planned} done, {s.failed} failed" for name, s in self.progress.stages.items()
+                ),
+            )
         return RunOutcome(self.progress, outcomes, interrupted)
 
 

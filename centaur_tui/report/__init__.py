@@ -19,7 +19,22 @@ from centaur_tui.report.render import (
 )
 
 __all__ = [
-    "SCHEMA", "SIMULATED_BANNER", "ModeReport", "ModeSections", "ReportDocument", "Section", "best_by_task_section",
-    "cross_mode_section", "expert_sections", "human_worker_sections", "human_workers_text", "mode_sections",
-    "reliability_section", "sections", "to_json", "to_markdown", "to_text", "validity_sections",
+    "SCHEMA",
+    "SIMULATED_BANNER",
+    "ModeReport",
+    "ModeSections",
+    "ReportDocument",
+    "Section",
+    "best_by_task_section",
+    "cross_mode_section",
+    "expert_sections",
+    "human_worker_sections",
+    "human_workers_text",
+    "mode_sections",
+    "reliability_section",
+    "sections",
+    "to_json",
+    "to_markdown",
+    "to_text",
+    "validity_sections",
 ]

@@ -820,21 +820,33 @@ class ReportDocument(_Model):
         judging = value.stages.get("judging")
         modes = [add(m, missing(value.modes.get(m.mode))) for m in self.modes]
         reliability = [
-            add(r, missing(judging) if r.scope == "overall" else missing(value.modes.get(r.mode or ""))
-                if r.scope == "mode" else 0)
+            add(
+                r,
+                missing(judging)
+                if r.scope == "overall"
+                else missing(value.modes.get(r.mode or ""))
+                if r.scope == "mode"
+                else 0,
+            )
             for r in self.reliability.rows
         ]
         v = self.validity
         choice = [add(r, missing(value.judges.get(r.judge))) for r in v.choice_rubric.rows]
         bias = [add(r, missing(value.judges.get(r.judge))) for r in v.position_bias.rows]
-        validity = v.model_copy(update={
-            "choice_rubric": v.choice_rubric.model_copy(update={"rows": choice}),
-            "position_bias": v.position_bias.model_copy(update={"rows": bias}),
-        })
-        return self.model_copy(update={
-            "outcomes": value, "modes": modes, "validity": validity,
-            "reliability": self.reliability.model_copy(update={"rows": reliability}),
-        })
+        validity = v.model_copy(
+            update={
+                "choice_rubric": v.choice_rubric.model_copy(update={"rows": choice}),
+                "position_bias": v.position_bias.model_copy(update={"rows": bias}),
+            }
+        )
+        return self.model_copy(
+            update={
+                "outcomes": value,
+                "modes": modes,
+                "validity": validity,
+                "reliability": self.reliability.model_copy(update={"rows": reliability}),
+            }
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready dict: exactly the keys the statistics wrote, in their order."""

@@ -25,8 +25,12 @@ WIDTH = 118
 """Widest text line; reports stay readable at 100-120 columns."""
 
 STATUS_WORDS = {
-    "invalid": "invalid", "superseded": "superseded revisions", "other_kind": "other judge kind",
-    "ineligible": "ineligible judge", "unknown_comparison": "unknown comparison", "malformed": "malformed",
+    "invalid": "invalid",
+    "superseded": "superseded revisions",
+    "other_kind": "other judge kind",
+    "ineligible": "ineligible judge",
+    "unknown_comparison": "unknown comparison",
+    "malformed": "malformed",
     "missing": "missing (planned, nothing stored: failed for good or blocked)",
 }
 RANK_METHOD_WORDS = {
@@ -149,7 +153,7 @@ def sections(document: Doc) -> list[Section]:
         f"{counts['runs']} run(s), {len(counts['tasks'])} task(s), modes: {', '.join(counts['modes']) or 'none'}; "
         f"{counts['comparisons']:,} comparisons, {counts['judgments']:,} judgments stored, "
         f"{by_status.get('ok', 0):,} used; "
-        + excluded_text({k: v for k, v in by_status.items() if k != 'ok'}, [(STATUS_WORDS["missing"], missing)]),
+        + excluded_text({k: v for k, v in by_status.items() if k != "ok"}, [(STATUS_WORDS["missing"], missing)]),
         f"Judges used ({', '.join(opts['judge_kinds'])}): {', '.join(counts['judges']) or 'none'}",
         f"Within-run rank: {RANK_METHOD_WORDS.get(opts['rank_method'], opts['rank_method'])}. 1 = best.",
     ]
@@ -222,8 +226,11 @@ def scatter_points(document: Doc) -> list[tuple[str, float, float]]:
     doc = as_dict(document)
     by_mode = {m["mode"]: {r["candidate"]: r["mean_rank"] for r in m["overall"]} for m in doc["modes"]}
     auto, aug = by_mode.get("automation", {}), by_mode.get("augmentation", {})
-    return [(name, auto[name], aug[name]) for name in auto
-            if name in aug and auto[name] is not None and aug[name] is not None]
+    return [
+        (name, auto[name], aug[name])
+        for name in auto
+        if name in aug and auto[name] is not None and aug[name] is not None
+    ]
 
 
 def _mode_sections(doc: dict[str, Any], m: dict[str, Any]) -> ModeSections:
@@ -237,8 +244,10 @@ def _mode_sections(doc: dict[str, Any], m: dict[str, Any]) -> ModeSections:
     )
     number = {"automation": (7, 10), "augmentation": (8, 11)}.get(m["mode"], (None, None))
     rr = Section(_title(doc, f"{mode}: rank of ranks by task" + (f" (Figure {number[0]})" if number[0] else "")))
-    rr.notes.append(counts + " Each task's mean ranks over runs, ranked with the min method (exact ties share a "
-                    "rank, the next is skipped: 1, 1, 3); 1 = best.")
+    rr.notes.append(
+        counts + " Each task's mean ranks over runs, ranked with the min method (exact ties share a "
+        "rank, the next is skipped: 1, 1, 3); 1 = best."
+    )
     rr.headers = ["candidate", *[_task_header(t) for t in tasks], "overall"]
     for name in names:
         row = [name]
@@ -273,11 +282,19 @@ def _mode_sections(doc: dict[str, Any], m: dict[str, Any]) -> ModeSections:
     for r in m["overall"]:
         b = bt.get(r["candidate"], {})
         interval = "NaN" if _missing(b.get("ci_low")) else f"[{b['ci_low']:+.2f}, {b['ci_high']:+.2f}]"
-        ov.rows.append([
-            "NaN" if _missing(r["overall_rank"]) else str(int(r["overall_rank"])), r["candidate"], num(r["mean_rank"]),
-            num(r["se"]), str(r["tasks"]), str(r["runs"]),
-            "NaN" if _missing(b.get("theta")) else f"{b['theta']:+.2f}", interval, num(b.get("games", 0)),
-        ])
+        ov.rows.append(
+            [
+                "NaN" if _missing(r["overall_rank"]) else str(int(r["overall_rank"])),
+                r["candidate"],
+                num(r["mean_rank"]),
+                num(r["se"]),
+                str(r["tasks"]),
+                str(r["runs"]),
+                "NaN" if _missing(b.get("theta")) else f"{b['theta']:+.2f}",
+                interval,
+                num(b.get("games", 0)),
+            ]
+        )
     ov.align = "rlrrrrrrr"
     ov.notes += _reasons(m["overall"]) + _reasons(m["bradley_terry"])
     return ModeSections(m["mode"], rr, matrix, ov, counts)
@@ -300,8 +317,11 @@ def _best_section(doc: dict[str, Any]) -> Section:
             row.append("NaN" if not r or not r["best"] else f"{r['best']} ({num(r['best_mean_rank'])})")
         if "augmentation" in modes:
             r = by_mode.get("augmentation")
-            row.append("NaN" if not r or not r["best_assisted"] else
-                       f"{r['best_assisted']} ({num(r['best_assisted_mean_rank'])})")
+            row.append(
+                "NaN"
+                if not r or not r["best_assisted"]
+                else f"{r['best_assisted']} ({num(r['best_assisted_mean_rank'])})"
+            )
         s.rows.append(row)
     s.align = "l" * len(s.headers)
     return s
@@ -317,9 +337,16 @@ def _cross_section(doc: dict[str, Any]) -> Section:
     )
     s.headers = ["task", "n", "rho", "p", "exact p", "note"]
     for r in cm["rows"]:
-        s.rows.append([r["task"], str(r["n"]), num(r["rho"]), pval(r["p"]),
-                       pval(r["p_permutation"]) + (" (MC)" if r.get("permutation_method") == "monte carlo" else ""),
-                       r["reason"] or ""])
+        s.rows.append(
+            [
+                r["task"],
+                str(r["n"]),
+                num(r["rho"]),
+                pval(r["p"]),
+                pval(r["p_permutation"]) + (" (MC)" if r.get("permutation_method") == "monte carlo" else ""),
+                r["reason"] or "",
+            ]
+        )
     return s
 
 
@@ -349,8 +376,19 @@ def _reliability_section(doc: dict[str, Any]) -> Section:
             else (r["mode"] if r["scope"] == "mode" else f"{r['task']} / {r['mode']}")
         )
         excl = excluded_text(r["excluded"], [("repeats", r.get("repeats_dropped", 0))]).removeprefix("excluded: ")
-        s.rows.append([label, num(r["units"]), num(r["excluded_units"]), num(r["ratings"]), num(r["pairs"]),
-                       pct(r["raw_agreement"]), num(r["alpha"], 3), excl, r["reason"] or ""])
+        s.rows.append(
+            [
+                label,
+                num(r["units"]),
+                num(r["excluded_units"]),
+                num(r["ratings"]),
+                num(r["pairs"]),
+                pct(r["raw_agreement"]),
+                num(r["alpha"], 3),
+                excl,
+                r["reason"] or "",
+            ]
+        )
     s.align = "lrrrrrrll"
     return s
 
@@ -390,10 +428,19 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
     )
     cr.headers = ["judge", "n", "agree", "share", "ties", "equal avg", "missing scores", "stated off", "excluded"]
     for r in v["choice_rubric"]["rows"]:
-        cr.rows.append([r["judge"], num(r["n"]), num(r["agree"]), pct(r["share"]), num(r["ties"]),
-                        num(r["equal_averages"]), num(r["missing_scores"]),
-                        f"{r['stated_mismatch']:,}/{r['stated_checked']:,}",
-                        excluded_text(r["excluded"]).removeprefix("excluded: ")])
+        cr.rows.append(
+            [
+                r["judge"],
+                num(r["n"]),
+                num(r["agree"]),
+                pct(r["share"]),
+                num(r["ties"]),
+                num(r["equal_averages"]),
+                num(r["missing_scores"]),
+                f"{r['stated_mismatch']:,}/{r['stated_checked']:,}",
+                excluded_text(r["excluded"]).removeprefix("excluded: "),
+            ]
+        )
     cr.align = "lrrrrrrrl"
     out.append(cr)
 
@@ -411,22 +458,44 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
     if not crit["pairs"]:
         cv.notes.append("No family has two or more models with a release_order in the session file: nothing to check.")
     else:
-        cv.notes.append("Share of a judge's direct choices between two models of a family that favour the later "
-                        "release (ties counted, not in favour); mean within-family rank (SD) over task-runs, 1 = best.")
+        cv.notes.append(
+            "Share of a judge's direct choices between two models of a family that favour the later "
+            "release (ties counted, not in favour); mean within-family rank (SD) over task-runs, 1 = best."
+        )
         cv.headers = ["judge", "family", "n", "later", "earlier", "ties", "share later"]
         for r in crit["pairs"]:
-            cv.rows.append([r["judge"], r["family"], num(r["n"]), num(r["later"]), num(r["earlier"]), num(r["ties"]),
-                            pct(r["share_later"])])
+            cv.rows.append(
+                [
+                    r["judge"],
+                    r["family"],
+                    num(r["n"]),
+                    num(r["later"]),
+                    num(r["earlier"]),
+                    num(r["ties"]),
+                    pct(r["share_later"]),
+                ]
+            )
         cv.align = "llrrrrr"
     out.append(cv)
     if crit["ranks"]:
         ranks = Section(_title(doc, "Criterion validity: mean within-family rank by judge (Figure 15)"), level=3)
-        ranks.notes.append("From each judge's direct choices between models of the family, per task-run (average ranks "
-                           "for ties); mean and SD over task-runs; models from oldest to newest.")
+        ranks.notes.append(
+            "From each judge's direct choices between models of the family, per task-run (average ranks "
+            "for ties); mean and SD over task-runs; models from oldest to newest."
+        )
         ranks.headers = ["judge", "family", "model", "release", "mean rank", "SD", "task-runs"]
         for r in sorted(crit["ranks"], key=lambda x: (x["family"], x["judge"], x["release_order"])):
-            ranks.rows.append([r["judge"], r["family"], r["candidate"], str(r["release_order"]), num(r["mean_rank"]),
-                               num(r["sd"]), num(r["task_runs"])])
+            ranks.rows.append(
+                [
+                    r["judge"],
+                    r["family"],
+                    r["candidate"],
+                    str(r["release_order"]),
+                    num(r["mean_rank"]),
+                    num(r["sd"]),
+                    num(r["task_runs"]),
+                ]
+            )
         ranks.align = "lllrrrr"
         out.append(ranks)
 
@@ -435,10 +504,13 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
     for mode in ("augmentation",):
         rows = prof[mode]
         gp = Section(_title(doc, f"General-rubric profiles ({mode}, Figure 12)"))
-        gp.notes.append("Mean score per general dimension pooled over tasks, runs and judges; in parentheses the "
-                        "judge-balanced mean (mean of per-judge means). n = scores per candidate. From "
-                        f"{prof.get('judgments', {}).get(mode, 0):,} usable judgments; "
-                        + excluded_text(prof.get("excluded", {}).get(mode)) + ".")
+        gp.notes.append(
+            "Mean score per general dimension pooled over tasks, runs and judges; in parentheses the "
+            "judge-balanced mean (mean of per-judge means). n = scores per candidate. From "
+            f"{prof.get('judgments', {}).get(mode, 0):,} usable judgments; "
+            + excluded_text(prof.get("excluded", {}).get(mode))
+            + "."
+        )
         by = {(r["candidate"], r["dimension"]): r for r in rows}
         names: list[str] = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
         gp.headers = ["candidate", *[_task_header(d) for d in dims], "n"]
@@ -458,25 +530,51 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
         out.append(gp)
 
     st = Section(_title(doc, "Standardised rubric ranking vs pairwise ranking (robustness, Section 3.3)"))
-    st.notes.append("Each option's rubric average z-scored within (judge, task, mode), averaged per (run, task, mode, "
-                    "candidate), ranked per run, averaged over runs; Spearman rho with the pairwise mean ranks.")
-    st.notes.append("n = candidates; zero-spread = option scores in a (judge, task, mode) group without spread; "
-                    "missing scores = usable judgments without a full set of rubric scores (left out).")
+    st.notes.append(
+        "Each option's rubric average z-scored within (judge, task, mode), averaged per (run, task, mode, "
+        "candidate), ranked per run, averaged over runs; Spearman rho with the pairwise mean ranks."
+    )
+    st.notes.append(
+        "n = candidates; zero-spread = option scores in a (judge, task, mode) group without spread; "
+        "missing scores = usable judgments without a full set of rubric scores (left out)."
+    )
     st.headers = ["task", "mode", "n", "rho", "p", "zero-spread", "missing scores", "note"]
     for r in v["standardised"]["rows"]:
-        st.rows.append([r["task"], r["mode"], str(r["n"]), num(r["rho"]), pval(r["p"]), num(r["zero_spread"]),
-                        num(r.get("missing_scores", 0)), r["reason"] or ""])
+        st.rows.append(
+            [
+                r["task"],
+                r["mode"],
+                str(r["n"]),
+                num(r["rho"]),
+                pval(r["p"]),
+                num(r["zero_spread"]),
+                num(r.get("missing_scores", 0)),
+                r["reason"] or "",
+            ]
+        )
     st.align = "llrrrrrl"
     out.append(st)
 
     pb = Section(_title(doc, "Position bias"))
-    pb.notes.append("Share of decisive choices that went to the option shown first; exact two-sided binomial test "
-                    "against 0.5. Flip rate: share of pairs judged in both orders whose verdicts differ.")
+    pb.notes.append(
+        "Share of decisive choices that went to the option shown first; exact two-sided binomial test "
+        "against 0.5. Flip rate: share of pairs judged in both orders whose verdicts differ."
+    )
     pb.headers = ["judge", "n", "first", "share first", "p", "ties", "both orders", "flip rate", "excluded"]
     for r in v["position_bias"]["rows"]:
-        pb.rows.append([r["judge"], num(r["n"]), num(r["first"]), pct(r["share_first"]), pval(r["p"]), num(r["ties"]),
-                        num(r["both_orders"]), pct(r["flip_rate"]) if r["both_orders"] else "-",
-                        excluded_text(r["excluded"]).removeprefix("excluded: ")])
+        pb.rows.append(
+            [
+                r["judge"],
+                num(r["n"]),
+                num(r["first"]),
+                pct(r["share_first"]),
+                pval(r["p"]),
+                num(r["ties"]),
+                num(r["both_orders"]),
+                pct(r["flip_rate"]) if r["both_orders"] else "-",
+                excluded_text(r["excluded"]).removeprefix("excluded: "),
+            ]
+        )
     pb.align = "lrrrrrrrl"
     out.append(pb)
     return out
@@ -527,33 +625,74 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
     if "agreement" in ex:
         ag = ex["agreement"]
         bl = Section(_title(doc, "Experts vs LLM judges: agreement blocks"), level=3)
-        bl.notes.append("Share of judge pairs (within or across the groups) giving the same verdict on a comparison, "
-                        "pooled over comparisons; with ties (chance 1/3) and among pairs of decisive verdicts "
-                        "(chance 1/2). n = judge pairs x comparisons.")
-        bl.headers = ["block", "comparisons", "pairs", "agreement", "chance", "decisive pairs", "decisive agreement",
-                      "chance", "note"]
+        bl.notes.append(
+            "Share of judge pairs (within or across the groups) giving the same verdict on a comparison, "
+            "pooled over comparisons; with ties (chance 1/3) and among pairs of decisive verdicts "
+            "(chance 1/2). n = judge pairs x comparisons."
+        )
+        bl.headers = [
+            "block",
+            "comparisons",
+            "pairs",
+            "agreement",
+            "chance",
+            "decisive pairs",
+            "decisive agreement",
+            "chance",
+            "note",
+        ]
         for r in ag["blocks"]:
-            bl.rows.append([r["block"], num(r["units"]), num(r["pairs"]),
-                            _ci(r["agreement"], r["ci_low"], r["ci_high"], percent=True), pct(r["chance"]),
-                            num(r["decisive_pairs"]),
-                            _ci(r["decisive_agreement"], r["decisive_ci_low"], r["decisive_ci_high"], percent=True),
-                            pct(r["decisive_chance"]), r["reason"] or ""])
+            bl.rows.append(
+                [
+                    r["block"],
+                    num(r["units"]),
+                    num(r["pairs"]),
+                    _ci(r["agreement"], r["ci_low"], r["ci_high"], percent=True),
+                    pct(r["chance"]),
+                    num(r["decisive_pairs"]),
+                    _ci(r["decisive_agreement"], r["decisive_ci_low"], r["decisive_ci_high"], percent=True),
+                    pct(r["decisive_chance"]),
+                    r["reason"] or "",
+                ]
+            )
         bl.align = "lrrrrrrrl"
         al = Section(_title(doc, "Experts vs LLM judges: Krippendorff's alpha (nominal)"), level=3)
-        al.notes.append("Within the experts, within the LLM judges and pooled, on the reference set; comparisons with "
-                        "fewer than two verdicts of the group are left out (excl.).")
+        al.notes.append(
+            "Within the experts, within the LLM judges and pooled, on the reference set; comparisons with "
+            "fewer than two verdicts of the group are left out (excl.)."
+        )
         al.headers = ["group", "judges", "comparisons", "excl.", "ratings", "alpha", "note"]
         for r in ag["alpha"]:
-            al.rows.append([r["group"], num(r["judges"]), num(r["units"]), num(r["excluded_units"]), num(r["ratings"]),
-                            _ci(r["alpha"], r["ci_low"], r["ci_high"], 3), r["reason"] or ""])
+            al.rows.append(
+                [
+                    r["group"],
+                    num(r["judges"]),
+                    num(r["units"]),
+                    num(r["excluded_units"]),
+                    num(r["ratings"]),
+                    _ci(r["alpha"], r["ci_low"], r["ci_high"], 3),
+                    r["reason"] or "",
+                ]
+            )
         al.align = "lrrrrrl"
         kp = Section(_title(doc, "Experts vs LLM judges: Cohen's kappa per judge pair"), level=3)
-        kp.notes.append("Three categories (A wins, B wins, tie) over the reference comparisons both judges judged (n); "
-                        "pairs sharing no comparison are not listed.")
+        kp.notes.append(
+            "Three categories (A wins, B wins, tie) over the reference comparisons both judges judged (n); "
+            "pairs sharing no comparison are not listed."
+        )
         kp.headers = ["judge 1", "judge 2", "block", "n", "agreement", "kappa", "note"]
         for r in ag["kappa"]:
-            kp.rows.append([r["judge_1"], r["judge_2"], r["block"], num(r["n"]), pct(r["agreement"]),
-                            _ci(r["kappa"], r["ci_low"], r["ci_high"]), r["reason"] or ""])
+            kp.rows.append(
+                [
+                    r["judge_1"],
+                    r["judge_2"],
+                    r["block"],
+                    num(r["n"]),
+                    pct(r["agreement"]),
+                    _ci(r["kappa"], r["ci_low"], r["ci_high"]),
+                    r["reason"] or "",
+                ]
+            )
         kp.align = "lllrrrl"
         if not kp.rows:
             kp.notes.append("No pair of judges shares a reference comparison.")
@@ -566,15 +705,22 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
             "Reference verdict of item (expert e, comparison u) = the verdict most of the other experts gave on u "
             f"(at least {opts['loo_min_others']}; a shared top is no majority and is left out, 'no majority'). An "
             "expert is scored on its own items; an LLM judge on the same items wherever it judged u, beside the "
-            "experts' agreement on exactly those items and the difference (LLM minus experts). n = items.")
+            "experts' agreement on exactly those items and the difference (LLM minus experts). n = items."
+        )
         lo.headers = ["judge", "kind", "n", "agreement", "experts, same items", "difference", "no majority", "note"]
         for r in ex["loo_majority"]["rows"]:
-            lo.rows.append([r["judge"], KIND_WORDS.get(r["kind"], r["kind"]), num(r["n"]),
-                            _ci(r["agreement"], r["ci_low"], r["ci_high"], percent=True),
-                            "" if _missing(r["expert_agreement"]) else pct(r["expert_agreement"]),
-                            "" if _missing(r["difference"]) else
-                            _ci(r["difference"], r["diff_ci_low"], r["diff_ci_high"], 3),
-                            num(r["no_majority"]), r["reason"] or ""])
+            lo.rows.append(
+                [
+                    r["judge"],
+                    KIND_WORDS.get(r["kind"], r["kind"]),
+                    num(r["n"]),
+                    _ci(r["agreement"], r["ci_low"], r["ci_high"], percent=True),
+                    "" if _missing(r["expert_agreement"]) else pct(r["expert_agreement"]),
+                    "" if _missing(r["difference"]) else _ci(r["difference"], r["diff_ci_low"], r["diff_ci_high"], 3),
+                    num(r["no_majority"]),
+                    r["reason"] or "",
+                ]
+            )
         lo.align = "llrrrrrl"
         pm = ex["panel_majority"]
         mj = Section(_title(doc, "Experts vs LLM judges: LLM-panel majority vs expert-panel majority"), level=3)
@@ -599,21 +745,51 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
             "Both panels ranked by Bradley-Terry strengths on the same reference comparisons of each task and mode "
             "(and pooled over tasks); every verdict is one game, ties half a win. Bradley-Terry copes with incomplete "
             "expert designs and orders a complete balanced design like its win rates. n = candidates ranked by both. "
-            "Intervals: paired cluster bootstrap (a resampled comparison brings all its verdicts).")
-        rk.headers = ["mode", "task", "comparisons", "n", "Spearman", "Kendall tau-b", "expert top", "LLM top",
-                      "match", "note"]
+            "Intervals: paired cluster bootstrap (a resampled comparison brings all its verdicts)."
+        )
+        rk.headers = [
+            "mode",
+            "task",
+            "comparisons",
+            "n",
+            "Spearman",
+            "Kendall tau-b",
+            "expert top",
+            "LLM top",
+            "match",
+            "note",
+        ]
         for r in ex["rankings"]["rows"]:
-            rk.rows.append([r["mode"], r["task"], num(r["comparisons"]), num(r["n"]),
-                            _ci(r["spearman"], r["spearman_ci_low"], r["spearman_ci_high"]),
-                            _ci(r["kendall"], r["kendall_ci_low"], r["kendall_ci_high"]), r["expert_top"] or "NaN",
-                            r["llm_top"] or "NaN", "" if r["top_match"] is None else num(r["top_match"]),
-                            r["reason"] or ""])
+            rk.rows.append(
+                [
+                    r["mode"],
+                    r["task"],
+                    num(r["comparisons"]),
+                    num(r["n"]),
+                    _ci(r["spearman"], r["spearman_ci_low"], r["spearman_ci_high"]),
+                    _ci(r["kendall"], r["kendall_ci_low"], r["kendall_ci_high"]),
+                    r["expert_top"] or "NaN",
+                    r["llm_top"] or "NaN",
+                    "" if r["top_match"] is None else num(r["top_match"]),
+                    r["reason"] or "",
+                ]
+            )
         rk.align = "llrrrrlllll"
         gp = Section(_title(doc, "Experts vs LLM judges: win rate by panel, all tasks pooled"), level=3)
-        gp.notes.append("Win rate = (wins + 0.5 ties) / games on the reference comparisons; gap = experts minus LLM "
-                        "judges with its paired interval; ranks from Bradley-Terry (1 = best). Per task: in the JSON.")
-        gp.headers = ["mode", "candidate", "expert rank", "LLM rank", "expert win rate", "LLM win rate", "gap",
-                      "games (expert/LLM)"]
+        gp.notes.append(
+            "Win rate = (wins + 0.5 ties) / games on the reference comparisons; gap = experts minus LLM "
+            "judges with its paired interval; ranks from Bradley-Terry (1 = best). Per task: in the JSON."
+        )
+        gp.headers = [
+            "mode",
+            "candidate",
+            "expert rank",
+            "LLM rank",
+            "expert win rate",
+            "LLM win rate",
+            "gap",
+            "games (expert/LLM)",
+        ]
         for r in ex["rankings"]["candidates"]:
             if r["task"] != "(all tasks)":
                 continue
@@ -641,9 +817,12 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
             "= winner has the higher rubric average. leniency = mean rubric-average difference against the other "
             "LLM judges on the same comparison and candidate, with its interval, and Bland-Altman limits of "
             "agreement (LoA, mean +/- 1.96 SD). repeats = same verdict when a comparison came back with the options "
-            "swapped.")
-        by = {k: {r["judge"]: r for r in b[k]["rows"]} for k in ("position", "length", "consistency", "leniency",
-                                                                 "repeats")}
+            "swapped."
+        )
+        by = {
+            k: {r["judge"]: r for r in b[k]["rows"]}
+            for k in ("position", "length", "consistency", "leniency", "repeats")
+        }
         bs.headers = ["judge", "kind", "first (n)", "longer (n)", "consist. (n)", "leniency", "LoA", "repeats (n)"]
         for r in b["position"]["rows"]:
             name = r["judge"]
@@ -652,14 +831,18 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
             ln = by["leniency"].get(name)
             rp = by["repeats"].get(name)
             star = lambda row: "*" if not _missing(row.get("p")) and row["p"] < 0.05 else ""  # noqa: E731
-            bs.rows.append([
-                name, KIND_WORDS.get(r["kind"], r["kind"]), _share_n(r["share_first"], r["n"]) + star(r),
-                _share_n(le.get("share_longer"), le.get("n", 0)) + star(le),
-                _share_n(co.get("share"), co.get("n", 0)) if co else "",
-                "" if ln is None else _ci(ln["mean_difference"], ln["ci_low"], ln["ci_high"]),
-                "" if ln is None or _missing(ln["loa_low"]) else f"[{ln['loa_low']:+.2f}, {ln['loa_high']:+.2f}]",
-                "" if rp is None else _share_n(rp["agreement"], rp["n"]),
-            ])
+            bs.rows.append(
+                [
+                    name,
+                    KIND_WORDS.get(r["kind"], r["kind"]),
+                    _share_n(r["share_first"], r["n"]) + star(r),
+                    _share_n(le.get("share_longer"), le.get("n", 0)) + star(le),
+                    _share_n(co.get("share"), co.get("n", 0)) if co else "",
+                    "" if ln is None else _ci(ln["mean_difference"], ln["ci_low"], ln["ci_high"]),
+                    "" if ln is None or _missing(ln["loa_low"]) else f"[{ln['loa_low']:+.2f}, {ln['loa_high']:+.2f}]",
+                    "" if rp is None else _share_n(rp["agreement"], rp["n"]),
+                ]
+            )
         bs.align = "llrrrrrr"
         reasons = sorted({r["reason"] for k in ("length", "leniency", "repeats") for r in b[k]["rows"] if r["reason"]})
         bs.notes += [f"NaN where {x}." for x in reasons]
@@ -676,12 +859,21 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
             f"{opts['epsilon']} (the cost-benefit margin for expert annotators), Benjamini-Yekutieli over the experts "
             f"at q = {opts['fdr_q']}. Winning rate = share of experts the LLM judge beats; it passes at >= 0.5. "
             f"Experts with fewer than {opts['alt_min_items']} such comparisons are not tested. Advantage probability "
-            "= mean share of items where the LLM judge is at least as good as the expert.")
+            "= mean share of items where the LLM judge is at least as good as the expert."
+        )
         at.headers = ["judge", "comparisons", "experts tested", "winning rate", "advantage prob.", "passes", "note"]
         for r in ex["alt_test"]["rows"]:
-            at.rows.append([r["judge"], num(r["items"]), num(r["experts_tested"]), pct(r["winning_rate"]),
-                            num(r["advantage_probability"]), "" if r["passed"] is None else num(r["passed"]),
-                            r["reason"] or ""])
+            at.rows.append(
+                [
+                    r["judge"],
+                    num(r["items"]),
+                    num(r["experts_tested"]),
+                    pct(r["winning_rate"]),
+                    num(r["advantage_probability"]),
+                    "" if r["passed"] is None else num(r["passed"]),
+                    r["reason"] or "",
+                ]
+            )
         at.align = "lrrrrrl"
         out.append(at)
     if "headline" in ex:
@@ -690,15 +882,24 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
             "Each panel's Bradley-Terry strengths over all its verdicts in the mode (theta, interval resampling "
             "tournaments); plain beats assisted = plain's points share in its direct comparisons with assisted "
             "candidates (> 50% = yes; interval resampling those comparisons). n = verdicts. holds = the experts "
-            "reach the LLM judges' conclusion.")
+            "reach the LLM judges' conclusion."
+        )
         hl.headers = ["finding", "experts", "expert value", "n", "LLM judges", "LLM value", "n", "holds", "note"]
         for r in ex["headline"]["rows"]:
             share = r["finding"] == "plain beats assisted"
-            hl.rows.append([r["finding"], r["experts"] or "NaN",
-                            _ci(r["experts_value"], r["experts_ci_low"], r["experts_ci_high"], percent=share),
-                            num(r["experts_n"]), r["llm"] or "NaN",
-                            _ci(r["llm_value"], r["llm_ci_low"], r["llm_ci_high"], percent=share), num(r["llm_n"]),
-                            "" if r["holds"] is None else num(r["holds"]), r["reason"] or ""])
+            hl.rows.append(
+                [
+                    r["finding"],
+                    r["experts"] or "NaN",
+                    _ci(r["experts_value"], r["experts_ci_low"], r["experts_ci_high"], percent=share),
+                    num(r["experts_n"]),
+                    r["llm"] or "NaN",
+                    _ci(r["llm_value"], r["llm_ci_low"], r["llm_ci_high"], percent=share),
+                    num(r["llm_n"]),
+                    "" if r["holds"] is None else num(r["holds"]),
+                    r["reason"] or "",
+                ]
+            )
         hl.align = "llrrlrrll"
         out.append(hl)
     return out
@@ -728,8 +929,10 @@ def _text_table(s: Section, width: int = WIDTH) -> list[str]:
     head = [h.split("\n") for h in s.headers]
     depth = max(len(h) for h in head)
     head = [[""] * (depth - len(h)) + h for h in head]  # bottom-aligned header lines
-    widths = [max(max(len(x) for x in head[i]), *(len(r[i]) for r in s.rows)) if s.rows
-              else max(len(x) for x in head[i]) for i in range(n)]
+    widths = [
+        max(max(len(x) for x in head[i]), *(len(r[i]) for r in s.rows)) if s.rows else max(len(x) for x in head[i])
+        for i in range(n)
+    ]
     # Split into column blocks that fit, each repeating the first column.
     blocks: list[list[int]] = []
     current: list[int] = []
@@ -837,12 +1040,15 @@ def human_workers_text(document: Doc) -> str:
         return "-" if _missing(v) else format(v, spec)
 
     for r in section["assistants"]["rows"]:
-        lines.append(f"  {r['condition']:<22} {fmt(r['human_rank'], '>10.0f')} {fmt(r['human_mean_rank'], '>6.2f')}   "
-                     f"{fmt(r['model_rank'], '>10.0f')} {fmt(r['model_mean_rank'], '>6.2f')}")
+        lines.append(
+            f"  {r['condition']:<22} {fmt(r['human_rank'], '>10.0f')} {fmt(r['human_mean_rank'], '>6.2f')}   "
+            f"{fmt(r['model_rank'], '>10.0f')} {fmt(r['model_mean_rank'], '>6.2f')}"
+        )
     s = section["assistants"]["spearman"]
     if not _missing(s["rho"]):
-        lines.append(f"  Spearman rank correlation (human vs worker model): rho = {s['rho']:.3f}, p = {s['p']:.3f}, "
-                     f"n = {s['n']}")
+        lines.append(
+            f"  Spearman rank correlation (human vs worker model): rho = {s['rho']:.3f}, p = {s['p']:.3f}, n = {s['n']}"
+        )
     else:
         lines.append(f"  Spearman rank correlation: not computed ({s['reason']})")
     lines.append("")
@@ -876,11 +1082,22 @@ def human_worker_sections(document: Doc) -> list[Section]:
     mean = lambda v: "-" if _missing(v) else f"{v:.2f}"  # noqa: E731
     assistants = Section(
         "Which assistant helps human workers most (human-worker arm) vs the worker model",
-        notes=["Overall rank and mean rank of each condition (1 = best) in the human-worker tournaments "
-               "(experts wrote the deliverables) and in the worker model's augmentation mode.", rho],
+        notes=[
+            "Overall rank and mean rank of each condition (1 = best) in the human-worker tournaments "
+            "(experts wrote the deliverables) and in the worker model's augmentation mode.",
+            rho,
+        ],
         headers=["condition", "human rank", "human mean rank", "model rank", "model mean rank"],
-        rows=[[r["condition"], rank(r["human_rank"]), mean(r["human_mean_rank"]), rank(r["model_rank"]),
-               mean(r["model_mean_rank"])] for r in section["assistants"]["rows"]],
+        rows=[
+            [
+                r["condition"],
+                rank(r["human_rank"]),
+                mean(r["human_mean_rank"]),
+                rank(r["model_rank"]),
+                mean(r["model_mean_rank"]),
+            ]
+            for r in section["assistants"]["rows"]
+        ],
     )
     productivity_rows = [
         [

@@ -44,7 +44,7 @@ class AssignResult:
 
     @property
     def set_aside_note(self) -> str | None:
-        """"K comparisons set aside: identity masked more than N times", or None when none were."""
+        """ "K comparisons set aside: identity masked more than N times", or None when none were."""
         if not self.set_aside:
             return None
         return f"{self.set_aside:,} comparison(s) set aside: identity masked more than {self.max_masks} time(s)"
@@ -60,7 +60,13 @@ class AssignResult:
 
 
 def assign_comparisons(
-    study: Study, store: Store, expert_id: str, n: int, strategy: str = "stratified", *, overlap: int = 2,
+    study: Study,
+    store: Store,
+    expert_id: str,
+    n: int,
+    strategy: str = "stratified",
+    *,
+    overlap: int = 2,
     repeat_share: float = 0.0,
 ) -> AssignResult:
     """Add up to `n` places to an expert's queue (only comparisons of tasks the expert may judge).
@@ -96,14 +102,28 @@ def assign_comparisons(
         kept = [c for c in pool if masked.get(c.id, 0) <= limit]
         set_aside, pool = len(pool) - len(kept), kept
     planned = plan_assignments(
-        pool, expert, experts.existing(), n, strategy, study.session.seed, overlap=overlap, repeat_share=repeat_share,
+        pool,
+        expert,
+        experts.existing(),
+        n,
+        strategy,
+        study.session.seed,
+        overlap=overlap,
+        repeat_share=repeat_share,
     )
     added = experts.add_assignments(expert.id, planned)
     assigned, judged = experts.workload().get(expert.id, (0, 0))
     by_id = {c.id: c for c in pool}
     return AssignResult(
-        expert=expert, strategy=strategy, requested=n, added=added, planned=planned,
+        expert=expert,
+        strategy=strategy,
+        requested=n,
+        added=added,
+        planned=planned,
         tasks=Counter(by_id[p.comparison_id].task for p in planned),
         modes=Counter(by_id[p.comparison_id].mode for p in planned),
-        assigned=assigned, judged=judged, set_aside=set_aside, max_masks=limit,
+        assigned=assigned,
+        judged=judged,
+        set_aside=set_aside,
+        max_masks=limit,
     )

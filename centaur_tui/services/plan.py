@@ -47,23 +47,41 @@ def load_plan_source(
     if study.database.exists():
         comps, texts, rows = _read(study.database)
         if comps:
-            return study, comps, texts, rows, (f"the session's database {study.database} ({len(comps):,} comparisons, "
-                                               f"{len(rows):,} LLM judgments)")
+            return (
+                study,
+                comps,
+                texts,
+                rows,
+                (f"the session's database {study.database} ({len(comps):,} comparisons, {len(rows):,} LLM judgments)"),
+            )
     runs = runs_needed(study, needed)
     stand_in = simulated_stand_in(study, folder, runs)
     run_stand_in(stand_in)
     comps, texts, rows = _read(stand_in.database)
-    origin = (f"a simulated stand-in run of the session ({runs} run(s), {len(comps):,} comparisons, {len(rows):,} LLM "
-              "judgments) in a temporary folder, because the session has not been run")
+    origin = (
+        f"a simulated stand-in run of the session ({runs} run(s), {len(comps):,} comparisons, {len(rows):,} LLM "
+        "judgments) in a temporary folder, because the session has not been run"
+    )
     if not study.session.fully_simulated:
-        origin += ("; its real models were replaced by simulated ones with the session file's simulation knobs "
-                   "(defaults where unset), so the rank-correlation widths reflect those knobs, not the real models")
+        origin += (
+            "; its real models were replaced by simulated ones with the session file's simulation knobs "
+            "(defaults where unset), so the rank-correlation widths reflect those knobs, not the real models"
+        )
     return stand_in, comps, texts, rows, origin
 
 
 def simulate_design(
-    study: Study, comps: dict[str, Any], texts: dict[str, tuple[str, str]], llm_rows: list[dict[str, Any]], n: int,
-    m: int, k: int, knobs: Any, reps: int, bootstrap: int, seed: int,
+    study: Study,
+    comps: dict[str, Any],
+    texts: dict[str, tuple[str, str]],
+    llm_rows: list[dict[str, Any]],
+    n: int,
+    m: int,
+    k: int,
+    knobs: Any,
+    reps: int,
+    bootstrap: int,
+    seed: int,
 ) -> tuple[list[dict[str, Any]], list[int], list[int]]:
     """Simulate one design (N experts x M judgments, overlap K) `reps` times and summarise the statistics.
 
@@ -100,10 +118,19 @@ def simulate_design(
         chosen = sorted({a.comparison_id for _, a in assignments})
         # Only the chosen comparisons matter: every statistic of the plan lives on the reference set.
         rows = [r for c in chosen for r in by_comparison.get(c, [])] + judgment_rows(records, comps, first_id)
-        frames = build_frames(rows, None, None, [comps[c] for c in chosen], design, judge_kinds=("llm", "expert"),
-                              option_score_rows=EMPTY_SCORES)
-        result = experts_vs_llm(frames, ExpertOptions(bootstrap=bootstrap, seed=rep_seed,
-                                                      parts=("agreement", "majority", "rankings", "alt_test")))
+        frames = build_frames(
+            rows,
+            None,
+            None,
+            [comps[c] for c in chosen],
+            design,
+            judge_kinds=("llm", "expert"),
+            option_score_rows=EMPTY_SCORES,
+        )
+        result = experts_vs_llm(
+            frames,
+            ExpertOptions(bootstrap=bootstrap, seed=rep_seed, parts=("agreement", "majority", "rankings", "alt_test")),
+        )
         docs.append(result.doc)
         judged.append(len(records))
         compared.append(len(chosen))

@@ -28,8 +28,9 @@ def require_database(study: Study) -> None:
         raise CentaurError(f"{study.database} does not exist yet: run the session first", title="Nothing to report")
 
 
-def load_report_inputs(study: Study, pool: ThreadPoolExecutor | None = None,
-                       store: Store | None = None) -> tuple[dict[str, str], dict[str, Any]]:
+def load_report_inputs(
+    study: Study, pool: ThreadPoolExecutor | None = None, store: Store | None = None
+) -> tuple[dict[str, str], dict[str, Any]]:
     """Read a session database: its meta and the rows the statistics need.
 
     Scores come aggregated per (judgment, option) (`option_score_rows`): a tenth of the
@@ -102,8 +103,9 @@ def with_human_workers(study: Study, store: Store, report: Report, always: bool 
     return replace(report, document=report.document.with_human_workers(section))
 
 
-def session_report(study: Study, store: Store | None = None, *, human_workers: bool | None = None,
-                   **options: Any) -> Report:
+def session_report(
+    study: Study, store: Store | None = None, *, human_workers: bool | None = None, **options: Any
+) -> Report:
     """A session's full report: every statistic, and the human-worker arm for sessions that declare `[human_workers]`.
 
     Blocking: it reads the database and runs every statistic (about 1.1 s at the paper's scale).

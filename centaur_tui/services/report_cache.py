@@ -60,8 +60,15 @@ class ReportCache:
         assert self._store_key is not None  # _open has just set it
         # Taken before the reads: a change during them makes the next request compute again.
         # The session and the rubrics of its tasks (task files may change between programs).
-        design = json.dumps([study.session.model_dump_json(), [d.id for d in study.universal.general_dimensions],
-                             {t: study.rubric(t).ids for t in study.tasks}], sort_keys=True, default=list)
+        design = json.dumps(
+            [
+                study.session.model_dump_json(),
+                [d.id for d in study.universal.general_dimensions],
+                {t: study.rubric(t).ids for t in study.tasks},
+            ],
+            sort_keys=True,
+            default=list,
+        )
         key = (self._store_key, design, fingerprint(store))
         if self._doc is not None and key == self._doc_key:
             return self._doc
@@ -79,5 +86,3 @@ class ReportCache:
         if self._store is not None:
             self._store.close()
         self._store = self._store_key = self._doc = self._doc_key = None
-
-

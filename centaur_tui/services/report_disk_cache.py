@@ -33,14 +33,18 @@ def code_version() -> str:
     """
     package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for path in sorted([*package.joinpath("domain").glob("*.py"), *package.joinpath("report").glob("*.py"),
-                        *package.joinpath("stats").glob("*.py"), *package.joinpath("store").glob("*.py"),
-                        *package.joinpath("services").glob("report*.py")]):
+    for path in sorted(
+        [
+            *package.joinpath("domain").glob("*.py"),
+            *package.joinpath("report").glob("*.py"),
+            *package.joinpath("stats").glob("*.py"),
+            *package.joinpath("store").glob("*.py"),
+            *package.joinpath("services").glob("report*.py"),
+        ]
+    ):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
-
-
 
 
 class DiskCache:

@@ -47,8 +47,9 @@ def warm_up(study: Study) -> None:
     rubric = {t: [(d, study.rubric(t).kind(d)) for d in study.rubric(t).ids] for t in tasks}
     rows = synthetic_rows(small, rubric, seed=0)
     general = [d.id for d in study.universal.general_dimensions]
-    design = design_from_session(small, simulated=True, general_dimensions=general,
-                                 rubric={t: study.rubric(t).ids for t in tasks})
+    design = design_from_session(
+        small, simulated=True, general_dimensions=general, rubric={t: study.rubric(t).ids for t in tasks}
+    )
     frames = build_frames(rows.judgment_rows, rows.score_rows, rows.output_rows, rows.comparisons, design)
     build_report(frames, ReportOptions())
 
@@ -153,16 +154,22 @@ class ReportProcess:
                 return
             self._stop()
             # The child sees the same import path as this process (benchmarks and tests add to it).
-            code = (f"import sys; sys.path[:0] = {sys.path!r}; "
-                    "from centaur_tui.services.report_process import serve; serve()")
+            code = (
+                f"import sys; sys.path[:0] = {sys.path!r}; "
+                "from centaur_tui.services.report_process import serve; serve()"
+            )
             try:
                 self._process = subprocess.Popen(  # our own interpreter and module
-                    [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL, start_new_session=True,
+                    [sys.executable, "-c", code],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
                 )
             except OSError as exc:
-                raise CentaurError(f"the statistics process could not start ({sys.executable}: {exc})",
-                                   title="Report") from None
+                raise CentaurError(
+                    f"the statistics process could not start ({sys.executable}: {exc})", title="Report"
+                ) from None
 
     def prefetch(self, study: Study) -> None:
         """Start the process if needed and have it compute this session's document ahead (no reply).
@@ -198,8 +205,8 @@ class ReportProcess:
                     self._stop()
                     if attempt == 2:
                         raise CentaurError(
-                            f"the statistics process stopped (exit code {code}): {exc}; r tries again",
-                            title="Report") from None
+                            f"the statistics process stopped (exit code {code}): {exc}; r tries again", title="Report"
+                        ) from None
         if kind == "ok":
             return payload
         if kind == "user":

@@ -54,8 +54,14 @@ class PipelineRun:
             never imports litellm when every call is stored already (about 3 s).
     """
 
-    def __init__(self, study: Study, open_store: Callable[[], Store], display: ProgressDisplay | None = None, *,
-                 settle_memory: bool = False) -> None:
+    def __init__(
+        self,
+        study: Study,
+        open_store: Callable[[], Store],
+        display: ProgressDisplay | None = None,
+        *,
+        settle_memory: bool = False,
+    ) -> None:
         self.study = study
         self._open_store = open_store
         self.display = display
@@ -138,8 +144,10 @@ def interrupted_line(outcome: RunOutcome) -> str | None:
     n = outcome.interrupted
     if not n:
         return None
-    return (f"{n:,} call{'s were' if n != 1 else ' was'} in flight when the previous run stopped; "
-            f"{'they are' if n != 1 else 'it is'} sent again ({'they' if n != 1 else 'it'} may have been billed).")
+    return (
+        f"{n:,} call{'s were' if n != 1 else ' was'} in flight when the previous run stopped; "
+        f"{'they are' if n != 1 else 'it is'} sent again ({'they' if n != 1 else 'it'} may have been billed)."
+    )
 
 
 def _counts_text(failed: int, blocked: int) -> str:

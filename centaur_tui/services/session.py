@@ -89,8 +89,9 @@ def require_keys(study: Study) -> None:
     require(endpoints(study))
 
 
-def open_store(study: Study, *, must_exist: bool = True, title: str = "No comparisons yet",
-               readonly: bool = False) -> Store:
+def open_store(
+    study: Study, *, must_exist: bool = True, title: str = "No comparisons yet", readonly: bool = False
+) -> Store:
     """The session's database (the caller closes it; `with open_store(study) as store:`).
 
     Args:
@@ -143,18 +144,25 @@ def overview(study: Study, store: Store | None) -> SessionOverview:
 
     if store is None:
         plan = summarize(study.session)
-        return SessionOverview({}, 0, plan.total_calls, 0, None, 0, 0, list(study.session.experts), {},
-                               study.session.simulated)
+        return SessionOverview(
+            {}, 0, plan.total_calls, 0, None, 0, 0, list(study.session.experts), {}, study.session.simulated
+        )
     from centaur_tui.store import ExpertStore, WorkStore
 
     experts = ExpertStore(store)
     counts = store.counts()
     summary = experts.state(study)
     return SessionOverview(
-        calls_by_stage=counts["calls_by_stage"], llm_judgments=summary.llm_judgments, calls_left=summary.calls_left,
-        tokens=counts["prompt_tokens"] + counts["completion_tokens"], cost=counts["cost"],
-        errors=counts["call_errors"], comparisons=counts["comparisons"], experts=experts.experts(study),
-        workload=experts.workload(), simulated=summary.simulated,
+        calls_by_stage=counts["calls_by_stage"],
+        llm_judgments=summary.llm_judgments,
+        calls_left=summary.calls_left,
+        tokens=counts["prompt_tokens"] + counts["completion_tokens"],
+        cost=counts["cost"],
+        errors=counts["call_errors"],
+        comparisons=counts["comparisons"],
+        experts=experts.experts(study),
+        workload=experts.workload(),
+        simulated=summary.simulated,
         work=WorkStore(store).workload() if study.session.human_workers is not None else None,
     )
 
@@ -198,8 +206,18 @@ def session_row(path: Path, store_for: Callable[[Study], Store]) -> SessionRow:
         state = ExpertStore(store_for(study)).state(study)
     except CentaurError as exc:
         return SessionRow(path, s.name, s.description, s.simulated, False, error=exc.message)
-    return SessionRow(path, s.name, s.description, state.simulated, True, state.calls_done, state.calls_left,
-                      state.llm_judgments, state.expert_judgments, state.expert_waiting)
+    return SessionRow(
+        path,
+        s.name,
+        s.description,
+        state.simulated,
+        True,
+        state.calls_done,
+        state.calls_left,
+        state.llm_judgments,
+        state.expert_judgments,
+        state.expert_waiting,
+    )
 
 
 def list_sessions(folder: Path, store_for: Callable[[Study], Store]) -> list[SessionRow]:

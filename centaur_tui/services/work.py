@@ -24,9 +24,24 @@ if TYPE_CHECKING:
     from centaur_tui.store import SessionJudging, SessionWork, Store, WorkItem, WorkQueueItem
 
 __all__ = [
-    "JudgingSource", "NoHumanArmError", "WorkAssignResult", "WorkDraft", "assign_work", "expert_queue", "judge_work",
-    "next_comparison", "next_work", "open_judging", "open_work", "productivity_rows", "save_deliverable_draft",
-    "save_judgment_draft", "submit_deliverable", "submit_judgment", "word_count", "work_queue",
+    "JudgingSource",
+    "NoHumanArmError",
+    "WorkAssignResult",
+    "WorkDraft",
+    "assign_work",
+    "expert_queue",
+    "judge_work",
+    "next_comparison",
+    "next_work",
+    "open_judging",
+    "open_work",
+    "productivity_rows",
+    "save_deliverable_draft",
+    "save_judgment_draft",
+    "submit_deliverable",
+    "submit_judgment",
+    "word_count",
+    "work_queue",
 ]
 
 
@@ -132,8 +147,9 @@ def open_work(study: Study, store: Store, expert_id: str) -> SessionWork:
     if arm is None:
         raise NoHumanArmError(study)
     if expert_id not in arm.experts:
-        raise CentaurError(f"{expert_id} is not one of the human workers ({', '.join(arm.experts)})",
-                           title="Not a human worker")
+        raise CentaurError(
+            f"{expert_id} is not one of the human workers ({', '.join(arm.experts)})", title="Not a human worker"
+        )
     source = SessionWork(store, study, expert(study, store, expert_id))
     if not source.queue():
         assign_work(study, store)

@@ -59,14 +59,25 @@ def pair_counts(a: np.ndarray, b: np.ndarray | None = None) -> dict[str, np.ndar
     if b is None:
         m = a.sum(axis=0)
         d = a[0] + a[1]
-        return {"pairs": m * (m - 1) / 2, "agree": (a * (a - 1) / 2).sum(axis=0),
-                "decisive_pairs": d * (d - 1) / 2, "decisive_agree": (a[:2] * (a[:2] - 1) / 2).sum(axis=0)}
-    return {"pairs": a.sum(axis=0) * b.sum(axis=0), "agree": (a * b).sum(axis=0),
-            "decisive_pairs": (a[0] + a[1]) * (b[0] + b[1]), "decisive_agree": (a[:2] * b[:2]).sum(axis=0)}
+        return {
+            "pairs": m * (m - 1) / 2,
+            "agree": (a * (a - 1) / 2).sum(axis=0),
+            "decisive_pairs": d * (d - 1) / 2,
+            "decisive_agree": (a[:2] * (a[:2] - 1) / 2).sum(axis=0),
+        }
+    return {
+        "pairs": a.sum(axis=0) * b.sum(axis=0),
+        "agree": (a * b).sum(axis=0),
+        "decisive_pairs": (a[0] + a[1]) * (b[0] + b[1]),
+        "decisive_agree": (a[:2] * b[:2]).sum(axis=0),
+    }
 
 
 def block_agreement(
-    matrix: np.ndarray, group_a: Sequence[int], group_b: Sequence[int] | None, weights: np.ndarray | None,
+    matrix: np.ndarray,
+    group_a: Sequence[int],
+    group_b: Sequence[int] | None,
+    weights: np.ndarray | None,
     ci: float = 0.95,
 ) -> dict[str, object]:
     """Raw agreement of the judge pairs of a block, pooled over comparisons, with and without ties.
@@ -86,10 +97,20 @@ def block_agreement(
     reason = None if pairs else "no comparison judged by a pair of judges of this block"
     if pairs and not int(c["decisive_pairs"].sum()):
         reason = "no pair of decisive verdicts (every pair holds a tie)"
-    return {"units": int((c["pairs"] > 0).sum()), "pairs": pairs, "agreement": agree, "ci_low": low, "ci_high": high,
-            "chance": CHANCE_WITH_TIES, "decisive_pairs": int(c["decisive_pairs"].sum()),
-            "decisive_agreement": d_agree, "decisive_ci_low": d_low, "decisive_ci_high": d_high,
-            "decisive_chance": CHANCE_DECISIVE, "reason": reason}
+    return {
+        "units": int((c["pairs"] > 0).sum()),
+        "pairs": pairs,
+        "agreement": agree,
+        "ci_low": low,
+        "ci_high": high,
+        "chance": CHANCE_WITH_TIES,
+        "decisive_pairs": int(c["decisive_pairs"].sum()),
+        "decisive_agreement": d_agree,
+        "decisive_ci_low": d_low,
+        "decisive_ci_high": d_high,
+        "decisive_chance": CHANCE_DECISIVE,
+        "reason": reason,
+    }
 
 
 def kappa_from_confusion(confusion: np.ndarray) -> np.ndarray:
@@ -105,7 +126,11 @@ def kappa_from_confusion(confusion: np.ndarray) -> np.ndarray:
 
 
 def kappa_table(
-    matrix: np.ndarray, names: Sequence[str], kinds: Sequence[str], weights: np.ndarray | None, ci: float = 0.95,
+    matrix: np.ndarray,
+    names: Sequence[str],
+    kinds: Sequence[str],
+    weights: np.ndarray | None,
+    ci: float = 0.95,
 ) -> pd.DataFrame:
     """Cohen's kappa (three categories: A wins, B wins, tie) and raw agreement for every pair of judges.
 
@@ -139,12 +164,34 @@ def kappa_table(
                 reason = f"fewer than {KAPPA_MIN_N} shared comparisons (n = {n})"
             elif math.isnan(kappa):
                 reason = "expected agreement is 1 (both judges gave one and the same verdict throughout)"
-            rows.append({"judge_1": names[i], "judge_2": names[k], "kind_1": kinds[i], "kind_2": kinds[k],
-                         "block": label.get((kinds[i], kinds[k]), "expert-LLM"), "n": n,
-                         "agreement": float((matrix[i, both] == matrix[k, both]).mean()), "kappa": kappa,
-                         "ci_low": low, "ci_high": high, "reason": reason})
-    columns = ["judge_1", "judge_2", "kind_1", "kind_2", "block", "n", "agreement", "kappa", "ci_low", "ci_high",
-               "reason"]
+            rows.append(
+                {
+                    "judge_1": names[i],
+                    "judge_2": names[k],
+                    "kind_1": kinds[i],
+                    "kind_2": kinds[k],
+                    "block": label.get((kinds[i], kinds[k]), "expert-LLM"),
+                    "n": n,
+                    "agreement": float((matrix[i, both] == matrix[k, both]).mean()),
+                    "kappa": kappa,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "reason": reason,
+                }
+            )
+    columns = [
+        "judge_1",
+        "judge_2",
+        "kind_1",
+        "kind_2",
+        "block",
+        "n",
+        "agreement",
+        "kappa",
+        "ci_low",
+        "ci_high",
+        "reason",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -194,12 +241,20 @@ def group_alpha(
     sub = matrix[list(rows)] if len(rows) else np.full((0, matrix.shape[1]), np.nan)
     o, usable = coincidences(sub)
     judged = np.isfinite(sub).any(axis=0)
-    result: dict[str, object] = {"judges": int(np.isfinite(sub[:, usable]).any(axis=1).sum()) if usable.any() else 0,
-                                 "units": int(usable.sum()), "excluded_units": int((judged & ~usable).sum()),
-                                 "ratings": int(np.isfinite(sub[:, usable]).sum())}
+    result: dict[str, object] = {
+        "judges": int(np.isfinite(sub[:, usable]).any(axis=1).sum()) if usable.any() else 0,
+        "units": int(usable.sum()),
+        "excluded_units": int((judged & ~usable).sum()),
+        "ratings": int(np.isfinite(sub[:, usable]).sum()),
+    }
     if len(rows) < 2 or not usable.any():
-        return {**result, "alpha": math.nan, "ci_low": math.nan, "ci_high": math.nan,
-                "reason": "no comparison with verdicts of two or more judges of this group"}
+        return {
+            **result,
+            "alpha": math.nan,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+            "reason": "no comparison with verdicts of two or more judges of this group",
+        }
     alpha, reason = alpha_nominal(sub[:, usable])
     low = high = math.nan
     if weights is not None and weights.shape[0] and reason is None:

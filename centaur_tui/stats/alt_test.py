@@ -148,10 +148,19 @@ def alt_test(
         mine = rated[i]
         n = int(mine.sum())
         if n < min_items:
-            rows.append({"expert": name, "n": n, "rho_f": math.nan, "rho_h": math.nan, "p": math.nan,
-                         "rejected": False, "tested": False,
-                         "reason": f"fewer than {min_items} comparisons with the LLM judge and >= "
-                                   f"{min_humans_per_item} experts (n = {n})"})
+            rows.append(
+                {
+                    "expert": name,
+                    "n": n,
+                    "rho_f": math.nan,
+                    "rho_h": math.nan,
+                    "p": math.nan,
+                    "rejected": False,
+                    "tested": False,
+                    "reason": f"fewer than {min_items} comparisons with the LLM judge and >= "
+                    f"{min_humans_per_item} experts (n = {n})",
+                }
+            )
             continue
         own = h[i, mine].astype(int)
         others = total[mine] - 1
@@ -162,16 +171,28 @@ def alt_test(
         w_f = (llm_score >= human_score).astype(float)
         w_h = (human_score >= llm_score).astype(float)
         p = one_sided_t_p(w_h - w_f, epsilon)
-        rows.append({"expert": name, "n": n, "rho_f": float(w_f.mean()), "rho_h": float(w_h.mean()), "p": p,
-                     "rejected": False, "tested": True, "reason": None})
+        rows.append(
+            {
+                "expert": name,
+                "n": n,
+                "rho_f": float(w_f.mean()),
+                "rho_h": float(w_h.mean()),
+                "p": p,
+                "rejected": False,
+                "tested": True,
+                "reason": None,
+            }
+        )
         p_values.append(p)
     tested = [r for r in rows if r["tested"]]
     for r, rej in zip(tested, benjamini_yekutieli(np.array(p_values), q), strict=True):
         r["rejected"] = bool(rej)
     advantage = float(np.mean([r["rho_f"] for r in tested])) if tested else math.nan
     if len(tested) < min_humans:
-        reason = (f"needs at least {min_humans} experts with >= {min_items} comparisons each that the LLM judge and "
-                  f">= {min_humans_per_item} experts judged (found {len(tested)})")
+        reason = (
+            f"needs at least {min_humans} experts with >= {min_items} comparisons each that the LLM judge and "
+            f">= {min_humans_per_item} experts judged (found {len(tested)})"
+        )
         return AltTestResult(math.nan, advantage, None, n_items, rows, reason)
     rate = sum(bool(r["rejected"]) for r in tested) / len(tested)
     return AltTestResult(rate, advantage, rate >= 0.5, n_items, rows, None)

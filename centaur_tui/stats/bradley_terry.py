@@ -76,8 +76,11 @@ def _group_fit(group: pd.DataFrame, names: list[str], n_boot: int, ci: float, rn
     # Clusters = tournaments (run, task): a candidate's output meets every other output of its
     # tournament, so comparisons are not independent; tournaments (runs) are.
     runs = group["run"].to_numpy()[keep]
-    tasks = group["task"].cat.codes.to_numpy()[keep] if isinstance(group["task"].dtype, pd.CategoricalDtype) \
+    tasks = (
+        group["task"].cat.codes.to_numpy()[keep]
+        if isinstance(group["task"].dtype, pd.CategoricalDtype)
         else pd.factorize(group["task"].to_numpy()[keep])[0]
+    )
     cluster, cluster_keys = pd.factorize(runs * 100_003 + tasks)
     n_cl = len(cluster_keys)
     contrib_points = sparse.csr_matrix(
@@ -104,8 +107,9 @@ def _group_fit(group: pd.DataFrame, names: list[str], n_boot: int, ci: float, rn
             low[has] = np.nanquantile(boot[:, has], alpha, axis=0)
             high[has] = np.nanquantile(boot[:, has], 1.0 - alpha, axis=0)
     games_per = pg[0].sum(axis=1)
-    out = pd.DataFrame({"candidate": names, "theta": theta, "ci_low": low, "ci_high": high,
-                        "games": games_per.astype("int64")})
+    out = pd.DataFrame(
+        {"candidate": names, "theta": theta, "ci_low": low, "ci_high": high, "games": games_per.astype("int64")}
+    )
     out["rank"] = (-out["theta"]).round(9).rank(method="min")
     out["comparisons"] = n_comp
     out["tournaments"] = n_cl
@@ -142,8 +146,18 @@ def bradley_terry(
     """
     rng = np.random.default_rng(seed)
     keys = list(by)
-    columns = [*keys, "candidate", "theta", "ci_low", "ci_high", "games", "rank", "comparisons", "tournaments",
-               "reason"]
+    columns = [
+        *keys,
+        "candidate",
+        "theta",
+        "ci_low",
+        "ci_high",
+        "games",
+        "rank",
+        "comparisons",
+        "tournaments",
+        "reason",
+    ]
     cand_groups = candidates.groupby(keys, sort=True, observed=True)["candidate"].unique()
     groups = {(k if isinstance(k, tuple) else (k,)): g for k, g in ok.groupby(keys, sort=False, observed=True)}
     parts = []

@@ -168,7 +168,7 @@ def percentile_interval(boot: np.ndarray, ci: float = 0.95, axis: int = 0) -> tu
     """
     boot = np.asarray(boot, dtype=float)
     if boot.shape[axis] == 0:
-        shape = boot.shape[:axis] + boot.shape[axis + 1:]
+        shape = boot.shape[:axis] + boot.shape[axis + 1 :]
         return np.full(shape, math.nan), np.full(shape, math.nan)
     finite = np.isfinite(boot)
     count = finite.sum(axis=axis)

@@ -163,16 +163,20 @@ def build_panel(frames: Frames, options: ExpertOptions) -> Panel:
 def agreement_part(panel: Panel, ci: float) -> dict[str, pd.DataFrame]:
     """Agreement blocks, Krippendorff's alpha per group, Cohen's kappa per judge pair."""
     m, w, e, llm = panel.matrix, panel.weights, panel.experts, panel.llms
-    blocks = pd.DataFrame([
-        {"block": "expert-expert", **block_agreement(m, e, None, w, ci)},
-        {"block": "expert-LLM", **block_agreement(m, e, llm, w, ci)},
-        {"block": "LLM-LLM", **block_agreement(m, llm, None, w, ci)},
-    ])
-    alpha = pd.DataFrame([
-        {"group": "experts", **group_alpha(m, e, w, ci)},
-        {"group": "LLM judges", **group_alpha(m, llm, w, ci)},
-        {"group": "pooled", **group_alpha(m, e + llm, w, ci)},
-    ])
+    blocks = pd.DataFrame(
+        [
+            {"block": "expert-expert", **block_agreement(m, e, None, w, ci)},
+            {"block": "expert-LLM", **block_agreement(m, e, llm, w, ci)},
+            {"block": "LLM-LLM", **block_agreement(m, llm, None, w, ci)},
+        ]
+    )
+    alpha = pd.DataFrame(
+        [
+            {"group": "experts", **group_alpha(m, e, w, ci)},
+            {"group": "LLM judges", **group_alpha(m, llm, w, ci)},
+            {"group": "pooled", **group_alpha(m, e + llm, w, ci)},
+        ]
+    )
     kappa = kappa_table(m, panel.names, panel.kinds, w, ci)
     return {"blocks": blocks, "alpha": alpha, "kappa": kappa}
 
@@ -227,11 +231,24 @@ def loo_majority(panel: Panel, ci: float, min_others: int = 1) -> pd.DataFrame:
         all_hits += hits
         all_n += n
         agree, low, high = summarise(hits, n)
-        rows.append({"judge": panel.names[i], "kind": EXPERT, "n": int(n.sum()), "agreement": agree, "ci_low": low,
-                     "ci_high": high, "expert_agreement": math.nan, "difference": math.nan, "diff_ci_low": math.nan,
-                     "diff_ci_high": math.nan, "no_majority": no_majority[i],
-                     "reason": None if n.sum() else "no comparison of this expert with another expert's verdict"
-                                                    " and a majority"})
+        rows.append(
+            {
+                "judge": panel.names[i],
+                "kind": EXPERT,
+                "n": int(n.sum()),
+                "agreement": agree,
+                "ci_low": low,
+                "ci_high": high,
+                "expert_agreement": math.nan,
+                "difference": math.nan,
+                "diff_ci_low": math.nan,
+                "diff_ci_high": math.nan,
+                "no_majority": no_majority[i],
+                "reason": None
+                if n.sum()
+                else "no comparison of this expert with another expert's verdict and a majority",
+            }
+        )
     for j in panel.llms:
         judged = np.isfinite(m[j])
         hits, exp_hits, n = np.zeros(u), np.zeros(u), np.zeros(u)
@@ -247,15 +264,39 @@ def loo_majority(panel: Panel, ci: float, min_others: int = 1) -> pd.DataFrame:
             with np.errstate(invalid="ignore", divide="ignore"):
                 boot = (w @ (hits - exp_hits)) / (w @ n)
             d_low, d_high = interval(boot, ci)
-        rows.append({"judge": panel.names[j], "kind": LLM, "n": int(n.sum()), "agreement": agree, "ci_low": low,
-                     "ci_high": high, "expert_agreement": exp_agree, "difference": agree - exp_agree,
-                     "diff_ci_low": d_low, "diff_ci_high": d_high, "no_majority": sum(no_majority.values()),
-                     "reason": None if n.sum() else "judged none of the experts' reference items"})
+        rows.append(
+            {
+                "judge": panel.names[j],
+                "kind": LLM,
+                "n": int(n.sum()),
+                "agreement": agree,
+                "ci_low": low,
+                "ci_high": high,
+                "expert_agreement": exp_agree,
+                "difference": agree - exp_agree,
+                "diff_ci_low": d_low,
+                "diff_ci_high": d_high,
+                "no_majority": sum(no_majority.values()),
+                "reason": None if n.sum() else "judged none of the experts' reference items",
+            }
+        )
     agree, low, high = summarise(all_hits, all_n)
-    rows.append({"judge": ALL_EXPERTS, "kind": EXPERT, "n": int(all_n.sum()), "agreement": agree, "ci_low": low,
-                 "ci_high": high, "expert_agreement": math.nan, "difference": math.nan, "diff_ci_low": math.nan,
-                 "diff_ci_high": math.nan, "no_majority": sum(no_majority.values()),
-                 "reason": None if all_n.sum() else "no comparison judged by two or more experts"})
+    rows.append(
+        {
+            "judge": ALL_EXPERTS,
+            "kind": EXPERT,
+            "n": int(all_n.sum()),
+            "agreement": agree,
+            "ci_low": low,
+            "ci_high": high,
+            "expert_agreement": math.nan,
+            "difference": math.nan,
+            "diff_ci_low": math.nan,
+            "diff_ci_high": math.nan,
+            "no_majority": sum(no_majority.values()),
+            "reason": None if all_n.sum() else "no comparison judged by two or more experts",
+        }
+    )
     return pd.DataFrame(rows)
 
 
@@ -294,11 +335,25 @@ def panel_majority(panel: Panel, ci: float) -> dict[str, Any]:
     if both.sum() and w.shape[0]:
         k_low, k_high = interval(kappa_from_confusion(w @ onehot), ci)
     reason = None if both.sum() else "no reference comparison with a majority of both panels"
-    return {"n": int(both.sum()), "agreement": agree, "ci_low": low, "ci_high": high, "chance": CHANCE_WITH_TIES,
-            "decisive_n": int(decisive.sum()), "decisive_agreement": d_agree, "decisive_ci_low": d_low,
-            "decisive_ci_high": d_high, "decisive_chance": CHANCE_DECISIVE, "kappa": kappa, "kappa_ci_low": k_low,
-            "kappa_ci_high": k_high, "confusion": confusion.reshape(3, 3).astype(int).tolist(),
-            "no_expert_majority": int((me < 0).sum()), "no_llm_majority": int((ml < 0).sum()), "reason": reason}
+    return {
+        "n": int(both.sum()),
+        "agreement": agree,
+        "ci_low": low,
+        "ci_high": high,
+        "chance": CHANCE_WITH_TIES,
+        "decisive_n": int(decisive.sum()),
+        "decisive_agreement": d_agree,
+        "decisive_ci_low": d_low,
+        "decisive_ci_high": d_high,
+        "decisive_chance": CHANCE_DECISIVE,
+        "kappa": kappa,
+        "kappa_ci_low": k_low,
+        "kappa_ci_high": k_high,
+        "confusion": confusion.reshape(3, 3).astype(int).tolist(),
+        "no_expert_majority": int((me < 0).sum()),
+        "no_llm_majority": int((ml < 0).sum()),
+        "reason": reason,
+    }
 
 
 # -- rankings -------------------------------------------------------------------------------
@@ -360,8 +415,9 @@ def _panel_games(
     pb = counts[1] + 0.5 * counts[2]
     games = counts.sum(axis=0)
     rows = np.arange(u)
-    points = sparse.csr_matrix((np.concatenate([pa, pb]), (np.concatenate([rows, rows]), np.concatenate([ia, ib]))),
-                               shape=(u, k))
+    points = sparse.csr_matrix(
+        (np.concatenate([pa, pb]), (np.concatenate([rows, rows]), np.concatenate([ia, ib]))), shape=(u, k)
+    )
     pair = sparse.csr_matrix((games, (rows, ia * k + ib)), shape=(u, k * k))
     return points, pair
 
@@ -409,13 +465,30 @@ def ranking_part(panel: Panel, ci: float) -> tuple[pd.DataFrame, pd.DataFrame]:
                 continue
             names = sorted(set(cat_a[sel]) | set(cat_b[sel]))
             k = len(names)
-            base = {"mode": mode, "task": task, "comparisons": int(sel.sum()),
-                    "expert_verdicts": int(ce_all[:, sel].sum()), "llm_verdicts": int(cl_all[:, sel].sum())}
+            base = {
+                "mode": mode,
+                "task": task,
+                "comparisons": int(sel.sum()),
+                "expert_verdicts": int(ce_all[:, sel].sum()),
+                "llm_verdicts": int(cl_all[:, sel].sum()),
+            }
             if k < 2:
-                rank_rows.append({**base, "n": 0, "spearman": math.nan, "spearman_ci_low": math.nan,
-                                  "spearman_ci_high": math.nan, "kendall": math.nan, "kendall_ci_low": math.nan,
-                                  "kendall_ci_high": math.nan, "expert_top": None, "llm_top": None,
-                                  "top_match": None, "reason": "no reference comparison in this group"})
+                rank_rows.append(
+                    {
+                        **base,
+                        "n": 0,
+                        "spearman": math.nan,
+                        "spearman_ci_low": math.nan,
+                        "spearman_ci_high": math.nan,
+                        "kendall": math.nan,
+                        "kendall_ci_low": math.nan,
+                        "kendall_ci_high": math.nan,
+                        "expert_top": None,
+                        "llm_top": None,
+                        "top_match": None,
+                        "reason": "no reference comparison in this group",
+                    }
+                )
                 continue
             index = {n: i for i, n in enumerate(names)}
             ia = np.array([index[x] for x in cat_a[sel]])
@@ -439,11 +512,22 @@ def ranking_part(panel: Panel, ci: float) -> tuple[pd.DataFrame, pd.DataFrame]:
             elif math.isnan(rho):
                 reason = "one panel's strengths are all equal"
             e_top, l_top = _top(names, te[0]), _top(names, tl[0])
-            rank_rows.append({**base, "n": n, "spearman": rho, "spearman_ci_low": rho_lo, "spearman_ci_high": rho_hi,
-                              "kendall": tau, "kendall_ci_low": tau_lo, "kendall_ci_high": tau_hi,
-                              "expert_top": e_top, "llm_top": l_top,
-                              "top_match": None if e_top is None or l_top is None else e_top == l_top,
-                              "reason": reason})
+            rank_rows.append(
+                {
+                    **base,
+                    "n": n,
+                    "spearman": rho,
+                    "spearman_ci_low": rho_lo,
+                    "spearman_ci_high": rho_hi,
+                    "kendall": tau,
+                    "kendall_ci_low": tau_lo,
+                    "kendall_ci_high": tau_hi,
+                    "expert_top": e_top,
+                    "llm_top": l_top,
+                    "top_match": None if e_top is None or l_top is None else e_top == l_top,
+                    "reason": reason,
+                }
+            )
             gap = fits["expert"][2] - fits["llm"][2]
             g_lo, g_hi = percentile_interval(gap[1:], ci)
             e_rank = pd.Series(-np.round(te[0], TIE_DIGITS)).rank(method="min").to_numpy()
@@ -453,38 +537,96 @@ def ranking_part(panel: Panel, ci: float) -> tuple[pd.DataFrame, pd.DataFrame]:
                 why = None
                 if not eg or not lg:
                     why = "no expert verdict" if not eg else "no LLM verdict"
-                cand_rows.append({"mode": mode, "task": task, "candidate": name, "expert_theta": te[0, c],
-                                  "llm_theta": tl[0, c], "expert_rank": e_rank[c], "llm_rank": l_rank[c],
-                                  "expert_games": eg, "llm_games": lg, "expert_win_rate": fits["expert"][2][0, c],
-                                  "llm_win_rate": fits["llm"][2][0, c], "gap": gap[0, c],
-                                  "gap_ci_low": g_lo[c] if why is None else math.nan,
-                                  "gap_ci_high": g_hi[c] if why is None else math.nan, "reason": why})
-    rank_cols = ["mode", "task", "comparisons", "expert_verdicts", "llm_verdicts", "n", "spearman", "spearman_ci_low",
-                 "spearman_ci_high", "kendall", "kendall_ci_low", "kendall_ci_high", "expert_top", "llm_top",
-                 "top_match", "reason"]
-    cand_cols = ["mode", "task", "candidate", "expert_theta", "llm_theta", "expert_rank", "llm_rank", "expert_games",
-                 "llm_games", "expert_win_rate", "llm_win_rate", "gap", "gap_ci_low", "gap_ci_high", "reason"]
+                cand_rows.append(
+                    {
+                        "mode": mode,
+                        "task": task,
+                        "candidate": name,
+                        "expert_theta": te[0, c],
+                        "llm_theta": tl[0, c],
+                        "expert_rank": e_rank[c],
+                        "llm_rank": l_rank[c],
+                        "expert_games": eg,
+                        "llm_games": lg,
+                        "expert_win_rate": fits["expert"][2][0, c],
+                        "llm_win_rate": fits["llm"][2][0, c],
+                        "gap": gap[0, c],
+                        "gap_ci_low": g_lo[c] if why is None else math.nan,
+                        "gap_ci_high": g_hi[c] if why is None else math.nan,
+                        "reason": why,
+                    }
+                )
+    rank_cols = [
+        "mode",
+        "task",
+        "comparisons",
+        "expert_verdicts",
+        "llm_verdicts",
+        "n",
+        "spearman",
+        "spearman_ci_low",
+        "spearman_ci_high",
+        "kendall",
+        "kendall_ci_low",
+        "kendall_ci_high",
+        "expert_top",
+        "llm_top",
+        "top_match",
+        "reason",
+    ]
+    cand_cols = [
+        "mode",
+        "task",
+        "candidate",
+        "expert_theta",
+        "llm_theta",
+        "expert_rank",
+        "llm_rank",
+        "expert_games",
+        "llm_games",
+        "expert_win_rate",
+        "llm_win_rate",
+        "gap",
+        "gap_ci_low",
+        "gap_ci_high",
+        "reason",
+    ]
     return pd.DataFrame(rank_rows, columns=rank_cols), pd.DataFrame(cand_rows, columns=cand_cols)
 
 
 # -- biases ---------------------------------------------------------------------------------
 
 
-def _binomial_rows(judges: pd.Series, kinds: pd.Series, n: np.ndarray, k: np.ndarray, order: list[str],
-                   kind_of: dict[str, str], empty: str) -> pd.DataFrame:
+def _binomial_rows(
+    judges: pd.Series,
+    kinds: pd.Series,
+    n: np.ndarray,
+    k: np.ndarray,
+    order: list[str],
+    kind_of: dict[str, str],
+    empty: str,
+) -> pd.DataFrame:
     """Per judge (and per judge kind): n, k, share = k / n, two-sided exact binomial p against 0.5."""
     flags = pd.DataFrame({"judge": judges.to_numpy(), "kind": kinds.to_numpy(), "n": n, "k": k})
     per = flags.groupby("judge")[["n", "k"]].sum().reindex(order).fillna(0).astype("int64").reset_index()
     per["kind"] = per["judge"].map(kind_of)
     kinds_sum = flags.groupby("kind")[["n", "k"]].sum()
-    extra = [{"judge": ALL_EXPERTS if kd == EXPERT else ALL_LLM, "kind": kd,
-              "n": int(kinds_sum.loc[kd, "n"]) if kd in kinds_sum.index else 0,
-              "k": int(kinds_sum.loc[kd, "k"]) if kd in kinds_sum.index else 0} for kd in (EXPERT, LLM)
-             if kd in kind_of.values()]
+    extra = [
+        {
+            "judge": ALL_EXPERTS if kd == EXPERT else ALL_LLM,
+            "kind": kd,
+            "n": int(kinds_sum.loc[kd, "n"]) if kd in kinds_sum.index else 0,
+            "k": int(kinds_sum.loc[kd, "k"]) if kd in kinds_sum.index else 0,
+        }
+        for kd in (EXPERT, LLM)
+        if kd in kind_of.values()
+    ]
     out = pd.concat([per, pd.DataFrame(extra, columns=["judge", "kind", "n", "k"])], ignore_index=True)
     out["share"] = out["k"] / out["n"].where(out["n"] > 0)
-    out["p"] = [float(stats.binomtest(int(a), int(b), 0.5).pvalue) if b else math.nan
-                for a, b in zip(out["k"], out["n"], strict=True)]
+    out["p"] = [
+        float(stats.binomtest(int(a), int(b), 0.5).pvalue) if b else math.nan
+        for a, b in zip(out["k"], out["n"], strict=True)
+    ]
     out["reason"] = [None if n > 0 else empty for n in out["n"]]
     return out[["judge", "kind", "n", "k", "share", "p", "reason"]]
 
@@ -514,8 +656,9 @@ def bias_part(panel: Panel, options: ExpertOptions) -> dict[str, pd.DataFrame]:
     judges = ok["judge"].astype(str)
     kinds = ok["judge_kind"].astype(str)
     pos = ok["winner_pos"].to_numpy()
-    position = _binomial_rows(judges, kinds, (pos > 0).astype(int), (pos == 1).astype(int), order, kind_of,
-                              "no decisive judgment").rename(columns={"k": "first", "share": "share_first"})
+    position = _binomial_rows(
+        judges, kinds, (pos > 0).astype(int), (pos == 1).astype(int), order, kind_of, "no decisive judgment"
+    ).rename(columns={"k": "first", "share": "share_first"})
 
     comps = frames.comparisons
     unit = ok["unit"].to_numpy()
@@ -525,10 +668,14 @@ def bias_part(panel: Panel, options: ExpertOptions) -> dict[str, pd.DataFrame]:
     code = ok["code"].to_numpy()
     counted = (code < 2) & (code >= 0) & np.isfinite(la) & np.isfinite(lb) & (la != lb)
     longer = counted & (((code == 0) & (la > lb)) | ((code == 1) & (lb > la)))
-    empty = ("no decisive judgment between outputs of unequal length" if frames.has_lengths
-             else "output lengths not given to the statistics")
-    length = _binomial_rows(judges, kinds, counted.astype(int), longer.astype(int), order, kind_of,
-                            empty).rename(columns={"k": "longer", "share": "share_longer"})
+    empty = (
+        "no decisive judgment between outputs of unequal length"
+        if frames.has_lengths
+        else "output lengths not given to the statistics"
+    )
+    length = _binomial_rows(judges, kinds, counted.astype(int), longer.astype(int), order, kind_of, empty).rename(
+        columns={"k": "longer", "share": "share_longer"}
+    )
 
     consistency = choice_rubric_consistency(frames)
     consistency = consistency[consistency["judge"].isin(order)].copy()
@@ -538,15 +685,37 @@ def bias_part(panel: Panel, options: ExpertOptions) -> dict[str, pd.DataFrame]:
         part = consistency[consistency["kind"] == kd]
         if len(part):
             n, agree = int(part["n"].sum()), int(part["agree"].sum())
-            consistency = pd.concat([consistency, pd.DataFrame([{
-                "judge": label, "kind": kd, "n": n, "agree": agree, "share": agree / n if n else math.nan,
-                "ties": int(part["ties"].sum()), "equal_averages": int(part["equal_averages"].sum()),
-                "missing_scores": int(part["missing_scores"].sum()),
-                "reason": None if n else "no decisive judgment with unequal averages"}])], ignore_index=True)
-    consistency = consistency[["judge", "kind", "n", "agree", "share", "ties", "equal_averages", "missing_scores",
-                               "reason"]].reset_index(drop=True)
-    return {"position": position, "length": length, "leniency": leniency(panel, options), "consistency": consistency,
-            "repeats": repeats(panel)}
+            consistency = pd.concat(
+                [
+                    consistency,
+                    pd.DataFrame(
+                        [
+                            {
+                                "judge": label,
+                                "kind": kd,
+                                "n": n,
+                                "agree": agree,
+                                "share": agree / n if n else math.nan,
+                                "ties": int(part["ties"].sum()),
+                                "equal_averages": int(part["equal_averages"].sum()),
+                                "missing_scores": int(part["missing_scores"].sum()),
+                                "reason": None if n else "no decisive judgment with unequal averages",
+                            }
+                        ]
+                    ),
+                ],
+                ignore_index=True,
+            )
+    consistency = consistency[
+        ["judge", "kind", "n", "agree", "share", "ties", "equal_averages", "missing_scores", "reason"]
+    ].reset_index(drop=True)
+    return {
+        "position": position,
+        "length": length,
+        "leniency": leniency(panel, options),
+        "consistency": consistency,
+        "repeats": repeats(panel),
+    }
 
 
 def leniency(panel: Panel, options: ExpertOptions) -> pd.DataFrame:
@@ -558,16 +727,18 @@ def leniency(panel: Panel, options: ExpertOptions) -> pd.DataFrame:
     """
     rated = panel.rated
     full = rated["complete"].to_numpy()
-    first_is_a = (rated["option1"].cat.codes.to_numpy() == rated["candidate_a"].cat.codes.to_numpy())
+    first_is_a = rated["option1"].cat.codes.to_numpy() == rated["candidate_a"].cat.codes.to_numpy()
     avg_a = np.where(first_is_a, rated["option1_avg"], rated["option2_avg"])
     avg_b = np.where(first_is_a, rated["option2_avg"], rated["option1_avg"])
-    long = pd.DataFrame({
-        "unit": np.concatenate([rated["unit"].to_numpy()] * 2),
-        "side": np.repeat([0, 1], len(rated)),
-        "judge": np.concatenate([rated["judge"].astype(str).to_numpy()] * 2),
-        "kind": np.concatenate([rated["judge_kind"].astype(str).to_numpy()] * 2),
-        "avg": np.concatenate([avg_a, avg_b]),
-    })
+    long = pd.DataFrame(
+        {
+            "unit": np.concatenate([rated["unit"].to_numpy()] * 2),
+            "side": np.repeat([0, 1], len(rated)),
+            "judge": np.concatenate([rated["judge"].astype(str).to_numpy()] * 2),
+            "kind": np.concatenate([rated["judge_kind"].astype(str).to_numpy()] * 2),
+            "avg": np.concatenate([avg_a, avg_b]),
+        }
+    )
     long = long[np.concatenate([full, full]) & np.isfinite(long["avg"].to_numpy())]
     llm = long[long["kind"] == LLM]
     ref = llm.groupby(["unit", "side"])["avg"].agg(["sum", "count"])
@@ -585,23 +756,55 @@ def leniency(panel: Panel, options: ExpertOptions) -> pd.DataFrame:
         n = len(part)
         base = {"judge": name, "kind": panel.kinds[k], "n": n, "comparisons": int(part["unit"].nunique())}
         if n < 2:
-            rows.append({**base, "mean_difference": float(part["d"].mean()) if n else math.nan, "ci_low": math.nan,
-                         "ci_high": math.nan, "sd": math.nan, "loa_low": math.nan, "loa_high": math.nan,
-                         "reason": "fewer than 2 completely scored options shared with another LLM judge"
-                                   f" (n = {n})"})
+            rows.append(
+                {
+                    **base,
+                    "mean_difference": float(part["d"].mean()) if n else math.nan,
+                    "ci_low": math.nan,
+                    "ci_high": math.nan,
+                    "sd": math.nan,
+                    "loa_low": math.nan,
+                    "loa_high": math.nan,
+                    "reason": f"fewer than 2 completely scored options shared with another LLM judge (n = {n})",
+                }
+            )
             continue
         mean, sd = float(part["d"].mean()), float(part["d"].std(ddof=1))
         per_unit = part.groupby("unit")["d"].agg(["sum", "count"])
         w = bootstrap_weights(len(per_unit), options.bootstrap, (options.seed, 2, k))
         low = high = math.nan
         if w.shape[0]:
-            low, high = interval((w @ per_unit["sum"].to_numpy()) / (w @ per_unit["count"].to_numpy()),
-                                 options.confidence)
-        rows.append({**base, "mean_difference": mean, "ci_low": low, "ci_high": high, "sd": sd,
-                     "loa_low": mean - LIMITS_OF_AGREEMENT * sd, "loa_high": mean + LIMITS_OF_AGREEMENT * sd,
-                     "reason": None})
-    return pd.DataFrame(rows, columns=["judge", "kind", "n", "comparisons", "mean_difference", "ci_low", "ci_high",
-                                       "sd", "loa_low", "loa_high", "reason"])
+            low, high = interval(
+                (w @ per_unit["sum"].to_numpy()) / (w @ per_unit["count"].to_numpy()), options.confidence
+            )
+        rows.append(
+            {
+                **base,
+                "mean_difference": mean,
+                "ci_low": low,
+                "ci_high": high,
+                "sd": sd,
+                "loa_low": mean - LIMITS_OF_AGREEMENT * sd,
+                "loa_high": mean + LIMITS_OF_AGREEMENT * sd,
+                "reason": None,
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "judge",
+            "kind",
+            "n",
+            "comparisons",
+            "mean_difference",
+            "ci_low",
+            "ci_high",
+            "sd",
+            "loa_low",
+            "loa_high",
+            "reason",
+        ],
+    )
 
 
 def repeats(panel: Panel) -> pd.DataFrame:
@@ -616,8 +819,9 @@ def repeats(panel: Panel) -> pd.DataFrame:
     twice = ok[ok.duplicated(["unit", "judge"], keep=False).to_numpy()]
     first = twice.sort_values("presentation").drop_duplicates(["unit", "judge"], keep="first")
     last = twice.sort_values("presentation").drop_duplicates(["unit", "judge"], keep="last")
-    pairs = first[["unit", "judge", "code"]].merge(last[["unit", "judge", "code"]], on=["unit", "judge"],
-                                                   suffixes=("_1", "_2"))
+    pairs = first[["unit", "judge", "code"]].merge(
+        last[["unit", "judge", "code"]], on=["unit", "judge"], suffixes=("_1", "_2")
+    )
     pairs["judge"] = pairs["judge"].astype(str)
     rows = []
     for name, kind in zip(panel.names, panel.kinds, strict=True):
@@ -627,13 +831,33 @@ def repeats(panel: Panel) -> pd.DataFrame:
         same = part["code_1"] == part["code_2"]
         decisive = (part["code_1"] < 2) & (part["code_2"] < 2)
         n, dn = len(part), int(decisive.sum())
-        rows.append({"judge": name, "kind": kind, "n": n, "same": int(same.sum()),
-                     "agreement": float(same.mean()) if n else math.nan, "decisive_n": dn,
-                     "decisive_same": int((same & decisive).sum()),
-                     "decisive_agreement": float((same & decisive).sum() / dn) if dn else math.nan,
-                     "reason": None if n else "no swapped repeat judged"})
-    return pd.DataFrame(rows, columns=["judge", "kind", "n", "same", "agreement", "decisive_n", "decisive_same",
-                                       "decisive_agreement", "reason"])
+        rows.append(
+            {
+                "judge": name,
+                "kind": kind,
+                "n": n,
+                "same": int(same.sum()),
+                "agreement": float(same.mean()) if n else math.nan,
+                "decisive_n": dn,
+                "decisive_same": int((same & decisive).sum()),
+                "decisive_agreement": float((same & decisive).sum() / dn) if dn else math.nan,
+                "reason": None if n else "no swapped repeat judged",
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "judge",
+            "kind",
+            "n",
+            "same",
+            "agreement",
+            "decisive_n",
+            "decisive_same",
+            "decisive_agreement",
+            "reason",
+        ],
+    )
 
 
 # -- alternative annotator test -------------------------------------------------------------
@@ -651,16 +875,34 @@ def alt_test_part(panel: Panel, options: ExpertOptions) -> tuple[pd.DataFrame, p
     names = [panel.names[i] for i in e]
     rows, detail = [], []
     for j in panel.llms:
-        res = alt_test(panel.matrix[e], panel.matrix[j], names, epsilon=options.epsilon, q=options.fdr_q,
-                       min_items=options.alt_min_items, min_humans_per_item=options.alt_min_experts_per_item)
-        rows.append({"judge": panel.names[j], "items": res.items,
-                     "experts_tested": sum(bool(r["tested"]) for r in res.humans), "winning_rate": res.winning_rate,
-                     "advantage_probability": res.advantage_probability, "passed": res.passed, "reason": res.reason})
+        res = alt_test(
+            panel.matrix[e],
+            panel.matrix[j],
+            names,
+            epsilon=options.epsilon,
+            q=options.fdr_q,
+            min_items=options.alt_min_items,
+            min_humans_per_item=options.alt_min_experts_per_item,
+        )
+        rows.append(
+            {
+                "judge": panel.names[j],
+                "items": res.items,
+                "experts_tested": sum(bool(r["tested"]) for r in res.humans),
+                "winning_rate": res.winning_rate,
+                "advantage_probability": res.advantage_probability,
+                "passed": res.passed,
+                "reason": res.reason,
+            }
+        )
         detail += [{"judge": panel.names[j], **r} for r in res.humans]
-    return (pd.DataFrame(rows, columns=["judge", "items", "experts_tested", "winning_rate", "advantage_probability",
-                                        "passed", "reason"]),
-            pd.DataFrame(detail, columns=["judge", "expert", "n", "rho_f", "rho_h", "p", "rejected", "tested",
-                                          "reason"]))
+    return (
+        pd.DataFrame(
+            rows,
+            columns=["judge", "items", "experts_tested", "winning_rate", "advantage_probability", "passed", "reason"],
+        ),
+        pd.DataFrame(detail, columns=["judge", "expert", "n", "rho_f", "rho_h", "p", "rejected", "tested", "reason"]),
+    )
 
 
 # -- headline findings ----------------------------------------------------------------------
@@ -706,8 +948,10 @@ def headline_part(panel: Panel, options: ExpertOptions) -> pd.DataFrame:
     rated = panel.rated
     is_expert = (rated["judge_kind"].astype(str) == EXPERT).to_numpy()
     panels = {EXPERT: rated[is_expert], LLM: rated[~is_expert]}
-    bts = {k: bradley_terry(v, frames.candidates, ("mode",), options.bootstrap, options.confidence, options.seed)
-           for k, v in panels.items()}
+    bts = {
+        k: bradley_terry(v, frames.candidates, ("mode",), options.bootstrap, options.confidence, options.seed)
+        for k, v in panels.items()
+    }
     plain = frames.design.plain
     rows = []
 
@@ -721,8 +965,13 @@ def headline_part(panel: Panel, options: ExpertOptions) -> pd.DataFrame:
             return {"name": None, "value": math.nan, "low": math.nan, "high": math.nan, "n": n}
         top = part.loc[part["theta"].round(TIE_DIGITS) == part["theta"].round(TIE_DIGITS).max()]
         r = top.iloc[0]
-        return {"name": " / ".join(sorted(top["candidate"].astype(str))), "value": float(r["theta"]),
-                "low": float(r["ci_low"]), "high": float(r["ci_high"]), "n": n}
+        return {
+            "name": " / ".join(sorted(top["candidate"].astype(str))),
+            "value": float(r["theta"]),
+            "low": float(r["ci_low"]),
+            "high": float(r["ci_high"]),
+            "n": n,
+        }
 
     modes = frames.modes()
     for finding, mode, skip in (("best solver", "automation", None), ("best assistant", "augmentation", plain)):
@@ -734,11 +983,24 @@ def headline_part(panel: Panel, options: ExpertOptions) -> pd.DataFrame:
             reason = f"no usable expert judgment in {mode}"
         elif llm["name"] is None:
             reason = f"no usable LLM judgment in {mode}"
-        rows.append({"finding": finding, "mode": mode, "experts": e["name"], "experts_value": e["value"],
-                     "experts_ci_low": e["low"], "experts_ci_high": e["high"], "experts_n": e["n"],
-                     "llm": llm["name"], "llm_value": llm["value"], "llm_ci_low": llm["low"],
-                     "llm_ci_high": llm["high"], "llm_n": llm["n"],
-                     "holds": None if reason else e["name"] == llm["name"], "reason": reason})
+        rows.append(
+            {
+                "finding": finding,
+                "mode": mode,
+                "experts": e["name"],
+                "experts_value": e["value"],
+                "experts_ci_low": e["low"],
+                "experts_ci_high": e["high"],
+                "experts_n": e["n"],
+                "llm": llm["name"],
+                "llm_value": llm["value"],
+                "llm_ci_low": llm["low"],
+                "llm_ci_high": llm["high"],
+                "llm_n": llm["n"],
+                "holds": None if reason else e["name"] == llm["name"],
+                "reason": reason,
+            }
+        )
     if "augmentation" in modes:
         vals = {}
         for salt, kind in enumerate((EXPERT, LLM)):
@@ -750,14 +1012,40 @@ def headline_part(panel: Panel, options: ExpertOptions) -> pd.DataFrame:
             reason = "no usable expert judgment of plain against an assisted candidate"
         elif not lp[3]:
             reason = "no usable LLM judgment of plain against an assisted candidate"
-        rows.append({"finding": "plain beats assisted", "mode": "augmentation",
-                     "experts": None if not ep[3] else ("yes" if ep[0] > 0.5 else "no"), "experts_value": ep[0],
-                     "experts_ci_low": ep[1], "experts_ci_high": ep[2], "experts_n": ep[3],
-                     "llm": None if not lp[3] else ("yes" if lp[0] > 0.5 else "no"), "llm_value": lp[0],
-                     "llm_ci_low": lp[1], "llm_ci_high": lp[2], "llm_n": lp[3],
-                     "holds": None if reason else (ep[0] > 0.5) == (lp[0] > 0.5), "reason": reason})
-    columns = ["finding", "mode", "experts", "experts_value", "experts_ci_low", "experts_ci_high", "experts_n", "llm",
-               "llm_value", "llm_ci_low", "llm_ci_high", "llm_n", "holds", "reason"]
+        rows.append(
+            {
+                "finding": "plain beats assisted",
+                "mode": "augmentation",
+                "experts": None if not ep[3] else ("yes" if ep[0] > 0.5 else "no"),
+                "experts_value": ep[0],
+                "experts_ci_low": ep[1],
+                "experts_ci_high": ep[2],
+                "experts_n": ep[3],
+                "llm": None if not lp[3] else ("yes" if lp[0] > 0.5 else "no"),
+                "llm_value": lp[0],
+                "llm_ci_low": lp[1],
+                "llm_ci_high": lp[2],
+                "llm_n": lp[3],
+                "holds": None if reason else (ep[0] > 0.5) == (lp[0] > 0.5),
+                "reason": reason,
+            }
+        )
+    columns = [
+        "finding",
+        "mode",
+        "experts",
+        "experts_value",
+        "experts_ci_low",
+        "experts_ci_high",
+        "experts_n",
+        "llm",
+        "llm_value",
+        "llm_ci_low",
+        "llm_ci_high",
+        "llm_n",
+        "holds",
+        "reason",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -776,12 +1064,19 @@ def experts_vs_llm(frames: Frames, options: ExpertOptions | None = None) -> Expe
         as `tables`. Without expert judgments, `doc` only says so.
     """
     options = options or ExpertOptions()
-    doc: dict[str, Any] = {"present": has_expert_judgments(frames), "note": None,
-                           "options": {"bootstrap": options.bootstrap, "confidence": options.confidence,
-                                       "epsilon": options.epsilon, "fdr_q": options.fdr_q,
-                                       "alt_min_items": options.alt_min_items,
-                                       "alt_min_experts_per_item": options.alt_min_experts_per_item,
-                                       "loo_min_others": options.loo_min_others}}
+    doc: dict[str, Any] = {
+        "present": has_expert_judgments(frames),
+        "note": None,
+        "options": {
+            "bootstrap": options.bootstrap,
+            "confidence": options.confidence,
+            "epsilon": options.epsilon,
+            "fdr_q": options.fdr_q,
+            "alt_min_items": options.alt_min_items,
+            "alt_min_experts_per_item": options.alt_min_experts_per_item,
+            "loo_min_others": options.loo_min_others,
+        },
+    }
     if not doc["present"]:
         doc["note"] = NO_EXPERTS_NOTE
         return ExpertResult(doc)
@@ -807,8 +1102,10 @@ def experts_vs_llm(frames: Frames, options: ExpertOptions | None = None) -> Expe
     if not len(ok_expert):
         doc["note"] = "No usable expert judgment: every statistic of this section is undefined (NaN)."
     elif not len(panel.units):
-        doc["note"] = ("No comparison was judged by both an expert and an LLM judge: agreement, majorities, rankings "
-                       "and the alternative annotator test are undefined (NaN).")
+        doc["note"] = (
+            "No comparison was judged by both an expert and an LLM judge: agreement, majorities, rankings "
+            "and the alternative annotator test are undefined (NaN)."
+        )
     ci = options.confidence
     tables: dict[str, pd.DataFrame] = {}
     if "agreement" in options.parts:

@@ -36,8 +36,15 @@ def _finish(fig: Figure, doc: dict[str, Any], title: str, path: Path) -> Path:
         engine = fig.get_layout_engine()
         assert isinstance(engine, ConstrainedLayoutEngine)  # every figure here is made with layout="constrained"
         engine.set(rect=(0, 0.04, 1, 0.96))
-        fig.text(0.5, 0.005, "SIMULATED DATA: seeded simulated provider, not language models", ha="center",
-                 va="bottom", fontsize=8, color="crimson")
+        fig.text(
+            0.5,
+            0.005,
+            "SIMULATED DATA: seeded simulated provider, not language models",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+            color="crimson",
+        )
     fig.suptitle(title, fontsize=11, color="crimson" if doc.get("simulated") else "black")
     fig.savefig(path, dpi=DPI)
     return path
@@ -63,8 +70,15 @@ def rank_heatmap(doc: dict[str, Any], mode_doc: dict[str, Any], path: Path, numb
         for i in range(len(tasks)):
             for k in range(len(names)):
                 if np.isfinite(grid[i, k]):
-                    ax.text(k, i, f"{int(grid[i, k])}", ha="center", va="center", fontsize=8,
-                            color="white" if grid[i, k] > len(names) / 2 else "black")
+                    ax.text(
+                        k,
+                        i,
+                        f"{int(grid[i, k])}",
+                        ha="center",
+                        va="center",
+                        fontsize=8,
+                        color="white" if grid[i, k] > len(names) / 2 else "black",
+                    )
         ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
         ax.set_yticks(range(len(tasks)), tasks, fontsize=8)
         fig.colorbar(im, ax=ax, label="rank of ranks (1 = best)", shrink=0.8)
@@ -98,8 +112,11 @@ def cross_mode_scatter(doc: dict[str, Any], path: Path) -> Path:
         ax.set_ylabel(f"augmentation reverse rank ({top} - mean rank)")
         rho = model_row.get("rho") if model_row else None
         p = model_row.get("p") if model_row else None
-        ax.set_title(f"Spearman rho = {'NaN' if rho is None else f'{rho:.2f}'}, "
-                     f"p = {'NaN' if p is None else f'{p:.3f}'}, n = {len(models)}", fontsize=9)
+        ax.set_title(
+            f"Spearman rho = {'NaN' if rho is None else f'{rho:.2f}'}, "
+            f"p = {'NaN' if p is None else f'{p:.3f}'}, n = {len(models)}",
+            fontsize=9,
+        )
     else:
         _empty(ax, "needs both modes")
     return _finish(fig, doc, "Figure 9: automation vs augmentation (higher = better)", path)
@@ -174,8 +191,13 @@ def validity_panels(doc: dict[str, Any], report: Report, path: Path) -> Path:
         ax_b.bar(range(len(rows)), np.nan_to_num(shares), color="tab:green")
         ax_b.set_xticks(range(len(rows)), [x["judge"] for x in rows], rotation=30, ha="right", fontsize=8)
         for i, (x, s) in enumerate(zip(rows, shares, strict=True)):
-            ax_b.text(i, (0 if math.isnan(s) else s) + 0.5, "NaN" if math.isnan(s) else f"{s:.1f}%\nn={x['n']:,}",
-                      ha="center", fontsize=7)
+            ax_b.text(
+                i,
+                (0 if math.isnan(s) else s) + 0.5,
+                "NaN" if math.isnan(s) else f"{s:.1f}%\nn={x['n']:,}",
+                ha="center",
+                fontsize=7,
+            )
         finite = [s for s in shares if not math.isnan(s)]
         ax_b.set_ylim(max(0, min(finite, default=0) - 10), 105)
         ax_b.set_ylabel("% winner has higher rubric average")
@@ -198,10 +220,16 @@ def reliability_panels(doc: dict[str, Any], path: Path) -> Path:
     ax_a.bar(x - 0.2, np.nan_to_num(agree), 0.4, label="raw agreement")
     ax_a.bar(x + 0.2, np.nan_to_num(alpha), 0.4, label="Krippendorff's alpha (nominal)")
     for i, (g, a, r) in enumerate(zip(agree, alpha, top, strict=True)):
-        ax_a.text(i - 0.2, (0 if math.isnan(g) else g) + 0.01, "NaN" if math.isnan(g) else f"{g:.1%}", ha="center",
-                  fontsize=7)
-        ax_a.text(i + 0.2, (0 if math.isnan(a) else max(a, 0)) + 0.01, "NaN" if math.isnan(a) else f"{a:.3f}",
-                  ha="center", fontsize=7)
+        ax_a.text(
+            i - 0.2, (0 if math.isnan(g) else g) + 0.01, "NaN" if math.isnan(g) else f"{g:.1%}", ha="center", fontsize=7
+        )
+        ax_a.text(
+            i + 0.2,
+            (0 if math.isnan(a) else max(a, 0)) + 0.01,
+            "NaN" if math.isnan(a) else f"{a:.3f}",
+            ha="center",
+            fontsize=7,
+        )
         ax_a.text(i, -0.08, f"{r['units']:,} units", ha="center", fontsize=7, transform=ax_a.get_xaxis_transform())
     ax_a.set_xticks(x, labels)
     ax_a.set_ylim(min(0, *[a for a in alpha if not math.isnan(a)], 0) - 0.05, 1.05)
@@ -242,13 +270,19 @@ def criterion_panels(doc: dict[str, Any], path: Path) -> Path:
     for i, ((judge, family), items) in enumerate(sorted(groups.items())):
         ax = fig.add_subplot(rows, cols, i + 1)
         items = sorted(items, key=lambda r: r["release_order"])
-        ax.bar(range(len(items)), [_nan(r["mean_rank"]) for r in items],
-               yerr=np.nan_to_num([_nan(r["sd"]) for r in items]), capsize=3, color="tab:purple")
+        ax.bar(
+            range(len(items)),
+            [_nan(r["mean_rank"]) for r in items],
+            yerr=np.nan_to_num([_nan(r["sd"]) for r in items]),
+            capsize=3,
+            color="tab:purple",
+        )
         ax.set_xticks(range(len(items)), [r["candidate"] for r in items], rotation=30, ha="right", fontsize=7)
         ax.set_ylabel("mean within-family rank", fontsize=8)
         share = shares.get((judge, family), {}).get("share_later")
-        ax.set_title(f"{judge} judges {family}: later preferred "
-                     f"{'NaN' if share is None else f'{share:.0%}'}", fontsize=8)
+        ax.set_title(
+            f"{judge} judges {family}: later preferred {'NaN' if share is None else f'{share:.0%}'}", fontsize=8
+        )
     return _finish(fig, doc, "Figure 15: criterion validity, release order (automation)", path)
 
 
@@ -273,8 +307,15 @@ def agreement_matrix(doc: dict[str, Any], path: Path) -> Path:
         for i in range(len(names)):
             for k in range(len(names)):
                 if np.isfinite(grid[i, k]):
-                    ax.text(k, i, f"{100 * grid[i, k]:.0f}%\nn={counts[i, k]}", ha="center", va="center", fontsize=6,
-                            color="black" if grid[i, k] > 0.6 else "white")
+                    ax.text(
+                        k,
+                        i,
+                        f"{100 * grid[i, k]:.0f}%\nn={counts[i, k]}",
+                        ha="center",
+                        va="center",
+                        fontsize=6,
+                        color="black" if grid[i, k] > 0.6 else "white",
+                    )
         split = len(ex["counts"]["experts"]) - 0.5
         ax.axhline(split, color="white", lw=2)
         ax.axvline(split, color="white", lw=2)
@@ -284,8 +325,7 @@ def agreement_matrix(doc: dict[str, Any], path: Path) -> Path:
     else:
         _empty(ax, "no pair of judges shares a reference comparison")
     n = ex["counts"]["reference_comparisons"]
-    return _finish(fig, doc, f"Figure 16: judge agreement, experts (top left) and LLM judges ({n:,} comparisons)",
-                   path)
+    return _finish(fig, doc, f"Figure 16: judge agreement, experts (top left) and LLM judges ({n:,} comparisons)", path)
 
 
 def expert_rank_scatter(doc: dict[str, Any], path: Path) -> Path:

@@ -35,9 +35,24 @@ STATUSES = ("ok", "invalid", "superseded", "other_kind", "ineligible", "unknown_
 """Every value of the judgments frame's `status` column, `ok` first."""
 
 JUDGMENT_COLUMNS = (
-    "run", "task", "mode", "comparison_id", "judge", "judge_kind", "judge_family", "option1", "option2",
-    "winner", "option1_mean", "option2_mean", "valid", "invalid_reason", "rationale", "judgment_id",
-    "presentation", "revision",
+    "run",
+    "task",
+    "mode",
+    "comparison_id",
+    "judge",
+    "judge_kind",
+    "judge_family",
+    "option1",
+    "option2",
+    "winner",
+    "option1_mean",
+    "option2_mean",
+    "valid",
+    "invalid_reason",
+    "rationale",
+    "judgment_id",
+    "presentation",
+    "revision",
 )
 SCORE_COLUMNS = ("comparison_id", "judge", "candidate", "dimension", "dimension_kind", "score", "judgment_id")
 DIM_PREFIX = "dim:"
@@ -173,10 +188,20 @@ class Frames:
         pos = ok["winner_pos"].to_numpy()
         complete = ok["complete"].to_numpy()
         pts1 = np.where(pos == 1, 1.0, np.where(pos == 2, 0.0, 0.5))
-        first = keys.assign(candidate=ok["option1"].to_numpy(), opponent=ok["option2"].to_numpy(), points=pts1,
-                            shown_first=True, avg=np.where(complete, ok["option1_avg"].to_numpy(), np.nan))
-        second = keys.assign(candidate=ok["option2"].to_numpy(), opponent=ok["option1"].to_numpy(), points=1.0 - pts1,
-                             shown_first=False, avg=np.where(complete, ok["option2_avg"].to_numpy(), np.nan))
+        first = keys.assign(
+            candidate=ok["option1"].to_numpy(),
+            opponent=ok["option2"].to_numpy(),
+            points=pts1,
+            shown_first=True,
+            avg=np.where(complete, ok["option1_avg"].to_numpy(), np.nan),
+        )
+        second = keys.assign(
+            candidate=ok["option2"].to_numpy(),
+            opponent=ok["option1"].to_numpy(),
+            points=1.0 - pts1,
+            shown_first=False,
+            avg=np.where(complete, ok["option2_avg"].to_numpy(), np.nan),
+        )
         return pd.concat([first, second], ignore_index=True)
 
     @property
@@ -221,8 +246,11 @@ class Frames:
 def _records(items: Any, columns: tuple[str, ...]) -> pd.DataFrame:
     """A frame from a RowTable, dicts, dataclass records or a mapping of id to record (only `columns` are read)."""
     if isinstance(items, RowTable):
-        frame = pd.DataFrame.from_records(items.rows, columns=list(items.columns)) if items.rows else pd.DataFrame(
-            columns=list(items.columns))
+        frame = (
+            pd.DataFrame.from_records(items.rows, columns=list(items.columns))
+            if items.rows
+            else pd.DataFrame(columns=list(items.columns))
+        )
         for c in columns:
             if c not in frame:
                 frame[c] = None
@@ -340,8 +368,11 @@ def build_frames(
         j[col] = _categorical(j[col])
 
     pairs = pd.concat(
-        [comps[["run", "task", "mode", "candidate_a"]].set_axis(["run", "task", "mode", "candidate"], axis=1),
-         comps[["run", "task", "mode", "candidate_b"]].set_axis(["run", "task", "mode", "candidate"], axis=1), o],
+        [
+            comps[["run", "task", "mode", "candidate_a"]].set_axis(["run", "task", "mode", "candidate"], axis=1),
+            comps[["run", "task", "mode", "candidate_b"]].set_axis(["run", "task", "mode", "candidate"], axis=1),
+            o,
+        ],
         ignore_index=True,
     )
     pairs["run"] = pd.to_numeric(pairs["run"]).astype("int64")
@@ -424,12 +455,19 @@ def option_scores_from(scores: pd.DataFrame, general_dimensions: Iterable[str] =
     )
     keys = ["judgment_id", "candidate"]
     if scores.empty:
-        return pd.DataFrame({"judgment_id": pd.Series(dtype="int64"), "candidate": scores["candidate"],
-                             "dims": pd.Series(dtype="int64"), "mean": pd.Series(dtype="float64"),
-                             **{DIM_PREFIX + d: pd.Series(dtype="float64") for d in general}})
+        return pd.DataFrame(
+            {
+                "judgment_id": pd.Series(dtype="int64"),
+                "candidate": scores["candidate"],
+                "dims": pd.Series(dtype="int64"),
+                "mean": pd.Series(dtype="float64"),
+                **{DIM_PREFIX + d: pd.Series(dtype="float64") for d in general},
+            }
+        )
     agg = scores.groupby(keys, sort=False)["score"].agg(dims="count", mean="mean")
     wide = scores[scores["dimension"].isin(general)].pivot_table(
-        index=keys, columns="dimension", values="score", aggfunc="first", sort=False)
+        index=keys, columns="dimension", values="score", aggfunc="first", sort=False
+    )
     wide = wide.reindex(columns=general).rename(columns=lambda d: DIM_PREFIX + d)
     wide.columns.name = None
     return agg.join(wide).reset_index()

@@ -81,11 +81,13 @@ def productivity(rows: list[dict[str, Any]]) -> pd.DataFrame:
 def human_arm_doc(doc: dict[str, Any], productivity_rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The human-worker section as a JSON-ready dict: rankings, their correlation, productivity."""
     table = productivity(productivity_rows)
-    return json_value({
-        "assistants": assistant_rankings(doc),
-        "productivity": table.to_dict(orient="records"),
-        "deliverables": int(table["n"].sum()) if len(table) else 0,
-    })
+    return json_value(
+        {
+            "assistants": assistant_rankings(doc),
+            "productivity": table.to_dict(orient="records"),
+            "deliverables": int(table["n"].sum()) if len(table) else 0,
+        }
+    )
 
 
 def human_arm_text(section: dict[str, Any]) -> str:

@@ -29,13 +29,15 @@ def _rows(doc: dict[str, Any], *path: str) -> list[dict[str, Any]]:
 
 
 def _block(name: str) -> Callable[[dict[str, Any]], list[Case]]:
-    return lambda doc: [(r["agreement"], r["ci_low"], r["ci_high"]) for r in _rows(doc, "agreement", "blocks")
-                        if r["block"] == name]
+    return lambda doc: [
+        (r["agreement"], r["ci_low"], r["ci_high"]) for r in _rows(doc, "agreement", "blocks") if r["block"] == name
+    ]
 
 
 def _alpha(group: str) -> Callable[[dict[str, Any]], list[Case]]:
-    return lambda doc: [(r["alpha"], r["ci_low"], r["ci_high"]) for r in _rows(doc, "agreement", "alpha")
-                        if r["group"] == group]
+    return lambda doc: [
+        (r["alpha"], r["ci_low"], r["ci_high"]) for r in _rows(doc, "agreement", "alpha") if r["group"] == group
+    ]
 
 
 def _panel(doc: dict[str, Any]) -> list[Case]:
@@ -44,13 +46,19 @@ def _panel(doc: dict[str, Any]) -> list[Case]:
 
 
 def _loo_difference(doc: dict[str, Any]) -> list[Case]:
-    return [(r["difference"], r["diff_ci_low"], r["diff_ci_high"]) for r in _rows(doc, "loo_majority", "rows")
-            if r["kind"] == "llm"]
+    return [
+        (r["difference"], r["diff_ci_low"], r["diff_ci_high"])
+        for r in _rows(doc, "loo_majority", "rows")
+        if r["kind"] == "llm"
+    ]
 
 
 def _ranking(column: str, pooled: bool) -> Callable[[dict[str, Any]], list[Case]]:
-    return lambda doc: [(r[column], r[f"{column}_ci_low"], r[f"{column}_ci_high"])
-                        for r in _rows(doc, "rankings", "rows") if (r["task"] == ALL_TASKS) == pooled]
+    return lambda doc: [
+        (r[column], r[f"{column}_ci_low"], r[f"{column}_ci_high"])
+        for r in _rows(doc, "rankings", "rows")
+        if (r["task"] == ALL_TASKS) == pooled
+    ]
 
 
 PLAN_STATISTICS: tuple[tuple[str, str, Callable[[dict[str, Any]], list[Case]]], ...] = (
@@ -64,8 +72,11 @@ PLAN_STATISTICS: tuple[tuple[str, str, Callable[[dict[str, Any]], list[Case]]], 
     ("kendall_task", "Kendall tau-b, per task and mode", _ranking("kendall", pooled=False)),
     ("spearman_pooled", "Spearman, tasks pooled per mode", _ranking("spearman", pooled=True)),
     ("kendall_pooled", "Kendall tau-b, tasks pooled per mode", _ranking("kendall", pooled=True)),
-    ("alt_winning_rate", "alt-test winning rate per LLM judge",
-     lambda doc: [(r["winning_rate"], None, None) for r in _rows(doc, "alt_test", "rows")]),
+    (
+        "alt_winning_rate",
+        "alt-test winning rate per LLM judge",
+        lambda doc: [(r["winning_rate"], None, None) for r in _rows(doc, "alt_test", "rows")],
+    ),
 )
 """(key, label, extractor) of every statistic `centaur plan` reports."""
 
@@ -91,11 +102,18 @@ def summarise_plan(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         cases = [c for doc in docs for c in extract(doc)]
         values = np.array([c[0] for c in cases if _finite(c[0])], dtype=float)
         widths = np.array([c[2] - c[1] for c in cases if _finite(c[1]) and _finite(c[2])], dtype=float)
-        out.append({
-            "key": key, "label": label, "replicates": len(docs), "cases": len(cases), "defined": len(values),
-            "value": float(values.mean()) if len(values) else math.nan, "with_interval": len(widths),
-            "width": float(widths.mean()) if len(widths) else math.nan,
-            "width_p10": float(np.quantile(widths, 0.1)) if len(widths) else math.nan,
-            "width_p90": float(np.quantile(widths, 0.9)) if len(widths) else math.nan,
-        })
+        out.append(
+            {
+                "key": key,
+                "label": label,
+                "replicates": len(docs),
+                "cases": len(cases),
+                "defined": len(values),
+                "value": float(values.mean()) if len(values) else math.nan,
+                "with_interval": len(widths),
+                "width": float(widths.mean()) if len(widths) else math.nan,
+                "width_p10": float(np.quantile(widths, 0.1)) if len(widths) else math.nan,
+                "width_p90": float(np.quantile(widths, 0.9)) if len(widths) else math.nan,
+            }
+        )
     return out

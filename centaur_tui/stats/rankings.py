@@ -42,16 +42,27 @@ def win_rates(frames: Frames) -> pd.DataFrame:
     """
     long = frames.long
     pts = long["points"].to_numpy()
-    long = long.assign(win=(pts == 1.0).astype("int64"), tie=(pts == 0.5).astype("int64"),
-                       loss=(pts == 0.0).astype("int64"))
-    out = long.groupby([*TOURNAMENT, "judge", "candidate"], sort=False, observed=True).agg(
-        wins=("win", "sum"), ties=("tie", "sum"), losses=("loss", "sum"), games=("points", "size"),
-        points=("points", "sum"), rubric_mean=("avg", "mean"), rubric_n=("avg", "count"),
-    ).reset_index()
+    long = long.assign(
+        win=(pts == 1.0).astype("int64"), tie=(pts == 0.5).astype("int64"), loss=(pts == 0.0).astype("int64")
+    )
+    out = (
+        long.groupby([*TOURNAMENT, "judge", "candidate"], sort=False, observed=True)
+        .agg(
+            wins=("win", "sum"),
+            ties=("tie", "sum"),
+            losses=("loss", "sum"),
+            games=("points", "size"),
+            points=("points", "sum"),
+            rubric_mean=("avg", "mean"),
+            rubric_n=("avg", "count"),
+        )
+        .reset_index()
+    )
     out["win_rate"] = out["points"] / out["games"]
     out = plain_keys(out)
-    return out[[*TOURNAMENT, "judge", "candidate", "wins", "ties", "losses", "games", "win_rate", "rubric_mean",
-                "rubric_n"]]
+    return out[
+        [*TOURNAMENT, "judge", "candidate", "wins", "ties", "losses", "games", "win_rate", "rubric_mean", "rubric_n"]
+    ]
 
 
 def within_run_ranks(
@@ -80,16 +91,21 @@ def within_run_ranks(
         rates = rates.assign(
             judge_rank=rates.groupby([*TOURNAMENT, "judge"])["win_rate"].rank(ascending=False, method="average")
         )
-        agg = rates.groupby(keys, sort=False).agg(score=("judge_rank", "mean"), judges=("judge", "size"),
-                                                   games=("games", "sum"))
+        agg = rates.groupby(keys, sort=False).agg(
+            score=("judge_rank", "mean"), judges=("judge", "size"), games=("games", "sum")
+        )
     elif method == "pooled":
-        agg = rates.assign(points=rates["wins"] + 0.5 * rates["ties"]).groupby(keys, sort=False).agg(
-            points=("points", "sum"), judges=("judge", "size"), games=("games", "sum"))
+        agg = (
+            rates.assign(points=rates["wins"] + 0.5 * rates["ties"])
+            .groupby(keys, sort=False)
+            .agg(points=("points", "sum"), judges=("judge", "size"), games=("games", "sum"))
+        )
         agg["score"] = agg["points"] / agg["games"]
         agg = agg.drop(columns="points")
     elif method == "mean_win_rate":
-        agg = rates.groupby(keys, sort=False).agg(score=("win_rate", "mean"), judges=("judge", "size"),
-                                                   games=("games", "sum"))
+        agg = rates.groupby(keys, sort=False).agg(
+            score=("win_rate", "mean"), judges=("judge", "size"), games=("games", "sum")
+        )
     else:
         raise ValueError(f"unknown rank method {method!r} (one of {', '.join(RANK_METHODS)})")
     out = plain_keys(frames.candidates).merge(agg.reset_index(), on=keys, how="left")
@@ -136,11 +152,17 @@ def overall(ranks: pd.DataFrame, means: pd.DataFrame) -> pd.DataFrame:
     Returns:
         Columns mode, candidate, mean_rank, se, tasks, runs, overall_rank, reason.
     """
-    by_task = means.groupby(["mode", "candidate"], sort=False).agg(mean_rank=("mean_rank", "mean"),
-                                                                     tasks=("mean_rank", "count")).reset_index()
+    by_task = (
+        means.groupby(["mode", "candidate"], sort=False)
+        .agg(mean_rank=("mean_rank", "mean"), tasks=("mean_rank", "count"))
+        .reset_index()
+    )
     per_run = ranks.groupby(["mode", "run", "candidate"], sort=False)["rank"].mean().reset_index()
-    spread = per_run.groupby(["mode", "candidate"], sort=False)["rank"].agg(
-        sd=lambda v: v.std(ddof=1), runs="count").reset_index()
+    spread = (
+        per_run.groupby(["mode", "candidate"], sort=False)["rank"]
+        .agg(sd=lambda v: v.std(ddof=1), runs="count")
+        .reset_index()
+    )
     out = by_task.merge(spread, on=["mode", "candidate"], how="left")
     out["runs"] = out["runs"].fillna(0).astype("int64")
     out["se"] = out["sd"] / np.sqrt(out["runs"].where(out["runs"] > 0))
@@ -183,8 +205,16 @@ def best_by_task(means: pd.DataFrame, overall_table: pd.DataFrame, plain: str, t
             assisted = part[part["candidate"] != plain]
             has_plain = bool((part["candidate"] == plain).any())
             b_as, b_as_rank = _best(assisted["candidate"], assisted["mean_rank"]) if has_plain else (None, math.nan)
-            rows.append({"mode": mode, "task": task, "best": best, "best_mean_rank": best_rank,
-                         "best_assisted": b_as, "best_assisted_mean_rank": b_as_rank})
+            rows.append(
+                {
+                    "mode": mode,
+                    "task": task,
+                    "best": best,
+                    "best_mean_rank": best_rank,
+                    "best_assisted": b_as,
+                    "best_assisted_mean_rank": b_as_rank,
+                }
+            )
     return pd.DataFrame(
         rows, columns=["mode", "task", "best", "best_mean_rank", "best_assisted", "best_assisted_mean_rank"]
     )
@@ -217,7 +247,17 @@ def cross_mode_spearman(
         x = auto.reindex(models).to_numpy(dtype=float)
         y = aug.reindex(models).to_numpy(dtype=float)
         rho, p, n, reason = correlation(x, y, "spearman")
-        p_perm, method = (permutation_p_spearman(x, y) if permutation and reason is None else (math.nan, None))
-        rows.append({"task": task, "n": n, "rho": rho, "p": p, "p_permutation": p_perm,
-                     "permutation_method": method, "models": models, "reason": reason})
+        p_perm, method = permutation_p_spearman(x, y) if permutation and reason is None else (math.nan, None)
+        rows.append(
+            {
+                "task": task,
+                "n": n,
+                "rho": rho,
+                "p": p,
+                "p_permutation": p_perm,
+                "permutation_method": method,
+                "models": models,
+                "reason": reason,
+            }
+        )
     return pd.DataFrame(rows)

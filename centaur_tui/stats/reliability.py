@@ -136,8 +136,13 @@ def reliability_table(frames: Frames) -> pd.DataFrame:
     matrix = _matrix(rated, len(comps))
     ok = frames.ok
     dup = ok.duplicated(["unit", "judge"]).to_numpy()
-    repeats = pd.DataFrame({"extra": 1, "task": ok["task"].astype(object).to_numpy()[dup],
-                            "mode": ok["mode"].astype(object).to_numpy()[dup]})
+    repeats = pd.DataFrame(
+        {
+            "extra": 1,
+            "task": ok["task"].astype(object).to_numpy()[dup],
+            "mode": ok["mode"].astype(object).to_numpy()[dup],
+        }
+    )
     j = frames.judgments
     status = j[j["status"] != "ok"].groupby(["task", "mode", "status"], observed=True).size()
     c_mode, c_task = comps["mode"].astype(object).to_numpy(), comps["task"].astype(object).to_numpy()
@@ -162,6 +167,14 @@ def reliability_table(frames: Frames) -> pd.DataFrame:
             st = st[st.index.get_level_values("task") == task]
         by = st.groupby(level="status", observed=True).sum()
         excluded = {k: int(by.get(k, 0)) for k in STATUSES[1:] if int(by.get(k, 0))}
-        rows.append({"scope": scope, "mode": mode, "task": task, **res,
-                     "repeats_dropped": int(rep["extra"].sum()), "excluded": excluded})
+        rows.append(
+            {
+                "scope": scope,
+                "mode": mode,
+                "task": task,
+                **res,
+                "repeats_dropped": int(rep["extra"].sum()),
+                "excluded": excluded,
+            }
+        )
     return pd.DataFrame(rows)

@@ -121,24 +121,41 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         mm = _order(_order(means[means["mode"] == mode], "candidate", names), "task", tasks)
         om = over[over["mode"] == mode].sort_values(["overall_rank", "candidate"])
         runs = sorted(rm["run"].unique().tolist())
-        mode_docs.append({
-            "mode": mode,
-            "candidates": names,
-            "tasks": [t for t in tasks if t in set(rm["task"])],
-            "runs": len(runs),
-            "n": int((jm["status"] == "ok").sum()),
-            "excluded": status_counts(jm),
-            "missing_cells": int(rm["rank"].isna().sum()),
-            "cells": len(rm),
-            "matrix": records(mm, ["task", "candidate", "mean_rank", "sd", "se", "runs", "missing_runs",
-                                   "rank_of_ranks", "reason"]),
-            "overall": records(om, ["candidate", "mean_rank", "se", "tasks", "runs", "overall_rank", "reason"]),
-            "bradley_terry": records(bt[bt["mode"] == mode].sort_values(["rank", "candidate"]),
-                                     ["candidate", "theta", "ci_low", "ci_high", "games", "rank", "comparisons",
-                                      "tournaments", "reason"]),
-            "bradley_terry_by_task": records(_order(bt_task[bt_task["mode"] == mode], "task", tasks),
-                                             ["task", "candidate", "theta", "games", "rank", "reason"]),
-        })
+        mode_docs.append(
+            {
+                "mode": mode,
+                "candidates": names,
+                "tasks": [t for t in tasks if t in set(rm["task"])],
+                "runs": len(runs),
+                "n": int((jm["status"] == "ok").sum()),
+                "excluded": status_counts(jm),
+                "missing_cells": int(rm["rank"].isna().sum()),
+                "cells": len(rm),
+                "matrix": records(
+                    mm,
+                    ["task", "candidate", "mean_rank", "sd", "se", "runs", "missing_runs", "rank_of_ranks", "reason"],
+                ),
+                "overall": records(om, ["candidate", "mean_rank", "se", "tasks", "runs", "overall_rank", "reason"]),
+                "bradley_terry": records(
+                    bt[bt["mode"] == mode].sort_values(["rank", "candidate"]),
+                    [
+                        "candidate",
+                        "theta",
+                        "ci_low",
+                        "ci_high",
+                        "games",
+                        "rank",
+                        "comparisons",
+                        "tournaments",
+                        "reason",
+                    ],
+                ),
+                "bradley_terry_by_task": records(
+                    _order(bt_task[bt_task["mode"] == mode], "task", tasks),
+                    ["task", "candidate", "theta", "games", "rank", "reason"],
+                ),
+            }
+        )
 
     best = best_by_task(means, over, design.plain, tasks)
     # The worker model is an automation candidate only, so the intersection leaves it out.
@@ -158,8 +175,12 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
     z_ranks, z_agree = standardised_rubric_ranking(frames, means)
     bias = position_bias(frames)
     # The experts section always uses both judge kinds, whatever `judge_kinds` the rest uses.
-    expert = experts_vs_llm(frames, ExpertOptions(bootstrap=options.bootstrap, confidence=options.confidence,
-                                                  seed=options.seed, epsilon=options.alt_epsilon))
+    expert = experts_vs_llm(
+        frames,
+        ExpertOptions(
+            bootstrap=options.bootstrap, confidence=options.confidence, seed=options.seed, epsilon=options.alt_epsilon
+        ),
+    )
 
     status = j["status"].value_counts()
     doc: dict[str, Any] = {
@@ -186,12 +207,12 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         },
         "reliability": {"rows": records(rel)},
         "validity": {
-            "choice_rubric": {"rows": records(consistency), "stated_mismatches": len(mismatches),
-                              "tolerance": 0.05},
+            "choice_rubric": {"rows": records(consistency), "stated_mismatches": len(mismatches), "tolerance": 0.05},
             "rubric_vs_win_rate": {**_value(rubric_r), "cells": len(cells)},
             "criterion": {"pairs": records(crit_pairs), "ranks": records(crit_ranks)},
             "profiles": {
-                "augmentation": records(profiles), "automation": records(profiles_auto),
+                "augmentation": records(profiles),
+                "automation": records(profiles_auto),
                 "judgments": {m: int(((j["mode"] == m) & (j["status"] == "ok")).sum()) for m in modes},
                 "excluded": {m: status_counts(j[(j["mode"] == m).to_numpy()]) for m in modes},
                 "dimensions": list(design.general_dimensions) or sorted(profiles["dimension"].unique().tolist()),
@@ -202,11 +223,24 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         "experts": json_value(expert.doc),
     }
     tables = {
-        "win_rates": rates, "ranks": ranks, "means": means, "overall": over, "bradley_terry": bt,
-        "bradley_terry_by_task": bt_task, "best": best, "cross_mode": cross, "reliability": rel,
-        "consistency": consistency, "stated_mismatches": mismatches, "cells": cells, "criterion_pairs": crit_pairs,
-        "criterion_ranks": crit_ranks, "profiles": profiles, "standardised_ranks": z_ranks,
-        "standardised": z_agree, "position_bias": bias,
+        "win_rates": rates,
+        "ranks": ranks,
+        "means": means,
+        "overall": over,
+        "bradley_terry": bt,
+        "bradley_terry_by_task": bt_task,
+        "best": best,
+        "cross_mode": cross,
+        "reliability": rel,
+        "consistency": consistency,
+        "stated_mismatches": mismatches,
+        "cells": cells,
+        "criterion_pairs": crit_pairs,
+        "criterion_ranks": crit_ranks,
+        "profiles": profiles,
+        "standardised_ranks": z_ranks,
+        "standardised": z_agree,
+        "position_bias": bias,
         **{f"experts_{k}": v for k, v in expert.tables.items()},
     }
     return Report(document=ReportDocument.from_dict(doc), tables=tables)

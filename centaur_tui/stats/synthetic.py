@@ -69,14 +69,29 @@ def synthetic_rows(
             if key not in outputs:
                 outputs[key] = output_id(c.run, c.task, c.mode, cand, cand if c.mode == "automation" else worker)
     output_rows = [
-        {"run": k[0], "task": k[1], "mode": k[2], "candidate": k[3], "worker": k[3] if k[2] == "automation" else worker,
-         "text": "", "assistance_text": None, "output_id": oid}
+        {
+            "run": k[0],
+            "task": k[1],
+            "mode": k[2],
+            "candidate": k[3],
+            "worker": k[3] if k[2] == "automation" else worker,
+            "text": "",
+            "assistance_text": None,
+            "output_id": oid,
+        }
         for k, oid in sorted(outputs.items())
     ]
     comparison_rows = [
-        {"id": c.id, "run": c.run, "task": c.task, "mode": c.mode, "candidate_a": c.candidate_a,
-         "candidate_b": c.candidate_b, "output_a": outputs[(c.run, c.task, c.mode, c.candidate_a)],
-         "output_b": outputs[(c.run, c.task, c.mode, c.candidate_b)]}
+        {
+            "id": c.id,
+            "run": c.run,
+            "task": c.task,
+            "mode": c.mode,
+            "candidate_a": c.candidate_a,
+            "candidate_b": c.candidate_b,
+            "output_a": outputs[(c.run, c.task, c.mode, c.candidate_a)],
+            "output_b": outputs[(c.run, c.task, c.mode, c.candidate_b)],
+        }
         for c in comps
     ]
     slots = [
@@ -91,10 +106,26 @@ def synthetic_rows(
     score_rows: list[dict[str, Any]] = []
     for i, (c, judge, presentation, (first, second)) in enumerate(slots, start=1):
         row = {
-            "run": c.run, "task": c.task, "mode": c.mode, "comparison_id": c.id, "judge": judge.name,
-            "judge_kind": "llm", "judge_family": judge.family, "option1": first, "option2": second, "winner": None,
-            "option1_mean": None, "option2_mean": None, "valid": 0, "invalid_reason": None, "rationale": None,
-            "judgment_id": i, "presentation": presentation, "revision": 0, "attempts": 1, "seconds": None,
+            "run": c.run,
+            "task": c.task,
+            "mode": c.mode,
+            "comparison_id": c.id,
+            "judge": judge.name,
+            "judge_kind": "llm",
+            "judge_family": judge.family,
+            "option1": first,
+            "option2": second,
+            "winner": None,
+            "option1_mean": None,
+            "option2_mean": None,
+            "valid": 0,
+            "invalid_reason": None,
+            "rationale": None,
+            "judgment_id": i,
+            "presentation": presentation,
+            "revision": 0,
+            "attempts": 1,
+            "seconds": None,
         }
         if invalid[i - 1]:
             row["invalid_reason"] = "invalid after 3 attempt(s): reply holds no JSON object"
@@ -108,13 +139,25 @@ def synthetic_rows(
             scores = np.clip(np.rint(base + rng.normal(0.0, noise, len(dims))), 1, 10).astype(int)
             averages.append(float(scores.mean()))
             score_rows += [
-                {"comparison_id": c.id, "judge": judge.name, "candidate": cand, "dimension": d, "dimension_kind": kind,
-                 "score": int(s), "judgment_id": i}
+                {
+                    "comparison_id": c.id,
+                    "judge": judge.name,
+                    "candidate": cand,
+                    "dimension": d,
+                    "dimension_kind": kind,
+                    "score": int(s),
+                    "judgment_id": i,
+                }
                 for (d, kind), s in zip(dims, scores, strict=True)
             ]
         gap = averages[0] - averages[1]
         winner = "tie" if abs(gap) < tie_margin else (first if gap > 0 else second)
-        row.update(valid=1, winner=winner, option1_mean=round(averages[0], 2), option2_mean=round(averages[1], 2),
-                   rationale="Synthetic judgment.")
+        row.update(
+            valid=1,
+            winner=winner,
+            option1_mean=round(averages[0], 2),
+            option2_mean=round(averages[1], 2),
+            rationale="Synthetic judgment.",
+        )
         judgment_rows.append(row)
     return SyntheticRows(judgment_rows, score_rows, output_rows, comparison_rows, planted)

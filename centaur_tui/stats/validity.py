@@ -61,16 +61,36 @@ def choice_rubric_consistency(frames: Frames, tolerance: float = STATED_TOLERANC
         has = full & np.isfinite(stated)
         checked += has
         mismatch += has & (np.abs(stated - ok[f"{opt}_avg"].to_numpy()) > tolerance)
-    flags = pd.DataFrame({
-        "judge": ok["judge"].to_numpy(), "n": counted.astype("int64"), "agree": agree.astype("int64"),
-        "ties": (full & (pos == 0)).astype("int64"), "equal_averages": (decisive & (a1 == a2)).astype("int64"),
-        "missing_scores": (~full).astype("int64"), "stated_checked": checked, "stated_mismatch": mismatch,
-    })
+    flags = pd.DataFrame(
+        {
+            "judge": ok["judge"].to_numpy(),
+            "n": counted.astype("int64"),
+            "agree": agree.astype("int64"),
+            "ties": (full & (pos == 0)).astype("int64"),
+            "equal_averages": (decisive & (a1 == a2)).astype("int64"),
+            "missing_scores": (~full).astype("int64"),
+            "stated_checked": checked,
+            "stated_mismatch": mismatch,
+        }
+    )
     out = _per_judge(flags, frames.judgments)
     out["share"] = np.where(out["n"] > 0, out["agree"] / out["n"].where(out["n"] > 0), math.nan)
     out["reason"] = [None if n > 0 else "no decisive judgment with unequal averages" for n in out["n"]]
-    return out[["judge", "n", "agree", "share", "ties", "equal_averages", "missing_scores", "stated_checked",
-                "stated_mismatch", "excluded", "reason"]]
+    return out[
+        [
+            "judge",
+            "n",
+            "agree",
+            "share",
+            "ties",
+            "equal_averages",
+            "missing_scores",
+            "stated_checked",
+            "stated_mismatch",
+            "excluded",
+            "reason",
+        ]
+    ]
 
 
 def stated_average_mismatches(frames: Frames, tolerance: float = STATED_TOLERANCE) -> pd.DataFrame:
@@ -163,25 +183,46 @@ def criterion_validity(frames: Frames) -> tuple[pd.DataFrame, pd.DataFrame]:
             later = int((((code == 0) & later_is_a) | ((code == 1) & ~later_is_a)).sum())
             ties = int((code == 2).sum())
             n = len(ok)
-            pair_rows.append({"judge": judge, "family": fam, "models": models, "n": n, "later": later,
-                              "earlier": n - later - ties, "ties": ties,
-                              "share_later": later / n if n else math.nan, "excluded": status_counts(part),
-                              "reason": None if n else "no usable direct choice"})
+            pair_rows.append(
+                {
+                    "judge": judge,
+                    "family": fam,
+                    "models": models,
+                    "n": n,
+                    "later": later,
+                    "earlier": n - later - ties,
+                    "ties": ties,
+                    "share_later": later / n if n else math.nan,
+                    "excluded": status_counts(part),
+                    "reason": None if n else "no usable direct choice",
+                }
+            )
             g = sub[(sub["judge"] == judge).to_numpy()]
             if g.empty:
                 continue
-            wr = plain_keys(g.groupby(["run", "task", "candidate"], observed=True)["points"].mean().rename("win_rate")
-                            .reset_index())
+            wr = plain_keys(
+                g.groupby(["run", "task", "candidate"], observed=True)["points"].mean().rename("win_rate").reset_index()
+            )
             wr["rank"] = wr.groupby(["run", "task"])["win_rate"].rank(ascending=False, method="average")
             agg = wr.groupby("candidate")["rank"].agg(mean_rank="mean", sd=lambda v: v.std(ddof=1), task_runs="count")
             for model in models:
                 if model in agg.index:
-                    rank_rows.append({"judge": judge, "family": fam, "candidate": model, "release_order": order[model],
-                                      **{k: agg.loc[model, k] for k in ("mean_rank", "sd", "task_runs")}})
-    pairs = pd.DataFrame(pair_rows, columns=["judge", "family", "models", "n", "later", "earlier", "ties",
-                                             "share_later", "excluded", "reason"])
-    ranks = pd.DataFrame(rank_rows, columns=["judge", "family", "candidate", "release_order", "mean_rank", "sd",
-                                             "task_runs"])
+                    rank_rows.append(
+                        {
+                            "judge": judge,
+                            "family": fam,
+                            "candidate": model,
+                            "release_order": order[model],
+                            **{k: agg.loc[model, k] for k in ("mean_rank", "sd", "task_runs")},
+                        }
+                    )
+    pairs = pd.DataFrame(
+        pair_rows,
+        columns=["judge", "family", "models", "n", "later", "earlier", "ties", "share_later", "excluded", "reason"],
+    )
+    ranks = pd.DataFrame(
+        rank_rows, columns=["judge", "family", "candidate", "release_order", "mean_rank", "sd", "task_runs"]
+    )
     if len(ranks):
         ranks["task_runs"] = ranks["task_runs"].astype("int64")
     return pairs, ranks
@@ -211,7 +252,8 @@ def general_profiles(frames: Frames, mode: str | None = None) -> pd.DataFrame:
     where = pd.Index(ok["judgment_id"].to_numpy()).get_indexer(option["judgment_id"].to_numpy())
     keep = where >= 0
     both = option.loc[keep, ["candidate", *dims]].assign(
-        judge=ok["judge"].to_numpy()[where[keep]], mode=ok["mode"].to_numpy()[where[keep]])
+        judge=ok["judge"].to_numpy()[where[keep]], mode=ok["mode"].to_numpy()[where[keep]]
+    )
     keys = ["mode", "candidate", "judge"]
     sums = both.groupby(keys, observed=True)[dims].agg(["sum", "count"])
     rows = []
@@ -222,9 +264,15 @@ def general_profiles(frames: Frames, mode: str | None = None) -> pd.DataFrame:
         grouped_s = s.groupby(level=["mode", "candidate"], observed=True).sum()
         grouped_c = c.groupby(level=["mode", "candidate"], observed=True).sum()
         judges = (c > 0).groupby(level=["mode", "candidate"], observed=True).sum()
-        part = pd.DataFrame({"mean": grouped_s / grouped_c.where(grouped_c > 0), "judge_balanced": per_judge.mean(),
-                             "n": grouped_c.astype("int64"), "judges": judges.astype("int64")}).reset_index()
-        part["dimension"] = dim[len(DIM_PREFIX):]
+        part = pd.DataFrame(
+            {
+                "mean": grouped_s / grouped_c.where(grouped_c > 0),
+                "judge_balanced": per_judge.mean(),
+                "n": grouped_c.astype("int64"),
+                "judges": judges.astype("int64"),
+            }
+        ).reset_index()
+        part["dimension"] = dim[len(DIM_PREFIX) :]
         rows.append(part[part["n"] > 0])
     return plain_keys(pd.concat(rows, ignore_index=True)[cols])
 
@@ -253,8 +301,9 @@ def standardised_rubric_ranking(frames: Frames, pairwise_means: pd.DataFrame) ->
     ok = frames.ok
     incomplete = ok[~ok["complete"].to_numpy()].groupby(["task", "mode"], observed=True).size()
     incomplete.index = incomplete.index.map(lambda k: (str(k[0]), str(k[1])))
-    per_run = plain_keys(long.dropna(subset=["z"]).groupby(["run", "task", "mode", "candidate"], observed=True)["z"]
-                         .mean().reset_index())
+    per_run = plain_keys(
+        long.dropna(subset=["z"]).groupby(["run", "task", "mode", "candidate"], observed=True)["z"].mean().reset_index()
+    )
     per_run["rank"] = per_run.groupby(["run", "task", "mode"])["z"].rank(ascending=False, method="average")
     ranks = per_run.groupby(["task", "mode", "candidate"])["rank"].agg(mean_rank="mean", runs="count").reset_index()
     rows = []
@@ -263,9 +312,18 @@ def standardised_rubric_ranking(frames: Frames, pairwise_means: pd.DataFrame) ->
         pw = pw.set_index("candidate")["mean_rank"]
         names = sorted(set(pw.index) | set(rb.index))
         rho, p, n, reason = correlation(pw.reindex(names).to_numpy(float), rb.reindex(names).to_numpy(float))
-        rows.append({"task": task, "mode": mode, "n": n, "rho": rho, "p": p,
-                     "zero_spread": int(zero.get((str(task), str(mode)), 0)),
-                     "missing_scores": int(incomplete.get((str(task), str(mode)), 0)), "reason": reason})
+        rows.append(
+            {
+                "task": task,
+                "mode": mode,
+                "n": n,
+                "rho": rho,
+                "p": p,
+                "zero_spread": int(zero.get((str(task), str(mode)), 0)),
+                "missing_scores": int(incomplete.get((str(task), str(mode)), 0)),
+                "reason": reason,
+            }
+        )
     return ranks, pd.DataFrame(
         rows, columns=["task", "mode", "n", "rho", "p", "zero_spread", "missing_scores", "reason"]
     )
@@ -284,21 +342,35 @@ def position_bias(frames: Frames) -> pd.DataFrame:
     """
     ok = frames.ok
     pos = ok["winner_pos"].to_numpy()
-    flags = pd.DataFrame({"judge": ok["judge"].to_numpy(), "n": (pos > 0).astype("int64"),
-                          "first": (pos == 1).astype("int64"), "ties": (pos == 0).astype("int64")})
+    flags = pd.DataFrame(
+        {
+            "judge": ok["judge"].to_numpy(),
+            "n": (pos > 0).astype("int64"),
+            "first": (pos == 1).astype("int64"),
+            "ties": (pos == 0).astype("int64"),
+        }
+    )
     twice = ok.duplicated(["unit", "judge"], keep=False).to_numpy()
     if twice.any():
         rep = ok[twice].groupby(["unit", "judge"], observed=True)["code"].agg(["min", "max"]).reset_index()
-        both = pd.DataFrame({"judge": rep["judge"].to_numpy(), "both_orders": 1,
-                             "flips": (rep["min"] != rep["max"]).astype("int64").to_numpy()})
+        both = pd.DataFrame(
+            {
+                "judge": rep["judge"].to_numpy(),
+                "both_orders": 1,
+                "flips": (rep["min"] != rep["max"]).astype("int64").to_numpy(),
+            }
+        )
         flags = pd.concat([flags, both], ignore_index=True).fillna(0)
     else:
         flags = flags.assign(both_orders=0, flips=0)
     out = _per_judge(flags, frames.judgments)
     out["share_first"] = out["first"] / out["n"].where(out["n"] > 0)
-    out["p"] = [float(stats.binomtest(int(f), int(n), 0.5).pvalue) if n else math.nan
-                for f, n in zip(out["first"], out["n"], strict=True)]
+    out["p"] = [
+        float(stats.binomtest(int(f), int(n), 0.5).pvalue) if n else math.nan
+        for f, n in zip(out["first"], out["n"], strict=True)
+    ]
     out["flip_rate"] = out["flips"] / out["both_orders"].where(out["both_orders"] > 0)
     out["reason"] = [None if n > 0 else "no decisive judgment" for n in out["n"]]
-    return out[["judge", "n", "first", "share_first", "p", "ties", "both_orders", "flips", "flip_rate", "excluded",
-                "reason"]]
+    return out[
+        ["judge", "n", "first", "share_first", "p", "ties", "both_orders", "flips", "flip_rate", "excluded", "reason"]
+    ]

@@ -97,7 +97,12 @@ class ExpertStore:
         )
         return [
             PoolComparison(
-                r["id"], r["run"], r["task"], r["mode"], r["candidate_a"], r["candidate_b"],
+                r["id"],
+                r["run"],
+                r["task"],
+                r["mode"],
+                r["candidate_a"],
+                r["candidate_b"],
                 tuple(r["winners"].split("\x1f")) if r["winners"] else (),
                 tuple(r["authors"].split("\x1f")) if r["authors"] else (),
             )
@@ -126,8 +131,9 @@ class ExpertStore:
             " FROM expert_assignments a ORDER BY a.expert, a.position"
         )
         return [
-            ExistingAssignment(r["expert"], r["comparison_id"], r["presentation"], bool(r["flipped"]),
-                               bool(r["judged"]), r["position"])
+            ExistingAssignment(
+                r["expert"], r["comparison_id"], r["presentation"], bool(r["flipped"]), bool(r["judged"]), r["position"]
+            )
             for r in rows
         ]
 
@@ -142,8 +148,16 @@ class ExpertStore:
                 cur = c.execute(
                     "INSERT OR IGNORE INTO expert_assignments (expert, comparison_id, presentation, position, strategy,"
                     " flipped, repeat, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
-                    (expert, p.comparison_id, p.presentation, start + i, p.strategy, int(p.flipped), int(p.repeat),
-                     utc_now()),
+                    (
+                        expert,
+                        p.comparison_id,
+                        p.presentation,
+                        start + i,
+                        p.strategy,
+                        int(p.flipped),
+                        int(p.repeat),
+                        utc_now(),
+                    ),
                 )
                 added += cur.rowcount
         return added
@@ -166,13 +180,19 @@ class ExpertStore:
         # Only the counts the home screen shows: Store.counts() also sums tokens and cost over
         # every call, 48 ms of the 60 ms this took on the demo database.
         plan = summarize(study.session)
-        by_stage = {r["stage"]: r["n"]
-                    for r in self.store.read("SELECT stage, count(*) AS n FROM calls GROUP BY stage")}
-        by_kind = {r["judge_kind"]: r["n"] for r in self.store.read(  # corrections are one judgment, not two
-            "SELECT judge_kind, count(*) AS n FROM judgments WHERE revision = 0 GROUP BY judge_kind")}
+        by_stage = {
+            r["stage"]: r["n"] for r in self.store.read("SELECT stage, count(*) AS n FROM calls GROUP BY stage")
+        }
+        by_kind = {
+            r["judge_kind"]: r["n"]
+            for r in self.store.read(  # corrections are one judgment, not two
+                "SELECT judge_kind, count(*) AS n FROM judgments WHERE revision = 0 GROUP BY judge_kind"
+            )
+        }
         left = sum(max(0, plan.calls[s] - by_stage.get(s, 0)) for s in ("automation", "assistance", "worker"))
         left += max(0, plan.total_judgments - by_kind.get("llm", 0))
         waiting = sum(a - j for a, j in self.workload().values())
         simulated = self.store.meta().get("simulated", "true" if study.session.simulated else "false") == "true"
-        return SessionState(sum(by_stage.values()), left, by_kind.get("llm", 0), by_kind.get("expert", 0), waiting,
-                            simulated)
+        return SessionState(
+            sum(by_stage.values()), left, by_kind.get("llm", 0), by_kind.get("expert", 0), waiting, simulated
+        )

@@ -83,8 +83,18 @@ def cell_audit(store: Store, task: str, mode: str, candidate: str) -> CellAudit:
     output_ids = {o for c in comps for o in (c.output_a, c.output_b)}
     sql, params = _in(output_ids)
     outputs = {
-        r["id"]: OutputRecord(r["id"], r["run"], r["task"], r["mode"], r["candidate"], r["worker"], r["text"],
-                              r["assistance_id"], r["call_key"], r["worker_kind"])
+        r["id"]: OutputRecord(
+            r["id"],
+            r["run"],
+            r["task"],
+            r["mode"],
+            r["candidate"],
+            r["worker"],
+            r["text"],
+            r["assistance_id"],
+            r["call_key"],
+            r["worker_kind"],
+        )
         for r in store.read(f"SELECT * FROM outputs WHERE id IN {sql}", params)
     }
     sql, params = _in({o.assistance_id for o in outputs.values() if o.assistance_id})
@@ -98,7 +108,8 @@ def cell_audit(store: Store, task: str, mode: str, candidate: str) -> CellAudit:
     scores: dict[int, list[ScoreRecord]] = {}
     for s in store.read(f"SELECT * FROM scores WHERE judgment_id IN {jsql} ORDER BY rowid", jparams):
         scores.setdefault(s["judgment_id"], []).append(
-            ScoreRecord(s["candidate"], s["dimension"], s["dimension_kind"], s["score"]))
+            ScoreRecord(s["candidate"], s["dimension"], s["dimension_kind"], s["score"])
+        )
     latest: dict[tuple[str, str, int], int] = {}
     for r in jrows:
         slot = (r["comparison_id"], r["judge"], r["presentation"])
@@ -106,20 +117,36 @@ def cell_audit(store: Store, task: str, mode: str, candidate: str) -> CellAudit:
     by_comparison: dict[str, list[AuditJudgment]] = {}
     for r in jrows:
         record = JudgmentRecord(
-            comparison_id=r["comparison_id"], judge=r["judge"], judge_kind=r["judge_kind"],
-            judge_family=r["judge_family"], presentation=r["presentation"], option1=r["option1"],
-            option2=r["option2"], winner=r["winner"], option1_mean=r["option1_mean"], option2_mean=r["option2_mean"],
-            valid=bool(r["valid"]), invalid_reason=r["invalid_reason"], rationale=r["rationale"],
-            call_key=r["call_key"], attempts=r["attempts"], scores=tuple(scores.get(r["id"], ())),
-            revision=r["revision"], seconds=r["seconds"], id=r["id"],
+            comparison_id=r["comparison_id"],
+            judge=r["judge"],
+            judge_kind=r["judge_kind"],
+            judge_family=r["judge_family"],
+            presentation=r["presentation"],
+            option1=r["option1"],
+            option2=r["option2"],
+            winner=r["winner"],
+            option1_mean=r["option1_mean"],
+            option2_mean=r["option2_mean"],
+            valid=bool(r["valid"]),
+            invalid_reason=r["invalid_reason"],
+            rationale=r["rationale"],
+            call_key=r["call_key"],
+            attempts=r["attempts"],
+            scores=tuple(scores.get(r["id"], ())),
+            revision=r["revision"],
+            seconds=r["seconds"],
+            id=r["id"],
         )
         superseded = r["revision"] < latest[(r["comparison_id"], r["judge"], r["presentation"])]
         by_comparison.setdefault(r["comparison_id"], []).append(AuditJudgment(record, superseded))
     audited = []
     for c in comps:
         outs = {outputs[o].candidate: outputs[o] for o in (c.output_a, c.output_b) if o in outputs}
-        helps = {cand: assistance[o.assistance_id] for cand, o in outs.items()
-                 if o.assistance_id and o.assistance_id in assistance}
+        helps = {
+            cand: assistance[o.assistance_id]
+            for cand, o in outs.items()
+            if o.assistance_id and o.assistance_id in assistance
+        }
         audited.append(AuditComparison(c, outs, helps, by_comparison.get(c.id, [])))
     keys = {o.call_key for o in outputs.values() if o.call_key}
     keys |= {a.call_key for a in assistance.values() if a.call_key}
@@ -131,16 +158,37 @@ def calls_of(store: Store, keys: Iterable[str]) -> dict[str, CallRecord]:
     """The stored calls with these keys: the exact messages sent (JSON) and the raw replies."""
     sql, params = _in(keys)
     return {
-        r["key"]: CallRecord(r["key"], r["stage"], r["model"], r["sample"], r["messages"], r["params"], r["response"],
-                             r["prompt_tokens"], r["completion_tokens"], r["cost"], r["latency_s"], r["attempts"],
-                             bool(r["simulated"]), r.get("finish_reason"))
+        r["key"]: CallRecord(
+            r["key"],
+            r["stage"],
+            r["model"],
+            r["sample"],
+            r["messages"],
+            r["params"],
+            r["response"],
+            r["prompt_tokens"],
+            r["completion_tokens"],
+            r["cost"],
+            r["latency_s"],
+            r["attempts"],
+            bool(r["simulated"]),
+            r.get("finish_reason"),
+        )
         for r in store.read(f"SELECT * FROM calls WHERE key IN {sql}", params)
     }
 
 
 def _failure(r: dict[str, Any]) -> CallFailure:
-    return CallFailure(r["key"], r["stage"], r["model"], r["attempt"], r["error_type"], r["message"], bool(r["final"]),
-                       r.get("finish_reason"))
+    return CallFailure(
+        r["key"],
+        r["stage"],
+        r["model"],
+        r["attempt"],
+        r["error_type"],
+        r["message"],
+        bool(r["final"]),
+        r.get("finish_reason"),
+    )
 
 
 def errors_of(store: Store, keys: Iterable[str]) -> dict[str, list[CallFailure]]:
@@ -172,7 +220,9 @@ def left_out(store: Store, limit: int = 500) -> LeftOut:
     invalid = store.read(
         "SELECT j.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b, j.judge, j.judge_kind, j.attempts,"
         " j.invalid_reason FROM judgments j JOIN comparisons c ON c.id = j.comparison_id"
-        " WHERE j.valid = 0 ORDER BY j.id DESC LIMIT ?", (limit,))
+        " WHERE j.valid = 0 ORDER BY j.id DESC LIMIT ?",
+        (limit,),
+    )
     errors = [_failure(r) for r in store.read("SELECT * FROM call_errors ORDER BY id DESC LIMIT ?", (limit,))]
     n_invalid = store.read_value("SELECT count(*) FROM judgments WHERE valid = 0")
     n_errors = store.read_value("SELECT count(*) FROM call_errors")

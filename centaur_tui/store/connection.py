@@ -20,8 +20,9 @@ BUSY_TIMEOUT_MS = 10_000
 """How long a writer waits for another process's write transaction before giving up."""
 
 
-def connect(path: Path, *, journal: str = "WAL", read_only: bool = False,
-            busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+def connect(
+    path: Path, *, journal: str = "WAL", read_only: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS
+) -> sqlite3.Connection:
     """Open one SQLite file in autocommit mode (transactions are explicit), usable from any thread.
 
     Args:
@@ -37,8 +38,13 @@ def connect(path: Path, *, journal: str = "WAL", read_only: bool = False,
     """
     timeout = busy_timeout_ms / 1000
     if read_only:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout, isolation_level=None,
-                               check_same_thread=False)
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro",
+            uri=True,
+            timeout=timeout,
+            isolation_level=None,
+            check_same_thread=False,
+        )
         conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         return conn
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)

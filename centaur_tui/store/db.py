@@ -190,8 +190,21 @@ class Store:
             " completion_tokens, cost, latency_s, attempts, simulated, created_at, finish_reason)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                r.key, r.stage, r.model, r.sample, r.messages_json, r.params_json, r.response, r.prompt_tokens,
-                r.completion_tokens, r.cost, r.latency_s, r.attempts, int(r.simulated), utc_now(), r.finish_reason,
+                r.key,
+                r.stage,
+                r.model,
+                r.sample,
+                r.messages_json,
+                r.params_json,
+                r.response,
+                r.prompt_tokens,
+                r.completion_tokens,
+                r.cost,
+                r.latency_s,
+                r.attempts,
+                int(r.simulated),
+                utc_now(),
+                r.finish_reason,
             ),
         )
 
@@ -204,8 +217,17 @@ class Store:
             c.execute(
                 "INSERT INTO call_errors (key, stage, model, attempt, error_type, message, final, created_at,"
                 " finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (failure.key, failure.stage, failure.model, failure.attempt, failure.error_type,
-                 failure.message[:2000], int(failure.final), utc_now(), failure.finish_reason),
+                (
+                    failure.key,
+                    failure.stage,
+                    failure.model,
+                    failure.attempt,
+                    failure.error_type,
+                    failure.message[:2000],
+                    int(failure.final),
+                    utc_now(),
+                    failure.finish_reason,
+                ),
             )
 
     # -- texts --------------------------------------------------------------------------------
@@ -229,8 +251,19 @@ class Store:
             c.execute(
                 "INSERT OR IGNORE INTO outputs (id, run, task, mode, candidate, worker, worker_kind, text,"
                 " assistance_id, call_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (record.id, record.run, record.task, record.mode, record.candidate, record.worker,
-                 record.worker_kind, record.text, record.assistance_id, record.call_key, utc_now()),
+                (
+                    record.id,
+                    record.run,
+                    record.task,
+                    record.mode,
+                    record.candidate,
+                    record.worker,
+                    record.worker_kind,
+                    record.text,
+                    record.assistance_id,
+                    record.call_key,
+                    utc_now(),
+                ),
             )
 
     def assistance_texts(self) -> dict[str, AssistanceRecord]:
@@ -242,8 +275,16 @@ class Store:
     def outputs(self) -> dict[str, OutputRecord]:
         return {
             r["id"]: OutputRecord(
-                r["id"], r["run"], r["task"], r["mode"], r["candidate"], r["worker"], r["text"],
-                r["assistance_id"], r["call_key"], r["worker_kind"],
+                r["id"],
+                r["run"],
+                r["task"],
+                r["mode"],
+                r["candidate"],
+                r["worker"],
+                r["text"],
+                r["assistance_id"],
+                r["call_key"],
+                r["worker_kind"],
             )
             for r in self.read("SELECT * FROM outputs")
         }
@@ -273,12 +314,27 @@ class Store:
             cur = c.execute(
                 "INSERT OR IGNORE INTO judgments (comparison_id, judge, judge_kind, judge_family, presentation,"
                 " revision, option1, option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale,"
-                " call_key, attempts, seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " call_key, attempts, seconds, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    record.comparison_id, record.judge, record.judge_kind, record.judge_family, record.presentation,
-                    record.revision, record.option1, record.option2, record.winner, record.option1_mean,
-                    record.option2_mean, int(record.valid), record.invalid_reason, record.rationale,
-                    record.call_key, record.attempts, record.seconds, utc_now(),
+                    record.comparison_id,
+                    record.judge,
+                    record.judge_kind,
+                    record.judge_family,
+                    record.presentation,
+                    record.revision,
+                    record.option1,
+                    record.option2,
+                    record.winner,
+                    record.option1_mean,
+                    record.option2_mean,
+                    int(record.valid),
+                    record.invalid_reason,
+                    record.rationale,
+                    record.call_key,
+                    record.attempts,
+                    record.seconds,
+                    utc_now(),
                 ),
             )
             if cur.rowcount == 0:
@@ -286,7 +342,8 @@ class Store:
                 # an expert named like an LLM judge must not lose judgments silently (issue 13).
                 kind = c.execute(
                     "SELECT judge_kind FROM judgments WHERE comparison_id = ? AND judge = ? AND presentation = ?"
-                    " AND revision = ?", (record.comparison_id, record.judge, record.presentation, record.revision),
+                    " AND revision = ?",
+                    (record.comparison_id, record.judge, record.presentation, record.revision),
                 ).fetchone()
                 if kind is not None and kind[0] != record.judge_kind:
                     raise JudgeNameClashError(
@@ -308,8 +365,12 @@ class Store:
         LLM only: an expert's judgment under the same name must not pass for the judge's.
         """
         with self._lock:
-            return {tuple(r) for r in self._conn.execute(  # type: ignore[misc]
-                "SELECT comparison_id, judge, presentation FROM judgments WHERE judge_kind = 'llm'")}
+            return {
+                tuple(r)
+                for r in self._conn.execute(
+                    "SELECT comparison_id, judge, presentation FROM judgments WHERE judge_kind = 'llm'"
+                )
+            }
 
     # -- counts and exports -------------------------------------------------------------------
 
@@ -318,7 +379,8 @@ class Store:
         with self._lock:
             q = lambda sql: self._conn.execute(sql).fetchone()  # noqa: E731
             calls, p_tok, c_tok, cost = q(
-                "SELECT count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), sum(cost) FROM calls"
+                "SELECT count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), sum(cost)"
+                " FROM calls"
             )
             by_stage = dict(self._conn.execute("SELECT stage, count(*) FROM calls GROUP BY stage").fetchall())
             valid, invalid = q("SELECT coalesce(sum(valid), 0), coalesce(sum(1 - valid), 0) FROM judgments")
@@ -347,7 +409,9 @@ class Store:
 
     def comparison_table(self) -> RowTable:
         """Every comparison (the columns of ComparisonRecord) as a RowTable (the report's read)."""
-        return self.read_table("SELECT id, run, task, mode, candidate_a, candidate_b, output_a, output_b FROM comparisons")
+        return self.read_table(
+            "SELECT id, run, task, mode, candidate_a, candidate_b, output_a, output_b FROM comparisons"
+        )
 
     def score_rows(self) -> list[dict[str, Any]]:
         return self.read(
@@ -368,4 +432,3 @@ class Store:
     @staticmethod
     def scores_of(rows: list[dict[str, Any]]) -> tuple[ScoreRecord, ...]:
         return tuple(ScoreRecord(r["candidate"], r["dimension"], r["dimension_kind"], r["score"]) for r in rows)
-

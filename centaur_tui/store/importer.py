@@ -21,6 +21,7 @@ ties are allowed.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 from collections import Counter
@@ -38,8 +39,21 @@ from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 
 REQUIRED_JUDGMENT_COLUMNS = (
-    "run", "task", "mode", "comparison_id", "judge", "judge_kind", "judge_family", "option1", "option2",
-    "winner", "option1_mean", "option2_mean", "valid", "invalid_reason", "rationale",
+    "run",
+    "task",
+    "mode",
+    "comparison_id",
+    "judge",
+    "judge_kind",
+    "judge_family",
+    "option1",
+    "option2",
+    "winner",
+    "option1_mean",
+    "option2_mean",
+    "valid",
+    "invalid_reason",
+    "rationale",
 )
 OPTIONAL_JUDGMENT_COLUMNS = ("judgment_id", "presentation", "revision", "attempts", "seconds")
 SCORE_COLUMNS = ("comparison_id", "judge", "candidate", "dimension", "dimension_kind", "score", "judgment_id")
@@ -122,8 +136,9 @@ class ImportRules:
             raise ImportFileError("--add-experts: " + "; ".join(problems) + "; nothing was imported")
         return added
 
-    def problems(self, comp: ComparisonRecord, kind: str, judge: str, family: str,
-                 presentation: int, winner: str | None) -> list[tuple[str, str]]:
+    def problems(
+        self, comp: ComparisonRecord, kind: str, judge: str, family: str, presentation: int, winner: str | None
+    ) -> list[tuple[str, str]]:
         """(column, problem) for each way a judgment does not fit the study; empty when it fits."""
         session = self.session
         out: list[tuple[str, str]] = []
@@ -139,8 +154,13 @@ class ImportRules:
                 out.append(("judge_family", f"{family!r} but LLM judge {judge!r} is of family {spec.family!r}"))
             orders = (0, 1) if session.judging.orders == "both" else (0,)
             if presentation not in orders:
-                out.append(("presentation", f"{presentation} but this session judges each pair in "
-                                            f"{session.judging.orders} order(s) ([judging] orders)"))
+                out.append(
+                    (
+                        "presentation",
+                        f"{presentation} but this session judges each pair in "
+                        f"{session.judging.orders} order(s) ([judging] orders)",
+                    )
+                )
             pair = Comparison(comp.run, comp.task, cast(Mode, comp.mode), comp.candidate_a, comp.candidate_b)
             try:
                 eligible = {j.name for j in eligible_judges(session, pair)}
@@ -148,27 +168,42 @@ class ImportRules:
                 out.append(("comparison_id", f"candidate {exc.args[0]!r} of {comp.id} is not a model of this session"))
                 return out
             if judge not in eligible:
-                out.append(("judge", f"LLM judge {judge!r} (family {spec.family}) may not judge {comp.id}: it holds "
-                                     f"an output of family {spec.family} ({comp.candidate_a} vs {comp.candidate_b}; "
-                                     "leave-family-out)"))
+                out.append(
+                    (
+                        "judge",
+                        f"LLM judge {judge!r} (family {spec.family}) may not judge {comp.id}: it holds "
+                        f"an output of family {spec.family} ({comp.candidate_a} vs {comp.candidate_b}; "
+                        "leave-family-out)",
+                    )
+                )
             return out
         clash = session.name_clash(judge)
         if clash is not None:
-            out.append(("judge", f"expert {judge!r} is {clash}; an expert's id must differ from every judge "
-                                 "and model name"))
+            out.append(
+                ("judge", f"expert {judge!r} is {clash}; an expert's id must differ from every judge and model name")
+            )
             return out
         if family:
             out.append(("judge_family", f"{family!r} given for an expert (must be empty)"))
         expert = self.experts.get(judge)
         if expert is None and judge not in self.add_experts:
             known = ", ".join(sorted(self.experts)) or "none"
-            out.append(("judge", f"{judge!r} is not an expert of this session (registered: {known}); "
-                                 "register new experts with --add-experts"))
+            out.append(
+                (
+                    "judge",
+                    f"{judge!r} is not an expert of this session (registered: {known}); "
+                    "register new experts with --add-experts",
+                )
+            )
         elif expert is not None and expert.tasks and comp.task not in expert.tasks:
             out.append(("judge", f"expert {judge!r} judges only {', '.join(expert.tasks)}, not {comp.task!r}"))
         if presentation not in (0, 1):
-            out.append(("presentation", f"{presentation} but an expert judgment is presentation 0 or 1 "
-                                        "(1: the swapped repeat)"))
+            out.append(
+                (
+                    "presentation",
+                    f"{presentation} but an expert judgment is presentation 0 or 1 (1: the swapped repeat)",
+                )
+            )
         return out
 
 
@@ -327,7 +362,9 @@ def read_export(
         pair = {comp.candidate_a, comp.candidate_b}
         for column, value in (("option1", option1), ("option2", option2)):
             if value not in pair:
-                err(column, f"{value!r} is not a candidate of comparison {cid} ({comp.candidate_a}, {comp.candidate_b})")
+                err(
+                    column, f"{value!r} is not a candidate of comparison {cid} ({comp.candidate_a}, {comp.candidate_b})"
+                )
         if option1 == option2 and option1 in pair:
             err("option2", "same candidate as option1")
         valid_text = row["valid"].strip().lower()
@@ -359,7 +396,12 @@ def read_export(
                 err(column, f"{row[column]!r} is not a number")
                 means.append(None)
         ints: dict[str, int | None] = {}
-        for column, default, low in (("presentation", 0, 0), ("revision", 0, 0), ("attempts", 1, 0), ("judgment_id", None, 1)):
+        for column, default, low in (
+            ("presentation", 0, 0),
+            ("revision", 0, 0),
+            ("attempts", 1, 0),
+            ("judgment_id", None, 1),
+        ):
             text = row.get(column, "")
             try:
                 ints[column] = default if text.strip() == "" else _int(text, low=low)
@@ -389,11 +431,23 @@ def read_export(
             continue
         keys[key] = f"row {i}"
         record = JudgmentRecord(
-            comparison_id=cid, judge=judge, judge_kind=kind, judge_family=family or None,  # type: ignore[arg-type]
-            presentation=key[2], option1=option1, option2=option2, winner=winner, option1_mean=means[0],
-            option2_mean=means[1], valid=bool(valid), invalid_reason=reason,
-            rationale=row["rationale"] if row["rationale"] != "" else None, call_key=None,
-            attempts=int(ints["attempts"] if ints["attempts"] is not None else 1), revision=key[3], seconds=seconds,
+            comparison_id=cid,
+            judge=judge,
+            judge_kind="llm" if kind == "llm" else "expert",  # another kind is a reported problem: never stored
+            judge_family=family or None,
+            presentation=key[2],
+            option1=option1,
+            option2=option2,
+            winner=winner,
+            option1_mean=means[0],
+            option2_mean=means[1],
+            valid=bool(valid),
+            invalid_reason=reason,
+            rationale=row["rationale"] if row["rationale"] != "" else None,
+            call_key=None,
+            attempts=int(ints["attempts"] if ints["attempts"] is not None else 1),
+            revision=key[3],
+            seconds=seconds,
             id=ints["judgment_id"],
         )
         item = _Pending(record, where, comp.task)
@@ -414,43 +468,51 @@ def read_export(
 
         jid_text = row["judgment_id"].strip()
         cid, judge = row["comparison_id"].strip(), row["judge"].strip()
-        item: _Pending | None = None
+        target: _Pending | None = None
         if jid_text:
             try:
-                item = by_id.get(_int(jid_text, low=1))
+                target = by_id.get(_int(jid_text, low=1))
             except ValueError:
                 serr("judgment_id", f"{jid_text!r} is not a positive integer")
                 continue
-            if item is None:
+            if target is None:
                 serr("judgment_id", f"{jid_text} is not a judgment_id of a valid row in judgments.csv")
                 continue
-            if (item.record.comparison_id, item.record.judge) != (cid, judge):
-                serr("comparison_id", f"{cid}/{judge} but judgment {jid_text} is {item.record.comparison_id}/"
-                                      f"{item.record.judge}")
+            if (target.record.comparison_id, target.record.judge) != (cid, judge):
+                serr(
+                    "comparison_id",
+                    f"{cid}/{judge} but judgment {jid_text} is {target.record.comparison_id}/{target.record.judge}",
+                )
                 continue
         else:
             matches = by_pair.get((cid, judge), [])
             if len(matches) != 1:
-                serr("judgment_id", "empty, and " + (
-                    f"no judgment of {judge!r} on {cid!r} in judgments.csv" if not matches
-                    else f"{judge!r} judged {cid!r} {len(matches)} times: give judgment_id to say which"))
+                serr(
+                    "judgment_id",
+                    "empty, and "
+                    + (
+                        f"no judgment of {judge!r} on {cid!r} in judgments.csv"
+                        if not matches
+                        else f"{judge!r} judged {cid!r} {len(matches)} times: give judgment_id to say which"
+                    ),
+                )
                 continue
-            item = matches[0]
-        rec = item.record
+            target = matches[0]
+        rec = target.record
         if not rec.valid:
-            serr("judgment_id", f"scores for an invalid judgment ({item.where})")
+            serr("judgment_id", f"scores for an invalid judgment ({target.where})")
             continue
         candidate = row["candidate"].strip()
         if candidate not in (rec.option1, rec.option2):
             serr("candidate", f"{candidate!r} is neither option of the judgment ({rec.option1}, {rec.option2})")
             continue
-        rubric = rubrics.get(item.task)
+        rubric = rubrics.get(target.task)
         dim = row["dimension"].strip()
         if rubric is None:
-            serr("dimension", f"task {item.task!r} has no rubric in this session")
+            serr("dimension", f"task {target.task!r} has no rubric in this session")
             continue
         if dim not in rubric.ids:
-            serr("dimension", f"{dim!r} is not a dimension of task {item.task!r} ({', '.join(rubric.ids)})")
+            serr("dimension", f"{dim!r} is not a dimension of task {target.task!r} ({', '.join(rubric.ids)})")
             continue
         kind = row["dimension_kind"].strip()
         if kind != rubric.kind(dim):
@@ -461,12 +523,12 @@ def read_export(
         except ValueError:
             serr("score", f"{row['score']!r} is not an integer from 1 to 10")
             continue
-        skey = (id(item), candidate, dim)
+        skey = (id(target), candidate, dim)
         if skey in seen_scores:
             serr("dimension", f"{candidate!r} scored twice on {dim!r} in the same judgment")
             continue
         seen_scores.add(skey)
-        item.scores.append(ScoreRecord(candidate, dim, kind, score))  # type: ignore[arg-type]
+        target.scores.append(ScoreRecord(candidate, dim, kind, score))
 
     for item in pending:
         rec = item.record
@@ -480,18 +542,27 @@ def read_export(
             have = {s.dimension for s in item.scores if s.candidate == candidate}
             missing = [d for d in rubric.ids if d not in have]
             if missing:
-                problems.add(f"{item.where}", f"valid judgment lacks scores.csv rows for {candidate!r} on "
-                                              f"{', '.join(missing)}")
+                problems.add(
+                    f"{item.where}", f"valid judgment lacks scores.csv rows for {candidate!r} on {', '.join(missing)}"
+                )
     problems.raise_if_any()
-    return [JudgmentRecord(**{**_fields(p.record), "scores": tuple(p.scores)}) for p in pending]
+    return [dataclasses.replace(p.record, scores=tuple(p.scores)) for p in pending]
 
 
-def _fields(record: JudgmentRecord) -> dict[str, object]:
-    return {f: getattr(record, f) for f in JudgmentRecord.__dataclass_fields__}
-
-
-_COMPARED = ("judge_kind", "judge_family", "option1", "option2", "winner", "option1_mean", "option2_mean",
-             "valid", "invalid_reason", "rationale", "attempts", "seconds")
+_COMPARED = (
+    "judge_kind",
+    "judge_family",
+    "option1",
+    "option2",
+    "winner",
+    "option1_mean",
+    "option2_mean",
+    "valid",
+    "invalid_reason",
+    "rationale",
+    "attempts",
+    "seconds",
+)
 
 
 def store_judgments(
@@ -531,12 +602,13 @@ def store_judgments(
                 stored = dict(zip(_COMPARED, row[1:], strict=True))
                 stored["valid"] = bool(stored["valid"])
                 scores = c.execute(
-                    "SELECT candidate, dimension, dimension_kind, score FROM scores WHERE judgment_id = ? ORDER BY rowid",
+                    "SELECT candidate, dimension, dimension_kind, score FROM scores WHERE judgment_id = ?"
+                    " ORDER BY rowid",
                     (row[0],),
                 ).fetchall()
-                same = all(stored[k] == getattr(rec, k) for k in _COMPARED) and [
-                    tuple(s) for s in scores
-                ] == [(s.candidate, s.dimension, s.dimension_kind, s.score) for s in rec.scores]
+                same = all(stored[k] == getattr(rec, k) for k in _COMPARED) and [tuple(s) for s in scores] == [
+                    (s.candidate, s.dimension, s.dimension_kind, s.score) for s in rec.scores
+                ]
                 if stored["judge_kind"] != rec.judge_kind:
                     # Never "already stored" for another kind of judge with the same name (issue 13).
                     raise ImportConflictError(
@@ -559,9 +631,27 @@ def store_judgments(
                 "INSERT INTO judgments (id, comparison_id, judge, judge_kind, judge_family, presentation, revision,"
                 " option1, option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale, call_key,"
                 " attempts, seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (judgment_id, rec.comparison_id, rec.judge, rec.judge_kind, rec.judge_family, rec.presentation,
-                 rec.revision, rec.option1, rec.option2, rec.winner, rec.option1_mean, rec.option2_mean,
-                 int(rec.valid), rec.invalid_reason, rec.rationale, rec.call_key, rec.attempts, rec.seconds, now),
+                (
+                    judgment_id,
+                    rec.comparison_id,
+                    rec.judge,
+                    rec.judge_kind,
+                    rec.judge_family,
+                    rec.presentation,
+                    rec.revision,
+                    rec.option1,
+                    rec.option2,
+                    rec.winner,
+                    rec.option1_mean,
+                    rec.option2_mean,
+                    int(rec.valid),
+                    rec.invalid_reason,
+                    rec.rationale,
+                    rec.call_key,
+                    rec.attempts,
+                    rec.seconds,
+                    now,
+                ),
             )
             new_id = cur.lastrowid
             taken.add(new_id)
@@ -573,7 +663,10 @@ def store_judgments(
             tally[0] += 1
             n_scores += len(rec.scores)
     return ImportSummary(
-        judgments=len(records), inserted=inserted, unchanged=unchanged, scores=n_scores,
+        judgments=len(records),
+        inserted=inserted,
+        unchanged=unchanged,
+        scores=n_scores,
         by_judge=tuple(JudgeTally(j, k, n[0], n[1]) for (j, k), n in sorted(tallies.items())),
         experts_added=tuple(e.id for e in new_experts),
     )
@@ -595,8 +688,12 @@ def export_fingerprint(store: Store) -> str:
 def export_manifest(store: Store, session_name: str, written: Mapping[str, int]) -> dict[str, Any]:
     """The content of an export's session.json: format, session name, fingerprint, rows per file."""
     return {
-        "format": MANIFEST_FORMAT, "version": MANIFEST_VERSION, "session": session_name,
-        "fingerprint": export_fingerprint(store), "exported_at": utc_now(), "rows": dict(written),
+        "format": MANIFEST_FORMAT,
+        "version": MANIFEST_VERSION,
+        "session": session_name,
+        "fingerprint": export_fingerprint(store),
+        "exported_at": utc_now(),
+        "rows": dict(written),
     }
 
 
@@ -637,8 +734,12 @@ def check_manifest(store: Store, session_name: str, directory: Path, *, external
     theirs = data.get("fingerprint")
     if theirs != export_fingerprint(store):
         other = data.get("session")
-        why = (f"another database of a session named {other!r} (created separately: its comparison ids may match, "
-               "its judgments are not this study's)" if other == session_name else f"session {other!r}")
+        why = (
+            f"another database of a session named {other!r} (created separately: its comparison ids may match, "
+            "its judgments are not this study's)"
+            if other == session_name
+            else f"session {other!r}"
+        )
         raise ImportFileError(
             f"{path}, field fingerprint: these files were exported from {why}, not from this session's database "
             f"({session_name!r}, {store.path.name}); nothing was imported"
@@ -647,8 +748,13 @@ def check_manifest(store: Store, session_name: str, directory: Path, *, external
 
 
 def import_export(
-    store: Store, directory: Path, rubrics: Mapping[str, Rubric], rules: ImportRules | None = None,
-    *, session_name: str | None = None, external: bool = False,
+    store: Store,
+    directory: Path,
+    rubrics: Mapping[str, Rubric],
+    rules: ImportRules | None = None,
+    *,
+    session_name: str | None = None,
+    external: bool = False,
 ) -> ImportSummary:
     """Validate an export folder against the session in `store`, then store its judgments.
 

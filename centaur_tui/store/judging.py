@@ -67,6 +67,7 @@ class JudgingSource(Protocol):
     def close(self) -> None:
         """Release what the source holds."""
 
+
 def check_state(state: str) -> None:
     """Raise JudgingError unless `state` is one of STATES."""
     if state not in STATES:
@@ -76,6 +77,7 @@ def check_state(state: str) -> None:
 def queue_state(state: str, done: bool) -> str:
     """The state a queue shows: "done" once judged, else the stored state."""
     return "done" if done else state
+
 
 def expert_record(
     comparison_id: str, expert: str, presentation: int, first: str, second: str, rubric: Rubric, draft: Draft
@@ -90,12 +92,25 @@ def expert_record(
     n = len(rubric.all)
     winner = {"option_1": first, "option_2": second}.get(draft.winner or "", "tie")
     return JudgmentRecord(
-        comparison_id=comparison_id, judge=expert, judge_kind="expert", judge_family=None,
-        presentation=presentation, option1=first, option2=second, winner=winner,
-        option1_mean=sum(s.score for s in scores[0::2]) / n, option2_mean=sum(s.score for s in scores[1::2]) / n,
-        valid=True, invalid_reason=None, rationale=draft.rationale.strip(), call_key=None, attempts=1,
-        scores=tuple(scores), seconds=round(draft.seconds, 1),
+        comparison_id=comparison_id,
+        judge=expert,
+        judge_kind="expert",
+        judge_family=None,
+        presentation=presentation,
+        option1=first,
+        option2=second,
+        winner=winner,
+        option1_mean=sum(s.score for s in scores[0::2]) / n,
+        option2_mean=sum(s.score for s in scores[1::2]) / n,
+        valid=True,
+        invalid_reason=None,
+        rationale=draft.rationale.strip(),
+        call_key=None,
+        attempts=1,
+        scores=tuple(scores),
+        seconds=round(draft.seconds, 1),
     )
+
 
 class SessionJudging:
     """An expert judging inside the session database (the app on the machine holding it).
@@ -139,8 +154,12 @@ class SessionJudging:
             (self.expert.id,),
         )
         return [
-            QueueItem(str(r["id"]), r["position"], queue_state(r["state"], bool(r["done"])),  # type: ignore[arg-type]
-                      self.study.task(r["task"]).title)
+            QueueItem(
+                str(r["id"]),
+                r["position"],
+                queue_state(r["state"], bool(r["done"])),  # type: ignore[arg-type]
+                self.study.task(r["task"]).title,
+            )
             for r in rows
         ]
 
@@ -148,8 +167,7 @@ class SessionJudging:
         a = self._assignment(key)
         task = self.study.task(a["task"])
         ids = (a["output_b"], a["output_a"]) if a["flipped"] else (a["output_a"], a["output_b"])
-        texts = {r["id"]: r["text"] for r in self.store.read(
-            "SELECT id, text FROM outputs WHERE id IN (?, ?)", ids)}
+        texts = {r["id"]: r["text"] for r in self.store.read("SELECT id, text FROM outputs WHERE id IN (?, ?)", ids)}
         shown: list[str] = []
         log: list[tuple[Any, ...]] = []
         for option, output_id in enumerate(ids, start=1):
@@ -159,9 +177,15 @@ class SessionJudging:
             self.masked += sum(m.occurrences for m in masked)
         log_maskings(self.store, log)
         return JudgingItem(
-            key=key, task_title=task.title, task_prompt=clean_text(task.prompt), deliverable=task.deliverable,
-            rubric=self.study.rubric(task.id), option_1=shown[0], option_2=shown[1],
-            allow_ties=self.study.session.judging.allow_ties, min_rationale=self.min_rationale,
+            key=key,
+            task_title=task.title,
+            task_prompt=clean_text(task.prompt),
+            deliverable=task.deliverable,
+            rubric=self.study.rubric(task.id),
+            option_1=shown[0],
+            option_2=shown[1],
+            allow_ties=self.study.session.judging.allow_ties,
+            min_rationale=self.min_rationale,
         )
 
     def draft(self, key: str) -> Draft | None:
@@ -260,8 +284,9 @@ class SessionJudging:
             raise JudgingError("this comparison has no stored judgment to revise")
         scores: dict[str, list[int | None]] = {}
         position = {latest["option1"]: 0, latest["option2"]: 1}
-        for s in self.store.read("SELECT candidate, dimension, score FROM scores WHERE judgment_id = ?",
-                                    (latest["id"],)):
+        for s in self.store.read(
+            "SELECT candidate, dimension, score FROM scores WHERE judgment_id = ?", (latest["id"],)
+        ):
             scores.setdefault(s["dimension"], [None, None])[position[s["candidate"]]] = s["score"]
         winner = {latest["option1"]: "option_1", latest["option2"]: "option_2"}.get(latest["winner"], "tie")
         return Draft(scores, winner, latest["rationale"] or "", latest["seconds"] or 0.0)  # type: ignore[arg-type]

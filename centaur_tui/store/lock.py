@@ -87,7 +87,8 @@ class SessionLock:
         holder = lock_holder(self.database) or {}
         who = (
             f"process {holder.get('pid', '?')} on {holder.get('host', '?')} since {holder.get('since', '?')}"
-            if holder else "another process"
+            if holder
+            else "another process"
         )
         return (
             f"{self.database}: this session is being run already by {who} (lock file {self.path}); "
@@ -107,6 +108,7 @@ class SessionLock:
     def __enter__(self) -> SessionLock:
         return self.acquire()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.release()

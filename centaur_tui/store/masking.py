@@ -33,7 +33,6 @@ def session_blinding(study: Study) -> Blinding:
     return blinding_for(study.session, read_blinding_file(study))
 
 
-
 def log_maskings(store: Store, entries: Iterable[tuple[int, int, str, str, int]]) -> None:
     """Log masked phrases: (assignment id, option 1 or 2, output id, term, occurrences); a repeat is ignored."""
     rows = [(*entry, utc_now()) for entry in entries]

@@ -23,8 +23,9 @@ from centaur_tui.store.db import Store
 def stored_facts(store: Store) -> StoredFacts:
     """Ids of the stored outputs and assistance texts, and each LLM judgment slot's validity (latest revision)."""
     judgments: dict[tuple[str, str, int], bool] = {}
-    for r in store.read("SELECT comparison_id, judge, presentation, valid FROM judgments WHERE judge_kind = 'llm'"
-                        " ORDER BY revision"):
+    for r in store.read(
+        "SELECT comparison_id, judge, presentation, valid FROM judgments WHERE judge_kind = 'llm' ORDER BY revision"
+    ):
         judgments[(r["comparison_id"], r["judge"], r["presentation"])] = bool(r["valid"])
     return StoredFacts(
         outputs=frozenset(r["id"] for r in store.read("SELECT id FROM outputs")),

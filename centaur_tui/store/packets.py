@@ -28,7 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from centaur_tui.domain.blinding import MIN_RATIONALE_CHARS, Blinding, Draft, JudgingItem, QueueItem, clean_text, missing
+from centaur_tui.domain.blinding import (
+    MIN_RATIONALE_CHARS,
+    Blinding,
+    Draft,
+    JudgingItem,
+    QueueItem,
+    clean_text,
+    missing,
+)
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.plan import canonical_json, digest
 from centaur_tui.domain.records import JudgmentRecord
@@ -62,8 +70,10 @@ def session_secret(store: Store, create: bool = False) -> str | None:
     """The session database's packet key (64 hex digits), written on first need when `create`; None if none yet."""
     if create:
         with store.write() as c:
-            c.execute("INSERT OR IGNORE INTO session_secret (id, secret, created_at) VALUES (1, ?, ?)",
-                      (secrets.token_hex(32), utc_now()))
+            c.execute(
+                "INSERT OR IGNORE INTO session_secret (id, secret, created_at) VALUES (1, ?, ?)",
+                (secrets.token_hex(32), utc_now()),
+            )
     value = store.read_value("SELECT secret FROM session_secret WHERE id = 1")
     return str(value) if value else None
 
@@ -78,8 +88,19 @@ def keyed_fingerprint(study: Study, secret: str) -> str:
     return _mac(secret, "session-fingerprint", study.session.name)[:16]
 
 
-SIGNED_META = ("format", "version", "packet_id", "session", "session_name", "expert_id", "expert_name",
-               "allow_ties", "min_rationale", "simulated", "created_at")
+SIGNED_META = (
+    "format",
+    "version",
+    "packet_id",
+    "session",
+    "session_name",
+    "expert_id",
+    "expert_name",
+    "allow_ties",
+    "min_rationale",
+    "simulated",
+    "created_at",
+)
 """The `packet_meta` keys the packet's HMAC covers (`mac` itself is the only other key)."""
 
 
@@ -88,14 +109,24 @@ def _item_mac(secret: str, packet_id: str, assignment_id: int, item: dict[str, A
     return _mac(secret, "packet-item", packet_id, assignment_id, *(item[k] for k in _ITEM_FIELDS))
 
 
-_ITEM_FIELDS = ("token", "position", "task_title", "task_prompt", "deliverable", "rubric", "option_1", "option_2",
-                "exported_state")
+_ITEM_FIELDS = (
+    "token",
+    "position",
+    "task_title",
+    "task_prompt",
+    "deliverable",
+    "rubric",
+    "option_1",
+    "option_2",
+    "exported_state",
+)
 
 
 def _packet_mac(secret: str, meta: dict[str, Any], items: list[dict[str, Any]]) -> str:
     """The HMAC of the packet's metadata and its list of items (so none can be added, dropped or reordered)."""
-    return _mac(secret, "packet", {k: meta.get(k) for k in SIGNED_META},
-                [[i["position"], i["token"], i["mac"]] for i in items])
+    return _mac(
+        secret, "packet", {k: meta.get(k) for k in SIGNED_META}, [[i["position"], i["token"], i["mac"]] for i in items]
+    )
 
 
 class _PacketFile:
@@ -117,8 +148,10 @@ class _PacketFile:
         if not create and meta.get("format") != PACKET_FORMAT:
             raise PacketError(f"{path}: not a judging packet")
         if not create and meta.get("version") != str(PACKET_VERSION):
-            raise PacketError(f"{path}: packet_meta version {meta.get('version')!r}: this program reads packet "
-                              f"version {PACKET_VERSION} only; export the packet again")
+            raise PacketError(
+                f"{path}: packet_meta version {meta.get('version')!r}: this program reads packet "
+                f"version {PACKET_VERSION} only; export the packet again"
+            )
         self.path = path
         self.meta = meta
         self._conn = conn
@@ -154,8 +187,9 @@ class PacketExport:
     maskings: int
 
 
-def export_packet(store: Store, study: Study, expert: ExpertSpec, out: Path,
-                  blinding: Blinding | None = None) -> PacketExport:
+def export_packet(
+    store: Store, study: Study, expert: ExpertSpec, out: Path, blinding: Blinding | None = None
+) -> PacketExport:
     """Write a judging packet of an expert's open assignments; it holds no identity at all.
 
     Raises:
@@ -177,20 +211,30 @@ def export_packet(store: Store, study: Study, expert: ExpertSpec, out: Path,
     try:
         with db.write() as c:
             meta = {
-                "format": PACKET_FORMAT, "version": str(PACKET_VERSION), "packet_id": packet_id,
-                "session": keyed_fingerprint(study, key), "session_name": study.session.name,
-                "expert_id": expert.id, "expert_name": expert.name,
+                "format": PACKET_FORMAT,
+                "version": str(PACKET_VERSION),
+                "packet_id": packet_id,
+                "session": keyed_fingerprint(study, key),
+                "session_name": study.session.name,
+                "expert_id": expert.id,
+                "expert_name": expert.name,
                 "allow_ties": "true" if study.session.judging.allow_ties else "false",
-                "min_rationale": str(judging.min_rationale), "simulated": "true" if judging.simulated else "false",
+                "min_rationale": str(judging.min_rationale),
+                "simulated": "true" if judging.simulated else "false",
                 "created_at": utc_now(),
             }
             items: list[dict[str, Any]] = []
             for position, q in enumerate(open_items, start=1):
                 item = judging.item(q.key)
                 row: dict[str, Any] = {
-                    "token": _token(secret, int(q.key)), "position": position, "task_title": item.task_title,
-                    "task_prompt": item.task_prompt, "deliverable": item.deliverable,
-                    "rubric": _rubric_json(item.rubric), "option_1": item.option_1, "option_2": item.option_2,
+                    "token": _token(secret, int(q.key)),
+                    "position": position,
+                    "task_title": item.task_title,
+                    "task_prompt": item.task_prompt,
+                    "deliverable": item.deliverable,
+                    "rubric": _rubric_json(item.rubric),
+                    "option_1": item.option_1,
+                    "option_2": item.option_2,
                     "exported_state": q.state if q.state in STATES else "pending",
                 }
                 row["mac"] = _item_mac(key, packet_id, int(q.key), row)
@@ -245,17 +289,29 @@ class PacketJudging:
             "SELECT i.token, i.position, i.state, i.task_title, r.token IS NOT NULL AS done"
             " FROM items i LEFT JOIN results r ON r.token = i.token ORDER BY i.position"
         )
-        return [QueueItem(r["token"], r["position"], queue_state(r["state"], bool(r["done"])),  # type: ignore[arg-type]
-                          r["task_title"]) for r in rows]
+        return [
+            QueueItem(
+                r["token"],
+                r["position"],
+                queue_state(r["state"], bool(r["done"])),  # type: ignore[arg-type]
+                r["task_title"],
+            )
+            for r in rows
+        ]
 
     def item(self, key: str) -> JudgingItem:
         r = self._item_row(key)
         # A packet may have travelled: clean its texts again rather than trust the file.
         return JudgingItem(
-            key=key, task_title=r["task_title"], task_prompt=clean_text(r["task_prompt"]),
-            deliverable=r["deliverable"], rubric=Rubric.model_validate_json(r["rubric"]),
-            option_1=clean_text(r["option_1"]), option_2=clean_text(r["option_2"]),
-            allow_ties=self.allow_ties, min_rationale=self.min_rationale,
+            key=key,
+            task_title=r["task_title"],
+            task_prompt=clean_text(r["task_prompt"]),
+            deliverable=r["deliverable"],
+            rubric=Rubric.model_validate_json(r["rubric"]),
+            option_1=clean_text(r["option_1"]),
+            option_2=clean_text(r["option_2"]),
+            allow_ties=self.allow_ties,
+            min_rationale=self.min_rationale,
         )
 
     def draft(self, key: str) -> Draft | None:
@@ -366,8 +422,9 @@ def _shown(value: Any) -> str:
 class _Checked:
     """The fields of one result or draft, checked against the session's rules; `errors` names item and field."""
 
-    def __init__(self, label: str, row: dict[str, Any], rubric: Rubric, allow_ties: bool, min_rationale: int,
-                 complete: bool) -> None:
+    def __init__(
+        self, label: str, row: dict[str, Any], rubric: Rubric, allow_ties: bool, min_rationale: int, complete: bool
+    ) -> None:
         self.errors: list[str] = []
         self.label = label
         self.scores = self._scores(row["scores"], rubric, complete)
@@ -383,8 +440,11 @@ class _Checked:
         if not isinstance(self.rationale, str):
             self._error("rationale", f"{_shown(self.rationale)} is not text")
         elif complete and len(self.rationale.strip()) < min_rationale:
-            self._error("rationale", f"{len(self.rationale.strip())} characters; the session requires at least "
-                                     f"{min_rationale} (judging.expert_min_rationale)")
+            self._error(
+                "rationale",
+                f"{len(self.rationale.strip())} characters; the session requires at least "
+                f"{min_rationale} (judging.expert_min_rationale)",
+            )
         self.seconds = row["seconds"]
         if isinstance(self.seconds, bool) or not isinstance(self.seconds, (int, float)):
             self._error("seconds", f"{_shown(self.seconds)} is not a number")
@@ -412,8 +472,10 @@ class _Checked:
         ids = [d.id for d in rubric.all]
         unknown = sorted(set(data) - set(ids))
         if unknown:
-            self._error("scores", f"dimension(s) not in the task's rubric: {', '.join(unknown)} "
-                                  f"(the rubric has {', '.join(ids)})")
+            self._error(
+                "scores",
+                f"dimension(s) not in the task's rubric: {', '.join(unknown)} (the rubric has {', '.join(ids)})",
+            )
         scores: dict[str, list[int | None]] = {}
         for d in ids:
             pair = data.get(d)
@@ -442,10 +504,26 @@ def _insert_judgment(c: sqlite3.Connection, record: JudgmentRecord) -> None:
         "INSERT INTO judgments (comparison_id, judge, judge_kind, judge_family, presentation, revision, option1,"
         " option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale, call_key, attempts, seconds,"
         " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (record.comparison_id, record.judge, record.judge_kind, record.judge_family, record.presentation,
-         record.revision, record.option1, record.option2, record.winner, record.option1_mean, record.option2_mean,
-         int(record.valid), record.invalid_reason, record.rationale, record.call_key, record.attempts, record.seconds,
-         utc_now()),
+        (
+            record.comparison_id,
+            record.judge,
+            record.judge_kind,
+            record.judge_family,
+            record.presentation,
+            record.revision,
+            record.option1,
+            record.option2,
+            record.winner,
+            record.option1_mean,
+            record.option2_mean,
+            int(record.valid),
+            record.invalid_reason,
+            record.rationale,
+            record.call_key,
+            record.attempts,
+            record.seconds,
+            utc_now(),
+        ),
     )
     c.executemany(
         "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
@@ -465,8 +543,9 @@ def _same_judgment(c: sqlite3.Connection, stored: tuple[Any, ...], record: Judgm
 def _refuse(path: Path, problems: list[str]) -> PacketRefused:
     listed = problems[:MAX_LISTED]
     more = f"\n  ... and {len(problems) - MAX_LISTED} more" if len(problems) > MAX_LISTED else ""
-    return PacketRefused(f"{path}: refused, nothing imported ({len(problems)} problem(s)):\n  "
-                         + "\n  ".join(listed) + more)
+    return PacketRefused(
+        f"{path}: refused, nothing imported ({len(problems)} problem(s)):\n  " + "\n  ".join(listed) + more
+    )
 
 
 def import_packet(store: Store, study: Study, path: Path, expert_id: str | None = None) -> PacketImport:
@@ -488,17 +567,21 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
     key = session_secret(store)
     fingerprint = keyed_fingerprint(study, key) if key else None
     if key is None or meta.get("session") != fingerprint:
-        raise PacketError(f"{path}: this packet belongs to another session (packet_meta session_name "
-                          f"{meta.get('session_name')!r}, fingerprint {meta.get('session')!r}; this session "
-                          f"{study.session.name!r} has {fingerprint or 'exported no packet'})")
+        raise PacketError(
+            f"{path}: this packet belongs to another session (packet_meta session_name "
+            f"{meta.get('session_name')!r}, fingerprint {meta.get('session')!r}; this session "
+            f"{study.session.name!r} has {fingerprint or 'exported no packet'})"
+        )
     packet_id = meta.get("packet_id", "")
     exported = store.read("SELECT expert, secret, items FROM expert_packets WHERE id = ?", (packet_id,))
     if not exported:
         raise PacketError(f"{path}: packet_meta packet_id {packet_id!r} was not exported from this database")
     owner, token_secret = exported[0]["expert"], exported[0]["secret"]
     if meta.get("expert_id") != owner:
-        raise PacketRefused(f"{path}: packet_meta expert_id {meta.get('expert_id')!r}, but packet {packet_id} "
-                            f"was exported for {owner!r}; nothing imported")
+        raise PacketRefused(
+            f"{path}: packet_meta expert_id {meta.get('expert_id')!r}, but packet {packet_id} "
+            f"was exported for {owner!r}; nothing imported"
+        )
     if expert_id is not None and expert_id != owner:
         raise PacketError(f"{path}: this is {owner}'s packet, not {expert_id}'s; nothing imported")
     assignments = store.read(
@@ -523,8 +606,10 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
         else:
             items[item["token"]] = (label, a)
     if not problems and not hmac.compare_digest(str(meta.get("mac", "")), _packet_mac(key, meta, packet.items)):
-        problems.append(f"packet_meta: changed after export, or items added, dropped or reordered (the packet's "
-                        f"integrity check fails; {len(packet.items)} item(s), {exported[0]['items']} exported)")
+        problems.append(
+            f"packet_meta: changed after export, or items added, dropped or reordered (the packet's "
+            f"integrity check fails; {len(packet.items)} item(s), {exported[0]['items']} exported)"
+        )
     if problems:
         raise _refuse(path, problems)
 
@@ -536,8 +621,10 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
         for row in rows:
             token = row["token"]
             if token not in items:
-                problems.append(f"{kind} (token {_shown(token)}): not an item of this packet, so not a comparison "
-                                f"assigned to {owner}")
+                problems.append(
+                    f"{kind} (token {_shown(token)}): not an item of this packet, so not a comparison "
+                    f"assigned to {owner}"
+                )
                 continue
             label, a = items[token]
             if kind == "result" and token in seen:
@@ -546,8 +633,14 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
             if kind == "draft" and token in seen:
                 continue  # judged: the result supersedes the draft (`centaur judge` deletes it on submit)
             seen.add(token)
-            checked = _Checked(f"{label} {kind}", row, study.rubric(a["task"]), rules.allow_ties,
-                               rules.expert_min_rationale, complete=kind == "result")
+            checked = _Checked(
+                f"{label} {kind}",
+                row,
+                study.rubric(a["task"]),
+                rules.allow_ties,
+                rules.expert_min_rationale,
+                complete=kind == "result",
+            )
             problems.extend(checked.errors)
             results.append((kind, a, checked))
     if problems:
@@ -561,8 +654,10 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
             # A place skipped or flagged in the packet is so in the session, unless the session changed
             # it too since the export (then the session's is newer); a judgment makes it done anyway.
             if item["state"] != item["exported_state"]:
-                cur = c.execute("UPDATE expert_assignments SET state = ? WHERE id = ? AND state = ?",
-                                (item["state"], items[item["token"]][1]["id"], item["exported_state"]))
+                cur = c.execute(
+                    "UPDATE expert_assignments SET state = ? WHERE id = ? AND state = ?",
+                    (item["state"], items[item["token"]][1]["id"], item["exported_state"]),
+                )
                 states += cur.rowcount
         for kind, a, checked in results:
             draft = checked.draft()
@@ -579,8 +674,12 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
                     "SELECT scores, winner, rationale, seconds, version FROM expert_drafts WHERE assignment_id = ?",
                     (a["id"],),
                 ).fetchone()
-                if current is not None and tuple(current[:4]) == (draft.to_json(), draft.winner, draft.rationale,
-                                                                  draft.seconds):
+                if current is not None and tuple(current[:4]) == (
+                    draft.to_json(),
+                    draft.winner,
+                    draft.rationale,
+                    draft.seconds,
+                ):
                     drafts_already += 1
                 elif current is not None and current[4] >= checked.version:
                     drafts_kept += 1
@@ -590,14 +689,22 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
                         " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (assignment_id) DO UPDATE SET"
                         " scores = excluded.scores, winner = excluded.winner, rationale = excluded.rationale,"
                         " seconds = excluded.seconds, version = excluded.version, updated_at = excluded.updated_at",
-                        (a["id"], draft.to_json(), draft.winner, draft.rationale, draft.seconds, checked.version,
-                         utc_now()),
+                        (
+                            a["id"],
+                            draft.to_json(),
+                            draft.winner,
+                            draft.rationale,
+                            draft.seconds,
+                            checked.version,
+                            utc_now(),
+                        ),
                     )
                     drafts_added += 1
                 continue
             rubric = study.rubric(a["task"])
-            first, second = ((a["candidate_b"], a["candidate_a"]) if a["flipped"]
-                             else (a["candidate_a"], a["candidate_b"]))
+            first, second = (
+                (a["candidate_b"], a["candidate_a"]) if a["flipped"] else (a["candidate_a"], a["candidate_b"])
+            )
             record = expert_record(a["comparison_id"], owner, a["presentation"], first, second, rubric, draft)
             if stored is None:
                 _insert_judgment(c, record)
@@ -606,8 +713,20 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
             elif _same_judgment(c, tuple(stored), record):
                 already += 1
             else:
-                kept.append(f"{checked.label}: {owner} has a different judgment of this comparison stored "
-                            f"already (judged in the app?); the stored one is kept")
+                kept.append(
+                    f"{checked.label}: {owner} has a different judgment of this comparison stored "
+                    f"already (judged in the app?); the stored one is kept"
+                )
     done = sum(1 for kind, _, _ in results if kind == "result")
-    return PacketImport(packet_id, owner, added, already, len(packet.items) - done, drafts_added, drafts_already,
-                        drafts_kept, tuple(kept), states)
+    return PacketImport(
+        packet_id,
+        owner,
+        added,
+        already,
+        len(packet.items) - done,
+        drafts_added,
+        drafts_already,
+        drafts_kept,
+        tuple(kept),
+        states,
+    )

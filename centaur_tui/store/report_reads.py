@@ -54,8 +54,9 @@ def fingerprint(store: Store) -> tuple[Any, ...]:
     human-worker deliverables (locked drafts, never changed afterwards) feed the human-worker
     section's productivity, so their count is part of it too.
     """
-    judgments = store.read_table(
-        "SELECT count(*), coalesce(max(id), 0), coalesce(sum(valid), 0) FROM judgments").rows[0]
+    judgments = store.read_table("SELECT count(*), coalesce(max(id), 0), coalesce(sum(valid), 0) FROM judgments").rows[
+        0
+    ]
     comparisons = store.read_value("SELECT count(*) FROM comparisons")
     meta = tuple(store.read_table("SELECT key, value FROM meta ORDER BY key").rows)
     # work_drafts exists in every migrated database (schema migration 1).

@@ -154,28 +154,49 @@ _WORK_TABLES = (
 """The tables of experts as workers (`work` module)."""
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "the unversioned schema of 3874c43: pipeline, expert and work tables",
-              _PIPELINE_TABLES + _WORK_TABLES + _EXPERT_TABLES),
-    Migration(2, "the schema is versioned by user_version; the expert tables' own version row goes",
-              ("DELETE FROM meta WHERE key = 'expert_schema_version'",)),
-    Migration(3, "the provider's finish reason of every call and failed attempt (NULL: not recorded)",
-              ("ALTER TABLE calls ADD COLUMN finish_reason TEXT",
-               "ALTER TABLE call_errors ADD COLUMN finish_reason TEXT")),
+    Migration(
+        1,
+        "the unversioned schema of 3874c43: pipeline, expert and work tables",
+        _PIPELINE_TABLES + _WORK_TABLES + _EXPERT_TABLES,
+    ),
+    Migration(
+        2,
+        "the schema is versioned by user_version; the expert tables' own version row goes",
+        ("DELETE FROM meta WHERE key = 'expert_schema_version'",),
+    ),
+    Migration(
+        3,
+        "the provider's finish reason of every call and failed attempt (NULL: not recorded)",
+        ("ALTER TABLE calls ADD COLUMN finish_reason TEXT", "ALTER TABLE call_errors ADD COLUMN finish_reason TEXT"),
+    ),
     # The key of the judging packets' HMAC (store.packets): one row, written on first need (the
     # first packet export) from Python's `secrets`, never into a packet. Created lazily rather
     # than here so that every database, also a copy made before its first export, gets its own.
-    Migration(4, "the per-session secret that signs judging packets (its row is written on first need)",
-              ("CREATE TABLE IF NOT EXISTS session_secret (id INTEGER PRIMARY KEY CHECK (id = 1),"
-               " secret TEXT NOT NULL, created_at TEXT NOT NULL)",)),
+    Migration(
+        4,
+        "the per-session secret that signs judging packets (its row is written on first need)",
+        (
+            "CREATE TABLE IF NOT EXISTS session_secret (id INTEGER PRIMARY KEY CHECK (id = 1),"
+            " secret TEXT NOT NULL, created_at TEXT NOT NULL)",
+        ),
+    ),
     # 16 random bytes (128 bits) from SQLite's CSPRNG: two sessions with the same name, seed and
     # candidates (whose comparison ids are then equal) still tell their exports apart.
-    Migration(5, "a random id of the session database (meta.session_id), which its CSV exports carry",
-              ("INSERT OR IGNORE INTO meta (key, value) VALUES ('session_id', lower(hex(randomblob(16))))",)),
-    Migration(6, "every call in flight (key, stage, model, pid, started_at), written before it is sent and deleted "
-                 "when it is answered or fails: rows left by a killed run count the calls that may be billed twice",
-              ("""CREATE TABLE calls_in_flight (
+    Migration(
+        5,
+        "a random id of the session database (meta.session_id), which its CSV exports carry",
+        ("INSERT OR IGNORE INTO meta (key, value) VALUES ('session_id', lower(hex(randomblob(16))))",),
+    ),
+    Migration(
+        6,
+        "every call in flight (key, stage, model, pid, started_at), written before it is sent and deleted "
+        "when it is answered or fails: rows left by a killed run count the calls that may be billed twice",
+        (
+            """CREATE TABLE calls_in_flight (
     key TEXT PRIMARY KEY, stage TEXT NOT NULL, model TEXT NOT NULL, pid INTEGER NOT NULL, started_at TEXT NOT NULL
-)""",)),
+)""",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 
@@ -206,7 +227,8 @@ def migrate(conn: sqlite3.Connection, path: Path, target: int = SCHEMA_VERSION) 
     if found > SCHEMA_VERSION:
         raise StoreError(
             f"{path}: session database schema version {found} is newer than this program reads "
-            f"(up to {SCHEMA_VERSION}); open it with a newer centaur-tui", title="Newer session database",
+            f"(up to {SCHEMA_VERSION}); open it with a newer centaur-tui",
+            title="Newer session database",
         )
     lock = threading.Lock()
     for step in MIGRATIONS[found:target]:

@@ -98,14 +98,16 @@ class WorkStore:
             if aid is not None and aid not in have:
                 raise WorkError(
                     f"no assistance text of {a.condition} for task {a.task} in run {ASSISTANCE_RUN} yet: "
-                    f"run the session first (`centaur run {study.session_file}`)", title="Run the session first",
+                    f"run the session first (`centaur run {study.session_file}`)",
+                    title="Run the session first",
                 )
             rows.append((a.expert, a.task, a.condition, aid, a.position, utc_now()))
         with self.store.write() as c:
             before = c.total_changes
             c.executemany(
                 "INSERT OR IGNORE INTO work_assignments (expert, task, condition, assistance_id, position, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)", rows,
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
             )
             added = c.total_changes - before
         return added, design
@@ -130,8 +132,9 @@ class WorkStore:
     # -- drafts -----------------------------------------------------------------------------
 
     def draft(self, key: int) -> WorkDraft | None:
-        rows = self.store.read("SELECT text, seconds, edits, pastes, locked FROM work_drafts WHERE assignment_id = ?",
-                               (key,))
+        rows = self.store.read(
+            "SELECT text, seconds, edits, pastes, locked FROM work_drafts WHERE assignment_id = ?", (key,)
+        )
         if not rows:
             return None
         r = rows[0]
@@ -158,8 +161,9 @@ class WorkStore:
         """
         if not draft.text.strip():
             raise WorkError("the deliverable is empty", title="Not complete yet")
-        rows = self.store.read("SELECT expert, task, condition, assistance_id FROM work_assignments WHERE id = ?",
-                               (key,))
+        rows = self.store.read(
+            "SELECT expert, task, condition, assistance_id FROM work_assignments WHERE id = ?", (key,)
+        )
         if not rows:
             raise WorkError(f"no work assignment {key}")
         a = rows[0]
@@ -178,8 +182,16 @@ class WorkStore:
             c.execute(
                 "INSERT INTO outputs (id, run, task, mode, candidate, worker, worker_kind, text, assistance_id,"
                 " call_key, created_at) VALUES (?, ?, ?, 'augmentation', ?, ?, 'expert', ?, ?, NULL, ?)",
-                (oid, ASSISTANCE_RUN, a["task"], a["condition"], a["expert"], draft.text, a["assistance_id"],
-                 utc_now()),
+                (
+                    oid,
+                    ASSISTANCE_RUN,
+                    a["task"],
+                    a["condition"],
+                    a["expert"],
+                    draft.text,
+                    a["assistance_id"],
+                    utc_now(),
+                ),
             )
         return oid
 
@@ -218,13 +230,15 @@ class SessionWork:
     def queue(self) -> list[WorkQueueItem]:
         return [
             WorkQueueItem(r["id"], r["position"], self.study.task(r["task"]).title, bool(r["locked"]))
-            for r in self.work.assignments() if r["expert"] == self.expert.id
+            for r in self.work.assignments()
+            if r["expert"] == self.expert.id
         ]
 
     def item(self, key: int) -> WorkItem:
         rows = self.store.read(
             "SELECT a.task, a.expert, t.text AS assistance FROM work_assignments a"
-            " LEFT JOIN assistance_texts t ON t.id = a.assistance_id WHERE a.id = ?", (key,)
+            " LEFT JOIN assistance_texts t ON t.id = a.assistance_id WHERE a.id = ?",
+            (key,),
         )
         if not rows or rows[0]["expert"] != self.expert.id:
             raise WorkError(f"no work assignment {key} for {self.expert.id}")

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
 class CentaurApp(App[None]):
     """The centaur-tui app: sessions, their pipeline, and blind expert judging.
 
@@ -135,8 +136,15 @@ class CentaurApp(App[None]):
         from rich.console import Console
 
         width, height = self.size
-        console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, record=True,
-                          legacy_windows=False, safe_box=False)
+        console = Console(
+            width=width,
+            height=height,
+            file=io.StringIO(),
+            force_terminal=True,
+            record=True,
+            legacy_windows=False,
+            safe_box=False,
+        )
         console.print(self.screen._compositor.render_update(full=True, screen_stack=self._background_screens))
         return console.export_text()
 

@@ -8,6 +8,7 @@ at max_tokens, judge replies that are no judgment, and a reply slower than the c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import struct
@@ -19,8 +20,19 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULTS = ("rate_limit", "server_error", "unavailable", "reset", "truncated", "bad_json", "no_choices",
-          "null_content", "cut", "invalid_judgment", "slow")
+FAULTS = (
+    "rate_limit",
+    "server_error",
+    "unavailable",
+    "reset",
+    "truncated",
+    "bad_json",
+    "no_choices",
+    "null_content",
+    "cut",
+    "invalid_judgment",
+    "slow",
+)
 """Every fault kind, in rotation order."""
 ANSWERS = frozenset({"cut", "invalid_judgment"})
 """Faults that are answers to the gateway (stored as calls): a judge re-asks them, a writer keeps them."""
@@ -29,9 +41,13 @@ JUDGE_ONLY = frozenset({"invalid_judgment"})
 
 def completion_body(content: Any, finish: str = "stop", *, choices: bool = True) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "id": "r", "object": "chat.completion", "created": 1, "model": "served",
+        "id": "r",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "served",
         "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": content}}]
-        if choices else [],
+        if choices
+        else [],
         "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17},
     }
     return body
@@ -46,8 +62,13 @@ class ChaosServer:
         slow_s: How long a `slow` reply waits (more than the client's timeout).
     """
 
-    def __init__(self, answer: Callable[[dict[str, Any]], str], is_judge: Callable[[dict[str, Any]], bool],
-                 every: int = 5, slow_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        answer: Callable[[dict[str, Any]], str],
+        is_judge: Callable[[dict[str, Any]], bool],
+        every: int = 5,
+        slow_s: float = 1.0,
+    ) -> None:
         self.answer = answer
         self.is_judge = is_judge
         self.every = every
@@ -64,13 +85,12 @@ class ChaosServer:
                 pass
 
             def finish(self) -> None:
-                try:
+                with contextlib.suppress(OSError, ValueError):  # the socket was reset or closed on purpose
                     super().finish()
-                except (OSError, ValueError):  # the socket was reset or closed on purpose
-                    pass
 
-            def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None,
-                      length: int | None = None) -> None:
+            def _send(
+                self, status: int, data: bytes, headers: dict[str, str] | None = None, length: int | None = None
+            ) -> None:
                 self.send_response(status)
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
@@ -84,7 +104,7 @@ class ChaosServer:
                 self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 self.request.close()
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 fault = chaos._next_fault(body)
                 text = chaos.answer(body)

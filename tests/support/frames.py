@@ -18,8 +18,9 @@ class Data:
     def comparison(self, run: int, task: str, mode: str, x: str, y: str) -> str:
         a, b = sorted((x, y))
         cid = f"c:{mode}:{task}:{run}:{a}:{b}"
-        self.comparisons.setdefault(cid, {"id": cid, "run": run, "task": task, "mode": mode,
-                                          "candidate_a": a, "candidate_b": b})
+        self.comparisons.setdefault(
+            cid, {"id": cid, "run": run, "task": task, "mode": mode, "candidate_a": a, "candidate_b": b}
+        )
         return cid
 
     def judge(
@@ -43,19 +44,44 @@ class Data:
         """Add one judgment (first = option1, the option shown first); returns its judgment_id."""
         cid = self.comparison(run, task, mode, first, second)
         jid = len(self.judgments) + 1
-        self.judgments.append({
-            "run": run, "task": task, "mode": mode, "comparison_id": cid, "judge": judge, "judge_kind": kind,
-            "judge_family": family, "option1": first, "option2": second, "winner": winner if valid else None,
-            "option1_mean": stated[0], "option2_mean": stated[1], "valid": int(valid),
-            "invalid_reason": None if valid else "invalid after 3 attempt(s): no JSON", "rationale": "r",
-            "judgment_id": jid, "presentation": presentation, "revision": revision, "attempts": 1, "seconds": None,
-        })
+        self.judgments.append(
+            {
+                "run": run,
+                "task": task,
+                "mode": mode,
+                "comparison_id": cid,
+                "judge": judge,
+                "judge_kind": kind,
+                "judge_family": family,
+                "option1": first,
+                "option2": second,
+                "winner": winner if valid else None,
+                "option1_mean": stated[0],
+                "option2_mean": stated[1],
+                "valid": int(valid),
+                "invalid_reason": None if valid else "invalid after 3 attempt(s): no JSON",
+                "rationale": "r",
+                "judgment_id": jid,
+                "presentation": presentation,
+                "revision": revision,
+                "attempts": 1,
+                "seconds": None,
+            }
+        )
         if scores is not None and valid:
             for cand, dims in zip((first, second), scores, strict=True):
                 for dim, value in dims.items():
-                    self.scores.append({"comparison_id": cid, "judge": judge, "candidate": cand, "dimension": dim,
-                                        "dimension_kind": "general" if dim.startswith("g") else "task",
-                                        "score": value, "judgment_id": jid})
+                    self.scores.append(
+                        {
+                            "comparison_id": cid,
+                            "judge": judge,
+                            "candidate": cand,
+                            "dimension": dim,
+                            "dimension_kind": "general" if dim.startswith("g") else "task",
+                            "score": value,
+                            "judgment_id": jid,
+                        }
+                    )
         return jid
 
     def frames(self, design: Design | None = None, **kwargs: Any) -> Frames:

@@ -29,7 +29,7 @@ class HostileServer:
             def log_message(self, *args: object) -> None:  # keep the test output clean
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 server.requests.append(body)
                 status, headers, payload = server.respond(body, {k.lower(): v for k, v in self.headers.items()})

@@ -31,8 +31,9 @@ def assign(path: Path, expert_id: str, n: int, **kwargs: object) -> None:
     with Store(study.database) as store:
         experts = ExpertStore(store)
         expert = experts.expert(study, expert_id)
-        planned = plan_assignments(experts.pool(), expert, experts.existing(), n, "stratified", study.session.seed,
-                                   **kwargs)  # type: ignore[arg-type]
+        planned = plan_assignments(
+            experts.pool(), expert, experts.existing(), n, "stratified", study.session.seed, **kwargs
+        )  # type: ignore[arg-type]
         experts.add_assignments(expert.id, planned)
 
 

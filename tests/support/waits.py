@@ -19,8 +19,9 @@ POLL = 0.02
 """Seconds between two checks of a condition (a Pilot pause lets messages and workers run)."""
 
 
-async def wait_until(pilot: Any, predicate: Callable[[], object], what: str = "the condition",
-                     timeout: float = TIMEOUT) -> None:
+async def wait_until(
+    pilot: Any, predicate: Callable[[], object], what: str = "the condition", timeout: float = TIMEOUT
+) -> None:
     """Let the app run (messages, workers, timers) until `predicate()` is true, for at most `timeout` seconds.
 
     Raises:
@@ -79,8 +80,9 @@ async def workers_done(pilot: Any, timeout: float = TIMEOUT) -> None:
         AssertionError: The workers had not finished after `timeout` seconds.
     """
     workers = list(pilot.app.workers)
-    results = await bounded(asyncio.gather(*(w.wait() for w in workers), return_exceptions=True),
-                            "the app's workers to finish", timeout)
+    results = await bounded(
+        asyncio.gather(*(w.wait() for w in workers), return_exceptions=True), "the app's workers to finish", timeout
+    )
     for result in results:
         if isinstance(result, BaseException) and not isinstance(result, WorkerCancelled):
             raise result

@@ -117,17 +117,31 @@ and the provider errors logged for those calls.
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(Text(f"Audit: {self.candidate} in {self.task_id} ({self.mode})"), id="audit-title",
-                     classes="screen-title")
+        yield Static(
+            Text(f"Audit: {self.candidate} in {self.task_id} ({self.mode})"), id="audit-title", classes="screen-title"
+        )
         yield Static("", id="audit-banner", classes="simulated-banner", markup=False)
         with Horizontal(id="audit-filters"):
             yield Select([("all runs", ALL)], value=ALL, allow_blank=False, id="filter-run")
             yield Select([("all judges", ALL)], value=ALL, allow_blank=False, id="filter-judge")
-            yield Select([("any outcome", ALL), ("won", "won"), ("lost", "lost"), ("tie", "tie"),
-                          ("no verdict", "none")], value=ALL, allow_blank=False, id="filter-outcome")
-            yield Select([("any validity", ALL), ("valid", "valid"), ("invalid", "invalid"),
-                          ("superseded", "superseded"), ("unjudged", "unjudged")],
-                         value=ALL, allow_blank=False, id="filter-validity")
+            yield Select(
+                [("any outcome", ALL), ("won", "won"), ("lost", "lost"), ("tie", "tie"), ("no verdict", "none")],
+                value=ALL,
+                allow_blank=False,
+                id="filter-outcome",
+            )
+            yield Select(
+                [
+                    ("any validity", ALL),
+                    ("valid", "valid"),
+                    ("invalid", "invalid"),
+                    ("superseded", "superseded"),
+                    ("unjudged", "unjudged"),
+                ],
+                value=ALL,
+                allow_blank=False,
+                id="filter-validity",
+            )
             yield Input(placeholder="search text", id="filter-search")
         with Horizontal(id="audit-body"):
             yield DataTable(id="audit-judgments", cursor_type="row", zebra_stripes=True)
@@ -153,8 +167,7 @@ and the provider errors logged for those calls.
         """Read the cell's records off the event loop."""
         from centaur_tui.services.audit import cell_audit
 
-        audit, simulated = cell_audit(self.app.store_for(self.study), self.task_id, self.mode,
-                                      self.candidate)
+        audit, simulated = cell_audit(self.app.store_for(self.study), self.task_id, self.mode, self.candidate)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._loaded, audit, simulated)
 
@@ -192,7 +205,8 @@ and the provider errors logged for those calls.
         outcome, validity = self._value("#filter-outcome"), self._value("#filter-validity")
         term = self.query_one("#filter-search", Input).value.strip().lower()
         shown = [
-            r for r in self.rows
+            r
+            for r in self.rows
             if (run == ALL or str(r.comparison.comparison.run) == run)
             and (judge == ALL or (r.judgment is not None and r.judgment.judge == judge))
             and (outcome == ALL or r.outcome == outcome)
@@ -206,14 +220,25 @@ and the provider errors logged for those calls.
             j = r.judgment
             order = "" if j is None else ("first" if j.option1 == self.candidate else "second")
             winner = "" if j is None else (j.winner or "-")
-            table.add_row(*[Text(str(x)) for x in (r.comparison.comparison.run, r.opponent,
-                                                   "(not judged)" if j is None else j.judge, order, winner,
-                                                   r.validity)])
+            table.add_row(
+                *[
+                    Text(str(x))
+                    for x in (
+                        r.comparison.comparison.run,
+                        r.opponent,
+                        "(not judged)" if j is None else j.judge,
+                        order,
+                        winner,
+                        r.validity,
+                    )
+                ]
+            )
         total = len(self.rows)
         comps = len(self.audit.comparisons) if self.audit is not None else 0
         self.query_one("#audit-status", Static).update(
             f"{len(shown)} of {total} line(s) shown; {comps} comparison(s) of {self.candidate} in {self.task_id} "
-            f"({self.mode}).")
+            f"({self.mode})."
+        )
         if shown:
             table.move_cursor(row=0)
             self.show_row(shown[0])
@@ -269,12 +294,16 @@ and the provider errors logged for those calls.
                 f"Judgment {j.id} by {j.judge} ({j.judge_kind}{', family ' + j.judge_family if j.judge_family else ''})"
             )
             status = "superseded by a later revision" if row.superseded else ("valid" if j.valid else "INVALID")
-            body(f"Shown first: {j.option1}; second: {j.option2}. Revision {j.revision}, {j.attempts} attempt(s). "
-                 f"Validity: {status}.")
+            body(
+                f"Shown first: {j.option1}; second: {j.option2}. Revision {j.revision}, {j.attempts} attempt(s). "
+                f"Validity: {status}."
+            )
             if not j.valid:
                 body(f"\nReason: {j.invalid_reason or '(none given)'}")
-            body(f"\nWinner: {j.winner or '(none)'}. Stated means: {j.option1} {j.option1_mean}, "
-                 f"{j.option2} {j.option2_mean}.")
+            body(
+                f"\nWinner: {j.winner or '(none)'}. Stated means: {j.option1} {j.option1_mean}, "
+                f"{j.option2} {j.option2_mean}."
+            )
             head("Rationale")
             body(j.rationale)
             if j.scores:
@@ -287,8 +316,13 @@ and the provider errors logged for those calls.
                 first, second = j.option1, j.option2
                 width = max(len(d) for d in dims) + 2
                 body(f"{'dimension':<{width}}{first[:12]:>12}  {second[:12]:>12}\n")
-                body("\n".join(f"{d + ('*' if kinds[d] == 'general' else ''):<{width}}{v.get(first, '-')!s:>12}  "
-                               f"{v.get(second, '-')!s:>12}" for d, v in dims.items()))
+                body(
+                    "\n".join(
+                        f"{d + ('*' if kinds[d] == 'general' else ''):<{width}}{v.get(first, '-')!s:>12}  "
+                        f"{v.get(second, '-')!s:>12}"
+                        for d, v in dims.items()
+                    )
+                )
                 body("\n(* general dimension)")
             self._call(out, head, body, j.call_key, "Judge prompt (exact messages sent)", "Judge raw reply")
         for cand in (c.candidate_a, c.candidate_b):
@@ -316,8 +350,11 @@ and the provider errors logged for those calls.
         errors = self.audit.errors.get(key, [])
         if errors:
             head(f"Provider errors of call {key[:12]} ({len(errors)})")
-            body("\n".join(f"attempt {e.attempt}{' (final)' if e.final else ''}: {e.error_type}: {e.message}"
-                           for e in errors))
+            body(
+                "\n".join(
+                    f"attempt {e.attempt}{' (final)' if e.final else ''}: {e.error_type}: {e.message}" for e in errors
+                )
+            )
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -50,8 +50,12 @@ class AssignDialog(CentaurModal):
             yield Label("How many")
             yield Input("20", id="assign-n", type="integer", validators=[Number(minimum=1)])
             yield Label("Strategy")
-            yield Select([(f"{s}: {STRATEGY_HELP[s]}", s) for s in STRATEGIES], value="stratified",
-                         allow_blank=False, id="assign-strategy")
+            yield Select(
+                [(f"{s}: {STRATEGY_HELP[s]}", s) for s in STRATEGIES],
+                value="stratified",
+                allow_blank=False,
+                id="assign-strategy",
+            )
             yield Label("Overlap K (experts per comparison, for overlap)")
             yield Input("2", id="assign-overlap", type="integer", validators=[Number(minimum=2)])
             yield Label("Share of swapped repeats (0 to 0.5)")

@@ -57,8 +57,9 @@ simulated provider, not to language models.
 
     def on_mount(self) -> None:
         table = self.query_one("#sessions", DataTable)
-        table.add_columns("Session", "Data", "Calls done", "Calls left", "LLM judgments", "Expert judgments",
-                          "Expert work waiting")
+        table.add_columns(
+            "Session", "Data", "Calls done", "Calls left", "LLM judgments", "Expert judgments", "Expert work waiting"
+        )
         self.load()
 
     def on_screen_resume(self) -> None:
@@ -90,9 +91,14 @@ simulated provider, not to language models.
                 table.add_row(r.name, "invalid", "", "", "", "", "", key=str(r.path))
                 continue
             table.add_row(
-                r.name, "simulated" if r.simulated else "real",
-                f"{r.calls_done:,}" if r.run else "not run", f"{r.calls_left:,}",
-                f"{r.llm_judgments:,}", f"{r.expert_judgments:,}", f"{r.expert_waiting:,}", key=str(r.path),
+                r.name,
+                "simulated" if r.simulated else "real",
+                f"{r.calls_done:,}" if r.run else "not run",
+                f"{r.calls_left:,}",
+                f"{r.llm_judgments:,}",
+                f"{r.expert_judgments:,}",
+                f"{r.expert_waiting:,}",
+                key=str(r.path),
             )
         if rows:
             table.move_cursor(row=min(cursor, len(rows) - 1))

@@ -121,20 +121,29 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         yield Static("", id="judge-bar", markup=False)
         yield Static("", id="judge-task", markup=False)
         if self.source.simulated:
-            yield Static("SIMULATED DATA: these deliverables come from the simulated provider.",
-                         classes="simulated-banner", markup=False)
+            yield Static(
+                "SIMULATED DATA: these deliverables come from the simulated provider.",
+                classes="simulated-banner",
+                markup=False,
+            )
         with Horizontal(id="judge-body"):
             with Horizontal(id="options"):
                 yield DocumentView(id="option-1", classes="option")
                 yield DocumentView(id="option-2", classes="option")
             with VerticalScroll(id="rubric"):
-                yield Static("Score both options on every dimension: 1 = poor, 10 = excellent.",
-                             id="rubric-intro", markup=False)
+                yield Static(
+                    "Score both options on every dimension: 1 = poor, 10 = excellent.", id="rubric-intro", markup=False
+                )
                 yield RubricPanel(id="rubric-panel")
                 yield WinnerPicker(allow_ties=True, id="winner")
                 yield Label("Rationale", id="rationale-label")
-                yield TextArea(id="rationale", soft_wrap=True, tab_behavior="focus", show_line_numbers=False,
-                               placeholder="Why does the winner win? Name the decisive differences.")
+                yield TextArea(
+                    id="rationale",
+                    soft_wrap=True,
+                    tab_behavior="focus",
+                    show_line_numbers=False,
+                    placeholder="Why does the winner win? Name the decisive differences.",
+                )
                 with Horizontal(id="judge-buttons"):
                     yield Button("Submit", id="submit-button", variant="primary", disabled=True)
                     yield Button("Skip", id="skip-button")
@@ -223,7 +232,8 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             judged = sum(q.state == "done" for q in queue)
             done.update(
                 f"All {judged} comparison(s) in your queue are judged. Thank you, {self.source.expert_name}."
-                if queue else "No comparisons are assigned to you yet. Ask the researcher for an assignment."
+                if queue
+                else "No comparisons are assigned to you yet. Ask the researcher for an assignment."
             )
             self.query_one("#judge-task", Static).update("")
             self.busy = False
@@ -233,8 +243,12 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         self._shown_at = self.app.clock()
         self._base_seconds = draft.seconds
         self.query_one("#judge-task", Static).update(f"Task: {item.task_title}. Deliverable: {item.deliverable}")
-        for view, text, layout in zip(self.query(DocumentView).results(DocumentView), (item.option_1, item.option_2),
-                                      prepared.layouts, strict=True):
+        for view, text, layout in zip(
+            self.query(DocumentView).results(DocumentView),
+            (item.option_1, item.option_2),
+            prepared.layouts,
+            strict=True,
+        ):
             view.set_text(text, layout)
         panel = self.query_one("#rubric-panel", RubricPanel)
         await panel.show(item.rubric, {d.id: (draft.score(d.id, 1), draft.score(d.id, 2)) for d in item.rubric.all})
@@ -447,11 +461,17 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             raise
         queue = self.source.queue()
         back = self._return_to if how == "revise" else None
-        following = next((q for q in queue if back is not None and q.key == back.key and q.state != "done"), None) \
-            or next_open(queue, after=current.position)
+        following = next(
+            (q for q in queue if back is not None and q.key == back.key and q.state != "done"), None
+        ) or next_open(queue, after=current.position)
         ready = self._prefetched
-        if ready is not None and following is not None and ready.current is not None \
-                and ready.current.key == following.key and tuple(w for w, _ in ready.layouts) == widths:
+        if (
+            ready is not None
+            and following is not None
+            and ready.current is not None
+            and ready.current.key == following.key
+            and tuple(w for w, _ in ready.layouts) == widths
+        ):
             prepared = Prepared(following, ready.item, ready.draft, ready.layouts)
         else:
             prepared = self._prepare(following, widths)

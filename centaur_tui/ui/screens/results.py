@@ -87,12 +87,23 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
 """
 
     BINDINGS = [
-        Binding("r", "recompute", "Refresh", id="recompute",
-                tooltip="Read the database again; compute again if anything changed."),
+        Binding(
+            "r",
+            "recompute",
+            "Refresh",
+            id="recompute",
+            tooltip="Read the database again; compute again if anything changed.",
+        ),
         Binding("escape", "back", "Back", id="back", tooltip="Back to the session overview."),
         Binding("right_square_bracket", "switch_tab(1)", "Next tab", id="next-tab", tooltip="The next tab."),
-        Binding("left_square_bracket", "switch_tab(-1)", "Previous tab", id="previous-tab", show=False,
-                tooltip="The previous tab."),
+        Binding(
+            "left_square_bracket",
+            "switch_tab(-1)",
+            "Previous tab",
+            id="previous-tab",
+            show=False,
+            tooltip="The previous tab.",
+        ),
     ]
 
     def __init__(self, study: Study, runner: Callable[[], Any] = lambda: None) -> None:
@@ -246,24 +257,36 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             return [
                 SectionView(best_by_task_section(doc), id="best-by-task"),
                 SectionView(cross_mode_section(doc), id="cross-mode"),
-                Static(Text("Automation vs augmentation, overall mean rank (Figure 9). " + rho),
-                       classes="section-title"),
+                Static(
+                    Text("Automation vs augmentation, overall mean rank (Figure 9). " + rho), classes="section-title"
+                ),
                 Static(Text("\n".join(scatter_lines(points, top=float(n)))), id="scatter", classes="scatter"),
             ]
 
         titles["tab-across"], builders["tab-across"] = "Across modes", across
-        titles["tab-reliability"], builders["tab-reliability"] = "Reliability", lambda: [
-            SectionView(reliability_section(doc), id="reliability")]
-        titles["tab-validity"], builders["tab-validity"] = "Validity", lambda: [
-            SectionView(s) for s in validity_sections(doc)]
-        titles["tab-experts"], builders["tab-experts"] = "Experts vs LLM judges", lambda: [
-            SectionView(s) for s in expert_sections(doc)]
+        titles["tab-reliability"], builders["tab-reliability"] = (
+            "Reliability",
+            lambda: [SectionView(reliability_section(doc), id="reliability")],
+        )
+        titles["tab-validity"], builders["tab-validity"] = (
+            "Validity",
+            lambda: [SectionView(s) for s in validity_sections(doc)],
+        )
+        titles["tab-experts"], builders["tab-experts"] = (
+            "Experts vs LLM judges",
+            lambda: [SectionView(s) for s in expert_sections(doc)],
+        )
         if doc.human_workers is not None:
-            titles["tab-human"], builders["tab-human"] = "Human workers", lambda: [
-                SectionView(s) for s in human_worker_sections(doc)]
+            titles["tab-human"], builders["tab-human"] = (
+                "Human workers",
+                lambda: [SectionView(s) for s in human_worker_sections(doc)],
+            )
         titles["tab-left-out"], builders["tab-left-out"] = "Left out", lambda: self._left_out(doc, left)
-        scroll_ids = {"tab-validity": "validity-sections", "tab-experts": "experts-sections",
-                      "tab-human": "human-sections"}
+        scroll_ids = {
+            "tab-validity": "validity-sections",
+            "tab-experts": "experts-sections",
+            "tab-human": "human-sections",
+        }
         tabs = TabbedContent(id="results-tabs")
         for pane_id, title in titles.items():
             # what `with TabbedContent():` does in compose
@@ -272,20 +295,34 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
 
     def _left_out(self, doc: ReportDocument, left: Any) -> list[Any]:
         by_status = doc.counts.by_status
-        widgets: list[Any] = [Static(Text(
-            f"{by_status.get('ok', 0):,} judgments used; "
-            + excluded_text({k: v for k, v in by_status.items() if k != "ok"})
-            + f". Invalid judgments stored: {left.invalid_total:,}; "
-            + f"provider errors logged: {left.errors_total:,}"
-            + (f" (the latest {len(left.invalid)} and {len(left.errors)} listed)." if
-               left.invalid_total > len(left.invalid) or left.errors_total > len(left.errors) else ".")
-        ), classes="results-note")]
-        invalid: DataTable[str] = DataTable(id="invalid-judgments",
-                                            cursor_type="row", zebra_stripes=True, classes="left-out-table")
-        errors: DataTable[str] = DataTable(id="provider-errors",
-                                           cursor_type="row", zebra_stripes=True, classes="left-out-table")
-        widgets += [Static("Invalid judgments", classes="section-title"), invalid,
-                    Static("Provider errors", classes="section-title"), errors]
+        widgets: list[Any] = [
+            Static(
+                Text(
+                    f"{by_status.get('ok', 0):,} judgments used; "
+                    + excluded_text({k: v for k, v in by_status.items() if k != "ok"})
+                    + f". Invalid judgments stored: {left.invalid_total:,}; "
+                    + f"provider errors logged: {left.errors_total:,}"
+                    + (
+                        f" (the latest {len(left.invalid)} and {len(left.errors)} listed)."
+                        if left.invalid_total > len(left.invalid) or left.errors_total > len(left.errors)
+                        else "."
+                    )
+                ),
+                classes="results-note",
+            )
+        ]
+        invalid: DataTable[str] = DataTable(
+            id="invalid-judgments", cursor_type="row", zebra_stripes=True, classes="left-out-table"
+        )
+        errors: DataTable[str] = DataTable(
+            id="provider-errors", cursor_type="row", zebra_stripes=True, classes="left-out-table"
+        )
+        widgets += [
+            Static("Invalid judgments", classes="section-title"),
+            invalid,
+            Static("Provider errors", classes="section-title"),
+            errors,
+        ]
         self._left_rows = (left.invalid, left.errors)
         return widgets
 
@@ -320,15 +357,32 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         invalid = tables.first(DataTable)
         invalid.add_columns("id", "run", "task", "mode", "pair", "judge", "attempts", "reason")
         for r in invalid_rows:
-            invalid.add_row(*[Text(str(x)) for x in (r["id"], r["run"], r["task"], r["mode"],
-                                                     f"{r['candidate_a']} vs {r['candidate_b']}", r["judge"],
-                                                     r["attempts"])],
-                            Text(clean_text(r["invalid_reason"] or "").replace("\n", " ")[:200]))
+            invalid.add_row(
+                *[
+                    Text(str(x))
+                    for x in (
+                        r["id"],
+                        r["run"],
+                        r["task"],
+                        r["mode"],
+                        f"{r['candidate_a']} vs {r['candidate_b']}",
+                        r["judge"],
+                        r["attempts"],
+                    )
+                ],
+                Text(clean_text(r["invalid_reason"] or "").replace("\n", " ")[:200]),
+            )
         errors = self.query_one("#provider-errors", DataTable)
         errors.add_columns("stage", "model", "attempt", "final", "error", "message")
         for e in error_rows:
-            errors.add_row(Text(e.stage), Text(e.model), Text(str(e.attempt)), Text("yes" if e.final else "no"),
-                           Text(e.error_type), Text(clean_text(e.message).replace("\n", " ")[:200]))
+            errors.add_row(
+                Text(e.stage),
+                Text(e.model),
+                Text(str(e.attempt)),
+                Text("yes" if e.final else "no"),
+                Text(e.error_type),
+                Text(clean_text(e.message).replace("\n", " ")[:200]),
+            )
 
     # -- cells and the audit trail ------------------------------------------------------------
 

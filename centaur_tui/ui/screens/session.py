@@ -146,7 +146,7 @@ stopped, and a finished run costs nothing to run again.
 
         study = self.study or open_session(self.path)
         # Never run: show the plan without creating the database just by looking.
-        store = self.app.store_for(study) if study.database.exists() else None  # type: ignore[attr-defined]
+        store = self.app.store_for(study) if study.database.exists() else None
         state = overview(study, store)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show_state, study, state)
@@ -155,7 +155,9 @@ stopped, and a finished run costs nothing to run again.
         first = self.study is None
         self.study, self.state = study, state
         s = study.session
-        self.query_one("#session-title", Static).update(f"Session {s.name}: {s.description}" if s.description else f"Session {s.name}")
+        self.query_one("#session-title", Static).update(
+            f"Session {s.name}: {s.description}" if s.description else f"Session {s.name}"
+        )
         banner = self.query_one("#session-banner", Static)
         banner.update(SIMULATED_BANNER if state.simulated else "")
         banner.display = state.simulated
@@ -173,9 +175,15 @@ stopped, and a finished run costs nothing to run again.
             table.add_row(*cells, key=e.id)
         if state.experts:
             table.move_cursor(row=min(cursor, len(state.experts) - 1))
-        hint = "No experts yet: press n to add one." if not state.experts else (
-            "No comparisons yet: run the pipeline before assigning." if not state.comparisons else
-            "enter or j: judge as the highlighted expert; a: assign comparisons.")
+        hint = (
+            "No experts yet: press n to add one."
+            if not state.experts
+            else (
+                "No comparisons yet: run the pipeline before assigning."
+                if not state.comparisons
+                else "enter or j: judge as the highlighted expert; a: assign comparisons."
+            )
+        )
         self.query_one("#experts-hint", Static).update(hint)
         if not self.running:
             self._show_stored()
@@ -197,7 +205,9 @@ stopped, and a finished run costs nothing to run again.
             done = st.llm_judgments if stage == "judging" else st.calls_by_stage.get(stage, 0)
             planned = plan.total_judgments if stage == "judging" else plan.calls[stage]
             missing = self.last_missing.get(stage, "")
-            for column, value in zip(STAGE_COLUMNS, (planned, min(done, planned), "", "", "", "", missing)):
+            for column, value in zip(
+                STAGE_COLUMNS, (planned, min(done, planned), "", "", "", "", missing), strict=True
+            ):
                 table.update_cell(stage, column, f"{value:,}" if isinstance(value, int) else value, update_width=True)
         cost = "unknown" if st.cost is None else f"${st.cost:.4f}"
         lead = self.last_outcome or ("Complete." if not st.calls_left else "Idle.")
@@ -218,8 +228,8 @@ stopped, and a finished run costs nothing to run again.
         from centaur_tui.services.run import PipelineRun
 
         study = self.study
-        self.runner = PipelineRun(study, lambda: self.app.store_for(study), settle_memory=True)  # type: ignore[attr-defined]
-        self.app.on_exit_stop(self.runner.stop)  # type: ignore[attr-defined]
+        self.runner = PipelineRun(study, lambda: self.app.store_for(study), settle_memory=True)
+        self.app.on_exit_stop(self.runner.stop)
         self.last_outcome = None
         self.run_worker_ = self.run_pipeline(self.runner)
         self.refresh_bindings()
@@ -238,7 +248,9 @@ stopped, and a finished run costs nothing to run again.
     @on(Worker.StateChanged)
     def pipeline_finished(self, event: Worker.StateChanged) -> None:
         if event.worker is not self.run_worker_ or event.state not in (
-            WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED
+            WorkerState.SUCCESS,
+            WorkerState.ERROR,
+            WorkerState.CANCELLED,
         ):
             return
         outcome = event.worker.result if event.state == WorkerState.SUCCESS else None
@@ -333,14 +345,14 @@ stopped, and a finished run costs nothing to run again.
         from centaur_tui.services.work import open_judging
 
         assert self.study is not None
-        source = open_judging(self.study, self.app.store_for(self.study), expert_id)  # type: ignore[attr-defined]
+        source = open_judging(self.study, self.app.store_for(self.study), expert_id)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._push_judging, source)
 
     def _push_judging(self, source: Any) -> None:
         from centaur_tui.ui.screens.judging import JudgingScreen
 
-        self.app.push_screen(JudgingScreen(source), callback=lambda _: self.load())
+        self.app.push_screen(JudgingScreen(source), callback=self._reload)
 
     def action_assign(self) -> None:
         expert = self._highlighted_expert()
@@ -359,8 +371,13 @@ stopped, and a finished run costs nothing to run again.
 
         assert self.study is not None
         result = assign_comparisons(
-            self.study, self.app.store_for(self.study), expert_id, request.n, request.strategy,  # type: ignore[attr-defined]
-            overlap=request.overlap, repeat_share=request.repeat_share,
+            self.study,
+            self.app.store_for(self.study),
+            expert_id,
+            request.n,
+            request.strategy,
+            overlap=request.overlap,
+            repeat_share=request.repeat_share,
         )
         added, repeats, expert = result.added, result.repeats, result.expert
         aside = f" {result.set_aside_note}." if result.set_aside_note else ""
@@ -380,14 +397,18 @@ stopped, and a finished run costs nothing to run again.
 
         assert self.study is not None
         # Assigns the arm's design first when the expert's queue is empty (as `centaur assign-work`).
-        source = open_work(self.study, self.app.store_for(self.study), expert_id)  # type: ignore[attr-defined]
+        source = open_work(self.study, self.app.store_for(self.study), expert_id)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._push_work, source)
 
     def _push_work(self, source: Any) -> None:
         from centaur_tui.ui.screens.work import WorkScreen
 
-        self.app.push_screen(WorkScreen(source), callback=lambda _: self.load())
+        self.app.push_screen(WorkScreen(source), callback=self._reload)
+
+    def _reload(self, _closed: None) -> None:
+        """After the judging or work screen closes: show the new counts."""
+        self.load()
 
     def action_new_expert(self) -> None:
         if self.study is None:
@@ -404,7 +425,7 @@ stopped, and a finished run costs nothing to run again.
         from centaur_tui.services.session import add_expert
 
         assert self.study is not None
-        add_expert(self.study, self.app.store_for(self.study), new.id, new.name, new.tasks)  # type: ignore[attr-defined]
+        add_expert(self.study, self.app.store_for(self.study), new.id, new.name, new.tasks)
         self.app.call_from_thread(self.notify, f"{new.name} can now be given comparisons.", title="Expert added")
         self.app.call_from_thread(self.load)
 

@@ -124,14 +124,22 @@ Your work is saved as you type; leaving or quitting loses nothing.
         yield Static("", id="work-bar", markup=False)
         yield Static("", id="work-task", markup=False)
         if self.source.simulated:
-            yield Static("SIMULATED DATA: the assistance texts come from the simulated provider.",
-                         classes="simulated-banner", markup=False)
+            yield Static(
+                "SIMULATED DATA: the assistance texts come from the simulated provider.",
+                classes="simulated-banner",
+                markup=False,
+            )
         with Horizontal(id="work-body"):
             with Vertical(id="work-read"):
                 yield DocumentView(id="work-prompt", classes="work-pane")
                 yield DocumentView(id="work-assistance", classes="work-pane")
-            yield DeliverableEditor(id="work-editor", soft_wrap=True, tab_behavior="indent", show_line_numbers=False,
-                                    placeholder="Write the deliverable here (Markdown).")
+            yield DeliverableEditor(
+                id="work-editor",
+                soft_wrap=True,
+                tab_behavior="indent",
+                show_line_numbers=False,
+                placeholder="Write the deliverable here (Markdown).",
+            )
         yield Static("", id="work-done", markup=False)
         yield Footer()
 
@@ -167,8 +175,11 @@ Your work is saved as you type; leaving or quitting loses nothing.
         done.display = self.finished
         self.busy = False
         if item is None:
-            done.update(f"All {len(queue)} task(s) are submitted. Thank you, {self.source.expert_name}."
-                        if queue else "No tasks are assigned to you yet. Ask the researcher to run assign-work.")
+            done.update(
+                f"All {len(queue)} task(s) are submitted. Thank you, {self.source.expert_name}."
+                if queue
+                else "No tasks are assigned to you yet. Ask the researcher to run assign-work."
+            )
             self.query_one("#work-task", Static).update("")
             self._show_bar()
             self.refresh_bindings()

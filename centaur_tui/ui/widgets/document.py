@@ -73,8 +73,14 @@ def render_markdown(text: str, width: int, cancelled: Callable[[], bool] = lambd
     for it with two such texts laid out at once.
     """
     console = Console(
-        width=width, file=io.StringIO(), force_terminal=True, color_system="truecolor", legacy_windows=False,
-        markup=False, emoji=False, highlight=False,
+        width=width,
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system="truecolor",
+        legacy_windows=False,
+        markup=False,
+        emoji=False,
+        highlight=False,
     )
     options = console.options.update_width(width)
     strips: list[Strip] = []

@@ -71,7 +71,10 @@ class RankMatrix(Widget, can_focus=True):
     """Rows = tasks, columns = candidates; arrows move the cursor, enter opens the audit trail of its cell."""
 
     COMPONENT_CLASSES = {
-        "rank-matrix--head", "rank-matrix--task", "rank-matrix--cursor", "rank-matrix--rank-none",
+        "rank-matrix--head",
+        "rank-matrix--task",
+        "rank-matrix--cursor",
+        "rank-matrix--rank-none",
         *(f"rank-matrix--rank-{i}" for i in range(RANK_CLASSES)),
     }
 

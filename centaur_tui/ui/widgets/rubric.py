@@ -64,8 +64,10 @@ class ScoreSlider(Widget):
             text.append(
                 "█" * (CELL - 1) + " " if i <= value else "░" * (CELL - 1) + " ", filled if i <= value else empty
             )
-        text.append(f"{self.value:>3}" if self.value is not None else "  \N{EN DASH}",
-                    self.get_component_rich_style("score-slider--value"))
+        text.append(
+            f"{self.value:>3}" if self.value is not None else "  \N{EN DASH}",
+            self.get_component_rich_style("score-slider--value"),
+        )
         return text
 
     def on_click(self, event: events.Click) -> None:
@@ -204,7 +206,9 @@ class RubricPanel(Vertical, can_focus=True):
         pool = self._pool
         if len(dims) <= len(pool):
             return
-        extra = [DimensionRow(d, rubric.kind(d.id), i, (None, None)) for i, d in enumerate(dims[len(pool):], len(pool))]
+        extra = [
+            DimensionRow(d, rubric.kind(d.id), i, (None, None)) for i, d in enumerate(dims[len(pool) :], len(pool))
+        ]
         for row in extra:
             row.display = False
         pool.extend(extra)
