@@ -161,3 +161,33 @@ def test_report_ranks_conditions_for_human_workers_beside_the_worker_model(write
     table = productivity(WorkStore(Store(study.database)).productivity_rows())
     assert table.set_index("condition").loc[PLAIN, "mean_seconds"] == 120.0
     assert "Spearman" in human_arm_text(section)
+
+
+def test_the_work_screen_logs_and_counts_every_mask_it_inserts(write_session):
+    """Issue 13: each masking on the work screen is logged (once per phrase and assignment) and counted truly."""
+    from centaur_tui.domain.blinding import MASK
+    from centaur_tui.store import SessionWork, work_masking_log
+    from tests.support.experts import HOSTILE_SPELLINGS, HOSTILE_TEXT
+
+    path = arm_session(write_session)
+    study = load_session(path)
+    with Store(study.database) as store:
+        run_session(study, store)
+        WorkStore(store).assign(study)
+        with store.write() as c:
+            c.execute("UPDATE assistance_texts SET text = text || ?", (HOSTILE_TEXT,))
+        ann = next(e for e in study.session.experts if e.id == "ann")
+        source = SessionWork(store, study, ann)
+        assisted = [q.key for q in source.queue() if source.item(q.key).assistance is not None]
+        assert assisted, "the arm gives ann at least one assisted task"
+        source = SessionWork(store, study, ann)  # count afresh
+        shown = [source.item(key).assistance or "" for key in assisted]
+        blob = "\n".join(shown)
+        for spelling in HOSTILE_SPELLINGS:
+            assert spelling not in blob, spelling
+        assert source.masked == blob.count(MASK) >= len(HOSTILE_SPELLINGS) * len(assisted)
+        log = [r for r in work_masking_log(store) if r["expert"] == "ann"]
+        assert sum(r["occurrences"] for r in log) == source.masked  # one row per phrase, with its count
+        assert len({(r["task"], r["term"]) for r in log}) == len(log)
+        source.item(assisted[0])  # shown again: counted again, logged once
+        assert len([r for r in work_masking_log(store) if r["expert"] == "ann"]) == len(log)

@@ -46,7 +46,7 @@ from centaur_tui.store.importer import (
 )
 from centaur_tui.store.judging import STATES, JudgingError, JudgingSource, SessionJudging, expert_record
 from centaur_tui.store.lock import SessionLock, lock_holder, lock_path
-from centaur_tui.store.masking import masking_log, read_blinding_file, session_blinding
+from centaur_tui.store.masking import masking_log, read_blinding_file, session_blinding, work_masking_log
 from centaur_tui.store.outcomes import clear_in_flight, final_errors, mark_in_flight, stored_facts, take_interrupted
 from centaur_tui.store.packets import (
     PacketError,
@@ -140,4 +140,5 @@ __all__ = [
     "stored_facts",
     "take_interrupted",
     "word_count",
+    "work_masking_log",
 ]

@@ -46,6 +46,27 @@ def log_maskings(store: Store, entries: Iterable[tuple[int, int, str, str, int]]
         )
 
 
+def log_work_maskings(store: Store, entries: Iterable[tuple[int, str, str, int]]) -> None:
+    """Log phrases masked on the work screen: (work assignment id, assistance id, term, occurrences); a repeat is ignored."""
+    rows = [(*entry, utc_now()) for entry in entries]
+    if not rows:
+        return
+    with store.write() as c:
+        c.executemany(
+            "INSERT OR IGNORE INTO work_maskings (assignment_id, assistance_id, term, occurrences, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
+
+
+def work_masking_log(store: Store) -> list[dict[str, Any]]:
+    """The work screen's masking log, oldest first, with the expert and task of each entry (for audits)."""
+    return store.read(
+        "SELECT m.id, a.expert, a.task, m.assistance_id, m.term, m.occurrences, m.created_at"
+        " FROM work_maskings m JOIN work_assignments a ON a.id = m.assignment_id ORDER BY m.id"
+    )
+
+
 def masking_log(store: Store) -> list[dict[str, Any]]:
     """The masking log, oldest first, with the expert and comparison of each entry (for audits)."""
     return store.read(

@@ -197,6 +197,21 @@ MIGRATIONS: tuple[Migration, ...] = (
 )""",
         ),
     ),
+    # The work screen masks identities in the assistance text an expert reads; like the judging
+    # screen's expert_maskings, each masked phrase is logged once per work assignment with its count.
+    Migration(
+        7,
+        "the masking log of the work screen (identity phrases masked in the assistance text shown)",
+        (
+            """CREATE TABLE IF NOT EXISTS work_maskings (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        assignment_id INTEGER NOT NULL REFERENCES work_assignments (id),
+        assistance_id TEXT NOT NULL REFERENCES assistance_texts (id),
+        term TEXT NOT NULL, occurrences INTEGER NOT NULL, created_at TEXT NOT NULL,
+        UNIQUE (assignment_id, term)
+    )""",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

@@ -27,7 +27,7 @@ from centaur_tui.domain.study import Study
 from centaur_tui.domain.work_design import ASSISTANCE_RUN, WorkAssignment, design_work
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
-from centaur_tui.store.masking import session_blinding
+from centaur_tui.store.masking import log_work_maskings, session_blinding
 
 
 class WorkError(CentaurError):
@@ -226,6 +226,8 @@ class SessionWork:
         self.expert_name = expert.name
         self.simulated = study.session.simulated
         self._blinding = session_blinding(study)
+        self.masked = 0
+        """Masks inserted into the assistance texts shown so far (the log keeps one row per phrase)."""
 
     def queue(self) -> list[WorkQueueItem]:
         return [
@@ -236,7 +238,7 @@ class SessionWork:
 
     def item(self, key: int) -> WorkItem:
         rows = self.store.read(
-            "SELECT a.task, a.expert, t.text AS assistance FROM work_assignments a"
+            "SELECT a.task, a.expert, a.assistance_id, t.text AS assistance FROM work_assignments a"
             " LEFT JOIN assistance_texts t ON t.id = a.assistance_id WHERE a.id = ?",
             (key,),
         )
@@ -245,7 +247,9 @@ class SessionWork:
         task = self.study.task(rows[0]["task"])
         assistance = rows[0]["assistance"]
         if assistance is not None:
-            assistance, _ = self._blinding.mask(clean_text(assistance))
+            assistance, masked = self._blinding.mask(clean_text(assistance))
+            self.masked += sum(m.occurrences for m in masked)
+            log_work_maskings(self.store, [(key, rows[0]["assistance_id"], m.term, m.occurrences) for m in masked])
         return WorkItem(key, task.title, clean_text(task.prompt), task.deliverable, assistance)
 
     def draft(self, key: int) -> WorkDraft | None:
