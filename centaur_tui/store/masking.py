@@ -47,7 +47,7 @@ def log_maskings(store: Store, entries: Iterable[tuple[int, int, str, str, int]]
 
 
 def log_work_maskings(store: Store, entries: Iterable[tuple[int, str, str, int]]) -> None:
-    """Log phrases masked on the work screen: (work assignment id, assistance id, term, occurrences); a repeat is ignored."""
+    """Log phrases masked on the work screen: (work assignment, assistance id, term, occurrences); repeats ignored."""
     rows = [(*entry, utc_now()) for entry in entries]
     if not rows:
         return
