@@ -24,12 +24,14 @@ from click.testing import CliRunner
 
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
-from centaur_tui.domain.records import CallFailure
+from centaur_tui.domain.outcomes import Outcomes
+from centaur_tui.domain.records import TIMEOUT_ERRORS, CallFailure
 from centaur_tui.domain.session import Endpoint, Limits
 from centaur_tui.llm import CallFailed, CallRequest, Gateway
-from centaur_tui.llm.gateway import MALFORMED_REPLY, retry_after_s
-from centaur_tui.pipeline import Pipeline
-from centaur_tui.store import Store
+from centaur_tui.llm.gateway import MALFORMED_REPLY, retry_after_s, served_model
+from centaur_tui.pipeline import Pipeline, Progress, RunOutcome
+from centaur_tui.services.run import billed_twice_line
+from centaur_tui.store import Store, calls_of
 
 TASKS = Path(__file__).resolve().parent.parent / "tasks"
 
@@ -484,3 +486,149 @@ def test_a_store_made_before_finish_reasons_gains_the_columns(tmp_path: Path) ->
         assert store.call_reply("k") == ("old reply", None)
         store.record_failure(CallFailure("k2", "judging", "m", 1, MALFORMED_REPLY, "no text", True, "content_filter"))
         assert store.error_rows()[0]["finish_reason"] == "content_filter"
+
+
+# -- timeouts: a timed-out request may have been billed, so it is sent again a bounded number of times -----
+
+
+SLOW_S = 2.0
+"""How long the server sits on a slow request: beyond the 1 s timeout and the gateway's 1.75 s guard."""
+
+
+def slow_for(*models: str) -> Callable[[dict[str, Any]], Reply]:
+    """Requests for `models` answer only after SLOW_S; every other request answers at once."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if body["model"] in models:
+            time.sleep(SLOW_S)
+        return completion(f"Deliverable of {body['model']}.")
+
+    return respond
+
+
+@pytest.mark.parametrize("cap", [0, 1, 2])
+async def test_a_timed_out_call_is_sent_again_at_most_max_timeout_retries_times(server: FaultServer, cap: int) -> None:
+    server.respond = slow_for("x")
+    limits = Limits(max_retries=4, max_timeout_retries=cap, backoff_base_s=0.0, backoff_max_s=0.0, timeout_s=1.0)
+    gw, failures = gateway(limits)
+    with pytest.raises(CallFailed) as info:
+        await gw.complete(request(server))
+    # max_retries = 4 would allow 5 attempts; the timeout cap allows 1 + cap.
+    assert len(server.bodies("x")) == 1 + cap == info.value.attempts
+    assert all(f.error_type in TIMEOUT_ERRORS for f in failures), [f.error_type for f in failures]
+    assert [f.final for f in failures] == [False] * cap + [True]
+    assert f"max_timeout_retries = {cap}" in failures[-1].message and "may have been billed" in failures[-1].message
+
+
+async def test_timeouts_are_capped_apart_from_other_transient_errors(server: FaultServer) -> None:
+    """A 503 does not use the timeout budget, and a timeout within it is retried to an answer."""
+    replies: list[str] = ["503", "slow", "fine"]
+
+    def respond(body: dict[str, Any]) -> Reply:
+        kind = replies.pop(0) if replies else "fine"
+        if kind == "503":
+            return error(503)
+        if kind == "slow":
+            time.sleep(SLOW_S)
+        return completion("the text")
+
+    server.respond = respond
+    limits = Limits(max_retries=3, max_timeout_retries=1, backoff_base_s=0.0, backoff_max_s=0.0, timeout_s=1.0)
+    gw, failures = gateway(limits)
+    result = await gw.complete(request(server))
+    assert result.text == "the text" and result.attempts == 3
+    assert failures[0].error_type == "ServiceUnavailableError" and failures[1].error_type in TIMEOUT_ERRORS
+    assert not any(f.final for f in failures)
+
+
+def test_the_run_counts_timeouts_and_says_how_many_calls_may_have_been_billed_twice(
+    server: FaultServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "http.toml"
+    text = http_session(server, limits="max_timeout_retries = 1")
+    path.write_text(text.replace("max_retries = 1", "max_retries = 3").replace("timeout_s = 10", "timeout_s = 1.0"))
+    server.respond = slow_for("gen-b")
+    out = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
+    assert out.exit_code == 3, out.output  # gen-b's output failed for good: incomplete
+    assert len(server.bodies("gen-b")) == 2  # one timeout retried once, not max_retries = 3 times
+    assert "1 call may have been billed twice (1 timed out and was sent again, 0 were in flight" in out.output
+    assert "2 failed attempts logged (2 timed out)." in out.output
+    errors = rows(path, "SELECT error_type, final FROM call_errors WHERE model = 'openai/gen-b' ORDER BY id")
+    assert [e["final"] for e in errors] == [0, 1] and all(e["error_type"] in TIMEOUT_ERRORS for e in errors)
+
+    # The same in-process: the run's counters.
+    server.respond = slow_for("gen-b")
+    study = load_session(path)
+    with Store(study.database) as store:
+        pipe = Pipeline(study, store)
+        outcome = asyncio.run(pipe.run())
+    assert (outcome.progress.timeouts, outcome.progress.timeouts_resent) == (2, 1)
+    assert billed_twice_line(outcome) == (
+        "1 call may have been billed twice (1 timed out and was sent again, "
+        "0 were in flight when the previous run stopped)."
+    )
+
+
+def test_a_run_without_timeouts_or_interrupted_calls_says_nothing_about_double_billing(
+    server: FaultServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "http.toml"
+    path.write_text(http_session(server), encoding="utf-8")
+    server.respond = lambda body: completion(valid_judgment(path)) if body["model"] == "judge" else completion("D.")
+    out = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
+    assert out.exit_code == 0, out.output
+    assert "billed" not in out.output and "timed out" not in out.output
+
+
+# -- the served model: a provider may answer with another model than the one asked for ----------------------
+
+
+def test_the_served_model_is_stored_for_every_call_and_shown_in_the_audit(server: FaultServer, tmp_path: Path) -> None:
+    path = tmp_path / "http.toml"
+    path.write_text(http_session(server), encoding="utf-8")
+    full = valid_judgment(path)
+
+    def respond(body: dict[str, Any]) -> Reply:
+        status, headers, payload = completion(full if body["model"] == "judge" else "D.")
+        # gen-b's provider falls back to another model (and names it with an escape sequence).
+        payload["model"] = "fallback-\x1b]0;pwned\x07model" if body["model"] == "gen-b" else body["model"]
+        return status, headers, payload
+
+    server.respond = respond
+    run_pipeline(path)
+    served = {r["model"]: r["served_model"] for r in rows(path, "SELECT model, served_model FROM calls")}
+    assert served == {
+        "openai/gen-a": "gen-a",
+        "openai/gen-b": "fallback-model",  # the terminal title sequence removed whole
+        "openai/judge": "judge",
+    }
+    study = load_session(path)
+    with Store(study.database) as store:
+        key = rows(path, "SELECT key FROM calls WHERE model = 'openai/gen-b'")[0]["key"]
+        (call,) = calls_of(store, [key]).values()
+    assert call.model == "openai/gen-b" and call.served_model == "fallback-model"
+    assert call.finish_reason == "stop"
+
+
+def test_the_served_model_names_a_router_deployment_and_is_none_when_the_reply_names_none() -> None:
+    reply = SimpleNamespace(model="gpt-4.1-mini", _hidden_params={"model_id": "dep-7"})
+    assert served_model(reply) == "gpt-4.1-mini (deployment dep-7)"
+    assert served_model(SimpleNamespace(model="m", _hidden_params={"model_id": None})) == "m"
+    assert served_model(SimpleNamespace(model=None)) is None and served_model(SimpleNamespace()) is None
+    assert served_model(SimpleNamespace(model="x" * 5000)) is not None
+    assert len(served_model(SimpleNamespace(model="x" * 5000)) or "") <= 200
+
+
+@pytest.mark.parametrize(
+    ("resent", "interrupted", "says"),
+    [
+        (0, 0, None),
+        (2, 0, "2 calls may have been billed twice (2 timed out and were sent again, 0 were in flight"),
+        (0, 1, "1 call may have been billed twice (0 timed out and were sent again, 1 was in flight"),
+        (1, 3, "4 calls may have been billed twice (1 timed out and was sent again, 3 were in flight"),
+    ],
+)
+def test_the_billed_twice_line_adds_both_causes(resent: int, interrupted: int, says: str | None) -> None:
+    progress = Progress("s", simulated=False, timeouts=resent + 5, timeouts_resent=resent)
+    line = billed_twice_line(RunOutcome(progress, Outcomes(), interrupted))
+    assert line == (None if says is None else f"{says} when the previous run stopped).")

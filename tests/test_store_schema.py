@@ -95,15 +95,17 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
 
     # Migration 2 changes the version rows of meta; migration 3 adds a NULL finish_reason
     # (not recorded) as the last column of calls and call_errors; migration 4 adds an empty table;
-    # migration 5 adds a random 32-hex-digit session_id to meta; migration 6 adds calls_in_flight.
+    # migration 5 adds a random 32-hex-digit session_id to meta; migration 6 adds calls_in_flight;
+    # migration 8 adds a NULL served_model (not recorded) as the last column of calls.
     assert meta["schema_version"] == str(SCHEMA_VERSION) and "expert_schema_version" not in meta
     assert re.fullmatch(r"[0-9a-f]{32}", meta["session_id"])
     old_meta = {k: v for k, v in before.pop("meta") if k not in ("schema_version", "expert_schema_version")}
     assert {k: v for k, v in after.pop("meta") if k not in ("schema_version", "session_id")} == old_meta
     assert after.pop("session_secret") == []  # migration 4: written on the first packet export only
-    for table in ("calls", "call_errors"):
-        assert all(row[-1] is None for row in after[table])
-        after[table] = [row[:-1] for row in after[table]]
+    assert all(row[-2:] == (None, None) for row in after["calls"])  # finish_reason, served_model
+    after["calls"] = [row[:-2] for row in after["calls"]]
+    assert all(row[-1] is None for row in after["call_errors"])
+    after["call_errors"] = [row[:-1] for row in after["call_errors"]]
     # Migration 6 adds the empty table of calls in flight, migration 7 the work screen's masking log.
     assert after.pop("calls_in_flight") == []
     assert after.pop("work_maskings") == []
@@ -118,6 +120,7 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     assert maskings == [] and len(productivity) == 1 and productivity[0]["expert"] == "ann"
     assert len(scores["rows"]) == len({(r[0], r[1]) for r in before["scores"]})
     assert audit.comparisons and audit.calls
+    assert all(c.served_model is None and c.finish_reason is None for c in audit.calls.values())
     assert witness[0] == 32 and skipped.invalid_total == 0 and skipped.errors_total == 0
     assert sorted(r[1] for r in before["work_assignments"]) == work_experts == ["ann", "bob"]
 

@@ -120,6 +120,7 @@ async def test_rank_cell_to_a_judgments_rationale_and_back(tmp_path: Path) -> No
         assert row.judgment is not None and row.judgment.rationale
         detail = str(audit.query_one("#audit-detail").render())
         assert row.judgment.rationale in detail and "Judge prompt" in detail and "Judge raw reply" in detail
+        assert "Judge raw reply (served by simulated/" in detail and "stop reason stop)" in detail
         # Filters: only the judgments this judge made; a search that matches nothing empties the list.
         judge = row.judgment.judge
         audit.query_one("#filter-judge").value = judge

@@ -147,6 +147,7 @@ class LinePrinter:
             f"[{progress.elapsed:5.1f}s] "
             + " | ".join(parts)
             + f" | {progress.tokens / 1e6:.1f}M tokens | {cost} | {progress.retries} retries"
+            + (f" ({progress.timeouts} timeouts)" if getattr(progress, "timeouts", 0) else "")
             + f" | {progress.in_flight} in flight"
             + (f" | {progress.waiting}" if getattr(progress, "waiting", None) else "")
         )
@@ -174,7 +175,7 @@ def _stop_on_sigterm(signum: int, frame: Any) -> None:
 
 def run_in_terminal(study: Study, quiet: bool = False) -> Any:
     """Run a study with a line printer; Ctrl-C (or SIGTERM) stops cleanly, keeping every answer."""
-    from centaur_tui.services.run import interrupted_line, outcome_lines
+    from centaur_tui.services.run import billed_twice_line, outcome_lines
     from centaur_tui.services.run import run_study as run_pipeline
     from centaur_tui.services.session import open_store, require_keys
 
@@ -204,9 +205,10 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
         f"{sum(s.sent for s in p.stages.values()):,} calls sent, "
         f"{sum(s.cached for s in p.stages.values()):,} items already stored. Store: {counts['outputs']:,} outputs, "
         f"{counts['comparisons']:,} comparisons, {counts['judgments']:,} judgments "
-        f"({counts['invalid_judgments']:,} invalid), {counts['call_errors']:,} failed attempts logged."
+        f"({counts['invalid_judgments']:,} invalid), {counts['call_errors']:,} failed attempts logged"
+        + (f" ({counts['timeouts']:,} timed out)." if counts["timeouts"] else ".")
     )
-    resent = interrupted_line(outcome)
+    resent = billed_twice_line(outcome)
     if resent:
         click.secho(resent, fg="yellow")
     for line in outcome_lines(outcome):

@@ -26,6 +26,12 @@ class CallRecord:
     attempts: int
     simulated: bool
     finish_reason: str | None = None  # the provider's stop reason: "stop", "length" (cut at max_tokens), ...
+    served_model: str | None = None  # the model the provider says answered (a fallback may differ from `model`)
+
+
+TIMEOUT_ERRORS = ("Timeout", "TimeoutError")
+"""`error_type` of a timed-out attempt: litellm's `Timeout`, or `TimeoutError` from the gateway's own guard.
+A timed-out request may have been processed (and billed) by the provider."""
 
 
 @dataclass(frozen=True)

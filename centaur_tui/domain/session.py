@@ -270,6 +270,13 @@ class Limits(Strict):
     max_retries: int = Field(
         4, strict=True, ge=0, le=20, description="Retries of transient errors (rate limit, timeout, 5xx)."
     )
+    max_timeout_retries: int = Field(
+        1,
+        strict=True,
+        ge=0,
+        le=20,
+        description="Of those, retries after a timeout: a timed-out request may have been processed and billed.",
+    )
     backoff_base_s: float = Field(
         1.0, strict=True, ge=0.0, le=600.0, description="First backoff; doubles each retry, with jitter."
     )

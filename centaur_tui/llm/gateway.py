@@ -3,7 +3,9 @@
 Retries happen here and only here: each litellm call gets `num_retries=0`, because SDK and
 litellm retries compound (5 attempts for `num_retries=2`, NOTES.md). A reply that is not an
 answer (no choices, no message, no text) is a failed attempt like a 5xx, never an empty output;
-a server's `Retry-After` is a lower bound on the backoff. Every error text that leaves here (to
+a server's `Retry-After` is a lower bound on the backoff. A timed-out request may have been
+processed and billed by the provider, so a call is sent again after a timeout at most
+`max_timeout_retries` times (default 1), within `max_retries`. Every error text that leaves here (to
 `call_errors`, the progress line, the CLI) went through `describe_failure`: controls stripped,
 keys redacted, the endpoint named when unreachable, a hint when the cause is known.
 """
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from centaur_tui.domain.errors import MissingKeyError
-from centaur_tui.domain.records import CallFailure
+from centaur_tui.domain.records import TIMEOUT_ERRORS, CallFailure
 from centaur_tui.domain.session import Endpoint, Limits
 from centaur_tui.domain.untrusted import clean_untrusted
 from centaur_tui.llm.errors import describe_failure, secrets_in_env
@@ -46,7 +48,8 @@ class CallResult:
     """One answered call. Token counts are None when the provider did not report them.
 
     `finish_reason` is the provider's stop reason ("stop", "length" when cut off at
-    `max_tokens`, ...), None when it gave none.
+    `max_tokens`, ...), None when it gave none. `served_model` is the model the reply says
+    answered (a provider's fallback may differ from the one asked for), None when it names none.
     """
 
     text: str
@@ -56,6 +59,7 @@ class CallResult:
     latency_s: float
     attempts: int
     finish_reason: str | None = None
+    served_model: str | None = None
 
 
 class CallFailed(Exception):
@@ -136,6 +140,20 @@ def reply_usage(response: Any) -> tuple[int | None, int | None]:
     if not p_tok and not c_tok:
         return None, None
     return p_tok, c_tok
+
+
+def served_model(response: Any) -> str | None:
+    """The model a reply says answered it, plus the deployment when litellm names one (a Router's `model_id`).
+
+    Server text, so cleaned and cut to 200 characters; None when the reply names no model.
+    """
+    model = getattr(response, "model", None)
+    hidden = getattr(response, "_hidden_params", None)
+    deployment = hidden.get("model_id") if isinstance(hidden, dict) else None
+    if not model:
+        return None
+    text = str(model) if not deployment else f"{model} (deployment {deployment})"
+    return clean_untrusted(text, limit=200, one_line=True)
 
 
 def _header(headers: Any, name: str) -> str | None:
@@ -327,7 +345,8 @@ class Gateway:
         """Send one call, retrying transient errors with exponential backoff and jitter.
 
         A reply that is not an answer (see `reply_text`) is a failed attempt of type
-        MalformedReply, retried like a transient error.
+        MalformedReply, retried like a transient error. A timeout is retried at most
+        `max_timeout_retries` times per call (the provider may have processed the request).
 
         Raises:
             FatalProviderError: authentication, permission or unknown-model errors.
@@ -335,6 +354,7 @@ class Gateway:
         """
         kwargs = self._kwargs(req)
         attempt = 0
+        timeouts = 0
         while True:
             attempt += 1
             started = time.perf_counter()
@@ -367,7 +387,16 @@ class Gateway:
                 transient = malformed or (
                     not fatal and (kind in _TRANSIENT or isinstance(exc, (asyncio.TimeoutError, TimeoutError)))
                 )
-                final = not transient or attempt > self.limits.max_retries
+                timed_out = kind in TIMEOUT_ERRORS or isinstance(exc, TimeoutError)
+                if timed_out:
+                    timeouts += 1
+                capped = timed_out and timeouts > self.limits.max_timeout_retries
+                final = not transient or attempt > self.limits.max_retries or capped
+                if capped and attempt <= self.limits.max_retries:
+                    message = (
+                        f"{message} [not sent again: {timeouts} timeout(s), max_timeout_retries = "
+                        f"{self.limits.max_timeout_retries}; a timed-out request may have been billed]"
+                    )
                 hint = None if final else retry_after_s(exc)
                 if hint is not None:
                     message = f"{message} [server asked to retry after {hint:g} s]"
@@ -382,7 +411,8 @@ class Gateway:
                 await self._sleep(self.backoff_s(attempt, hint))
                 continue
             p_tok, c_tok = reply_usage(response)
-            return CallResult(text, p_tok, c_tok, self._cost(response, req, p_tok, c_tok), latency, attempt, finish)
+            cost = self._cost(response, req, p_tok, c_tok)
+            return CallResult(text, p_tok, c_tok, cost, latency, attempt, finish, served_model(response))
 
 
 def supports_json_mode(endpoint: Endpoint) -> bool:

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from centaur_tui.domain.errors import DatabaseLockedError, StoreError
 from centaur_tui.domain.plan import call_key_of, canonical_json, entry_json, legacy_key_owners, seed_for
-from centaur_tui.domain.records import CallFailure, CallRecord
+from centaur_tui.domain.records import TIMEOUT_ERRORS, CallFailure, CallRecord
 from centaur_tui.domain.session import Endpoint
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, CallRequest, FatalProviderError, Gateway, make_world
@@ -180,6 +180,10 @@ class Calls:
         done.add_done_callback(_log_failed_write)
         if not failure.final:
             self.progress.retries += 1
+        if failure.error_type in TIMEOUT_ERRORS:
+            self.progress.timeouts += 1
+            if not failure.final:  # sent again although the provider may have processed (and billed) it
+                self.progress.timeouts_resent += 1
         self.progress.last_error = f"{failure.model}: {failure.error_type}: {failure.message}"
 
     async def _mark_sent(self, request: CallRequest) -> None:
@@ -284,6 +288,7 @@ class Calls:
             attempts=result.attempts,
             simulated=endpoint.simulated,
             finish_reason=result.finish_reason,
+            served_model=result.served_model,
         )
         await self.db(self._answered_call, record)
         self._answered.add(key)

@@ -38,6 +38,10 @@ class Progress:
     simulated: bool
     stages: dict[str, StageProgress] = field(default_factory=lambda: {s: StageProgress() for s in STAGES})
     retries: int = 0
+    timeouts: int = 0
+    """Attempts that timed out (also counted in `retries` when sent again)."""
+    timeouts_resent: int = 0
+    """Timed-out attempts sent again: the provider may have processed the first one too, so maybe billed twice."""
     in_flight: int = 0
     started: float = field(default_factory=time.monotonic)
     finished: bool = False

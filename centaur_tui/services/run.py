@@ -139,14 +139,22 @@ INCOMPLETE_EXIT = 3
 """Exit status of `centaur run` when the run finished with planned calls failed for good (README: exit statuses)."""
 
 
-def interrupted_line(outcome: RunOutcome) -> str | None:
-    """What to say about the calls a killed previous run left in flight (None when there were none)."""
-    n = outcome.interrupted
+def billed_twice_line(outcome: RunOutcome) -> str | None:
+    """How many calls of the run may have been billed twice, and why (None when none may have been).
+
+    Two causes: an attempt that timed out and was sent again (the provider may have processed
+    the first one; at most `max_timeout_retries` per call), and a call a killed previous run
+    left in flight, sent again by this one (at most `concurrency` per kill). A call that timed
+    out twice and was sent twice counts twice.
+    """
+    resent, interrupted = outcome.progress.timeouts_resent, outcome.interrupted
+    n = resent + interrupted
     if not n:
         return None
     return (
-        f"{n:,} call{'s were' if n != 1 else ' was'} in flight when the previous run stopped; "
-        f"{'they are' if n != 1 else 'it is'} sent again ({'they' if n != 1 else 'it'} may have been billed)."
+        f"{n:,} call{'s' if n != 1 else ''} may have been billed twice ({resent:,} timed out and "
+        f"{'were' if resent != 1 else 'was'} sent again, {interrupted:,} {'were' if interrupted != 1 else 'was'} "
+        "in flight when the previous run stopped)."
     )
 
 

@@ -173,6 +173,7 @@ def calls_of(store: Store, keys: Iterable[str]) -> dict[str, CallRecord]:
             r["attempts"],
             bool(r["simulated"]),
             r.get("finish_reason"),
+            r.get("served_model"),
         )
         for r in store.read(f"SELECT * FROM calls WHERE key IN {sql}", params)
     }

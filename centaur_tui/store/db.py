@@ -17,6 +17,7 @@ from typing import Any
 
 from centaur_tui.domain.errors import StoreError
 from centaur_tui.domain.records import (
+    TIMEOUT_ERRORS,
     AssistanceRecord,
     CallFailure,
     CallRecord,
@@ -187,8 +188,8 @@ class Store:
     def _insert_call(c: sqlite3.Connection, r: CallRecord) -> None:
         c.execute(
             "INSERT OR IGNORE INTO calls (key, stage, model, sample, messages, params, response, prompt_tokens,"
-            " completion_tokens, cost, latency_s, attempts, simulated, created_at, finish_reason)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " completion_tokens, cost, latency_s, attempts, simulated, created_at, finish_reason, served_model)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 r.key,
                 r.stage,
@@ -205,6 +206,7 @@ class Store:
                 int(r.simulated),
                 utc_now(),
                 r.finish_reason,
+                r.served_model,
             ),
         )
 
@@ -377,7 +379,7 @@ class Store:
     def counts(self) -> dict[str, Any]:
         """Totals for progress displays: rows per table, judgments by validity, tokens and cost."""
         with self._lock:
-            q = lambda sql: self._conn.execute(sql).fetchone()  # noqa: E731
+            q = lambda sql, args=(): self._conn.execute(sql, args).fetchone()  # noqa: E731
             calls, p_tok, c_tok, cost = q(
                 "SELECT count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), sum(cost)"
                 " FROM calls"
@@ -391,6 +393,10 @@ class Store:
                 "completion_tokens": c_tok,
                 "cost": cost,
                 "call_errors": q("SELECT count(*) FROM call_errors")[0],
+                "timeouts": q(
+                    f"SELECT count(*) FROM call_errors WHERE error_type IN ({', '.join('?' * len(TIMEOUT_ERRORS))})",
+                    TIMEOUT_ERRORS,
+                )[0],
                 "assistance_texts": q("SELECT count(*) FROM assistance_texts")[0],
                 "outputs": q("SELECT count(*) FROM outputs")[0],
                 "comparisons": q("SELECT count(*) FROM comparisons")[0],

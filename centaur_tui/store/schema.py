@@ -212,6 +212,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     )""",
         ),
     ),
+    Migration(
+        8,
+        "the model the provider says served each call (a fallback may differ from the one asked; NULL: not recorded)",
+        ("ALTER TABLE calls ADD COLUMN served_model TEXT",),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

@@ -345,7 +345,9 @@ and the provider errors logged for those calls.
         if call is not None:
             head(f"{prompt_title}: {call.model}, call {key[:12]}")
             body(_messages_text(call.messages_json))
-            head(reply_title)
+            # A provider's fallback answers with another model than the one asked for: say which.
+            served = f"served by {call.served_model}" if call.served_model else "served model not recorded"
+            head(f"{reply_title} ({served}; stop reason {call.finish_reason or 'not recorded'})")
             body(call.response)
         errors = self.audit.errors.get(key, [])
         if errors:

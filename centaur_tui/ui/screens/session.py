@@ -259,14 +259,14 @@ stopped, and a finished run costs nothing to run again.
         elif outcome is None:
             self.last_outcome = "Paused: run again to resume."
         else:
-            from centaur_tui.services.run import interrupted_line, outcome_lines
+            from centaur_tui.services.run import billed_twice_line, outcome_lines
 
             self.last_missing = {stage: c.missing for stage, c in outcome.outcomes.stages.items()}
             if outcome.complete:
                 self.last_outcome = f"Finished in {outcome.progress.elapsed:.1f} s."
             else:
                 self.last_outcome = " ".join(line.strip() for line in outcome_lines(outcome))
-            resent = interrupted_line(outcome)
+            resent = billed_twice_line(outcome)
             if resent:
                 self.last_outcome += " " + resent
         self.show_progress()
@@ -291,9 +291,10 @@ stopped, and a finished run costs nothing to run again.
         error = f" Last error: {shown}" if shown else ""
         if p.waiting:
             error = f" {p.waiting[:1].upper()}{p.waiting[1:]}.{error}"
+        timeouts = f" ({p.timeouts} timeouts)" if p.timeouts else ""
         self.query_one("#run-status", Static).update(
             f"{status} {p.elapsed:.1f} s; tokens {p.tokens:,}; cost ${p.cost:.4f}{'' if cost_known else '+?'}; "
-            f"retries {p.retries}; in flight {p.in_flight}.{error}"
+            f"retries {p.retries}{timeouts}; in flight {p.in_flight}.{error}"
         )
 
     # -- experts ------------------------------------------------------------------------------
