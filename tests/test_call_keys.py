@@ -201,3 +201,51 @@ def test_two_judges_on_one_model_string_never_share_a_reply(write_session) -> No
     same_reply = sum(west[c][1] == too[c][1] for c in west)
     assert same_reply < len(west)  # the old shared key made this 100%
     store.close()
+
+
+class SlowGateway(RecordingGateway):
+    """Answers after a pause, so that calls asked at once are in flight together; can fail on demand."""
+
+    def __init__(self, fail: bool = False) -> None:
+        super().__init__()
+        self.fail = fail
+
+    async def complete(self, request: Any) -> CallResult:
+        await asyncio.sleep(0.05)
+        if self.fail:
+            self.sent.append(request)
+            from centaur_tui.llm import CallFailed
+
+            raise CallFailed("openai/x: ServiceUnavailableError: down", "ServiceUnavailableError", 3)
+        return await super().complete(request)
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_one_content_address_in_flight_twice_is_sent_once(write_session, fail: bool) -> None:
+    """Two tasks asking one address at once (identical texts in two comparisons) share one request."""
+    study = load_session(write_session(tasks=("counseling",)))
+    judge = study.session.judges[0]
+    gateway = SlowGateway(fail)
+    messages = [{"role": "user", "content": "judge these identical texts"}]
+    with Store(study.database) as store:
+        stand_in: Any = gateway
+        calls = Calls(study, store, Progress(session="s", simulated=True), stand_in)
+        calls.load()
+
+        async def ask_four_times() -> list[Any]:
+            return await asyncio.gather(
+                *(
+                    calls.call_reply("judging", judge, messages, {"max_tokens": 10}, "judging:run1:attempt0")
+                    for _ in range(4)
+                ),
+                return_exceptions=True,
+            )
+
+        results = asyncio.run(ask_four_times())
+        calls.close()
+        assert len(gateway.sent) == 1  # one request for four asks
+        if fail:
+            assert all(type(r).__name__ == "CallFailed" for r in results)
+        else:
+            assert len({r[0] for r in results}) == 1 and all(r[1].startswith("fresh reply") for r in results)
+            assert store.read_value("SELECT count(*) FROM calls") == 1

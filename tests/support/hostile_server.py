@@ -42,7 +42,15 @@ class HostileServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                # A client that hung up mid-reply (a fatal 401 stops the run at once): socketserver
+                # would print a traceback into the output the tests read.
+                pass
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.api_base = f"http://127.0.0.1:{self.httpd.server_port}/v1"
 
 
