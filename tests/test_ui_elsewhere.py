@@ -4,11 +4,22 @@ submitted deliverable can be read, and Quit and Help stay in every footer at 80x
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
+from textual.widgets import DataTable
 
 from centaur_tui.report.document import MatrixCell, ModeReport
+from centaur_tui.ui.app import create_app
+from centaur_tui.ui.screens.audit import AuditScreen, mean_text
+from centaur_tui.ui.screens.results import ResultsScreen
+from centaur_tui.ui.screens.session import SessionScreen
 from centaur_tui.ui.widgets.rank_matrix import RankMatrix
+from tests.support.experts import judged_session
 from tests.support.waits import wait_for
 
 CANDIDATES = [f"candidate-model-{i:02d}" for i in range(10)]
@@ -84,3 +95,55 @@ async def test_rank_matrix_scrolls_its_columns_with_the_cursor() -> None:
                 await pilot.pause()
             seen |= {c for c in CANDIDATES if c in matrix.render().plain}
             assert seen == set(CANDIDATES)
+
+
+async def open_audit(pilot: Any) -> AuditScreen:
+    app = pilot.app
+    await wait_for(
+        pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None, "the session overview"
+    )
+    await pilot.press("s")
+    await wait_for(
+        pilot,
+        lambda: isinstance(app.screen, ResultsScreen) and app.screen.results is not None and not app.screen.computing,
+        "the results",
+        tries=1000,
+    )
+    await wait_for(pilot, lambda: isinstance(app.screen.focused, RankMatrix), "the rank matrix focused")
+    await pilot.press("enter")
+    await wait_for(
+        pilot, lambda: isinstance(app.screen, AuditScreen) and app.screen.audit is not None, "the audit trail"
+    )
+    await pilot.pause()
+    return app.screen  # type: ignore[return-value]
+
+
+async def test_audit_detail_scrolls_by_keyboard_and_names_missing_means(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    for size in ((120, 40), (80, 24)):
+        app = create_app(sessions_dir=path.parent, session=path)
+        async with app.run_test(size=size) as pilot:
+            audit = await open_audit(pilot)
+            pane = audit.query_one("#audit-detail-pane", VerticalScroll)
+            table = audit.query_one("#audit-judgments", DataTable)
+            assert audit.focused is table and pane.max_scroll_y > 0
+            # at 80 columns the detail pane is readable, not 15 columns
+            assert pane.size.width >= size[0] // 2 - 4
+            # from the judgments table, without leaving it: a burst of page keys
+            await pilot.press("ctrl+down", "ctrl+down", "ctrl+down")
+            await wait_for(pilot, lambda: pane.scroll_y >= 3 * (pane.size.height - 1), "three pages down")
+            assert audit.focused is table and table.cursor_row == 0
+            await pilot.press("shift+end")
+            await wait_for(pilot, lambda: pane.scroll_y == pane.max_scroll_y, "the end of the detail")
+            await pilot.press("shift+home")
+            await wait_for(pilot, lambda: pane.scroll_y == 0, "the top of the detail")
+            # tab into the pane, then its own keys
+            await pilot.press("tab", "pagedown", "down")
+            await wait_for(pilot, lambda: audit.focused is pane and pane.scroll_y > 1, "the pane scrolled")
+            row = audit.shown[0]
+            assert row.judgment is not None
+            blank = replace(row, judgment=dataclasses.replace(row.judgment, option1_mean=None, option2_mean=None))
+            text = audit.detail(blank).plain
+            assert "None" not in text and "not stated" in text
+            assert f"{row.judgment.option1_mean:.2f}" in audit.detail(row).plain
+    assert mean_text(float("nan")) == "not stated" and mean_text(7.0) == "7.00"
