@@ -11,8 +11,10 @@ from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
+from centaur_tui.catalog import load_session
+from centaur_tui.domain.plan import summarize
 from centaur_tui.report.document import MatrixCell, ModeReport
 from centaur_tui.ui.app import create_app
 from centaur_tui.ui.screens.audit import AuditScreen, mean_text
@@ -147,3 +149,33 @@ async def test_audit_detail_scrolls_by_keyboard_and_names_missing_means(tmp_path
             assert "None" not in text and "not stated" in text
             assert f"{row.judgment.option1_mean:.2f}" in audit.detail(row).plain
     assert mean_text(float("nan")) == "not stated" and mean_text(7.0) == "7.00"
+
+
+async def test_overview_counts_invalid_judgments_and_keeps_the_last_error(write_session) -> None:
+    # every judge reply invalid (re-asks too), and transient errors that are retried: the run completes
+    path = write_session(faults="invalid_reply_rate = 1.0\nerror_rate = 0.2", tasks=("counseling",))
+    planned = summarize(load_session(path).session).total_judgments
+    for size in ((120, 40), (80, 24)):
+        app = create_app(sessions_dir=path.parent, session=path, run=size == (120, 40))
+        async with app.run_test(size=size) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "the session overview")
+            screen: SessionScreen = app.screen  # type: ignore[assignment]
+            table = screen.query_one("#stages", DataTable)
+            status = screen.query_one("#run-status", Static)
+            if size == (120, 40):
+                await wait_for(pilot, lambda: screen.last_outcome is not None, "the run's end", tries=1200)
+                assert screen.last_outcome.startswith("Finished")
+                await wait_for(pilot, lambda: "calls stored" in str(status.render()), "the stored counts")
+                text = str(status.render())
+                assert "Last error of the run: simulated/" in text, text
+                assert "\\[" not in text
+            await wait_for(
+                pilot,
+                lambda: table.get_cell("judging", "invalid") == f"{planned:,}",
+                f"{planned} invalid judgments in the overview",
+            )
+            assert table.get_cell("judging", "done") == f"{planned:,}"
+            assert table.get_cell("worker", "invalid") == ""
+            if size == (80, 24):
+                # a new screen (no run in it) shows no stale error
+                assert "Last error" not in str(status.render())
