@@ -11,7 +11,7 @@ from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Static, TextArea
 
 from centaur_tui.catalog import load_session
 from centaur_tui.domain.plan import summarize
@@ -19,10 +19,14 @@ from centaur_tui.report.document import MatrixCell, ModeReport
 from centaur_tui.ui.app import create_app
 from centaur_tui.ui.screens.audit import AuditScreen, mean_text
 from centaur_tui.ui.screens.results import ResultsScreen
+from centaur_tui.store import Store
 from centaur_tui.ui.screens.session import SessionScreen
+from centaur_tui.ui.screens.work import ConfirmSubmit, SubmittedView, WorkScreen
+from centaur_tui.ui.widgets.document import DocumentView
 from centaur_tui.ui.widgets.rank_matrix import RankMatrix
 from tests.support.experts import judged_session
 from tests.support.waits import wait_for
+from tests.support.work import work_session
 
 CANDIDATES = [f"candidate-model-{i:02d}" for i in range(10)]
 """Ten candidates of 18 characters: the matrix needs 7 + 10 x 19 = 197 columns."""
@@ -179,3 +183,51 @@ async def test_overview_counts_invalid_judgments_and_keeps_the_last_error(write_
             if size == (80, 24):
                 # a new screen (no run in it) shows no stale error
                 assert "Last error" not in str(status.render())
+
+
+def keys(text: str) -> list[str]:
+    named = {" ": "space", "\n": "enter", ".": "full_stop", "#": "number_sign"}
+    return [named.get(c, c) for c in text]
+
+
+async def test_a_submitted_deliverable_can_be_read_but_not_edited(tmp_path: Path) -> None:
+    path = work_session(tmp_path)
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+            "the session overview",
+        )
+        await pilot.press("w")
+        await wait_for(pilot, lambda: isinstance(app.screen, WorkScreen) and not app.screen.busy, "the work screen")
+        screen: WorkScreen = app.screen  # type: ignore[assignment]
+        assert screen.check_action("submitted", ()) is None  # nothing submitted yet: dimmed
+        first_title = screen.item.task_title
+        await pilot.press(*keys("# Draft one\nLine one.\nLine two."), "ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmSubmit), "the confirmation")
+        await pilot.press("y")
+        await wait_for(
+            pilot, lambda: app.screen is screen and not screen.busy and screen.check_action("submitted", ()), "submitted"
+        )
+        second = screen.current.key
+        await pilot.press(*keys("Unsent"), "ctrl+o")
+        await wait_for(pilot, lambda: isinstance(app.screen, SubmittedView), "the submitted deliverables")
+        view: SubmittedView = app.screen  # type: ignore[assignment]
+        doc = view.query_one("#submitted-text", DocumentView)
+        await wait_for(pilot, lambda: "Line two." in doc.rendered_text, "the submitted text")
+        assert "Unsent" not in doc.rendered_text
+        assert "SUBMITTED" in str(view.query_one("#submitted-mark", Static).render())
+        assert first_title in str(doc.border_title) and "read only" in str(doc.border_title)
+        # typing here changes nothing: no editor on this screen
+        assert not view.query(TextArea)
+        await pilot.press(*keys("xyz"), "tab", "backspace", "delete")
+        await pilot.pause()
+        assert "Line two." in doc.rendered_text and "xyz" not in doc.rendered_text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, "back to writing")
+        assert screen.current.key == second and screen.draft.text == "Unsent"
+    study = load_session(path)
+    with Store(study.database) as store:
+        outputs = [o for o in store.outputs().values() if o.worker_kind == "expert"]
+    assert [o.text for o in outputs] == ["# Draft one\nLine one.\nLine two."]
