@@ -208,7 +208,9 @@ async def test_a_submitted_deliverable_can_be_read_but_not_edited(tmp_path: Path
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmSubmit), "the confirmation")
         await pilot.press("y")
         await wait_for(
-            pilot, lambda: app.screen is screen and not screen.busy and screen.check_action("submitted", ()), "submitted"
+            pilot,
+            lambda: app.screen is screen and not screen.busy and screen.check_action("submitted", ()),
+            "submitted",
         )
         second = screen.current.key
         await pilot.press(*keys("Unsent"), "ctrl+o")
