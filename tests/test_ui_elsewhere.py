@@ -11,7 +11,7 @@ from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Static, TextArea
+from textual.widgets import DataTable, Footer, Static, TextArea
 
 from centaur_tui.catalog import load_session
 from centaur_tui.domain.plan import summarize
@@ -25,6 +25,7 @@ from centaur_tui.ui.screens.work import ConfirmSubmit, SubmittedView, WorkScreen
 from centaur_tui.ui.widgets.document import DocumentView
 from centaur_tui.ui.widgets.rank_matrix import RankMatrix
 from tests.support.experts import judged_session
+from tests.support.judging import assign, settle
 from tests.support.waits import wait_for
 from tests.support.work import work_session
 
@@ -233,3 +234,71 @@ async def test_a_submitted_deliverable_can_be_read_but_not_edited(tmp_path: Path
     with Store(study.database) as store:
         outputs = [o for o in store.outputs().values() if o.worker_kind == "expert"]
     assert [o.text for o in outputs] == ["# Draft one\nLine one.\nLine two."]
+
+
+def footer_keys(app: Any) -> set[str]:
+    """The keys whose footer entry is wholly on screen (a too long footer is cut at the right)."""
+    footer = app.screen.query_one(Footer)
+    area = footer.region
+    return {
+        key.key  # type: ignore[attr-defined]
+        for key in footer.query("FooterKey")  # by name: FooterKey is not in textual.widgets' public names
+        if key.region.width and area.x <= key.region.x and key.region.right <= min(area.right, app.size.width)
+    }
+
+
+def assert_quit_and_help(app: Any, where: str) -> None:
+    shown = footer_keys(app)
+    assert {"ctrl+q", "f1"} <= shown, f"{where}: footer shows {sorted(shown)}"
+    last = app.screen_text().splitlines()[-1]
+    assert "Quit" in last and "Help" in last, f"{where}: {last!r}"
+
+
+async def test_quit_and_help_stay_in_every_footer_at_80x24(tmp_path: Path) -> None:
+    path = judged_session(tmp_path / "judged")
+    assign(path, "ann", 2)
+    app = create_app(sessions_dir=path.parent)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.screen.query(Footer) and footer_keys(app), "the home screen")
+        await pilot.pause()
+        assert_quit_and_help(app, "home")
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        audit = await open_audit(pilot)
+        await wait_for(pilot, lambda: footer_keys(app), "the audit footer")
+        assert_quit_and_help(app, "audit")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ResultsScreen) and footer_keys(app), "the results")
+        await pilot.pause()
+        assert_quit_and_help(app, "results")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and footer_keys(app), "the overview")
+        await pilot.pause()
+        assert_quit_and_help(app, "session")
+        del audit
+    app = create_app(sessions_dir=path.parent, session=path, expert="ann")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.pause()
+        assert_quit_and_help(app, "judging")
+        await pilot.press("f1")  # the help panel open: still there
+        await pilot.pause()
+        assert_quit_and_help(app, "judging with help")
+    work = work_session(tmp_path / "work")
+    app = create_app(sessions_dir=work.parent, session=work)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None, "the overview"
+        )
+        await pilot.press("w")
+        await wait_for(pilot, lambda: isinstance(app.screen, WorkScreen) and not app.screen.busy, "the work screen")
+        await pilot.pause()
+        assert_quit_and_help(app, "work")
+        await pilot.press(*keys("Done."), "ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmSubmit), "the confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, WorkScreen) and not app.screen.busy, "the next task")
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: isinstance(app.screen, SubmittedView) and footer_keys(app), "submitted")
+        await pilot.pause()
+        assert_quit_and_help(app, "submitted deliverables")
