@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static, TextArea
@@ -16,10 +17,10 @@ from textual.widgets import DataTable, Footer, Static, TextArea
 from centaur_tui.catalog import load_session
 from centaur_tui.domain.plan import summarize
 from centaur_tui.report.document import MatrixCell, ModeReport
+from centaur_tui.store import Store
 from centaur_tui.ui.app import create_app
 from centaur_tui.ui.screens.audit import AuditScreen, mean_text
 from centaur_tui.ui.screens.results import ResultsScreen
-from centaur_tui.store import Store
 from centaur_tui.ui.screens.session import SessionScreen
 from centaur_tui.ui.screens.work import ConfirmSubmit, SubmittedView, WorkScreen
 from centaur_tui.ui.widgets.document import DocumentView
@@ -73,35 +74,35 @@ class MatrixApp(App[None]):
             yield RankMatrix(wide_mode(), id="m")
 
 
-async def test_rank_matrix_scrolls_its_columns_with_the_cursor() -> None:
-    for size in ((120, 40), (80, 24)):
-        app = MatrixApp()
-        async with app.run_test(size=size) as pilot:
-            matrix = app.query_one(RankMatrix)
-            matrix.focus()
-            await pilot.pause()
-            assert matrix.size.width <= size[0]
-            shown = matrix.render().plain.splitlines()[0]
-            assert CANDIDATES[0] in shown and CANDIDATES[-1] not in shown and shown.rstrip().endswith("›")
-            await pilot.press(*["right"] * 9, "down")
-            await wait_for(pilot, lambda: matrix.cursor == (1, 9), "the cursor on the last candidate")
-            await pilot.pause()
-            lines = matrix.render().plain.splitlines()
-            assert CANDIDATES[-1] in lines[0] and "‹" in lines[0]
-            # the cursor cell shows its mean rank ± SE, within the widget's width
-            assert "10.00±0.00" in lines[2] and len(lines[2].rstrip()) <= matrix.size.width
-            await pilot.press(*["left"] * 9)
-            await wait_for(pilot, lambda: matrix.cursor == (1, 0), "the cursor back on the first candidate")
-            await pilot.pause()
-            assert CANDIDATES[0] in matrix.render().plain.splitlines()[0]
-            # every candidate was on screen once
-            seen: set[str] = set()
-            for _ in range(9):
-                seen |= {c for c in CANDIDATES if c in matrix.render().plain}
-                await pilot.press("right")
-                await pilot.pause()
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_rank_matrix_scrolls_its_columns_with_the_cursor(size: tuple[int, int]) -> None:
+    app = MatrixApp()
+    async with app.run_test(size=size) as pilot:
+        matrix = app.query_one(RankMatrix)
+        matrix.focus()
+        await pilot.pause()
+        assert matrix.size.width <= size[0]
+        shown = matrix.render().plain.splitlines()[0]
+        assert CANDIDATES[0] in shown and CANDIDATES[-1] not in shown and shown.rstrip().endswith(">")
+        await pilot.press(*["right"] * 9, "down")
+        await wait_for(pilot, lambda: matrix.cursor == (1, 9), "the cursor on the last candidate")
+        await pilot.pause()
+        lines = matrix.render().plain.splitlines()
+        assert CANDIDATES[-1] in lines[0] and "<" in lines[0]
+        # the cursor cell shows its mean rank ± SE, within the widget's width
+        assert "10.00±0.00" in lines[2] and len(lines[2].rstrip()) <= matrix.size.width
+        await pilot.press(*["left"] * 9)
+        await wait_for(pilot, lambda: matrix.cursor == (1, 0), "the cursor back on the first candidate")
+        await pilot.pause()
+        assert CANDIDATES[0] in matrix.render().plain.splitlines()[0]
+        # every candidate was on screen once
+        seen: set[str] = set()
+        for _ in range(9):
             seen |= {c for c in CANDIDATES if c in matrix.render().plain}
-            assert seen == set(CANDIDATES)
+            await pilot.press("right")
+            await pilot.pause()
+        seen |= {c for c in CANDIDATES if c in matrix.render().plain}
+        assert seen == set(CANDIDATES)
 
 
 async def open_audit(pilot: Any) -> AuditScreen:
@@ -125,34 +126,34 @@ async def open_audit(pilot: Any) -> AuditScreen:
     return app.screen  # type: ignore[return-value]
 
 
-async def test_audit_detail_scrolls_by_keyboard_and_names_missing_means(tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_audit_detail_scrolls_by_keyboard_and_names_missing_means(tmp_path: Path, size: tuple[int, int]) -> None:
     path = judged_session(tmp_path)
-    for size in ((120, 40), (80, 24)):
-        app = create_app(sessions_dir=path.parent, session=path)
-        async with app.run_test(size=size) as pilot:
-            audit = await open_audit(pilot)
-            pane = audit.query_one("#audit-detail-pane", VerticalScroll)
-            table = audit.query_one("#audit-judgments", DataTable)
-            assert audit.focused is table and pane.max_scroll_y > 0
-            # at 80 columns the detail pane is readable, not 15 columns
-            assert pane.size.width >= size[0] // 2 - 4
-            # from the judgments table, without leaving it: a burst of page keys
-            await pilot.press("ctrl+down", "ctrl+down", "ctrl+down")
-            await wait_for(pilot, lambda: pane.scroll_y >= 3 * (pane.size.height - 1), "three pages down")
-            assert audit.focused is table and table.cursor_row == 0
-            await pilot.press("shift+end")
-            await wait_for(pilot, lambda: pane.scroll_y == pane.max_scroll_y, "the end of the detail")
-            await pilot.press("shift+home")
-            await wait_for(pilot, lambda: pane.scroll_y == 0, "the top of the detail")
-            # tab into the pane, then its own keys
-            await pilot.press("tab", "pagedown", "down")
-            await wait_for(pilot, lambda: audit.focused is pane and pane.scroll_y > 1, "the pane scrolled")
-            row = audit.shown[0]
-            assert row.judgment is not None
-            blank = replace(row, judgment=dataclasses.replace(row.judgment, option1_mean=None, option2_mean=None))
-            text = audit.detail(blank).plain
-            assert "None" not in text and "not stated" in text
-            assert f"{row.judgment.option1_mean:.2f}" in audit.detail(row).plain
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=size) as pilot:
+        audit = await open_audit(pilot)
+        pane = audit.query_one("#audit-detail-pane", VerticalScroll)
+        table = audit.query_one("#audit-judgments", DataTable)
+        assert audit.focused is table and pane.max_scroll_y > 0
+        # at 80 columns the detail pane is readable, not 15 columns
+        assert pane.size.width >= size[0] // 2 - 4
+        # from the judgments table, without leaving it: a burst of page keys
+        await pilot.press("ctrl+down", "ctrl+down", "ctrl+down")
+        await wait_for(pilot, lambda: pane.scroll_y >= 3 * (pane.size.height - 1), "three pages down")
+        assert audit.focused is table and table.cursor_row == 0
+        await pilot.press("shift+end")
+        await wait_for(pilot, lambda: pane.scroll_y == pane.max_scroll_y, "the end of the detail")
+        await pilot.press("shift+home")
+        await wait_for(pilot, lambda: pane.scroll_y == 0, "the top of the detail")
+        # tab into the pane, then its own keys
+        await pilot.press("tab", "pagedown", "down")
+        await wait_for(pilot, lambda: audit.focused is pane and pane.scroll_y > 1, "the pane scrolled")
+        row = audit.shown[0]
+        assert row.judgment is not None
+        blank = replace(row, judgment=dataclasses.replace(row.judgment, option1_mean=None, option2_mean=None))
+        text = audit.detail(blank).plain
+        assert "None" not in text and "not stated" in text
+        assert f"{row.judgment.option1_mean:.2f}" in audit.detail(row).plain
     assert mean_text(float("nan")) == "not stated" and mean_text(7.0) == "7.00"
 
 
@@ -160,7 +161,8 @@ async def test_overview_counts_invalid_judgments_and_keeps_the_last_error(write_
     # every judge reply invalid (re-asks too), and transient errors that are retried: the run completes
     path = write_session(faults="invalid_reply_rate = 1.0\nerror_rate = 0.2", tasks=("counseling",))
     planned = summarize(load_session(path).session).total_judgments
-    for size in ((120, 40), (80, 24)):
+
+    async def check(size: tuple[int, int]) -> None:
         app = create_app(sessions_dir=path.parent, session=path, run=size == (120, 40))
         async with app.run_test(size=size) as pilot:
             await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "the session overview")
@@ -184,6 +186,9 @@ async def test_overview_counts_invalid_judgments_and_keeps_the_last_error(write_
             if size == (80, 24):
                 # a new screen (no run in it) shows no stale error
                 assert "Last error" not in str(status.render())
+
+    await check((120, 40))  # runs the session
+    await check((80, 24))  # a new app on the stored run
 
 
 def keys(text: str) -> list[str]:

@@ -7,7 +7,7 @@ mode's candidates, `rank-matrix--rank-none` for NaN, `rank-matrix--cursor` for t
 the cursor while the matrix has focus, which then shows its mean rank ± SE instead of its rank.
 
 A matrix wider than its container (10 candidates of 18 characters need 196 columns) scrolls
-its candidate columns with the cursor: the task column stays, `‹` and `›` mark hidden columns.
+its candidate columns with the cursor: the task column stays, `<` and `>` mark hidden columns.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ class RankMatrix(Widget, can_focus=True):
         return len(self.tasks) + 1
 
     def _fits(self, first: int, last: int, width: int) -> bool:
-        """Whether columns first..last (and the task column, and a `›` if more follow) fit in `width`."""
+        """Whether columns first..last (and the task column, and a `>` if more follow) fit in `width`."""
         more = 1 if last < len(self.widths) - 1 else 0
         return self.task_width + sum(w + 1 for w in self.widths[first : last + 1]) + more <= width
 
@@ -189,12 +189,12 @@ class RankMatrix(Widget, can_focus=True):
         columns = self.visible_columns()
         more_left = bool(columns) and columns.start > 0
         more_right = bool(columns) and columns.stop < len(self.widths)
-        out.append("task".ljust(self.task_width - 1) + ("‹" if more_left else " "), head)
+        out.append("task".ljust(self.task_width - 1) + ("<" if more_left else " "), head)
         for c in columns:
             out.append(" ")
             out.append(self.candidates[c].center(self.widths[c]), head)
         if more_right:
-            out.append("›", head)
+            out.append(">", head)
         n = len(self.candidates)
         for r, task in enumerate(self.tasks):
             out.append("\n")
