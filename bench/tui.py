@@ -196,9 +196,9 @@ from centaur_tui.ui.screens.session import SessionScreen
 def store_a_judgment(database, revision):
     # A corrected judgment, as an expert or a rerun would store it: the report must be computed again.
     with Store(database) as store:
-        r = store._rows("SELECT * FROM judgments WHERE valid = 1 ORDER BY id LIMIT 1")[0]
+        r = store.read("SELECT * FROM judgments WHERE valid = 1 ORDER BY id LIMIT 1")[0]
         scores = tuple(ScoreRecord(s["candidate"], s["dimension"], s["dimension_kind"], s["score"])
-                       for s in store._rows("SELECT * FROM scores WHERE judgment_id = ?", (r["id"],)))
+                       for s in store.read("SELECT * FROM scores WHERE judgment_id = ?", (r["id"],)))
         store.save_judgment(JudgmentRecord(
             comparison_id=r["comparison_id"], judge=r["judge"], judge_kind=r["judge_kind"],
             judge_family=r["judge_family"], presentation=r["presentation"], option1=r["option1"],

@@ -136,6 +136,8 @@ class SessionOverview:
     simulated: bool
     work: dict[str, tuple[int, int]] | None = None
     """Per expert (tasks assigned, deliverables submitted) for sessions with `[human_workers]`, else None."""
+    llm_invalid: int = 0
+    """LLM judgments stored invalid, of `llm_judgments` (the overview's invalid column)."""
 
 
 def overview(study: Study, store: Store | None) -> SessionOverview:
@@ -164,6 +166,7 @@ def overview(study: Study, store: Store | None) -> SessionOverview:
         workload=experts.workload(),
         simulated=summary.simulated,
         work=WorkStore(store).workload() if study.session.human_workers is not None else None,
+        llm_invalid=summary.llm_invalid,
     )
 
 

@@ -9,6 +9,8 @@ a footer.
 from __future__ import annotations
 
 import math
+import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ import matplotlib
 matplotlib.use("Agg")  # never a GUI backend: reports run headless
 
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
@@ -29,7 +32,58 @@ def _nan(v: Any) -> float:
     return math.nan if v is None else float(v)
 
 
-def _finish(fig: Figure, doc: dict[str, Any], title: str, path: Path) -> Path:
+TITLE_SHARE = 0.96
+"""Widest a figure's title may be, as a share of the figure's width (2% margin each side)."""
+
+
+def _renderer(fig: Figure) -> Any:
+    """The figure's Agg renderer, to measure text (a bare `Figure` has a canvas that cannot draw)."""
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    return canvas.get_renderer()
+
+
+def _fit_title(fig: Figure, title: str, **style: Any) -> None:
+    """The title as `fig.suptitle`, wrapped onto more lines until it fits the figure's width.
+
+    Figure 16 is as wide as its judges need (5.3 inches for four): its 95-character title, 8
+    inches at 11 points, was cut at both sides.
+    """
+    text = fig.suptitle(title, **style)
+    renderer = _renderer(fig)
+    limit = fig.bbox.width * TITLE_SHARE
+    width = len(title)
+    while text.get_window_extent(renderer).width > limit and width > 20:
+        # shrink by the overshoot (characters are about equally wide), at least one character a step
+        ratio = limit / text.get_window_extent(renderer).width
+        width = min(width - 1, int(max(len(line) for line in text.get_text().splitlines()) * ratio))
+        text.set_text("\n".join(textwrap.wrap(title, max(width, 20))))
+
+
+def _labels_apart(fig: Figure, labels: list[Any], step_points: float = 2.0, tries: int = 60) -> None:
+    """Move point labels (annotations in offset points) down until no two overlap.
+
+    Candidates with the same or close ranks (two at rank 4, as in Figure 17's augmentation
+    panel) had their names drawn over each other. Labels are left out of the layout, so moving
+    them does not move the axes; each is shifted below the ones already placed, top to bottom.
+    """
+    if not labels:
+        return
+    renderer = _renderer(fig)
+    fig.draw_without_rendering()  # the final layout, so display positions hold at saving
+    to_points = 72.0 / fig.dpi
+    placed: list[Any] = []
+    for label in sorted(labels, key=lambda a: -a.get_window_extent(renderer).y1):
+        for _ in range(tries):
+            box = label.get_window_extent(renderer)
+            hit = next((p for p in placed if box.overlaps(p)), None)
+            if hit is None:
+                break
+            dx, dy = label.xyann
+            label.xyann = (dx, dy - (box.y1 - hit.y0) * to_points - step_points)
+        placed.append(label.get_window_extent(renderer))
+
+
+def _finish(fig: Figure, doc: dict[str, Any], title: str, path: Path, labels: Callable[[], None] | None = None) -> Path:
     if doc.get("simulated"):
         title = f"SIMULATED DATA - {title}"
         # Keep the bottom 4% free for the footer (constrained layout ignores fig.text).
@@ -45,9 +99,16 @@ def _finish(fig: Figure, doc: dict[str, Any], title: str, path: Path) -> Path:
             fontsize=8,
             color="crimson",
         )
-    fig.suptitle(title, fontsize=11, color="crimson" if doc.get("simulated") else "black")
-    fig.savefig(path, dpi=DPI)
+    _fit_title(fig, title, fontsize=11, color="crimson" if doc.get("simulated") else "black")
+    if labels is not None:
+        labels()  # after the title, whose lines change the layout
+    save(fig, path)
     return path
+
+
+def save(fig: Figure, path: Path) -> None:
+    """Write the PNG (tests replace this to look at the drawn figure)."""
+    fig.savefig(path, dpi=DPI)
 
 
 def _empty(ax: Any, text: str = "no data") -> None:
@@ -319,9 +380,11 @@ def agreement_matrix(doc: dict[str, Any], path: Path) -> Path:
         split = len(ex["counts"]["experts"]) - 0.5
         ax.axhline(split, color="white", lw=2)
         ax.axvline(split, color="white", lw=2)
-        ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
+        # vertical: at 45 degrees the boxes of neighbouring names overlapped (0.62 inch a judge)
+        ax.set_xticks(range(len(names)), names, rotation=90, fontsize=8)
         ax.set_yticks(range(len(names)), names, fontsize=8)
-        fig.colorbar(im, ax=ax, label="share of shared comparisons with the same verdict", shrink=0.8)
+        # 26 characters: the label of 49 ran past the top and bottom of a figure of four judges
+        fig.colorbar(im, ax=ax, label="share with the same verdict", shrink=0.8)
     else:
         _empty(ax, "no pair of judges shares a reference comparison")
     n = ex["counts"]["reference_comparisons"]
@@ -334,6 +397,7 @@ def expert_rank_scatter(doc: dict[str, Any], path: Path) -> Path:
     rankings = ex.get("rankings", {"rows": [], "candidates": []})
     modes = list(dict.fromkeys(r["mode"] for r in rankings["rows"]))
     fig = Figure(figsize=(max(7.0, 5.2 * len(modes)), 5), layout="constrained")
+    names: list[Any] = []
     if not modes:
         _empty(fig.add_subplot(), "no reference comparison")
     for i, mode in enumerate(modes):
@@ -347,10 +411,21 @@ def expert_rank_scatter(doc: dict[str, Any], path: Path) -> Path:
         x = np.array([_nan(r["expert_rank"]) for r in pooled])
         y = np.array([_nan(r["llm_rank"]) for r in pooled])
         ax.scatter(x, y, color="tab:blue", label="all tasks pooled")
+        top = max([len(pooled), *[v for v in xs + ys if np.isfinite(v)], 2])
         for r, a, b in zip(pooled, x, y, strict=True):
             if np.isfinite(a) and np.isfinite(b):
-                ax.annotate(r["candidate"], (a, b), textcoords="offset points", xytext=(4, 3), fontsize=7)
-        top = max([len(pooled), *[v for v in xs + ys if np.isfinite(v)], 2])
+                # the x axis runs from worst (left) to best: names of the better half go left of their point
+                left = a < (top + 1) / 2
+                name = ax.annotate(
+                    r["candidate"],
+                    (a, b),
+                    textcoords="offset points",
+                    xytext=(-4 if left else 4, 3),
+                    ha="right" if left else "left",
+                    fontsize=7,
+                )
+                name.set_in_layout(False)
+                names.append(name)
         ax.plot([0.5, top + 0.5], [0.5, top + 0.5], color="grey", lw=0.8, ls="--")
         ax.set_xlim(top + 0.5, 0.5)
         ax.set_ylim(top + 0.5, 0.5)
@@ -363,7 +438,13 @@ def expert_rank_scatter(doc: dict[str, Any], path: Path) -> Path:
             text += f" [{row['spearman_ci_low']:.2f}, {row['spearman_ci_high']:.2f}]"
         ax.set_title(f"{mode}: Spearman {text}, n = {row['n'] if row else 0}", fontsize=9)
         ax.legend(fontsize=7, loc="lower right")
-    return _finish(fig, doc, "Figure 17: expert vs LLM-panel ranks (Bradley-Terry, same comparisons)", path)
+    return _finish(
+        fig,
+        doc,
+        "Figure 17: expert vs LLM-panel ranks (Bradley-Terry, same comparisons)",
+        path,
+        labels=lambda: _labels_apart(fig, names),
+    )
 
 
 def draw_all(report: Report, out_dir: Path) -> list[Path]:

@@ -33,6 +33,8 @@ class SessionState:
     expert_judgments: int
     expert_waiting: int
     simulated: bool
+    llm_invalid: int = 0
+    """LLM judgments stored invalid (after their re-asks), of `llm_judgments`."""
 
 
 class ExpertStore:
@@ -183,16 +185,22 @@ class ExpertStore:
         by_stage = {
             r["stage"]: r["n"] for r in self.store.read("SELECT stage, count(*) AS n FROM calls GROUP BY stage")
         }
-        by_kind = {
-            r["judge_kind"]: r["n"]
-            for r in self.store.read(  # corrections are one judgment, not two
-                "SELECT judge_kind, count(*) AS n FROM judgments WHERE revision = 0 GROUP BY judge_kind"
-            )
-        }
+        kinds = self.store.read(  # corrections are one judgment, not two
+            "SELECT judge_kind, count(*) AS n, coalesce(sum(1 - valid), 0) AS invalid FROM judgments"
+            " WHERE revision = 0 GROUP BY judge_kind"
+        )
+        by_kind = {r["judge_kind"]: r["n"] for r in kinds}
+        llm_invalid = next((r["invalid"] for r in kinds if r["judge_kind"] == "llm"), 0)
         left = sum(max(0, plan.calls[s] - by_stage.get(s, 0)) for s in ("automation", "assistance", "worker"))
         left += max(0, plan.total_judgments - by_kind.get("llm", 0))
         waiting = sum(a - j for a, j in self.workload().values())
         simulated = self.store.meta().get("simulated", "true" if study.session.simulated else "false") == "true"
         return SessionState(
-            sum(by_stage.values()), left, by_kind.get("llm", 0), by_kind.get("expert", 0), waiting, simulated
+            sum(by_stage.values()),
+            left,
+            by_kind.get("llm", 0),
+            by_kind.get("expert", 0),
+            waiting,
+            simulated,
+            llm_invalid,
         )

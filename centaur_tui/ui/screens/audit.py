@@ -61,6 +61,13 @@ def rows_of(audit: Any) -> list[Row]:
     return rows
 
 
+def mean_text(mean: float | None) -> str:
+    """A stated rubric mean as `7.25`, or `not stated` when the judgment has none (invalid, or no scores)."""
+    if mean is None or mean != mean:  # NaN is the only value unequal to itself
+        return "not stated"
+    return f"{mean:.2f}"
+
+
 def _messages_text(messages_json: str) -> str:
     try:
         messages = json.loads(messages_json)
@@ -99,13 +106,20 @@ and the provider errors logged for those calls.
 - **up / down**: move through the judgments
 - **/**: search in the texts (rationale, outputs, assistance texts, replies, reasons)
 - the selects filter by run, judge, outcome for the candidate, validity
-- **tab**: into the detail pane (scroll it with the arrows)
+- **ctrl+down / ctrl+up**: scroll the detail pane a page down / up, from anywhere on the screen
+  (**shift+end / shift+home**: its end / top)
+- **tab**: into the detail pane (then scroll it with the arrows, page up / page down, home / end)
 - **escape**: back to the results
 """
 
     BINDINGS = [
         Binding("slash", "search", "Search", id="search", tooltip="Search in every text of the listed judgments."),
         Binding("escape", "back", "Back", id="back", tooltip="Back to the results."),
+        # From the judgments table too (which keeps up / down / page keys for its rows); listed in F1 help.
+        Binding("ctrl+down", "scroll_detail('page_down')", "Detail down", show=False),
+        Binding("ctrl+up", "scroll_detail('page_up')", "Detail up", show=False),
+        Binding("shift+end", "scroll_detail('end')", "Detail end", show=False),
+        Binding("shift+home", "scroll_detail('home')", "Detail top", show=False),
     ]
 
     def __init__(self, study: Study, mode: str, task: str, candidate: str) -> None:
@@ -301,8 +315,8 @@ and the provider errors logged for those calls.
             if not j.valid:
                 body(f"\nReason: {j.invalid_reason or '(none given)'}")
             body(
-                f"\nWinner: {j.winner or '(none)'}. Stated means: {j.option1} {j.option1_mean}, "
-                f"{j.option2} {j.option2_mean}."
+                f"\nWinner: {j.winner or '(none)'}. Stated means: {j.option1} {mean_text(j.option1_mean)}, "
+                f"{j.option2} {mean_text(j.option2_mean)}."
             )
             head("Rationale")
             body(j.rationale)
@@ -357,6 +371,17 @@ and the provider errors logged for those calls.
                     f"attempt {e.attempt}{' (final)' if e.final else ''}: {e.error_type}: {e.message}" for e in errors
                 )
             )
+
+    def action_scroll_detail(self, where: str) -> None:
+        pane = self.query_one("#audit-detail-pane", VerticalScroll)
+        if where == "page_down":
+            pane.scroll_page_down(animate=False)
+        elif where == "page_up":
+            pane.scroll_page_up(animate=False)
+        elif where == "end":
+            pane.scroll_end(animate=False)
+        else:
+            pane.scroll_home(animate=False)
 
     def action_back(self) -> None:
         self.app.pop_screen()

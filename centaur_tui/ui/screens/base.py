@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual.binding import ActiveBinding
 from textual.screen import ModalScreen, Screen
 
 from centaur_tui.ui.errors import ReportsWorkerErrors
@@ -14,13 +15,24 @@ if TYPE_CHECKING:
     from centaur_tui.ui.app import CentaurApp
 
 
+PINNED_KEYS = ("ctrl+q", "f1")
+"""Keys the footer shows first on every screen: Quit and Help (at 80 columns the footer has room
+for about six keys, and the app's own came last, after up to nine of the screen's)."""
+
+
 class CentaurScreen(ReportsWorkerErrors, Screen[None]):
-    """Base of the app's screens: worker errors become notifications."""
+    """Base of the app's screens: worker errors become notifications; Quit and Help lead the footer."""
 
     if TYPE_CHECKING:
         # For type checkers only: `self.app` is our app (store_for, clock, sessions_dir...). At run
         # time Textual's own property answers, unchanged (Textual's typed getter would also assert).
         app = getters.app(CentaurApp)
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """Textual's active bindings, the same ones, with `PINNED_KEYS` first (the footer's order)."""
+        bindings = super().active_bindings
+        return {**{key: bindings[key] for key in PINNED_KEYS if key in bindings}, **bindings}
 
 
 class CentaurModal(ReportsWorkerErrors, ModalScreen):

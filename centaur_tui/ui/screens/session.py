@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -84,6 +83,7 @@ stopped, and a finished run costs nothing to run again.
         self.run_worker_: Worker[Any] | None = None
         self.last_outcome: str | None = None
         self.last_missing: dict[str, int] = {}  # per stage, after the last run in this screen
+        self.last_error: str | None = None  # the last provider error of the last run in this screen, cleaned
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -205,15 +205,18 @@ stopped, and a finished run costs nothing to run again.
             done = st.llm_judgments if stage == "judging" else st.calls_by_stage.get(stage, 0)
             planned = plan.total_judgments if stage == "judging" else plan.calls[stage]
             missing = self.last_missing.get(stage, "")
+            invalid = st.llm_invalid if stage == "judging" else ""  # only judgments can be invalid
             for column, value in zip(
-                STAGE_COLUMNS, (planned, min(done, planned), "", "", "", "", missing), strict=True
+                STAGE_COLUMNS, (planned, min(done, planned), "", "", "", invalid, missing), strict=True
             ):
                 table.update_cell(stage, column, f"{value:,}" if isinstance(value, int) else value, update_width=True)
         cost = "unknown" if st.cost is None else f"${st.cost:.4f}"
         lead = self.last_outcome or ("Complete." if not st.calls_left else "Idle.")
+        # The run's last provider error stays after the run ends (until the next run starts).
+        error = f" Last error of the run: {self.last_error}" if self.last_error else ""
         self.query_one("#run-status", Static).update(
             f"{lead} {sum(st.calls_by_stage.values()):,} calls stored, {st.calls_left:,} left; tokens {st.tokens:,}; "
-            f"cost {cost}; {st.errors:,} failed attempts logged."
+            f"cost {cost}; {st.errors:,} failed attempts logged.{error}"
         )
 
     # -- the pipeline -------------------------------------------------------------------------
@@ -231,6 +234,7 @@ stopped, and a finished run costs nothing to run again.
         self.runner = PipelineRun(study, lambda: self.app.store_for(study), settle_memory=True)
         self.app.on_exit_stop(self.runner.stop)
         self.last_outcome = None
+        self.last_error = None
         self.run_worker_ = self.run_pipeline(self.runner)
         self.refresh_bindings()
 
@@ -254,6 +258,9 @@ stopped, and a finished run costs nothing to run again.
         ):
             return
         outcome = event.worker.result if event.state == WorkerState.SUCCESS else None
+        progress = getattr(self.runner, "progress", None)
+        last = getattr(progress, "last_error", None) or (str(event.worker.error) if event.worker.error else None)
+        self.last_error = clean_untrusted(last, limit=300, one_line=True) if last else None
         if event.state == WorkerState.ERROR:
             self.last_outcome = "Stopped by an error."
         elif outcome is None:
@@ -265,7 +272,9 @@ stopped, and a finished run costs nothing to run again.
             if outcome.complete:
                 self.last_outcome = f"Finished in {outcome.progress.elapsed:.1f} s."
             else:
-                self.last_outcome = " ".join(line.strip() for line in outcome_lines(outcome))
+                # the last error is shown once, cleaned, by _show_stored
+                lines = [line.strip() for line in outcome_lines(outcome)]
+                self.last_outcome = " ".join(line for line in lines if not line.startswith("Last error:"))
             resent = billed_twice_line(outcome)
             if resent:
                 self.last_outcome += " " + resent
@@ -286,8 +295,9 @@ stopped, and a finished run costs nothing to run again.
                 table.update_cell(stage, column, f"{value:,}", update_width=True)
         cost_known = all(s.cost_known for s in p.stages.values())
         status = "Pausing" if self.runner.stopping else "Running"
-        # Provider text: no control characters, no key, and no Rich markup ("[@click=...]" would be live).
-        shown = escape(clean_untrusted(p.last_error, limit=300, one_line=True)) if p.last_error else ""
+        # Provider text: no control characters, no key; #run-status parses no markup (markup=False),
+        # so "[@click=...]" is shown as typed (escaping it would show a backslash).
+        shown = clean_untrusted(p.last_error, limit=300, one_line=True) if p.last_error else ""
         error = f" Last error: {shown}" if shown else ""
         if p.waiting:
             error = f" {p.waiting[:1].upper()}{p.waiting[1:]}.{error}"

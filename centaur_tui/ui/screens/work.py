@@ -5,6 +5,7 @@ identity phrases masked (`SessionWork.item`), and the editor. The draft is saved
 the last change, at once when the expert moves to another task, leaves or quits, and is
 restored on return; submitting asks for confirmation, then locks it and stores it as an output.
 Time on task, edits (changes of the text), pastes and the final length are stored with it.
+A submitted deliverable can be read again (ctrl+o, `SubmittedView`), never edited.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Button, Footer, Label, Static, TextArea
+from textual.widgets import Button, Footer, Label, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from centaur_tui.ui.screens.base import CentaurModal, CentaurScreen
@@ -79,6 +81,76 @@ class ConfirmSubmit(CentaurModal):
         self.dismiss(value)
 
 
+SUBMITTED_MARK = "SUBMITTED · read only: a submitted deliverable is locked and cannot be changed."
+
+
+class SubmittedView(CentaurScreen):
+    """Read the expert's submitted deliverables: the submitted tasks, and the text of the highlighted one, read only.
+
+    Args:
+        source: The expert's work queue (`centaur_tui.services.work.open_work`).
+        items: The submitted places of the queue (`locked`), in queue order.
+    """
+
+    HELP = """\
+## Submitted deliverables
+
+Read what you submitted, as you wrote it. Submitted deliverables are locked: nothing here
+can change them.
+
+- **up / down**: the submitted tasks
+- **tab**: into the deliverable (then scroll it with the arrows, page up / page down)
+- **escape**: back to writing
+"""
+
+    BINDINGS = [Binding("escape", "back", "Back", id="back", tooltip="Back to writing.")]
+
+    def __init__(self, source: Any, items: list[Any]) -> None:
+        super().__init__()
+        self.source = source
+        self.items = items
+        self.shown_key: int | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(SUBMITTED_MARK, id="submitted-mark", markup=False)
+        with Horizontal(id="submitted-body"):
+            yield OptionList(
+                *[Option(f"{n}. {i.task_title}", id=str(i.key)) for n, i in enumerate(self.items, start=1)],
+                id="submitted-list",
+            )
+            yield DocumentView(id="submitted-text", classes="work-pane")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#submitted-text").border_title = "Submitted deliverable (read only)"
+        options = self.query_one("#submitted-list", OptionList)
+        options.focus()
+        if self.items:
+            options.highlighted = 0
+            self.read(self.items[0].key)
+
+    @on(OptionList.OptionHighlighted, "#submitted-list")
+    def highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option.id is not None:
+            self.read(int(event.option.id))
+
+    @work(thread=True, exclusive=True, group="submitted-read", exit_on_error=False)
+    def read(self, key: int) -> None:
+        """The stored text of one submitted deliverable, read off the event loop."""
+        draft = self.source.draft(key)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_text, key, draft.text if draft is not None else "")
+
+    def _show_text(self, key: int, text: str) -> None:
+        self.shown_key = key
+        title = next((i.task_title for i in self.items if i.key == key), "")
+        self.query_one("#submitted-text").border_title = f"{title}: submitted (read only)"
+        self.query_one("#submitted-text", DocumentView).set_text(text or "(empty)")
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+
+
 class WorkScreen(DraftAutosave, CentaurScreen):
     """Write an expert's assigned deliverables, one task at a time.
 
@@ -95,6 +167,7 @@ Your work is saved as you type; leaving or quitting loses nothing.
 - **ctrl+s**: submit (asks first; a submitted deliverable is locked)
 - **ctrl+n**: next task (this draft is kept)
 - **f2**: move between the task, the assistance text and the editor
+- **ctrl+o**: read your submitted deliverables (read only)
 - **escape**: back; your draft is kept
 """
 
@@ -104,6 +177,9 @@ Your work is saved as you type; leaving or quitting loses nothing.
         Binding("ctrl+s", "submit", "Submit", id="submit", tooltip="Lock this deliverable and store it."),
         Binding("ctrl+n", "next", "Next task", id="next", tooltip="Go to your next open task; this draft is kept."),
         Binding("f2", "cycle_focus", "Switch pane", id="cycle", tooltip="Task, assistance text, editor."),
+        Binding(
+            "ctrl+o", "submitted", "Submitted", id="submitted", tooltip="Read your submitted deliverables (read only)."
+        ),
         # Priority: the editor (tab indents) would otherwise take escape to release its focus.
         Binding("escape", "leave", "Back", id="leave", priority=True, tooltip="Leave; your draft is kept."),
     ]
@@ -224,6 +300,8 @@ Your work is saved as you type; leaving or quitting loses nothing.
         self.query_one("#work-bar", Static).update(" · ".join(parts), layout=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "submitted":
+            return True if any(q.locked for q in self.queue) else None
         if action in ("submit", "next", "cycle_focus"):
             if self.finished or self.item is None:
                 return False
@@ -296,6 +374,13 @@ Your work is saved as you type; leaving or quitting loses nothing.
         self.flush()
         self.busy = True
         self.open_next(self.current.position)
+
+    def action_submitted(self) -> None:
+        submitted = [q for q in self.queue if q.locked]
+        if self.busy or not submitted:
+            return
+        self.flush()
+        self.app.push_screen(SubmittedView(self.source, submitted))
 
     def action_cycle_focus(self) -> None:
         panes = [self.query_one("#work-prompt"), self.query_one("#work-assistance"), self.query_one("#work-editor")]

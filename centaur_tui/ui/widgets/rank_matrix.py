@@ -5,6 +5,9 @@ cell took about 0.2 s to mount). Colours live in app.tcss, as component classes:
 `rank-matrix--rank-0` (best) to `rank-matrix--rank-4` (worst) by the cell's place among the
 mode's candidates, `rank-matrix--rank-none` for NaN, `rank-matrix--cursor` for the cell under
 the cursor while the matrix has focus, which then shows its mean rank ± SE instead of its rank.
+
+A matrix wider than its container (10 candidates of 18 characters need 196 columns) scrolls
+its candidate columns with the cursor: the task column stays, `<` and `>` mark hidden columns.
 """
 
 from __future__ import annotations
@@ -82,6 +85,7 @@ class RankMatrix(Widget, can_focus=True):
     RankMatrix {
         height: auto;
         width: auto;
+        max-width: 100%;
     }
     """
 
@@ -125,6 +129,8 @@ class RankMatrix(Widget, can_focus=True):
         self.cells: dict[tuple[str, str], MatrixCell] = {(r.task, r.candidate): r for r in mode_doc.matrix}
         self.task_width = max([len(t) for t in self.tasks] + [4]) + 1
         self.widths = [max(len(c), CELL_WIDTH) for c in self.candidates]
+        self.first_column = 0
+        """The leftmost candidate column drawn (> 0 once the cursor went right of a too narrow widget)."""
 
     # -- cells --------------------------------------------------------------------------------
 
@@ -156,19 +162,45 @@ class RankMatrix(Widget, can_focus=True):
     def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
         return len(self.tasks) + 1
 
+    def _fits(self, first: int, last: int, width: int) -> bool:
+        """Whether columns first..last (and the task column, and a `>` if more follow) fit in `width`."""
+        more = 1 if last < len(self.widths) - 1 else 0
+        return self.task_width + sum(w + 1 for w in self.widths[first : last + 1]) + more <= width
+
+    def visible_columns(self) -> range:
+        """The candidate columns drawn now: as many as fit from `first_column`, moved so the cursor is among them."""
+        if not self.widths:
+            return range(0)
+        width = self.content_size.width or self.get_content_width(None, None)
+        cursor = self.cursor[1]
+        first = min(self.first_column, cursor)
+        while first < cursor and not self._fits(first, cursor, width):
+            first += 1
+        last = first
+        while last + 1 < len(self.widths) and self._fits(first, last + 1, width):
+            last += 1
+        self.first_column = first
+        return range(first, last + 1)
+
     def render(self) -> Text:
         style = self.get_component_rich_style
         head, task_style = style("rank-matrix--head"), style("rank-matrix--task")
         out = Text(no_wrap=True, overflow="crop")
-        out.append("task".ljust(self.task_width), head)
-        for name, w in zip(self.candidates, self.widths, strict=True):
+        columns = self.visible_columns()
+        more_left = bool(columns) and columns.start > 0
+        more_right = bool(columns) and columns.stop < len(self.widths)
+        out.append("task".ljust(self.task_width - 1) + ("<" if more_left else " "), head)
+        for c in columns:
             out.append(" ")
-            out.append(name.center(w), head)
+            out.append(self.candidates[c].center(self.widths[c]), head)
+        if more_right:
+            out.append(">", head)
         n = len(self.candidates)
         for r, task in enumerate(self.tasks):
             out.append("\n")
             out.append(task.ljust(self.task_width), task_style)
-            for c, w in enumerate(self.widths):
+            for c in columns:
+                w = self.widths[c]
                 out.append(" ")
                 cell = self.ref(r, c).cell
                 cell_style = style(f"rank-matrix-{rank_class(cell.rank_of_ranks if cell else None, n)}")
@@ -183,6 +215,9 @@ class RankMatrix(Widget, can_focus=True):
         ref = self.current
         if ref is not None:
             self.post_message(self.Moved(self, ref))
+        if self.is_mounted and self.parent is not None:
+            # the row under the cursor into view when the matrix is below the fold (80x24)
+            self.scroll_visible(animate=False)
 
     def on_focus(self) -> None:
         self.refresh()
@@ -207,7 +242,8 @@ class RankMatrix(Widget, can_focus=True):
         x = event.x - self.task_width
         if not 0 <= row < len(self.tasks) or x < 0:
             return
-        for c, w in enumerate(self.widths):
+        for c in self.visible_columns():
+            w = self.widths[c]
             if x < w + 1:
                 self.cursor = (row, c)
                 return
