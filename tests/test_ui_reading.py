@@ -289,3 +289,32 @@ async def test_linked_scrolling_moves_both_deliverables_together(tmp_path: Path)
         await pilot.press("ctrl+l", "home")
         await pilot.pause()
         assert two.scroll_y == 0 and one.scroll_y == bottom and not screen.linked  # separately again
+
+
+# -- the work screen -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_the_assistance_text_shows_tables_whole_and_plain_lines_kept(tmp_path: Path, size) -> None:
+    from centaur_tui.ui.screens.session import SessionScreen
+    from centaur_tui.ui.screens.work import WorkScreen
+    from tests.support.work import work_session
+
+    path = work_session(tmp_path)
+    study = load_session(path)
+    with sqlite3.connect(study.database) as conn:
+        conn.execute("UPDATE assistance_texts SET text = ?", (TAX_TABLE,))
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None, "home")
+        await pilot.press("w")
+        await wait_for(pilot, lambda: isinstance(app.screen, WorkScreen) and not app.screen.busy, "the work screen")
+        for _ in range(2):  # one of the two tasks may be the plain condition (no assistance text)
+            view = app.screen.query_one("#work-assistance", DocumentView)
+            await wait_for(pilot, lambda view=view: view.ready, "the assistance text laid out")
+            if "Draft return" in view.rendered_text:
+                _cells_whole(view.rendered_text)
+                return
+            await pilot.press("ctrl+n")
+            await wait_for(pilot, lambda: not app.screen.busy, "the next task")
+        raise AssertionError("no task showed the assistance text")

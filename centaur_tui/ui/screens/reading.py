@@ -14,7 +14,7 @@ from textual.widgets import Footer, Static
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.widgets.document import DiffView, DocumentView
 
-READ = Binding.Group("Read 1 / 2 / diff", compact=True)
+READ = Binding.Group("Read 1/2/diff", compact=False)
 """The footer shows the three reading keys as one item."""
 
 VIEWS = ("1", "2", "diff")
