@@ -176,11 +176,24 @@ def _blocks(text: str) -> list[tuple[bool, str]]:
     return pieces
 
 
-def render_plain(text: str, width: int) -> list[Strip]:
-    """Render plain text (or JSON) verbatim: every line kept, long lines wrapped at the width."""
+def render_plain(text: str, width: int, cancelled: Callable[[], bool] = lambda: False) -> list[Strip]:
+    """Render plain text (or JSON) verbatim: every line kept, long lines wrapped at the width.
+
+    Laid out CHUNK_LINES lines at a time with a pause in between, as Markdown is: 10,000 words
+    of plain text took 186 ms in one piece.
+    """
     console = _console(width)
-    body = Text(text, no_wrap=False, overflow="fold", tab_size=4)
-    return [Strip(line) for line in console.render_lines(body, console.options.update_width(width), pad=False)]
+    options = console.options.update_width(width)
+    lines = text.split("\n")
+    strips: list[Strip] = []
+    for start in range(0, len(lines), CHUNK_LINES):
+        if cancelled():
+            return []
+        if start:
+            time.sleep(0.002)
+        body = Text("\n".join(lines[start : start + CHUNK_LINES]), no_wrap=False, overflow="fold", tab_size=4)
+        strips.extend(Strip(line) for line in console.render_lines(body, options, pad=False))
+    return strips
 
 
 def render_markdown(text: str, width: int, cancelled: Callable[[], bool] = lambda: False) -> list[Strip]:
@@ -194,7 +207,7 @@ def render_markdown(text: str, width: int, cancelled: Callable[[], bool] = lambd
     """
     text = clean_text(text)
     if not is_markdown(text):
-        return render_plain(text, width)
+        return render_plain(text, width, cancelled)
     console = _console(width)
     options = console.options.update_width(width)
     strips: list[Strip] = []
