@@ -113,7 +113,7 @@ async def bench_next(path: Path, rounds: int) -> dict[str, list[float]]:
                     and not screen.busy
                     and screen.current is not None
                     and screen.current.key != previous
-                    and all(v.ready for v in screen.query(DocumentView))
+                    and all(v.ready for v in screen.query(DocumentView) if v.display)
                 ):
                     return screen
                 await asyncio.sleep(0.0005)

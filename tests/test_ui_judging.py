@@ -330,7 +330,7 @@ async def test_a_packet_is_judged_in_the_same_screen_and_saved_into_the_file(tmp
     source.close()
 
 
-async def test_layout_stacks_the_deliverables_on_narrow_terminals(tmp_path: Path) -> None:
+async def test_layout_shows_one_deliverable_at_a_time_on_narrow_terminals(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     assign(path, "ann", 1)
     _app, running = open_judging(path, size=(120, 30))
@@ -340,8 +340,14 @@ async def test_layout_stacks_the_deliverables_on_narrow_terminals(tmp_path: Path
         assert one.region.y == two.region.y and one.region.x < two.region.x
         await pilot.resize_terminal(80, 30)
         screen = await settle(pilot)
-        assert one.region.x == two.region.x and one.region.y < two.region.y
-        assert all(v.ready for v in screen.query(DocumentView))  # laid out again at the new width
+        assert one.display and not two.display  # stacked, each would get 10 lines of 30; alone: 23
+        assert one.ready  # laid out again at the new width
+        await pilot.press("ctrl+o")
+        screen = await settle(pilot)
+        assert two.display and not one.display and two.ready and two.scrollable_content_region.height >= 20
+        await pilot.resize_terminal(120, 30)
+        screen = await settle(pilot)
+        assert one.display and two.display and all(v.ready for v in screen.query(DocumentView))
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Snapshot tests of the judging screen at 120x40 (side by side) and 80x24 (stacked), and of the session overview."""
+"""Snapshot tests of the judging screen at 120x40 (side by side) and 80x24 (one deliverable), and the overview."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_judging_screen_120x40_partly_scored(snap_compare, tmp_path: Path) -> No
     assert snap_compare(judging_app(tmp_path), terminal_size=(120, 40), run_before=run_before)
 
 
-def test_judging_screen_80x24_stacked(snap_compare, tmp_path: Path) -> None:
+def test_judging_screen_80x24_one_option(snap_compare, tmp_path: Path) -> None:
     async def run_before(pilot) -> None:
         await settle(pilot)
 

@@ -46,7 +46,7 @@ async def settle(pilot) -> JudgingScreen:
         screen = app.screen
         if isinstance(screen, JudgingScreen) and not screen.busy:
             views = list(screen.query(DocumentView))
-            if screen.finished or all(v.ready for v in views):
+            if screen.finished or all(v.ready for v in views if v.display):  # narrow: one shown
                 return screen
     raise AssertionError(f"judging screen never settled: {app.screen!r}")
 

@@ -24,6 +24,7 @@ from centaur_tui.domain.blinding import Draft, JudgingItem, QueueItem, missing, 
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.screens.dialogs import PromptDialog
 from centaur_tui.ui.screens.drafts import DraftAutosave
+from centaur_tui.ui.screens.reading import READ, ReadingScreen
 from centaur_tui.ui.widgets.document import DocumentView, render_markdown
 from centaur_tui.ui.widgets.rubric import RubricPanel, WinnerPicker
 
@@ -43,6 +44,22 @@ class Prepared:
     layouts: tuple[tuple[int, list[Strip]], ...]
     revising: bool = False
     """A submitted judgment reopened to correct it (the draft is the stored judgment)."""
+
+
+READING_BINDINGS = [
+    Binding("f3", "read(1)", "Option 1", id="read-1", group=READ, tooltip="Read option 1 at full width."),
+    Binding("f4", "read(2)", "Option 2", id="read-2", group=READ, tooltip="Read option 2 at full width."),
+    Binding("f5", "differences", "Differences", id="differences", group=READ, tooltip="What differs between the two."),
+    Binding(
+        "ctrl+l", "link_scrolling", "Link scroll", id="link", tooltip="Scroll both deliverables together (or not)."
+    ),
+    Binding(
+        "ctrl+o", "other_option", "Other option", id="other", tooltip="Show the other deliverable (narrow screens)."
+    ),
+]
+"""Keys for reading the deliverables (none of them is used by the rubric, the winner or the rationale)."""
+
+READING_ACTIONS = frozenset({"read", "differences", "link_scrolling", "other_option"})
 
 
 def format_seconds(seconds: float) -> str:
@@ -77,7 +94,13 @@ say why. You never see which model wrote what.
   escape goes back to where you were and leaves it unchanged
 - **escape**: back; your work so far is kept
 
-Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
+Click a deliverable and scroll it with the arrows, page keys or the mouse wheel (left / right:
+a table wider than the pane).
+
+- **f3 / f4**: option 1 / option 2 at full width; **f5**: what differs between the two
+  (lines only in option 1 are marked 1, only in option 2 marked 2); escape comes back here
+- **ctrl+l**: scroll the two deliverables together (again: separately)
+- **ctrl+o** (narrow screens, one deliverable at a time): show the other option
 """
 
     BINDINGS = [
@@ -95,6 +118,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             id="revise",
             tooltip="Reopen the judgment you submitted last (again: the one before) to correct it.",
         ),
+        *READING_BINDINGS,
     ]
 
     def __init__(self, source: Any, standalone: bool = False) -> None:
@@ -114,6 +138,11 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         self._prefetched: Prepared | None = None
         self.revising = False
         self._return_to: QueueItem | None = None  # the open place to go back to after a revision
+        self.linked = False
+        """The two deliverables scroll together."""
+        self.shown_option = 1
+        """The deliverable shown on a narrow screen (one at a time there)."""
+        self._echo: tuple[str | None, int] | None = None
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -154,8 +183,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
 
     def on_mount(self) -> None:
         self.app.freeze_long_lived()
-        self.query_one("#option-1").border_title = "Option 1"
-        self.query_one("#option-2").border_title = "Option 2"
+        self._title_options()
         self.query_one("#judge-done").display = False
         self._apply_width(self.size.width)
         self.set_interval(1.0, self._show_bar)
@@ -166,6 +194,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
 
     def _apply_width(self, width: int) -> None:
         self.set_class(0 < width < NARROW, "-narrow")
+        self._title_options()
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -250,6 +279,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             strict=True,
         ):
             view.set_text(text, layout)
+        self._show_option(1)
         panel = self.query_one("#rubric-panel", RubricPanel)
         await panel.show(item.rubric, {d.id: (draft.score(d.id, 1), draft.score(d.id, 2)) for d in item.rubric.all})
         winner = self.query_one("#winner", WinnerPicker)
@@ -266,6 +296,84 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
         panel.focus(scroll_visible=False)
         assert current is not None
         self.prefetch(queue, current, self._widths())
+
+    # -- reading the deliverables ------------------------------------------------------------
+
+    def _can_read(self, action: str) -> bool | None:
+        if self.finished or self.item is None:
+            return False
+        if action == "other_option":
+            return self.has_class("-narrow")
+        return True
+
+    def _options(self) -> tuple[DocumentView, DocumentView]:
+        one, two = self.query(DocumentView).results(DocumentView)
+        return one, two
+
+    def _title_options(self) -> None:
+        narrow = self.has_class("-narrow")
+        link = " · scrolling together" if self.linked else ""
+        for number, view in enumerate(self._options(), start=1):
+            other = f" · ctrl+o: Option {3 - number}" if narrow else ""
+            view.border_title = f"Option {number}{link}{other}"
+
+    def _show_option(self, number: int) -> None:
+        # On a narrow screen one deliverable fills the pane (the CSS hides the other): two
+        # stacked at 80x24 left each 7 lines; alone it shows 17.
+        self.shown_option = number
+        for n, view in enumerate(self._options(), start=1):
+            view.set_class(n == number, "-shown")
+
+    def action_read(self, number: int) -> None:
+        if self.item is not None and self._can_read("read"):
+            self.app.push_screen(ReadingScreen(self.item.option_1, self.item.option_2, show=str(number)))
+
+    def action_differences(self) -> None:
+        if self.item is not None and self._can_read("differences"):
+            self.app.push_screen(ReadingScreen(self.item.option_1, self.item.option_2, show="diff"))
+
+    def action_link_scrolling(self) -> None:
+        self.linked = not self.linked
+        self._title_options()
+        if self.linked:
+            one, two = self._options()
+            source = two if self.focused is two or (self.has_class("-narrow") and self.shown_option == 2) else one
+            self._follow(source)
+        self.notify(
+            "The two deliverables scroll together." if self.linked else "The deliverables scroll separately.",
+            title="Scrolling",
+            timeout=2,
+        )
+
+    def action_other_option(self) -> None:
+        if not self._can_read("other_option"):
+            return
+        self._show_option(3 - self.shown_option)
+        shown = self._options()[self.shown_option - 1]
+        if isinstance(self.focused, DocumentView):
+            shown.focus()
+
+    @on(DocumentView.Scrolled, ".option")
+    def option_scrolled(self, event: DocumentView.Scrolled) -> None:
+        if not self.linked:
+            return
+        if self._echo == (event.view.id, round(event.view.scroll_y)):
+            self._echo = None  # the scroll this screen made to follow the other option
+            return
+        self._follow(event.view)
+
+    @on(DocumentView.Rendered, ".option")
+    def option_rendered(self, event: DocumentView.Rendered) -> None:
+        if self.linked:  # laid out anew (shown on a narrow screen, resized): back beside the other
+            self._follow(next(v for v in self._options() if v is not event.view))
+
+    def _follow(self, source: DocumentView) -> None:
+        """Scroll the other option to the source's top line (as far as it goes)."""
+        other = next(v for v in self._options() if v is not source)
+        target = min(round(source.scroll_y), round(other.max_scroll_y))
+        if round(other.scroll_y) != target:
+            self._echo = (other.id, target)
+            other.scroll_to(y=target, animate=False)
 
     # -- status lines --------------------------------------------------------------------------
 
@@ -326,6 +434,8 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in READING_ACTIONS:
+            return self._can_read(action)
         if action == "revise":
             if not getattr(self.source, "can_revise", False):
                 return False  # packets: corrections are made in the session database
