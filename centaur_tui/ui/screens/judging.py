@@ -68,9 +68,14 @@ say why. You never see which model wrote what.
 - **left / right**: change the highlighted slider (an empty slider starts at 5)
 - **up / down**: previous / next slider
 - **1-9, 0**: set the highlighted slider (0 = 10) and move on
-- **1 / 2 / t** on the winner: option 1, option 2, tie (when allowed)
+- **=**: give the highlighted slider the other option's score and move on
+- The dimension you score shows what 1-3 and 8-10 mean under its description.
+- **1 / 2 / t** on the winner: option 1, option 2, tie (when allowed); **enter** takes the
+  winner proposed from the rubric averages; either way you go on to the rationale
+- If your winner has the lower rubric average, ctrl+s asks you to confirm (y / n); your
+  choice stands
 - **ctrl+t** or **f2**: the task prompt
-- **ctrl+s**: submit (only when everything is filled in; the bottom line says what is missing)
+- **ctrl+s**: submit (when everything is filled in; else it says what is missing)
 - **ctrl+n**: skip for now; **ctrl+f**: flag for later (both come back after the others)
 - **ctrl+z**: reopen the judgment you submitted last (again: the one before it) to correct
   it; ctrl+s stores the correction (your earlier judgment stays on record, superseded);
@@ -437,8 +442,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             mine, other = against
             label = "Option 1" if self.draft.winner == "option_1" else "Option 2"
             question = (
-                f"{label} wins, but its rubric average is lower ({mine:.1f} against {other:.1f}). "
-                "Submit it as it is?"
+                f"{label} wins, but its rubric average is lower ({mine:.1f} against {other:.1f}). Submit it as it is?"
             )
             self.app.push_screen(ConfirmDialog(question, yes="Submit", no="Back"), self._confirmed)
             return

@@ -161,10 +161,7 @@ class RubricPanel(Vertical, can_focus=True):
         Binding("tab", "dimension(1)", "Next dimension", show=False, priority=True),
         Binding("shift+tab", "dimension(-1)", "Previous dimension", show=False, priority=True),
         Binding("equals_sign", "same_score", "Same score as the other option", show=False, priority=True),
-        *[
-            Binding(str(d), f"set_score({d or 10})", f"Score {d or 10}", show=False, priority=True)
-            for d in range(10)
-        ],
+        *[Binding(str(d), f"set_score({d or 10})", f"Score {d or 10}", show=False, priority=True) for d in range(10)],
     ]
 
     @dataclass
@@ -248,15 +245,19 @@ class RubricPanel(Vertical, can_focus=True):
                 row.add_class("-current")
                 for slider in row.sliders():
                     slider.active = self.has_focus and slider.option == self.option
-            self._lit = lit
+                self._lit = lit
+            else:
+                # Nothing lit (no rubric shown yet): recording the place here left the first
+                # comparison's first slider unlit, as the place "had not changed".
+                self._lit = None
         if scroll and self.has_focus and self.current < len(rows):
             rows[self.current].scroll_visible(animate=False)
 
-    def on_focus(self) -> None:
-        self._sync()
-
-    def on_blur(self) -> None:
-        self._sync(scroll=False)
+    def watch_has_focus(self, has_focus: bool) -> None:
+        # On the flag itself, not on Focus and Blur events: on the first comparison the panel
+        # took focus before its rows were shown and no event came after, so nothing was lit.
+        super().watch_has_focus(has_focus)
+        self._sync(scroll=has_focus)
 
     def _set(self, option: int, value: int) -> None:
         rows = self.rows()
@@ -342,7 +343,7 @@ class WinnerChoice(Static):
     @staticmethod
     def label(value: str, chosen: bool, proposed: bool) -> str:
         mark = "\N{BULLET}" if chosen else " "
-        hint = "  \N{LEFTWARDS ARROW} proposed from the scores: enter" if proposed and not chosen else ""
+        hint = "  \N{LEFTWARDS ARROW} proposed (enter)" if proposed and not chosen else ""
         return f"({mark}) {WINNER_KEYS[value]}  {WINNER_LABELS[value]}{hint}"
 
     def on_click(self) -> None:
@@ -395,7 +396,7 @@ class WinnerPicker(Vertical, can_focus=True):
         return ("option_1", "option_2", "tie") if self.allow_ties else ("option_1", "option_2")
 
     def compose(self) -> ComposeResult:
-        yield Label("Winner (key 1, 2 or t; enter takes the proposal):", classes="winner-label")
+        yield Label("Winner", classes="winner-label")
         for value in ("option_1", "option_2", "tie"):
             yield WinnerChoice(value)
 
@@ -405,9 +406,6 @@ class WinnerPicker(Vertical, can_focus=True):
     def set_allow_ties(self, allow_ties: bool) -> None:
         self.allow_ties = allow_ties
         self.query_one("#winner-tie").display = allow_ties
-        self.query_one(".winner-label", Label).update(
-            f"Winner (key 1, 2{' or t' if allow_ties else ''}; enter takes the proposal):"
-        )
 
     def _relabel(self) -> None:
         for choice in self.query(WinnerChoice):
