@@ -425,14 +425,16 @@ async def test_a_rationale_typed_in_one_burst_after_the_winner_key_lands_in_the_
         screen = await settle(pilot)
         n = len(screen.query_one(RubricPanel).rows())
         sentence = "the second covers more of the requirements"
-        # Scores, the winner and the rationale in one call: no pause between any two keys.
-        await pilot.press(*["4", "7"] * n, "2", *keys(sentence))
-        await pilot.pause()
+        # Scores, the winner and the rationale as one burst, queued as the terminal driver queues
+        # them: pilot.press waits for each key to be handled, which hid the bug.
+        for key in [*["4", "7"] * n, "2", *keys(sentence)]:
+            pilot.app.post_message(events.Key(key, " " if key == "space" else key))
+        await until(lambda: screen.query_one("#rationale").text == sentence, "the whole rationale", timeout=3)
         assert screen.query_one("#rationale").text == sentence
         assert screen.query_one("#winner", WinnerPicker).value == "option_2"
         rows = screen.query_one(RubricPanel).rows()
         assert [(r.value(1), r.value(2)) for r in rows] == [(4, 7)] * n  # the winner digit changed no score
-        assert screen.draft.rationale == sentence
+        await until(lambda: screen.draft.rationale == sentence, "the rationale in the draft", timeout=3)
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])

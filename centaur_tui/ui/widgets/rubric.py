@@ -429,7 +429,9 @@ class WinnerPicker(Vertical, can_focus=True):
     def action_pick(self, value: str, advance: bool = True) -> None:
         if value == "tie" and not self.allow_ties:
             return
-        if advance and self.has_focus:
+        # `screen.focused`, not `has_focus`: that flag waits for the Focus event, which a burst
+        # outruns (the panel hands focus over on its last score, the winner key comes next).
+        if advance and self.screen.focused is self:
             # At once, before the app routes the next key: the rationale typed right after the
             # winner key lands in the rationale, even in a burst with no pause.
             self.screen.focus_next()
