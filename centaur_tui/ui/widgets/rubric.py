@@ -106,11 +106,13 @@ class DimensionRow(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(self._title(), classes="dimension-name", markup=False)
         yield Static(self.dimension.description, classes="dimension-description", markup=False)
-        yield Static(self._anchors(), classes="dimension-anchors", markup=False)
         for option in (1, 2):
             slider = ScoreSlider(option)
             slider.set_reactive(ScoreSlider.value, self._initial[option - 1])
             yield slider
+        # Under the sliders, so they stay next to the name (at 80x24 the anchors above them
+        # pushed the first dimension's sliders out of the rubric column).
+        yield Static(self._anchors(), classes="dimension-anchors", markup=False)
 
     def _title(self) -> str:
         return f"{self.dimension.name} ({self.kind})"
