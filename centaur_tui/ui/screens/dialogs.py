@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
 from textual.validation import Number, Regex
 from textual.widgets import Button, Input, Label, Select, Static
 

@@ -340,11 +340,9 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
             return True if any(q.state == "done" for q in self.queue) else None
         if action in ("skip", "flag") and self.revising:
             return False
-        if action in ("submit", "skip", "flag", "prompt") and (self.finished or self.item is None):
-            return False
         # Submit stays live when incomplete: ctrl+s then says what is missing (a dimmed binding
         # never runs, so the expert pressing it got no answer at all).
-        return True
+        return not (action in ("submit", "skip", "flag", "prompt") and (self.finished or self.item is None))
 
     # -- entering work -------------------------------------------------------------------------
 
@@ -406,7 +404,7 @@ Click a deliverable and scroll it with the arrows, page keys or the mouse wheel.
     # -- moving on -----------------------------------------------------------------------------
 
     def missing_details(self) -> str:
-        """What is missing, by name: "2 scores missing: Accuracy option 2, ...; no winner; rationale 12/20 characters"."""
+        """What is missing, by name (scores, winner, rationale length), for ctrl+s on an incomplete judgment."""
         if self.item is None:
             return ""
         parts: list[str] = []
