@@ -151,10 +151,14 @@ class CentaurApp(App[None]):
     # -- help and errors -----------------------------------------------------------------------
 
     def action_toggle_help(self) -> None:
-        if self.screen.query("HelpPanel"):
-            self.action_hide_help_panel()
+        # A modal over the screen, not Textual's side panel: that one cut the help after three
+        # keys at 120x40 and squeezed the judging screen's deliverables to 12 columns.
+        from centaur_tui.ui.screens.dialogs import HelpDialog, help_markdown
+
+        if isinstance(self.screen, HelpDialog):
+            self.screen.dismiss(None)
         else:
-            self.action_show_help_panel()
+            self.push_screen(HelpDialog(help_markdown(self.screen)))
 
     def report(self, error: BaseException) -> None:
         """Show an error as a notification: people read the message, never a traceback (that goes to the log)."""

@@ -1,4 +1,4 @@
-"""Provides the dialogs: assign comparisons to an expert, add an expert, read the task prompt."""
+"""Provides the dialogs: assign comparisons to an expert, add an expert, read the task prompt, confirm, help."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
 from textual.validation import Number, Regex
 from textual.widgets import Button, Input, Label, Select, Static
 
@@ -155,6 +156,74 @@ class PromptDialog(CentaurModal):
 
     def on_mount(self) -> None:
         self.query_one("#prompt-text", DocumentView).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmDialog(CentaurModal):
+    """A yes/no question; dismissed with True (y, or the first button) or False (n, escape, the second)."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, question: str, yes: str = "Yes", no: str = "No") -> None:
+        super().__init__()
+        self.question, self.yes, self.no = question, yes, no
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog confirm-dialog"):
+            yield Static(self.question, markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(f"{self.yes} (y)", variant="primary", id="confirm-yes")
+                yield Button(f"{self.no} (n)", id="confirm-no")
+
+    def on_mount(self) -> None:
+        self.query_one("#confirm-no", Button).focus()  # enter alone never overrides the question
+
+    @on(Button.Pressed)
+    def pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "confirm-yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+def help_markdown(screen: Screen) -> str:
+    """The screen's HELP text and every key that works on it now, as Markdown."""
+    lines = [str(getattr(screen, "HELP", "") or "").strip(), "", "## Keys on this screen", ""]
+    seen: set[str] = set()
+    for key, active in screen.active_bindings.items():
+        binding = active.binding
+        if not binding.description or binding.description in seen or not active.enabled:
+            continue
+        seen.add(binding.description)
+        lines.append(f"- **{screen.app.get_key_display(binding)}**: {binding.description}")
+        del key
+    return "\n".join(lines)
+
+
+class HelpDialog(CentaurModal):
+    """The help of the screen below, in full and scrollable, over it (the side panel cut it after three keys)."""
+
+    BINDINGS = [Binding("escape,f1,q", "close", "Close")]
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown  # markdown-it loads only when help is asked for
+
+        with Vertical(classes="dialog help-dialog"):
+            with VerticalScroll(id="help-text"):
+                yield Markdown(self.text)
+            yield Static("up/down/page keys scroll; escape or f1 closes", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-text", VerticalScroll).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

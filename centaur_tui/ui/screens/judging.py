@@ -22,7 +22,7 @@ from textual.worker import get_current_worker
 
 from centaur_tui.domain.blinding import Draft, JudgingItem, QueueItem, missing, next_open
 from centaur_tui.ui.screens.base import CentaurScreen
-from centaur_tui.ui.screens.dialogs import PromptDialog
+from centaur_tui.ui.screens.dialogs import ConfirmDialog, PromptDialog
 from centaur_tui.ui.screens.drafts import DraftAutosave
 from centaur_tui.ui.screens.reading import READ, ReadingScreen
 from centaur_tui.ui.widgets.document import DocumentView, render_markdown
@@ -85,9 +85,14 @@ say why. You never see which model wrote what.
 - **left / right**: change the highlighted slider (an empty slider starts at 5)
 - **up / down**: previous / next slider
 - **1-9, 0**: set the highlighted slider (0 = 10) and move on
-- **1 / 2 / t** on the winner: option 1, option 2, tie (when allowed)
+- **=**: give the highlighted slider the other option's score and move on
+- The dimension you score shows what 1-3 and 8-10 mean under its description.
+- **1 / 2 / t** on the winner: option 1, option 2, tie (when allowed); **enter** takes the
+  winner proposed from the rubric averages; either way you go on to the rationale
+- If your winner has the lower rubric average, ctrl+s asks you to confirm (y / n); your
+  choice stands
 - **ctrl+t** or **f2**: the task prompt
-- **ctrl+s**: submit (only when everything is filled in; the bottom line says what is missing)
+- **ctrl+s**: submit (when everything is filled in; else it says what is missing)
 - **ctrl+n**: skip for now; **ctrl+f**: flag for later (both come back after the others)
 - **ctrl+z**: reopen the judgment you submitted last (again: the one before it) to correct
   it; ctrl+s stores the correction (your earlier judgment stays on record, superseded);
@@ -183,6 +188,8 @@ a table wider than the pane).
 
     def on_mount(self) -> None:
         self.app.freeze_long_lived()
+        # The scroll container is no focus stop: focused, it showed nothing and ate the digits.
+        self.query_one("#rubric", VerticalScroll).can_focus = False
         self._title_options()
         self.query_one("#judge-done").display = False
         self._apply_width(self.size.width)
@@ -285,6 +292,7 @@ a table wider than the pane).
         winner = self.query_one("#winner", WinnerPicker)
         winner.set_allow_ties(item.allow_ties)
         winner.value = draft.winner
+        self._propose()
         rationale = self.query_one("#rationale", TextArea)
         if rationale.text != draft.rationale:
             rationale.load_text(draft.rationale)
@@ -442,32 +450,45 @@ a table wider than the pane).
             return True if any(q.state == "done" for q in self.queue) else None
         if action in ("skip", "flag") and self.revising:
             return False
-        if action in ("submit", "skip", "flag", "prompt") and (self.finished or self.item is None):
-            return False
-        if action == "submit":
-            return None if self.lacking() else True
-        return True
+        # Submit stays live when incomplete: ctrl+s then says what is missing (a dimmed binding
+        # never runs, so the expert pressing it got no answer at all).
+        return not (action in ("submit", "skip", "flag", "prompt") and (self.finished or self.item is None))
 
     # -- entering work -------------------------------------------------------------------------
 
     @on(RubricPanel.Changed)
     def score_changed(self, event: RubricPanel.Changed) -> None:
         self.draft.set_score(event.dimension, event.option, event.value)
+        self._propose()
         self._changed()
 
-    @on(RubricPanel.Leave)
-    def leave_rubric(self, event: RubricPanel.Leave) -> None:
-        if event.direction > 0:
-            self.query_one("#winner", WinnerPicker).focus()
-        else:
-            self.focus_previous()
+    def averages(self) -> tuple[float, float] | None:
+        """Each option's mean rubric score, once every dimension is scored for both."""
+        if self.item is None:
+            return None
+        dims = self.item.rubric.all
+        scores = [[self.draft.score(d.id, option) for d in dims] for option in (1, 2)]
+        if not dims or any(v is None for side in scores for v in side):
+            return None
+        one, two = (sum(v for v in side if v is not None) / len(dims) for side in scores)
+        return one, two
+
+    def _propose(self) -> None:
+        """Offer the winner the scores suggest (enter takes it); the expert's pick stays theirs."""
+        means = self.averages()
+        proposed: str | None = None
+        if means is not None and self.item is not None:
+            one, two = means
+            if one != two:
+                proposed = "option_1" if one > two else "option_2"
+            elif self.item.allow_ties:
+                proposed = "tie"
+        self.query_one("#winner", WinnerPicker).proposed = proposed
 
     @on(WinnerPicker.Changed, "#winner")
     def winner_changed(self, event: WinnerPicker.Changed) -> None:
         self.draft.winner = event.value  # type: ignore[assignment]
         self._changed()
-        if event.advance and self.focused is event.picker:
-            self.query_one("#rationale", TextArea).focus()
 
     @on(TextArea.Changed, "#rationale")
     def rationale_changed(self, event: TextArea.Changed) -> None:
@@ -492,12 +513,52 @@ a table wider than the pane).
 
     # -- moving on -----------------------------------------------------------------------------
 
+    def missing_details(self) -> str:
+        """What is missing, by name (scores, winner, rationale length), for ctrl+s on an incomplete judgment."""
+        if self.item is None:
+            return ""
+        parts: list[str] = []
+        unscored = [
+            f"{d.name} option {o}" for d in self.item.rubric.all for o in (1, 2) if self.draft.score(d.id, o) is None
+        ]
+        if unscored:
+            shown = ", ".join(unscored[:4]) + (", ..." if len(unscored) > 4 else "")
+            parts.append(f"{len(unscored)} score{'s' if len(unscored) != 1 else ''} missing: {shown}")
+        if self.draft.winner is None or (self.draft.winner == "tie" and not self.item.allow_ties):
+            parts.append("no winner")
+        length = len(self.draft.rationale.strip())
+        if length < self.item.min_rationale:
+            parts.append(f"rationale {length}/{self.item.min_rationale} characters")
+        return "; ".join(parts)
+
+    def against_averages(self) -> tuple[float, float] | None:
+        """The (winner's, loser's) rubric averages when the chosen winner has the lower one, else None."""
+        means = self.averages()
+        if means is None or self.draft.winner not in ("option_1", "option_2"):
+            return None
+        mine, other = means if self.draft.winner == "option_1" else means[::-1]
+        return (mine, other) if mine < other else None
+
     def action_submit(self) -> None:
-        if self.busy or self.check_action("submit", ()) is not True or self.current is None:
-            if self.lacking():
-                self.notify("Missing: " + ", ".join(self.lacking()), title="Not complete yet", severity="warning")
+        if self.busy or self.current is None or self.item is None or self.finished:
+            return
+        if self.lacking():
+            self.notify(self.missing_details(), title="Not complete yet", severity="warning", markup=False)
+            return
+        against = self.against_averages()
+        if against is not None:
+            mine, other = against
+            label = "Option 1" if self.draft.winner == "option_1" else "Option 2"
+            question = (
+                f"{label} wins, but its rubric average is lower ({mine:.1f} against {other:.1f}). Submit it as it is?"
+            )
+            self.app.push_screen(ConfirmDialog(question, yes="Submit", no="Back"), self._confirmed)
             return
         self._advance(self.current, "revise" if self.revising else "submit")
+
+    def _confirmed(self, yes: bool | None) -> None:
+        if yes and not self.busy and self.current is not None and not self.lacking():
+            self._advance(self.current, "revise" if self.revising else "submit")
 
     def action_revise(self) -> None:
         """Reopen the last submitted judgment (from a revision: the one submitted before it)."""

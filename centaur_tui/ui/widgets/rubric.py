@@ -3,7 +3,13 @@
 Keyboard (in the rubric panel): tab and shift+tab move between dimensions; up and down move
 through the sliders (option 1, option 2, next dimension); left and right change the highlighted
 slider (an empty slider starts at 5); digits 1-9 set it and 0 sets 10, then move on to the next
-slider. The mouse works too: click a slider cell to set its score.
+slider; "=" gives the highlighted slider the other option's score and moves on. The mouse works
+too: click a slider cell to set its score.
+
+The keys of the panel and of the winner picker are priority bindings: they run in the app's own
+key loop, so a focus change they make (leaving the last slider, picking the winner) is done
+before the next key of a burst is routed. As plain bindings they ran after the key had bubbled
+up, and the keys typed meanwhile went to the old widget ("the second..." picked Tie at "t").
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -25,7 +31,7 @@ from centaur_tui.domain.task import Dimension
 
 SCALE = 10
 CELL = 2  # characters per slider cell
-LABEL_WIDTH = 10  # "Option 1  "
+LABEL_WIDTH = 11  # "▶ Option 1 ": the marker makes the highlighted slider plain without colour
 
 
 class ScoreSlider(Widget):
@@ -56,8 +62,10 @@ class ScoreSlider(Widget):
     def render(self) -> Text:
         filled = self.get_component_rich_style("score-slider--filled")
         empty = self.get_component_rich_style("score-slider--empty")
+        marker = "\N{BLACK RIGHT-POINTING TRIANGLE} " if self.active else "  "
         text = Text(
-            f"Option {self.option}".ljust(LABEL_WIDTH), style=self.get_component_rich_style("score-slider--label")
+            f"{marker}Option {self.option}".ljust(LABEL_WIDTH),
+            style=self.get_component_rich_style("score-slider--label"),
         )
         value = self.value or 0
         for i in range(1, SCALE + 1):
@@ -82,6 +90,8 @@ class DimensionRow(Vertical):
     DEFAULT_CSS = """
     DimensionRow { height: auto; }
     DimensionRow .dimension-description { color: $text-muted; }
+    DimensionRow .dimension-anchors { display: none; }
+    DimensionRow.-current .dimension-anchors { display: block; }
     """
 
     def __init__(self, dimension: Dimension, kind: str, index: int, values: tuple[int | None, int | None]) -> None:
@@ -91,7 +101,7 @@ class DimensionRow(Vertical):
         self.index = index
         self._initial = values
         self._sliders: tuple[ScoreSlider, ScoreSlider] | None = None
-        self.tooltip = f"1-3: {dimension.low}\n8-10: {dimension.high}"
+        self.tooltip = self._anchors()
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), classes="dimension-name", markup=False)
@@ -100,17 +110,24 @@ class DimensionRow(Vertical):
             slider = ScoreSlider(option)
             slider.set_reactive(ScoreSlider.value, self._initial[option - 1])
             yield slider
+        # Under the sliders, so they stay next to the name (at 80x24 the anchors above them
+        # pushed the first dimension's sliders out of the rubric column).
+        yield Static(self._anchors(), classes="dimension-anchors", markup=False)
 
     def _title(self) -> str:
         return f"{self.dimension.name} ({self.kind})"
 
+    def _anchors(self) -> str:
+        return f"1-3: {self.dimension.low}\n8-10: {self.dimension.high}"
+
     def set_dimension(self, dimension: Dimension, kind: str) -> None:
         """Show another dimension in this row (reusing rows is much cheaper than mounting new ones)."""
         self.dimension, self.kind = dimension, kind
-        name, description = self.query(Static).results(Static)
+        name, description, anchors = self.query(Static).results(Static)
         name.update(self._title())
         description.update(dimension.description)
-        self.tooltip = f"1-3: {dimension.low}\n8-10: {dimension.high}"
+        anchors.update(self._anchors())
+        self.tooltip = self._anchors()
 
     def sliders(self) -> tuple[ScoreSlider, ScoreSlider]:
         if self._sliders is None:
@@ -139,13 +156,14 @@ class RubricPanel(Vertical, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("left", "step(-1)", "Score -1", show=False),
-        Binding("right", "step(1)", "Score +1", show=False),
-        Binding("up", "move(-1)", "Previous slider", show=False),
-        Binding("down", "move(1)", "Next slider", show=False),
-        Binding("tab", "dimension(1)", "Next dimension", show=False),
-        Binding("shift+tab", "dimension(-1)", "Previous dimension", show=False),
-        *[Binding(str(d), f"set_score({d or 10})", f"Score {d or 10}", show=False) for d in range(10)],
+        Binding("left", "step(-1)", "Score -1", show=False, priority=True),
+        Binding("right", "step(1)", "Score +1", show=False, priority=True),
+        Binding("up", "move(-1)", "Previous slider", show=False, priority=True),
+        Binding("down", "move(1)", "Next slider", show=False, priority=True),
+        Binding("tab", "dimension(1)", "Next dimension", show=False, priority=True),
+        Binding("shift+tab", "dimension(-1)", "Previous dimension", show=False, priority=True),
+        Binding("equals_sign", "same_score", "Same score as the other option", show=False, priority=True),
+        *[Binding(str(d), f"set_score({d or 10})", f"Score {d or 10}", show=False, priority=True) for d in range(10)],
     ]
 
     @dataclass
@@ -156,13 +174,6 @@ class RubricPanel(Vertical, can_focus=True):
         dimension: str
         option: int
         value: int
-
-    @dataclass
-    class Leave(Message):
-        """Focus should move past the panel: `direction` is -1 (before) or 1 (after)."""
-
-        panel: RubricPanel
-        direction: int
 
     current: reactive[int] = reactive(0, init=False)
     option: reactive[int] = reactive(1, init=False)
@@ -198,7 +209,8 @@ class RubricPanel(Vertical, can_focus=True):
                     row.set_dimension(d, rubric.kind(d.id))
                 row.set_values(*values.get(d.id, (None, None)))
         self._rows = pool[: len(dims)]
-        self.set_place(0, 1, scroll=False)
+        # A resumed draft starts on its first empty slider: typed digits never overwrite a score.
+        self.set_place(*self.first_unscored(), scroll=False)
 
     async def reserve(self, rubric: Any) -> None:
         """Mount hidden rows ahead of time, so a longer rubric later shows without mounting."""
@@ -235,15 +247,19 @@ class RubricPanel(Vertical, can_focus=True):
                 row.add_class("-current")
                 for slider in row.sliders():
                     slider.active = self.has_focus and slider.option == self.option
-            self._lit = lit
+                self._lit = lit
+            else:
+                # Nothing lit (no rubric shown yet): recording the place here left the first
+                # comparison's first slider unlit, as the place "had not changed".
+                self._lit = None
         if scroll and self.has_focus and self.current < len(rows):
             rows[self.current].scroll_visible(animate=False)
 
-    def on_focus(self) -> None:
-        self._sync()
-
-    def on_blur(self) -> None:
-        self._sync(scroll=False)
+    def watch_has_focus(self, has_focus: bool) -> None:
+        # On the flag itself, not on Focus and Blur events: on the first comparison the panel
+        # took focus before its rows were shown and no event came after, so nothing was lit.
+        super().watch_has_focus(has_focus)
+        self._sync(scroll=has_focus)
 
     def _set(self, option: int, value: int) -> None:
         rows = self.rows()
@@ -271,14 +287,37 @@ class RubricPanel(Vertical, can_focus=True):
         if 0 <= flat < 2 * len(self.rows()):
             self.set_place(flat // 2, flat % 2 + 1)
         else:
-            self.post_message(self.Leave(self, direction))
+            self._leave(direction)
+
+    def action_same_score(self) -> None:
+        rows = self.rows()
+        if rows:
+            other = rows[self.current].value(3 - self.option)
+            if other is not None:
+                self.action_set_score(other)
+
+    def _leave(self, direction: int) -> None:
+        # Focus moves here, at once, not in a message handler: a burst's next key (the winner
+        # digit after the last score) is routed to whatever has focus when the app reads it.
+        if direction > 0:
+            self.screen.focus_next()
+        else:
+            self.screen.focus_previous()
+
+    def first_unscored(self) -> tuple[int, int]:
+        """The place (dimension index, option) of the first slider without a score, else the first."""
+        for row in self.rows():
+            for option in (1, 2):
+                if row.value(option) is None:
+                    return row.index, option
+        return 0, 1
 
     def action_dimension(self, direction: int) -> None:
         index = self.current + direction
         if 0 <= index < len(self.rows()):
             self.set_place(index, 1)
         else:
-            self.post_message(self.Leave(self, direction))
+            self._leave(direction)
 
     def on_score_slider_clicked(self, event: ScoreSlider.Clicked) -> None:
         event.stop()
@@ -289,44 +328,58 @@ class RubricPanel(Vertical, can_focus=True):
 
 
 WINNER_LABELS = {"option_1": "Option 1", "option_2": "Option 2", "tie": "Tie"}
+WINNER_KEYS = {"option_1": "1", "option_2": "2", "tie": "t"}
 
 
 class WinnerChoice(Static):
-    """One choice of the winner picker (clickable)."""
+    """One choice of the winner picker (clickable), with its key."""
 
     @dataclass
     class Picked(Message):
         value: str
 
     def __init__(self, value: str) -> None:
-        super().__init__(f"( ) {WINNER_LABELS[value]}", markup=False, classes="winner-choice", id=f"winner-{value}")
+        super().__init__(self.label(value, False, False), markup=False, classes="winner-choice", id=f"winner-{value}")
         self.value = value
+
+    @staticmethod
+    def label(value: str, chosen: bool, proposed: bool) -> str:
+        mark = "\N{BULLET}" if chosen else " "
+        hint = "  \N{LEFTWARDS ARROW} proposed (enter)" if proposed and not chosen else ""
+        return f"({mark}) {WINNER_KEYS[value]}  {WINNER_LABELS[value]}{hint}"
 
     def on_click(self) -> None:
         self.post_message(self.Picked(self.value))
 
 
-class WinnerPicker(Horizontal, can_focus=True):
-    """The winner: option 1, option 2, or a tie when the session allows ties. Keys 1, 2, t, arrows."""
+class WinnerPicker(Vertical, can_focus=True):
+    """The winner: option 1, option 2, or a tie when the session allows ties. Keys 1, 2, t, enter, arrows.
+
+    One choice a line, each with its key: a row of three did not fit a 48-column rubric ("Tie"
+    was never seen). `proposed` is the winner the scores suggest (higher average); enter takes it.
+    Picking by key moves focus on to what follows (the rationale) at once.
+    """
 
     DEFAULT_CSS = """
     WinnerPicker { height: auto; }
-    WinnerPicker .winner-choice { width: auto; margin-right: 3; }
+    WinnerPicker .winner-choice { width: 1fr; }
     """
 
     BINDINGS = [
-        Binding("1", "pick('option_1')", "Option 1 wins", show=False),
-        Binding("2", "pick('option_2')", "Option 2 wins", show=False),
-        Binding("t", "pick('tie')", "Tie", show=False),
-        Binding("left", "cycle(-1)", "Previous", show=False),
-        Binding("right", "cycle(1)", "Next", show=False),
+        Binding("1", "pick('option_1')", "Option 1 wins", show=False, priority=True),
+        Binding("2", "pick('option_2')", "Option 2 wins", show=False, priority=True),
+        Binding("t", "pick('tie')", "Tie", show=False, priority=True),
+        Binding("enter", "confirm", "Take the proposed winner", show=False, priority=True),
+        Binding("left", "cycle(-1)", "Previous", show=False, priority=True),
+        Binding("right", "cycle(1)", "Next", show=False, priority=True),
     ]
 
     value: reactive[str | None] = reactive(None)
+    proposed: reactive[str | None] = reactive(None)
 
     @dataclass
     class Changed(Message):
-        """The winner was picked; `advance` when picked by its key, so focus may move on."""
+        """The winner was picked; `advance` when picked by its key (focus has moved on)."""
 
         picker: WinnerPicker
         value: str
@@ -345,7 +398,7 @@ class WinnerPicker(Horizontal, can_focus=True):
         return ("option_1", "option_2", "tie") if self.allow_ties else ("option_1", "option_2")
 
     def compose(self) -> ComposeResult:
-        yield Label("Winner:", classes="winner-label")
+        yield Label("Winner", classes="winner-label")
         for value in ("option_1", "option_2", "tie"):
             yield WinnerChoice(value)
 
@@ -356,23 +409,41 @@ class WinnerPicker(Horizontal, can_focus=True):
         self.allow_ties = allow_ties
         self.query_one("#winner-tie").display = allow_ties
 
-    def watch_value(self, value: str | None) -> None:
+    def _relabel(self) -> None:
         for choice in self.query(WinnerChoice):
-            chosen = choice.value == value
-            choice.update(f"({'•' if chosen else ' '}) {WINNER_LABELS[choice.value]}", layout=False)
+            chosen = choice.value == self.value
+            choice.update(WinnerChoice.label(choice.value, chosen, choice.value == self.proposed), layout=False)
             choice.set_class(chosen, "-chosen")
+
+    def watch_value(self, value: str | None) -> None:
+        self._relabel()
+
+    def watch_proposed(self, proposed: str | None) -> None:
+        self._relabel()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "pick" and parameters == ("tie",):
             return self.allow_ties
+        if action == "confirm":
+            return self.proposed is not None
         return True
 
     def action_pick(self, value: str, advance: bool = True) -> None:
         if value == "tie" and not self.allow_ties:
             return
+        # `screen.focused`, not `has_focus`: that flag waits for the Focus event, which a burst
+        # outruns (the panel hands focus over on its last score, the winner key comes next).
+        if advance and self.screen.focused is self:
+            # At once, before the app routes the next key: the rationale typed right after the
+            # winner key lands in the rationale, even in a burst with no pause.
+            self.screen.focus_next()
         if self.value != value:
             self.value = value
             self.post_message(self.Changed(self, value, advance))
+
+    def action_confirm(self) -> None:
+        if self.proposed is not None:
+            self.action_pick(self.proposed)
 
     def action_cycle(self, step: int) -> None:
         choices = self.choices
