@@ -286,9 +286,13 @@ async def test_quit_and_help_stay_in_every_footer_at_80x24(tmp_path: Path) -> No
         await settle(pilot)
         await pilot.pause()
         assert_quit_and_help(app, "judging")
-        await pilot.press("f1")  # the help panel open: still there
-        await pilot.pause()
-        assert_quit_and_help(app, "judging with help")
+        judging = app.screen
+        await pilot.press("f1")  # the help is a dialog over the screen: it says how to close it
+        await wait_for(pilot, lambda: app.screen is not judging, "the help dialog")
+        assert "escape or f1 closes" in app.screen_text()
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: app.screen is judging, "the help closed")
+        assert_quit_and_help(app, "judging after help")
     work = work_session(tmp_path / "work")
     app = create_app(sessions_dir=work.parent, session=work)
     async with app.run_test(size=(80, 24)) as pilot:
