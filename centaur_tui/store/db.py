@@ -313,32 +313,7 @@ class Store:
         with self.write() as c:
             for call in calls:
                 self._insert_call(c, call)
-            cur = c.execute(
-                "INSERT OR IGNORE INTO judgments (comparison_id, judge, judge_kind, judge_family, presentation,"
-                " revision, option1, option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale,"
-                " call_key, attempts, seconds, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.comparison_id,
-                    record.judge,
-                    record.judge_kind,
-                    record.judge_family,
-                    record.presentation,
-                    record.revision,
-                    record.option1,
-                    record.option2,
-                    record.winner,
-                    record.option1_mean,
-                    record.option2_mean,
-                    int(record.valid),
-                    record.invalid_reason,
-                    record.rationale,
-                    record.call_key,
-                    record.attempts,
-                    record.seconds,
-                    utc_now(),
-                ),
-            )
+            cur = insert_judgment_row(c, record, or_ignore=True)
             if cur.rowcount == 0:
                 # Same key stored: "already stored" only when the same kind of judge stored it;
                 # an expert named like an LLM judge must not lose judgments silently (issue 13).
@@ -355,10 +330,7 @@ class Store:
                     )
                 return None
             judgment_id = cur.lastrowid
-            c.executemany(
-                "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
-                [(judgment_id, s.candidate, s.dimension, s.dimension_kind, s.score) for s in record.scores],
-            )
+            insert_scores(c, judgment_id, record)
             return judgment_id
 
     def judged_slots(self) -> set[tuple[str, str, int]]:
@@ -438,3 +410,45 @@ class Store:
     @staticmethod
     def scores_of(rows: list[dict[str, Any]]) -> tuple[ScoreRecord, ...]:
         return tuple(ScoreRecord(r["candidate"], r["dimension"], r["dimension_kind"], r["score"]) for r in rows)
+
+
+def insert_judgment_row(c: sqlite3.Connection, record: JudgmentRecord, *, or_ignore: bool = False) -> sqlite3.Cursor:
+    """Insert a judgment's row inside the caller's transaction (`Store.save_judgment`, packet import).
+
+    With `or_ignore`, a row with the same (comparison, judge, presentation, revision) is left
+    alone and the cursor's rowcount is 0.
+    """
+    verb = "INSERT OR IGNORE" if or_ignore else "INSERT"
+    return c.execute(
+        f"{verb} INTO judgments (comparison_id, judge, judge_kind, judge_family, presentation, revision, option1,"
+        " option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale, call_key, attempts, seconds,"
+        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            record.comparison_id,
+            record.judge,
+            record.judge_kind,
+            record.judge_family,
+            record.presentation,
+            record.revision,
+            record.option1,
+            record.option2,
+            record.winner,
+            record.option1_mean,
+            record.option2_mean,
+            int(record.valid),
+            record.invalid_reason,
+            record.rationale,
+            record.call_key,
+            record.attempts,
+            record.seconds,
+            utc_now(),
+        ),
+    )
+
+
+def insert_scores(c: sqlite3.Connection, judgment_id: int | None, record: JudgmentRecord) -> None:
+    """Insert a judgment's rubric scores inside the caller's transaction."""
+    c.executemany(
+        "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
+        [(judgment_id, s.candidate, s.dimension, s.dimension_kind, s.score) for s in record.scores],
+    )

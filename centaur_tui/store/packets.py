@@ -44,7 +44,7 @@ from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.task import Rubric
 from centaur_tui.store.connection import connect, immediate_transaction, utc_now
-from centaur_tui.store.db import Store
+from centaur_tui.store.db import Store, insert_judgment_row, insert_scores
 from centaur_tui.store.judging import STATES, JudgingError, SessionJudging, check_state, expert_record, queue_state
 from centaur_tui.store.schema import PACKET_FORMAT, PACKET_TABLES, PACKET_VERSION
 
@@ -500,35 +500,8 @@ class _Checked:
 
 def _insert_judgment(c: sqlite3.Connection, record: JudgmentRecord) -> None:
     """Insert one expert judgment with its scores inside the caller's transaction (as Store.save_judgment does)."""
-    cur = c.execute(
-        "INSERT INTO judgments (comparison_id, judge, judge_kind, judge_family, presentation, revision, option1,"
-        " option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale, call_key, attempts, seconds,"
-        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            record.comparison_id,
-            record.judge,
-            record.judge_kind,
-            record.judge_family,
-            record.presentation,
-            record.revision,
-            record.option1,
-            record.option2,
-            record.winner,
-            record.option1_mean,
-            record.option2_mean,
-            int(record.valid),
-            record.invalid_reason,
-            record.rationale,
-            record.call_key,
-            record.attempts,
-            record.seconds,
-            utc_now(),
-        ),
-    )
-    c.executemany(
-        "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
-        [(cur.lastrowid, s.candidate, s.dimension, s.dimension_kind, s.score) for s in record.scores],
-    )
+    cur = insert_judgment_row(c, record)
+    insert_scores(c, cur.lastrowid, record)
 
 
 def _same_judgment(c: sqlite3.Connection, stored: tuple[Any, ...], record: JudgmentRecord) -> bool:
