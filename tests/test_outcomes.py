@@ -153,3 +153,24 @@ def test_a_complete_run_has_no_outcome_lines_and_exits_0(write_session) -> None:
     doc = _report_json(path)
     assert doc["outcomes"]["complete"] is True and doc["outcomes"]["failed_calls"] == 0
     assert all("missing" not in m["excluded"] for m in doc["modes"])
+
+
+def test_the_simulated_providers_faults_depend_on_the_run_only_not_on_earlier_runs_in_the_process(
+    tmp_path: Path,
+) -> None:
+    # The simulation is seeded: two sessions with the same content (fresh databases) in one process
+    # must meet the same transient errors. Counting attempts across runs made a test's outcome
+    # depend on which tests ran before it in the process.
+    from tests.support.sessions import small_session_toml
+
+    errors = []
+    for name in ("first", "second"):
+        folder = tmp_path / name
+        folder.mkdir()
+        path = folder / "small.toml"
+        path.write_text(small_session_toml(faults="error_rate = 0.3", tasks=("counseling",)), encoding="utf-8")
+        out = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
+        assert out.exit_code in (0, 3), out.output
+        errors.append(_db(path, "SELECT key, attempt, error_type FROM call_errors ORDER BY 1, 2"))
+    assert errors[0], "error_rate 0.3 gave no transient error: the test would not test anything"
+    assert errors[0] == errors[1]

@@ -126,7 +126,9 @@ class SimulatedLLM(CustomLLM):
         world = _WORLDS.get(str(metadata.get("simulation")))
         faults = world.faults if world else Faults()
         seed = optional_params.get("seed", 0)
-        key = (seed, model, len(messages))
+        # Attempts are counted per study (World.scope): a run's faults depend on its session and
+        # on the earlier runs of that session in this process, never on other sessions' calls.
+        key = (world.scope if world else "", seed, model, len(messages))
         self._attempts[key] += 1
         fault_rng = random.Random(f"{seed}|{model}|{len(messages)}|attempt{self._attempts[key]}")
         if faults.latency_s > 0:

@@ -52,6 +52,10 @@ class World:
     workers: dict[str, WorkerSimulation] = field(default_factory=dict)
     judges: dict[str, JudgeSimulation] = field(default_factory=dict)
     faults: Faults = field(default_factory=Faults)
+    # Which study the world simulates (its session file): the provider counts attempts per
+    # study, so runs of one session in one process meet fresh faults on every re-run, and
+    # runs of other sessions earlier in the process change nothing.
+    scope: str = ""
 
     def __post_init__(self) -> None:
         u = self.universal
@@ -254,7 +258,8 @@ def corrupt(reply: dict[str, Any], rng: random.Random) -> str:
 def make_world(study: Study) -> tuple[str, World]:
     """Build (and register) the simulation world of a study; returns its id for call metadata."""
     s = study.session
-    world = World(tasks=dict(study.tasks), universal=study.universal, faults=s.faults)
+    scope = f"{s.name}:{study.session_file}"
+    world = World(tasks=dict(study.tasks), universal=study.universal, faults=s.faults, scope=scope)
     for m in s.models:
         if m.simulated:
             world.candidates[m.model] = m.simulation
@@ -263,6 +268,6 @@ def make_world(study: Study) -> tuple[str, World]:
     for j in s.judges:
         if j.simulated:
             world.judges[j.model] = j.simulation
-    world_id = f"{s.name}:{study.session_file}:{id(world)}"
+    world_id = f"{scope}:{id(world)}"
     register_world(world_id, world)
     return world_id, world
