@@ -19,12 +19,14 @@ demo: install
 # Line coverage of centaur_tui: 94.7% measured on the full suite (9,898 statements, 524 missed);
 # the floor, 0.2 points (about 20 lines) under it, fails a change that drops coverage.
 COVERAGE_FLOOR ?= 94.5
+# One pytest worker per core (pytest-xdist); `make test PARALLEL=` runs in one process.
+PARALLEL ?= -n auto --dist worksteal
 test: install
-	$(BIN)/python -m pytest -q --cov=centaur_tui --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR)
+	$(BIN)/python -m pytest -q $(PARALLEL) --cov=centaur_tui --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR)
 
 # The edit-test loop: every test but those marked slow (registered in pyproject.toml).
 test-fast: install
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q $(PARALLEL) -m "not slow"
 
 # The tool gates (configured in pyproject.toml): lint, formatting, types, the layer contracts.
 LINTED := centaur_tui tests bench
