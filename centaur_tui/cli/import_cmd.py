@@ -96,7 +96,7 @@ def _import_winner_file(session: str, file: Path, add_experts: tuple[str, ...], 
     if j.experts_added:
         click.echo(f"Registered expert(s): {', '.join(j.experts_added)}")
     click.echo(
-        f"{j.winner_only:,} winner-only judgment(s) stored now: counted in pairwise statistics, left out of rubric ones."
+        f"{j.winner_only:,} winner-only judgment(s) stored now: in pairwise statistics, left out of rubric ones."
     )
 
 
