@@ -149,6 +149,9 @@ def read_records(
 def _csv_records(
     path: Path, text: str, required: Sequence[str], optional: Sequence[str], problems: Problems
 ) -> list[tuple[int, dict[str, Any]]]:
+    # The csv module refuses fields over 131,072 characters by default; texts are bounded by
+    # MAX_TEXT_CHARS instead, with a message naming the line (a process-wide setting, only raised).
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_FILE_BYTES))
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     out: list[tuple[int, dict[str, Any]]] = []
     try:
