@@ -609,11 +609,11 @@ def read_winner_judgments(
                 continue
             task = task_template.format(question_id=str(qid).strip(), turn=turn)
         if task not in session.tasks:
-            source = "task" if has_task else f"question_id (task {task!r} by --task-template {task_template!r})"
+            made = "" if has_task else f" (made from question_id and turn by --task-template {task_template!r})"
             problems.add(
                 line,
-                source.split(" ")[0],
-                f"{task!r} is not a task of this session (its tasks: {', '.join(session.tasks)})",
+                "task" if has_task else "question_id",
+                f"{task!r}{made} is not a task of this session (its tasks: {', '.join(session.tasks)})",
             )
         mode, run = _mode_run(session, rec, line, problems)
         names: list[str] = []
