@@ -252,6 +252,7 @@ BAD_JSONL = {
     "not JSON": ("{task: counseling}", "line 1: not JSON"),
     "string": ('"just text"', "line 1: a JSON str, not an object"),
     "missing key": ("{" + BOREAL + "}", "line 1, field text: missing"),
+    "null text": ("{" + BOREAL + ', "text": null}', "line 1, field text: missing"),
     "unknown key": ("{" + BOREAL + ', "text": "t", "score": 3}', "field score: unknown"),
     "number as text": ("{" + BOREAL + ', "text": 42}', "field text: a JSON int, not a string"),
     "bool as run": ("{" + BOREAL + ', "text": "t", "run": true}', "field run"),

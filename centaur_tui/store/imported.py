@@ -200,7 +200,7 @@ def _jsonl_records(
         if not isinstance(value, dict):
             problems.add(line, None, f"a JSON {type(value).__name__}, not an object")
             continue
-        missing = [c for c in required if c not in value]
+        missing = [c for c in required if value.get(c) is None]  # null is an absent value
         unknown = [c for c in value if c not in known]
         if missing:
             problems.add(line, ", ".join(missing), "missing")
