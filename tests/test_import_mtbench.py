@@ -155,6 +155,12 @@ def test_importing_the_file_again_stores_nothing(study: Path) -> None:
     assert len(before) > 0
 
 
+def test_an_expert_is_not_assigned_what_they_judged_elsewhere(study: Path) -> None:
+    result = CliRunner().invoke(cli, ["assign", str(study), "--expert", "expert_1", "--n", "5"])
+    assert result.exit_code == 0, result.output
+    assert "Assigned 0 place(s)" in result.output  # expert_1's 18 imported judgments cover every comparison
+
+
 def test_imported_comparisons_reach_experts_blind(study: Path, tmp_path: Path) -> None:
     """Assignment and packets work on imported comparisons, and no candidate name reaches the expert."""
     runner = CliRunner()
