@@ -150,8 +150,18 @@ def _csv_records(
     path: Path, text: str, required: Sequence[str], optional: Sequence[str], problems: Problems
 ) -> list[tuple[int, dict[str, Any]]]:
     # The csv module refuses fields over 131,072 characters by default; texts are bounded by
-    # MAX_TEXT_CHARS instead, with a message naming the line (a process-wide setting, only raised).
-    csv.field_size_limit(max(csv.field_size_limit(), MAX_FILE_BYTES))
+    # MAX_TEXT_CHARS instead, with a message naming the line. The limit is process-wide, so it is
+    # raised for this read only (the export-format importer keeps the default).
+    previous = csv.field_size_limit(MAX_FILE_BYTES)
+    try:
+        return _csv_rows(path, text, required, optional, problems)
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _csv_rows(
+    path: Path, text: str, required: Sequence[str], optional: Sequence[str], problems: Problems
+) -> list[tuple[int, dict[str, Any]]]:
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     out: list[tuple[int, dict[str, Any]]] = []
     try:
