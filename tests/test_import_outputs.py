@@ -139,6 +139,19 @@ def test_jsonl_with_mode_run_worker_and_assistance_text(tmp_path: Path) -> None:
     assert row == (2, "augmentation", "nurse_7", "Check the safety requirement first.")
 
 
+def test_an_exported_outputs_csv_imports_as_it_is(tmp_path: Path) -> None:
+    """`centaur export`'s outputs.csv (run, task, mode, candidate, worker, text, assistance_text, output_id)."""
+    session = _session(tmp_path)
+    columns = ["run", "task", "mode", "candidate", "worker", "text", "assistance_text", "output_id"]
+    rows = [{**r, "run": "1", "mode": "automation", "worker": r["candidate"], "output_id": "o123"} for r in _rows()]
+    file = tmp_path / "outputs.csv"
+    file.write_text(_csv([{c: r.get(c, "") for c in columns} for r in rows], columns), encoding="utf-8")
+    code, out = _import(session, file)
+    assert code == 0 and "4 stored" in out, out
+    with sqlite3.connect(tmp_path / "byo.db") as db:
+        assert db.execute("SELECT count(*) FROM outputs WHERE id = 'o123'").fetchone() == (0,)
+
+
 def test_a_changed_text_is_refused_as_a_conflict_and_nothing_is_written(tmp_path: Path) -> None:
     session = _session(tmp_path)
     file = tmp_path / "outputs.csv"

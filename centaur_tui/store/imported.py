@@ -57,7 +57,9 @@ MAX_LABEL_CHARS = 200
 """Longest name (candidate, worker, judge), as in session files."""
 
 OUTPUT_COLUMNS = ("task", "candidate", "text")
-OUTPUT_OPTIONAL = ("mode", "run", "worker", "assistance_text")
+OUTPUT_OPTIONAL = ("mode", "run", "worker", "assistance_text", "output_id")
+"""Optional columns of an outputs file; `output_id` (in `centaur export`'s outputs.csv) is read and ignored:
+ids are derived again, from (run, task, mode, candidate), in the session imported into."""
 
 WINNER_OPTIONAL = (
     "turn",
