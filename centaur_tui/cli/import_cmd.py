@@ -80,6 +80,8 @@ def _import_winner_file(session: str, file: Path, add_experts: tuple[str, ...], 
     from centaur_tui.services.exchange import import_winner_file
 
     result = import_winner_file(open_session(session), file, add_experts=add_experts, task_template=task_template)
+    if result.simulated:
+        click.secho("Note: this session's own judgments are SIMULATED DATA.", fg="yellow")
     s = result.summary
     j = s.judgments
     assert j is not None
