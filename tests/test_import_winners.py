@@ -226,6 +226,14 @@ def test_mtbench_task_template_maps_questions(tmp_path: Path) -> None:
     assert "'q81' (made from question_id and turn by --task-template 'q{question_id}') is not a task" in out
 
 
+def test_a_broken_task_template_is_refused(tmp_path: Path) -> None:
+    for template in ("mtbench_{qid}", "{0}", "mtbench_{question_id"):
+        out = _mtbench_refuses(
+            tmp_path / template.replace("{", "(").replace("}", ")"), _rows()[:2], "--task-template", template
+        )
+        assert f"--task-template {template!r}: not a template of {{question_id}} and {{turn}}" in out
+
+
 MTBENCH_HOSTILE = {
     "winner label": (lambda r: r.update(winner="model_c"), "field winner", "'model_c' is not one of"),
     "conversation without the turn": (
@@ -247,6 +255,9 @@ MTBENCH_HOSTILE = {
     "model outside the session": (lambda r: r.update(model_a="gpt-4"), "field model_a", "'gpt-4' is not a automation"),
     "missing winner": (lambda r: r.pop("winner"), "field winner", "missing"),
     "unknown field": (lambda r: r.update(anony=True), "field anony", "unknown"),
+    "judge as a list": (lambda r: r.update(judge=["expert_0"]), "field judge", "a JSON list, not a string"),
+    "winner as a number": (lambda r: r.update(winner=1), "field winner", "1 is not one of"),
+    "turn zero": (lambda r: r.update(turn=0), "field turn", "0 is not a turn number"),
 }
 
 

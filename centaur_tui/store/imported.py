@@ -589,6 +589,13 @@ def read_winner_judgments(
         ImportFileError: listing every problem (line and field); nothing is returned.
     """
     session = rules.session
+    try:
+        task_template.format(question_id="81", turn=1)
+    except (KeyError, IndexError, ValueError, AttributeError) as exc:
+        raise ImportFileError(
+            f"--task-template {task_template!r}: not a template of {{question_id}} and {{turn}} ({exc!r}); "
+            "nothing was imported"
+        ) from None
     problems = Problems(str(path))
     has_task = _header_has(path, "task")
     required = ("task" if has_task else "question_id", "model_a", "model_b", "winner", "judge")
@@ -646,7 +653,7 @@ def read_winner_judgments(
         bad = label_problem(judge)
         if bad is not None:
             problems.add(line, "judge", bad)
-        kind = rec.get("judge_kind", "") or ("llm" if judge in judges else "expert")
+        kind = rec.get("judge_kind", "") or ("llm" if isinstance(judge, str) and judge in judges else "expert")
         if kind not in ("llm", "expert"):
             problems.add(line, "judge_kind", f"{kind!r} is not llm or expert")
         winner_text = rec["winner"]
