@@ -166,3 +166,27 @@ def test_paper_design_count_reconciliation() -> None:
     assert invalid == sum(1 for r in rows.judgment_rows if not r["valid"]) > 0
     assert overall["units"] + overall["excluded_units"] == 6300 and overall["excluded_units"] > 0
     assert overall["ratings"] + invalid <= 15120 and overall["pairs"] < 11340
+
+
+def test_more_than_127_tasks_is_reported() -> None:
+    """MT-Bench imported as 80 questions x 2 turns has 160 tasks: pandas' int8 category codes once overflowed."""
+    from centaur_tui.domain.session import Session
+
+    tasks = [f"mtbench_{q}_t{t}" for q in range(81, 161) for t in (1, 2)]
+    session = Session.model_validate(
+        {
+            "name": "wide",
+            "runs": 1,
+            "tasks": tasks,
+            "candidates": [
+                {"name": n, "source": "imported", "family": f} for n, f in (("aa", "A"), ("bb", "B"), ("cc", "C"))
+            ],
+            "judges": [{"name": j, "model": f"simulated/{j}", "family": j} for j in ("j1", "j2")],
+        }
+    )
+    rows = synthetic_rows(session, {t: [("quality", "task")] for t in tasks}, seed=1, invalid_rate=0.0)
+    frames = build_frames(
+        rows.judgment_rows, rows.score_rows, rows.output_rows, rows.comparisons, design_from_session(session)
+    )
+    table = reliability_table(frames)
+    assert len(table) == 2 + 160 and table.iloc[0]["units"] == 160 * 3 and table.iloc[0]["pairs"] == 160 * 3

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from centaur_tui.domain.blinding import blinding_for, blinding_problem
 from centaur_tui.domain.errors import ConfigError
 from centaur_tui.domain.session import Session
 from centaur_tui.domain.study import Study
@@ -201,6 +202,12 @@ def load_session(path: Path | str) -> Study:
                     raise ConfigError(
                         str(path), f"models[{i} {model.name!r}].simulation.{knob}.tasks", f"unknown task {task_id!r}"
                     )
+    if session.candidates:
+        blinding = blinding_for(session)
+        for i, candidate in enumerate(session.candidates):
+            problem = blinding_problem(candidate.name, blinding)
+            if problem is not None:
+                raise ConfigError(str(path), f"candidates[{i} {candidate.name!r}].name", problem)
     for field, problem in session.human_worker_problems():
         raise ConfigError(str(path), field, problem)
     for field, problem in session.name_problems():

@@ -1,4 +1,4 @@
-"""Provides `centaur import`: judgments in the export format (judgments.csv + scores.csv) into a session."""
+"""Provides `centaur import` (judgments: the export format, or a winner-only file) and `centaur import-outputs`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def _ids(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) 
 
 @click.command("import")
 @click.argument("session")
-@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", metavar="PATH", type=click.Path(path_type=Path))
 @click.option(
     "--add-experts",
     "add_experts",
@@ -30,8 +30,20 @@ def _ids(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) 
     is_flag=True,
     help="The files were made by another tool and have no session.json (every other check still applies).",
 )
-def import_(session: str, directory: Path, add_experts: tuple[str, ...], external: bool) -> None:
-    """Validate and store judgments from DIRECTORY (judgments.csv, scores.csv, session.json) in a session's database.
+@click.option(
+    "--task-template",
+    default="mtbench_{question_id}_t{turn}",
+    show_default=True,
+    help="Task id of a row in MT-Bench's layout, from its question_id and turn.",
+)
+def import_(session: str, directory: Path, add_experts: tuple[str, ...], external: bool, task_template: str) -> None:
+    """Validate and store judgments from PATH in a session's database.
+
+    PATH is a folder in the export format (judgments.csv, scores.csv, session.json; scores.csv
+    may be left out for winner-only judgments), or a winner-only judgment file (.csv or .jsonl:
+    task or question_id, model_a, model_b, winner, judge; MT-Bench's public human judgments as
+    they are, see docs/import.md). A winner-only file builds the comparisons it refers to and
+    stores the conversations it gives as outputs of imported candidates.
 
     The comparisons must already be in the session (run it first, or import into a copy of
     its database), and the files must come from this session's database (session.json, which
@@ -39,6 +51,9 @@ def import_(session: str, directory: Path, add_experts: tuple[str, ...], externa
     the comparison (leave-family-out), or a registered expert. Importing the same files twice
     stores nothing new; on any problem nothing is written and the command exits with status 2.
     """
+    if directory.is_file():
+        _import_winner_file(session, directory, add_experts, task_template)
+        return
     from centaur_tui.services.exchange import import_csv
 
     result = import_csv(open_session(session), directory, add_experts=add_experts, external=external)
@@ -53,5 +68,58 @@ def import_(session: str, directory: Path, add_experts: tuple[str, ...], externa
         click.echo(f"  {t.judge} ({t.kind}): {t.inserted:,} stored, {t.unchanged:,} already stored")
     if summary.experts_added:
         click.echo(f"Registered expert(s): {', '.join(summary.experts_added)}")
+    if summary.winner_only:
+        click.echo(
+            f"{summary.winner_only:,} winner-only judgment(s) (no rubric scores): left out of rubric statistics."
+        )
     if not summary.bound:
         click.echo("No session.json: imported as files made by another tool (--external); judges were checked.")
+
+
+def _import_winner_file(session: str, file: Path, add_experts: tuple[str, ...], task_template: str) -> None:
+    from centaur_tui.services.exchange import import_winner_file
+
+    result = import_winner_file(open_session(session), file, add_experts=add_experts, task_template=task_template)
+    if result.simulated:
+        click.secho("Note: this session's own judgments are SIMULATED DATA.", fg="yellow")
+    s = result.summary
+    j = s.judgments
+    assert j is not None
+    click.echo(
+        f"{file}: {j.judgments:,} winner-only judgment(s) read; {j.inserted:,} stored, {j.unchanged:,} already "
+        f"stored identically; 0 refused."
+    )
+    for t in j.by_judge:
+        click.echo(f"  {t.judge} ({t.kind}): {t.inserted:,} stored, {t.unchanged:,} already stored")
+    click.echo(
+        f"Outputs from the file's conversations: {s.inserted:,} stored, {s.unchanged:,} already stored; "
+        f"comparisons: {s.comparisons:,} new of {s.comparisons_total:,}."
+    )
+    if j.experts_added:
+        click.echo(f"Registered expert(s): {', '.join(j.experts_added)}")
+    click.echo(
+        f"{j.winner_only:,} winner-only judgment(s) stored now: in pairwise statistics, left out of rubric ones."
+    )
+
+
+@click.command("import-outputs")
+@click.argument("session")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+def import_outputs(session: str, file: Path) -> None:
+    """Store outputs made elsewhere (FILE: .csv or .jsonl) for the session's imported candidates.
+
+    Columns: task, candidate, text; optionally mode (automation), run (1), worker and
+    assistance_text. Builds the round-robin comparisons of every tournament the outputs join,
+    which LLM judges (`centaur run`) and experts (`centaur assign`) then judge like any other.
+    The whole file is checked first: on any problem nothing is written and the command exits 2.
+    Importing the same file again stores nothing new; another text for a stored output is refused.
+    """
+    from centaur_tui.services.exchange import import_outputs as store_outputs
+
+    result = store_outputs(open_session(session), file)
+    s = result.summary
+    click.echo(
+        f"{file}: {s.outputs:,} output(s) read; {s.inserted:,} stored ({s.assistance:,} assistance text(s)), "
+        f"{s.unchanged:,} already stored identically; 0 refused."
+    )
+    click.echo(f"Comparisons: {s.comparisons:,} new, {s.comparisons_total:,} in the tournaments of these outputs.")

@@ -11,7 +11,7 @@ import click
 from centaur_tui import __version__
 from centaur_tui.cli.app import cli
 from centaur_tui.cli.expert_cmd import assign, judge, packet
-from centaur_tui.cli.import_cmd import import_
+from centaur_tui.cli.import_cmd import import_, import_outputs
 from centaur_tui.cli.plan_cmd import plan
 from centaur_tui.cli.report_cmd import report
 from centaur_tui.cli.session_cmd import check, demo, export, run, tasks_cmd
@@ -32,6 +32,7 @@ for command in (
     demo,
     report,
     import_,
+    import_outputs,
     assign,
     packet,
     judge,

@@ -75,7 +75,13 @@ def _plan_text(study: Study) -> list[str]:
     lines = [
         f"Session {s.name}: {plan.runs} run(s) x {plan.tasks} task(s); "
         f"{len(s.automation_candidates)} automation candidates, {len(s.augmentation_candidates)} augmentation "
-        f"candidates (incl. plain), worker {s.worker.name}, {len(s.judges)} judges, orders={s.judging.orders}",
+        f"candidates (incl. plain), worker {s.worker.name if s.worker else 'none'}, {len(s.judges)} judges, "
+        f"orders={s.judging.orders}"
+        + (
+            f"; {len(s.candidates)} imported candidate(s): {', '.join(sorted(s.imported_names))}"
+            if s.candidates
+            else ""
+        ),
         "Calls per stage (without re-asks of invalid judge replies):",
     ]
     for stage in STAGES:

@@ -320,7 +320,19 @@ def _session_terms(session: Session) -> tuple[set[str], set[str]]:
     """
     strong: set[str] = set()
     weak: set[str] = set()
-    endpoints: list[ModelSpec | WorkerSpec | JudgeSpec] = [*session.models, session.worker, *session.judges]
+    endpoints: list[ModelSpec | WorkerSpec | JudgeSpec] = [*session.models, *session.judges]
+    if session.worker is not None:
+        endpoints.append(session.worker)
+    for c in session.candidates:
+        # An imported candidate is an identity like a model: its name and family are masked alone,
+        # the parts of its name next to a version or another name (as a model's are).
+        strong.update((c.name, c.family))
+        for part in re.split(r"[\s\-_./:]+", c.name):
+            folded = fold(part)
+            if (folded.isalpha() and len(folded) >= 3 and folded not in _GENERIC_PARTS) or re.fullmatch(
+                r"[a-z][0-9]+[a-z]?", folded
+            ):
+                weak.add(part)
     for e in endpoints:
         strong.update((e.name, e.family))
         path = e.model.split("/")
@@ -344,6 +356,18 @@ def _session_terms(session: Session) -> tuple[set[str], set[str]]:
     strong = {t for t in strong if t.strip() and t.lower() != PLAIN}
     weak = {t for t in weak if t.strip() and t.lower() != PLAIN and t.lower() != "simulated"} - strong
     return strong, weak
+
+
+def blinding_problem(name: str, blinding: Blinding) -> str | None:
+    """Why an identity (a candidate name) would break blinding: a part of it stays visible after masking."""
+    masked, _ = blinding.mask(name)
+    left = masked.replace(MASK, "")
+    if re.search(r"\w", left):
+        return (
+            f"{name!r} is not masked in full by the session's blinding (it leaves {masked!r}): a text quoting "
+            "it would show experts who wrote it; rename the candidate (at least two letters or digits)"
+        )
+    return None
 
 
 def parse_term_list(text: str) -> tuple[list[str], list[str]]:

@@ -24,6 +24,7 @@ from centaur_tui.domain.plan import (
     STAGES,
     Comparison,
     assistance_id,
+    candidate_output_id,
     candidates_for,
     comparisons,
     eligible_judges,
@@ -100,12 +101,9 @@ class StoredFacts:
 def comparison_output_ids(session: Session, comp: Comparison) -> tuple[str, str]:
     """The ids of the two outputs a comparison of the pipeline's tournaments holds."""
     a, b = comp.candidates
-    if comp.mode == "automation":
-        return output_id(comp.run, comp.task, "automation", a, a), output_id(comp.run, comp.task, "automation", b, b)
-    worker = session.worker.name
     return (
-        output_id(comp.run, comp.task, "augmentation", a, worker),
-        output_id(comp.run, comp.task, "augmentation", b, worker),
+        candidate_output_id(session, comp.run, comp.task, comp.mode, a),
+        candidate_output_id(session, comp.run, comp.task, comp.mode, b),
     )
 
 
@@ -123,16 +121,19 @@ def session_outcomes(session: Session, facts: StoredFacts) -> Outcomes:
     """The outcome of every item the session plans (the counts `summarize` plans, item by item)."""
     out = Outcomes(judges={j.name: OutcomeCounts() for j in session.judges})
     stages = out.stages
-    worker = session.worker.name
+    worker = session.worker.name if session.worker is not None else ""
+    imported = session.imported_names  # their outputs are imported, not generated: no stage item
     for run in range(1, session.runs + 1):
         for task in session.tasks:
-            for name in candidates_for(session, "automation"):
+            for name in session.generated_automation:
                 oid = output_id(run, task, "automation", name, name)
                 stages["automation"].add("answered" if oid in facts.outputs else "failed")
             for name in session.assistants:
                 aid = assistance_id(run, task, name)
                 stages["assistance"].add("answered" if aid in facts.assistance else "failed")
             for name in candidates_for(session, "augmentation"):
+                if name in imported:
+                    continue
                 oid = output_id(run, task, "augmentation", name, worker)
                 if oid in facts.outputs:
                     outcome = "answered"

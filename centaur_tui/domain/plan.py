@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Literal
 
-from centaur_tui.domain.session import Endpoint, JudgeSpec, ModelSpec, Session, WorkerSpec
+from centaur_tui.domain.session import IMPORTED, Endpoint, JudgeSpec, ModelSpec, Session, WorkerSpec
 
 Mode = Literal["automation", "augmentation"]
 MODES: tuple[Mode, ...] = ("automation", "augmentation")
@@ -99,7 +99,7 @@ def legacy_key_owners(session: Session) -> set[str]:
     string, its old replies cannot be told apart and are reused for neither (their calls are
     sent again, under keys of their own).
     """
-    entries: dict[str, int] = Counter(e.model for e in (*session.models, session.worker, *session.judges))
+    entries: dict[str, int] = Counter(e.model for e in session.endpoints)
     return {model for model, n in entries.items() if n == 1}
 
 
@@ -110,6 +110,21 @@ def seed_for(key: str) -> int:
 
 def output_id(run: int, task: str, mode: str, candidate: str, worker: str) -> str:
     return "o" + digest("output", run, task, mode, candidate, worker)[:16]
+
+
+def candidate_output_id(session: Session, run: int, task: str, mode: str, candidate: str) -> str:
+    """The id of a candidate's output in a tournament of the session.
+
+    Generated automation outputs are written by the candidate itself, generated augmentation
+    outputs by the session's worker; an imported candidate's output has an id of its own
+    (`IMPORTED` in place of the worker), whoever wrote it (`outputs.worker` keeps that).
+    """
+    if candidate in session.imported_names:
+        return output_id(run, task, mode, candidate, IMPORTED)
+    if mode == "automation":
+        return output_id(run, task, mode, candidate, candidate)
+    worker = session.worker.name if session.worker is not None else ""
+    return output_id(run, task, mode, candidate, worker)
 
 
 def assistance_id(run: int, task: str, assistant: str) -> str:
@@ -211,7 +226,7 @@ class PlanSummary:
 def summarize(session: Session) -> PlanSummary:
     """Count calls per stage, comparisons, judgments per judge and judges per comparison."""
     n_runs, n_tasks = session.runs, len(session.tasks)
-    auto, assistants = session.automation_candidates, session.assistants
+    auto, assistants = session.generated_automation, session.assistants
     orders = 2 if session.judging.orders == "both" else 1
     per_judge: Counter[str] = Counter({j.name: 0 for j in session.judges})
     by_eligible: Counter[int] = Counter()

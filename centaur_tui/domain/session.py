@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from centaur_tui.domain.task import MAX_LABEL, SLUG, Strict
 
@@ -196,6 +196,29 @@ class ExpertSpec(Strict):
     )
 
 
+IMPORTED = "imported"
+"""`source` of a candidate whose outputs come from a file (`centaur import-outputs`), never generated."""
+
+
+class ImportedCandidate(Strict):
+    """A candidate whose outputs are made elsewhere and imported (`[[candidates]]`, `source = "imported"`).
+
+    It takes part in the tournaments of its modes like a model, but no call is sent for it:
+    `centaur import-outputs` stores its outputs and the pipeline only judges them.
+    """
+
+    name: str = Field(
+        min_length=1, max_length=MAX_LABEL, description="Candidate name, unique among models and candidates."
+    )
+    source: Literal["imported"] = Field(description='Where its outputs come from: "imported" (a file).')
+    family: str = Field(
+        min_length=1, max_length=MAX_LABEL, description="Provider family, for leave-family-out judging."
+    )
+    automation: bool = Field(True, strict=True)
+    augmentation: bool = Field(False, strict=True)
+    release_order: int | None = Field(None, strict=True, ge=-1_000_000, le=1_000_000)
+
+
 class HumanWorkerArm(Strict):
     """Experts as workers: who writes deliverables for which tasks, with whose assistance texts."""
 
@@ -307,8 +330,11 @@ class Session(Strict):
     judging: JudgingParams = Field(default_factory=JudgingParams)
     limits: Limits = Field(default_factory=Limits)
     faults: Faults = Field(default_factory=Faults)
-    models: tuple[ModelSpec, ...] = Field(min_length=1, max_length=MAX_MODELS)
-    worker: WorkerSpec
+    models: tuple[ModelSpec, ...] = Field((), max_length=MAX_MODELS)
+    candidates: tuple[ImportedCandidate, ...] = Field(
+        (), max_length=MAX_MODELS, description="Candidates whose outputs are imported (never generated)."
+    )
+    worker: WorkerSpec | None = Field(None, description="Required when a model takes part in augmentation.")
     judges: tuple[JudgeSpec, ...] = Field(min_length=1, max_length=MAX_JUDGES)
     experts: tuple[ExpertSpec, ...] = Field((), max_length=MAX_EXPERTS)
     human_workers: HumanWorkerArm | None = None
@@ -322,9 +348,36 @@ class Session(Strict):
             raise ValueError(f"duplicate model names: {', '.join(dupes)}")
         if PLAIN in names:
             raise ValueError(f"{PLAIN!r} is reserved for the unaided worker")
-        if not any(m.automation or m.augmentation for m in v):
+        if v and not any(m.automation or m.augmentation for m in v):
             raise ValueError("no model takes part in automation or augmentation")
         return v
+
+    @field_validator("candidates")
+    @classmethod
+    def _unique_candidates(cls, v: tuple[ImportedCandidate, ...]) -> tuple[ImportedCandidate, ...]:
+        names = [c.name for c in v]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate candidate names: {', '.join(dupes)}")
+        if PLAIN in names:
+            raise ValueError(f"{PLAIN!r} is reserved for the unaided worker")
+        for c in v:
+            if not (c.automation or c.augmentation):
+                raise ValueError(f"candidate {c.name!r} takes part in neither automation nor augmentation")
+        return v
+
+    @model_validator(mode="after")
+    def _candidates_and_worker(self) -> Session:
+        if not self.models and not self.candidates:
+            raise ValueError("no candidate: list [[models]] (generated) or [[candidates]] (imported outputs)")
+        clash = sorted({m.name for m in self.models} & {c.name for c in self.candidates})
+        if clash:
+            raise ValueError(f"name(s) both a model and an imported candidate: {', '.join(clash)}")
+        if self.worker is None and (self.assistants or self.human_workers is not None):
+            raise ValueError(
+                "[worker] is required: a model takes part in augmentation (its assistance text goes to the worker)"
+            )
+        return self
 
     @field_validator("judges")
     @classmethod
@@ -394,7 +447,10 @@ class Session(Strict):
         for m in self.models:
             if m.name == expert_id:
                 return f"the name of model {m.name!r}"
-        if self.worker.name == expert_id:
+        for c in self.candidates:
+            if c.name == expert_id:
+                return f"the name of imported candidate {c.name!r}"
+        if self.worker is not None and self.worker.name == expert_id:
             return f"the name of the worker {self.worker.name!r}"
         if expert_id == PLAIN:
             return f"{PLAIN!r}, the candidate name of the unaided worker"
@@ -420,15 +476,41 @@ class Session(Strict):
 
     @property
     def automation_candidates(self) -> tuple[str, ...]:
+        """Every automation candidate: the generated models, then the imported candidates."""
+        return tuple(m.name for m in self.models if m.automation) + tuple(
+            c.name for c in self.candidates if c.automation
+        )
+
+    @property
+    def generated_automation(self) -> tuple[str, ...]:
+        """The automation candidates whose outputs the pipeline generates (models, not imported candidates)."""
         return tuple(m.name for m in self.models if m.automation)
 
     @property
     def assistants(self) -> tuple[str, ...]:
+        """The models that write assistance texts (imported candidates are not among them)."""
         return tuple(m.name for m in self.models if m.augmentation)
 
     @property
+    def imported_augmentation(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.candidates if c.augmentation)
+
+    @property
     def augmentation_candidates(self) -> tuple[str, ...]:
-        return (*self.assistants, PLAIN) if self.assistants else ()
+        """The assistants, the imported augmentation candidates, then plain (when a worker generates)."""
+        plain = (PLAIN,) if self.assistants else ()
+        return (*self.assistants, *self.imported_augmentation, *plain)
+
+    @property
+    def imported_names(self) -> frozenset[str]:
+        """Names of the imported candidates."""
+        return frozenset(c.name for c in self.candidates)
+
+    def imported(self, name: str) -> ImportedCandidate:
+        for c in self.candidates:
+            if c.name == name:
+                return c
+        raise KeyError(name)
 
     def model(self, name: str) -> ModelSpec:
         for m in self.models:
@@ -446,15 +528,21 @@ class Session(Strict):
         """Family of an output: its writer in automation, its assistant in augmentation."""
         if candidate == PLAIN:
             return self.judging.plain_family
+        if candidate in self.imported_names:
+            return self.imported(candidate).family
         return self.model(candidate).family
 
     @property
     def simulated(self) -> bool:
         """True when any call of the session goes to the simulated provider."""
-        endpoints = [*self.models, self.worker, *self.judges]
-        return any(e.simulated for e in endpoints)
+        return any(e.simulated for e in self.endpoints)
 
     @property
     def fully_simulated(self) -> bool:
-        endpoints = [*self.models, self.worker, *self.judges]
-        return all(e.simulated for e in endpoints)
+        return all(e.simulated for e in self.endpoints) and not self.candidates
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        """Every endpoint the session may call: the models, the worker (if any), the judges."""
+        worker: list[Endpoint] = [self.worker] if self.worker is not None else []
+        return [*self.models, *worker, *self.judges]

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 SLUG = r"^[a-z][a-z0-9_]*$"
 
-TaskSource = Literal["GDPval", "Anthropic Economic Index", "designed"]
+TaskSource = Literal["GDPval", "Anthropic Economic Index", "designed", "external"]
 TaskType = Literal["structured planning", "professional/analytical", "human-facing"]
 
 

@@ -263,7 +263,7 @@ def make_world(study: Study) -> tuple[str, World]:
     for m in s.models:
         if m.simulated:
             world.candidates[m.model] = m.simulation
-    if s.worker.simulated:
+    if s.worker is not None and s.worker.simulated:
         world.workers[s.worker.model] = s.worker.simulation
     for j in s.judges:
         if j.simulated:

@@ -211,7 +211,7 @@ class Calls:
         if self.gateway is None:
             self.gateway = Gateway(self.session.limits, on_failure=self._record_failure, on_send=self._mark_sent)
         if not self._prices_registered:
-            self.gateway.register_prices([*self.session.models, self.session.worker, *self.session.judges])
+            self.gateway.register_prices(self.session.endpoints)
             self._prices_registered = True
         return self.gateway
 

@@ -21,7 +21,7 @@ from typing import Any
 from centaur_tui.domain.assignment import ExistingAssignment, PlannedAssignment, PoolComparison, plan_assignments
 from centaur_tui.domain.plan import summarize
 from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRecord
-from centaur_tui.domain.session import ExpertSpec, Faults, JudgeSimulation
+from centaur_tui.domain.session import ExpertSpec, Faults, JudgeSimulation, ModelSpec, WorkerSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.llm.simulation import judge_reply
 from centaur_tui.store import Store
@@ -187,12 +187,29 @@ def simulated_stand_in(study: Study, folder: Path, runs: int) -> Study:
         slug = re.sub(r"[^a-z0-9.]+", "-", endpoint.name.lower()).strip("-")
         return endpoint.model_copy(update={"model": f"simulated/{role}-{slug}", "api_base": None})
 
+    # Imported candidates have no outputs to simulate from: each stands in as a simulated model of
+    # its name and family (default skills), so the pilot study has every tournament of the session.
+    stand_ins = tuple(
+        ModelSpec(
+            name=c.name,
+            model="simulated/model-" + re.sub(r"[^a-z0-9.]+", "-", c.name.lower()).strip("-"),
+            family=c.family,
+            automation=c.automation,
+            augmentation=c.augmentation,
+            release_order=c.release_order,
+        )
+        for c in s.candidates
+    )
+    worker = s.worker
+    if worker is None and any(m.augmentation for m in stand_ins):
+        worker = WorkerSpec(name="worker", model="simulated/worker", family="worker")
     folder.mkdir(parents=True, exist_ok=True)
     session = s.model_copy(
         update={
             "runs": runs,
-            "models": tuple(sim(m, "model") for m in s.models),
-            "worker": sim(s.worker, "worker"),
+            "models": tuple(sim(m, "model") for m in s.models) + stand_ins,
+            "candidates": (),
+            "worker": sim(worker, "worker") if worker is not None else None,
             "judges": tuple(sim(j, "judge") for j in s.judges),
             "faults": Faults(invalid_reply_rate=s.faults.invalid_reply_rate),
         }

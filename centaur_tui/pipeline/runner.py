@@ -20,6 +20,7 @@ from centaur_tui.domain.plan import (
     MODES,
     Mode,
     assistance_id,
+    candidate_output_id,
     candidates_for,
     comparisons,
     output_id,
@@ -168,6 +169,7 @@ class Pipeline:
 
     async def _worker_output(self, run: int, task_id: str, candidate: str) -> OutputRecord:
         worker = self.session.worker
+        assert worker is not None  # the session requires a worker when a model is an assistant
         oid = output_id(run, task_id, "augmentation", candidate, worker.name)
         st = self.progress.stages["worker"]
         if oid in self._outputs:
@@ -190,15 +192,23 @@ class Pipeline:
 
     # -- tournaments ----------------------------------------------------------------------------
 
+    async def _imported_output(self, run: int, task_id: str, mode: Mode, name: str) -> OutputRecord | None:
+        """An imported candidate's stored output (`centaur import-outputs`), or None: nothing is generated for it."""
+        return self._outputs.get(candidate_output_id(self.session, run, task_id, mode, name))
+
     async def _tournament(self, run: int, task_id: str, mode: Mode) -> None:
         names = candidates_for(self.session, mode)
         if not names:
             return
+        imported = self.session.imported_names
+        generated = [n for n in names if n not in imported]
         if mode == "automation":
-            makers = [lambda n=n: self._automation_output(run, task_id, n) for n in names]
+            makers = [lambda n=n: self._automation_output(run, task_id, n) for n in generated]
         else:
-            makers = [lambda n=n: self._worker_output(run, task_id, n) for n in names]
-        results = await asyncio.gather(*(self._guarded(m) for m in makers))
+            makers = [lambda n=n: self._worker_output(run, task_id, n) for n in generated]
+        results = list(await asyncio.gather(*(self._guarded(m) for m in makers)))
+        # An imported output not (yet) imported leaves its comparisons blocked, like a failed output.
+        results += [await self._imported_output(run, task_id, mode, n) for n in names if n in imported]
         texts = {r.candidate: r.text for r in results if r is not None}
         outputs = {r.candidate: r.id for r in results if r is not None}
         comps = [c for c in comparisons(self.session, run, task_id, mode)]

@@ -673,6 +673,10 @@ class Counts(_Model):
     tasks: list[str]
     modes: list[str]
     judges: list[str]
+    winner_only: int = 0
+    """Used judgments with a winner and no rubric score (imported): in every pairwise statistic, in no rubric one."""
+    winner_only_all_kinds: int = 0
+    """The same over both judge kinds (the experts-vs-LLM section uses both)."""
 
 
 class ModeReport(_Model):

@@ -157,6 +157,13 @@ def sections(document: Doc) -> list[Section]:
         f"Judges used ({', '.join(opts['judge_kinds'])}): {', '.join(counts['judges']) or 'none'}",
         f"Within-run rank: {RANK_METHOD_WORDS.get(opts['rank_method'], opts['rank_method'])}. 1 = best.",
     ]
+    if counts.get("winner_only_all_kinds"):
+        head.notes.append(
+            f"Winner-only judgments (a winner, no rubric scores): {counts['winner_only']:,} of the judgments used "
+            f"here ({counts['winner_only_all_kinds']:,} of both judge kinds) count in every pairwise statistic; "
+            + _winner_only_text(counts, "winner_only")
+            + " (choice-rubric consistency, rubric vs win rate, general profiles, standardised ranking, leniency)."
+        )
     if outcomes is not None:
         judging = outcomes["stages"]["judging"]
         head.notes.append(
@@ -416,8 +423,15 @@ def _outcomes_section(doc: dict[str, Any], outcomes: dict[str, Any]) -> Section:
     return s
 
 
+def _winner_only_text(counts: dict[str, Any], key: str) -> str:
+    """'N winner-only judgments left out of rubric statistics' (N of `counts[key]`)."""
+    return f"{counts.get(key, 0):,} winner-only judgments left out of rubric statistics"
+
+
 def _validity_sections(doc: dict[str, Any]) -> list[Section]:
     v = doc["validity"]
+    counts = doc["counts"]
+    left_out = _winner_only_text(counts, "winner_only") + "." if counts.get("winner_only") else None
     out = []
     cr = Section(_title(doc, "Choice-rubric consistency"))
     cr.notes.append(
@@ -426,6 +440,8 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
         f"and left out. Stated averages further than {v['choice_rubric']['tolerance']} from the recomputed ones: "
         f"{v['choice_rubric']['stated_mismatches']:,}."
     )
+    if left_out:
+        cr.notes.append(left_out + " They are counted under missing scores.")
     cr.headers = ["judge", "n", "agree", "share", "ties", "equal avg", "missing scores", "stated off", "excluded"]
     for r in v["choice_rubric"]["rows"]:
         cr.rows.append(
@@ -451,6 +467,8 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
         f"{rw['missing']:,} cells without a complete rubric score left out). Descriptive: cells are not independent."
         + (f" NaN: {rw['reason']}." if rw.get("reason") else "")
     )
+    if left_out:
+        rs.notes.append(left_out)
     out.append(rs)
 
     cv = Section(_title(doc, "Criterion validity: release order within families (automation, Figure 15)"))
@@ -525,6 +543,8 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
                     num(sum(c["n"] for c in cells if c)),
                 ]
             )
+        if left_out:
+            gp.notes.append(left_out)
         if not gp.rows:
             gp.notes.append("No usable general-dimension scores in this mode.")
         out.append(gp)
@@ -538,6 +558,8 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
         "n = candidates; zero-spread = option scores in a (judge, task, mode) group without spread; "
         "missing scores = usable judgments without a full set of rubric scores (left out)."
     )
+    if left_out:
+        st.notes.append(left_out)
     st.headers = ["task", "mode", "n", "rho", "p", "zero-spread", "missing scores", "note"]
     for r in v["standardised"]["rows"]:
         st.rows.append(
@@ -819,6 +841,11 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
             "agreement (LoA, mean +/- 1.96 SD). repeats = same verdict when a comparison came back with the options "
             "swapped."
         )
+        if doc["counts"].get("winner_only_all_kinds"):
+            bs.notes.append(
+                _winner_only_text(doc["counts"], "winner_only_all_kinds")
+                + " (consistency, leniency); position, length and repeats count them."
+            )
         by = {
             k: {r["judge"]: r for r in b[k]["rows"]}
             for k in ("position", "length", "consistency", "leniency", "repeats")

@@ -93,6 +93,10 @@ def assign_comparisons(
     pool = experts.pool()
     if not pool:
         raise CentaurError("the session has no comparisons yet: run it first", title="No comparisons yet")
+    # A comparison the expert judged elsewhere (imported) is not assigned again: it would count as
+    # judged at once and take the place of one the expert has not seen.
+    imported = experts.judged_unassigned(expert.id)
+    pool = [c for c in pool if c.id not in imported]
     limit = study.session.judging.expert_max_masks
     set_aside = 0
     if limit is not None:

@@ -17,7 +17,10 @@ from centaur_tui.services.session import expert, open_store, stored_simulated
 
 if TYPE_CHECKING:
     from centaur_tui.domain.session import ExpertSpec
-    from centaur_tui.store import ImportSummary, PacketExport, PacketImport, PacketJudging
+    from centaur_tui.store import ImportSummary, OutputsSummary, PacketExport, PacketImport, PacketJudging
+
+DEFAULT_TASK_TEMPLATE = "mtbench_{question_id}_t{turn}"
+"""The task id of an MT-Bench row (`question_id` 81, `turn` 1: task `mtbench_81_t1`)."""
 
 
 @dataclass(frozen=True)
@@ -117,3 +120,71 @@ def open_packet(file: Path) -> PacketJudging:
     from centaur_tui.store import PacketJudging
 
     return PacketJudging(file)
+
+
+@dataclass(frozen=True)
+class OutputsImport:
+    """What an import of outputs or winner-only judgments stored, and whether the session's own data is simulated."""
+
+    summary: OutputsSummary
+    simulated: bool
+
+
+def import_outputs(study: Study, file: Path) -> OutputsImport:
+    """Check an outputs file (CSV or JSONL) completely, then store its outputs and their round-robin comparisons.
+
+    The database is created when the session has none yet (a session of imported outputs only
+    has no run before its import).
+
+    Raises:
+        CentaurError: the file does not fit the session, or disagrees with stored outputs (nothing written).
+    """
+    from centaur_tui.store import ExpertStore, read_outputs, session_blinding
+    from centaur_tui.store import import_outputs as store_outputs
+
+    # Checked before the database is opened: a refused file leaves no new database behind.
+    existing = study.database.exists()
+    experts = {e.id for e in study.session.experts}
+    if existing:
+        with open_store(study, readonly=True) as store:
+            experts |= {e.id for e in ExpertStore(store).experts(study)}
+    outputs, expert_workers = read_outputs(file, study.session, session_blinding(study), experts)
+    with open_store(study, must_exist=False) as store:
+        summary = store_outputs(store, study.session, outputs, expert_workers, path=file)
+        return OutputsImport(summary, stored_simulated(store))
+
+
+def import_winner_file(
+    study: Study, file: Path, *, add_experts: tuple[str, ...] = (), task_template: str = DEFAULT_TASK_TEMPLATE
+) -> OutputsImport:
+    """Check a winner-only judgment file (documented CSV/JSONL or MT-Bench's layout), then store it all at once.
+
+    The comparisons a row refers to are built where missing, and the conversations it gives
+    become imported outputs of imported candidates (MT-Bench's `conversation_a`/`conversation_b`).
+
+    Raises:
+        CentaurError: the file does not fit the session or conflicts with what is stored (nothing written).
+    """
+    from centaur_tui.store import (
+        ExpertStore,
+        ImportRules,
+        import_winner_judgments,
+        read_winner_judgments,
+        session_blinding,
+        stored_texts,
+    )
+
+    # Checked before the database is opened for writing: a refused file leaves no new database behind.
+    experts = {e.id: e for e in study.session.experts}
+    texts: dict[str, str] = {}
+    comparisons = {}
+    if study.database.exists():
+        with open_store(study, readonly=True) as store:
+            experts = {e.id: e for e in ExpertStore(store).experts(study)}
+            texts, comparisons = stored_texts(store), store.comparisons()
+    rules = ImportRules(study.session, experts, add_experts)
+    rules.new_experts()
+    found = read_winner_judgments(file, texts, comparisons, rules, session_blinding(study), task_template=task_template)
+    with open_store(study, must_exist=False) as store:
+        summary = import_winner_judgments(store, found, rules, path=file)
+        return OutputsImport(summary, stored_simulated(store))

@@ -68,7 +68,8 @@ def open_session(value: str | Path) -> Study:
 def endpoints(study: Study) -> list[tuple[str, Endpoint]]:
     """Every endpoint a run calls, with its name: candidate models, the worker, the judges."""
     s = study.session
-    return [(m.name, m) for m in s.models] + [(s.worker.name, s.worker)] + [(j.name, j) for j in s.judges]
+    worker: list[tuple[str, Endpoint]] = [(s.worker.name, s.worker)] if s.worker is not None else []
+    return [(m.name, m) for m in s.models] + worker + [(j.name, j) for j in s.judges]
 
 
 def missing_keys(study: Study) -> list[tuple[str, str, str]]:

@@ -116,6 +116,7 @@ def design_from_session(
         The design.
     """
     families: dict[str, str | None] = {m.name: m.family for m in session.models}
+    families.update({c.name: c.family for c in session.candidates})
     families[PLAIN] = session.judging.plain_family
     return Design(
         session=session.name,
@@ -124,10 +125,16 @@ def design_from_session(
         candidate_order={"automation": session.automation_candidates, "augmentation": session.augmentation_candidates},
         candidate_families=families,
         judge_families={j.name: j.family for j in session.judges},
-        model_families={m.name: m.family for m in session.models},
-        release_order={m.name: m.release_order for m in session.models if m.release_order is not None},
+        model_families={
+            **{m.name: m.family for m in session.models},
+            **{c.name: c.family for c in session.candidates},
+        },
+        release_order={
+            **{m.name: m.release_order for m in session.models if m.release_order is not None},
+            **{c.name: c.release_order for c in session.candidates if c.release_order is not None},
+        },
         plain=PLAIN,
-        worker=session.worker.name,
+        worker=session.worker.name if session.worker is not None else None,
         general_dimensions=tuple(general_dimensions),
         rubric={t: tuple(d) for t, d in (rubric or {}).items()},
     )

@@ -159,12 +159,14 @@ def reliability_table(frames: Frames) -> pd.DataFrame:
         res = agreement_from_matrix(matrix[:, mask])
         rep = repeats
         st = status
+        # Compared as plain values: a categorical index level of more than 127 tasks (MT-Bench's
+        # 80 questions x 2 turns) raised OverflowError in pandas' comparison with a scalar.
         if mode is not None:
             rep = rep[rep["mode"] == mode]
-            st = st[st.index.get_level_values("mode") == mode]
+            st = st[np.asarray(st.index.get_level_values("mode"), dtype=object) == mode]
         if task is not None:
             rep = rep[rep["task"] == task]
-            st = st[st.index.get_level_values("task") == task]
+            st = st[np.asarray(st.index.get_level_values("task"), dtype=object) == task]
         by = st.groupby(level="status", observed=True).sum()
         excluded = {k: int(by.get(k, 0)) for k in STATUSES[1:] if int(by.get(k, 0))}
         rows.append(

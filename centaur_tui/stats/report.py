@@ -183,6 +183,11 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
     )
 
     status = j["status"].value_counts()
+    # Winner-only judgments (imported with a winner and no rubric score) count in every pairwise
+    # statistic and cannot enter a rubric one: their number is stated, never a silent shrink.
+    unscored = ((j["option1_dims"] == 0) & (j["option2_dims"] == 0)).to_numpy()
+    winner_only = int((unscored & (j["status"] == "ok").to_numpy()).sum())
+    winner_only_all = int((unscored & j["status"].isin(["ok", "other_kind"]).to_numpy()).sum())
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "session": design.session,
@@ -197,6 +202,8 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
             "tasks": tasks,
             "modes": modes,
             "judges": sorted(str(x) for x in j.loc[j["status"] == "ok", "judge"].unique()),
+            "winner_only": winner_only,
+            "winner_only_all_kinds": winner_only_all,
         },
         "modes": mode_docs,
         "best_by_task": records(best),

@@ -61,7 +61,7 @@ def synthetic_rows(
     for c in comps:
         for cand in c.candidates:
             planted.setdefault((cand, c.task, c.mode), float(rng.uniform(0.2, 0.9)))
-    worker = session.worker.name
+    worker = session.worker.name if session.worker is not None else ""
     outputs: dict[tuple[int, str, str, str], str] = {}
     for c in comps:
         for cand in c.candidates:

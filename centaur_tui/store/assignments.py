@@ -84,6 +84,16 @@ class ExpertStore:
 
     # -- assignment -------------------------------------------------------------------------
 
+    def judged_unassigned(self, expert_id: str) -> set[str]:
+        """Comparisons an expert judged without a place in their queue (judgments imported from elsewhere)."""
+        rows = self.store.read(
+            "SELECT DISTINCT j.comparison_id FROM judgments j WHERE j.judge = ? AND j.judge_kind = 'expert'"
+            " AND NOT EXISTS (SELECT 1 FROM expert_assignments a WHERE a.expert = j.judge"
+            " AND a.comparison_id = j.comparison_id)",
+            (expert_id,),
+        )
+        return {r["comparison_id"] for r in rows}
+
     def pool(self) -> list[PoolComparison]:
         """Every stored comparison with the latest valid LLM verdict of each judge slot."""
         rows = self.store.read(

@@ -24,6 +24,7 @@ import csv
 import dataclasses
 import json
 import math
+import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -100,6 +101,8 @@ class ImportSummary:
     experts_added: tuple[str, ...] = ()
     bound: bool = False
     """The files carried this session's session.json (False: --external files without one)."""
+    winner_only: int = 0
+    """Judgments stored without rubric scores (a winner only): pairwise statistics count them, rubric ones cannot."""
 
 
 @dataclass(frozen=True)
@@ -323,8 +326,10 @@ def read_export(
     j_path, s_path = Path(directory) / "judgments.csv", Path(directory) / "scores.csv"
     j_header, j_rows = _read_csv(j_path, problems)
     _check_header("judgments.csv", j_header, REQUIRED_JUDGMENT_COLUMNS, OPTIONAL_JUDGMENT_COLUMNS)
-    s_header, s_rows = _read_csv(s_path, problems)
-    _check_header("scores.csv", s_header, SCORE_COLUMNS, ())
+    s_rows: list[tuple[int, int, dict[str, str]]] = []
+    if s_path.exists():  # without scores.csv every valid judgment is winner-only
+        s_header, s_rows = _read_csv(s_path, problems)
+        _check_header("scores.csv", s_header, SCORE_COLUMNS, ())
 
     pending: list[_Pending] = []
     by_id: dict[int, _Pending] = {}
@@ -538,6 +543,8 @@ def read_export(
         if rubric is None:
             problems.add(item.where, f"task {item.task!r} has no rubric in this session")
             continue
+        if not item.scores:
+            continue  # winner-only: no rubric scores at all (a partial set is refused below)
         for candidate in (rec.option1, rec.option2):
             have = {s.dimension for s in item.scores if s.candidate == candidate}
             missing = [d for d in rubric.ids if d not in have]
@@ -582,91 +589,99 @@ def store_judgments(
         ImportConflictError: a stored judgment with the same key differs (or is another kind of
             judge's); nothing is written.
     """
-    inserted = unchanged = n_scores = 0
+    with store.write() as c:
+        return store_judgments_in(c, records, new_experts)
+
+
+def store_judgments_in(
+    c: sqlite3.Connection, records: Sequence[JudgmentRecord], new_experts: Sequence[ExpertSpec] = ()
+) -> ImportSummary:
+    """`store_judgments` inside the caller's transaction (an import that also stores outputs and comparisons)."""
+    inserted = unchanged = n_scores = winner_only = 0
     tallies: dict[tuple[str, str], list[int]] = {}
     now = utc_now()
-    with store.write() as c:
-        c.executemany(
-            "INSERT OR IGNORE INTO app_experts (id, name, tasks, created_at) VALUES (?, ?, ?, ?)",
-            [(e.id, e.name, json.dumps(list(e.tasks)), now) for e in new_experts],
+    c.executemany(
+        "INSERT OR IGNORE INTO app_experts (id, name, tasks, created_at) VALUES (?, ?, ?, ?)",
+        [(e.id, e.name, json.dumps(list(e.tasks)), now) for e in new_experts],
+    )
+    taken = {row[0] for row in c.execute("SELECT id FROM judgments")}
+    for rec in records:
+        tally = tallies.setdefault((rec.judge, rec.judge_kind), [0, 0])
+        row = c.execute(
+            "SELECT id, " + ", ".join(_COMPARED) + " FROM judgments"
+            " WHERE comparison_id = ? AND judge = ? AND presentation = ? AND revision = ?",
+            (rec.comparison_id, rec.judge, rec.presentation, rec.revision),
+        ).fetchone()
+        if row is not None:
+            stored = dict(zip(_COMPARED, row[1:], strict=True))
+            stored["valid"] = bool(stored["valid"])
+            scores = c.execute(
+                "SELECT candidate, dimension, dimension_kind, score FROM scores WHERE judgment_id = ? ORDER BY rowid",
+                (row[0],),
+            ).fetchall()
+            same = all(stored[k] == getattr(rec, k) for k in _COMPARED) and [tuple(s) for s in scores] == [
+                (s.candidate, s.dimension, s.dimension_kind, s.score) for s in rec.scores
+            ]
+            if stored["judge_kind"] != rec.judge_kind:
+                # Never "already stored" for another kind of judge with the same name (issue 13).
+                raise ImportConflictError(
+                    f"{rec.judge_kind} judge {rec.judge!r} has the name of an {stored['judge_kind']} judge whose "
+                    f"judgment of {rec.comparison_id} (presentation {rec.presentation}, revision {rec.revision}) "
+                    f"is stored as id {row[0]}. Nothing was imported."
+                )
+            if not same:
+                diff = [k for k in _COMPARED if stored[k] != getattr(rec, k)] or ["scores"]
+                raise ImportConflictError(
+                    f"judgment of {rec.judge!r} on {rec.comparison_id} (presentation {rec.presentation}, "
+                    f"revision {rec.revision}) is already stored as id {row[0]} with a different "
+                    f"{', '.join(diff)}; a correction must come as a new revision. Nothing was imported."
+                )
+            unchanged += 1
+            tally[1] += 1
+            continue
+        judgment_id = rec.id if rec.id is not None and rec.id not in taken else None
+        cur = c.execute(
+            "INSERT INTO judgments (id, comparison_id, judge, judge_kind, judge_family, presentation, revision,"
+            " option1, option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale, call_key,"
+            " attempts, seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                judgment_id,
+                rec.comparison_id,
+                rec.judge,
+                rec.judge_kind,
+                rec.judge_family,
+                rec.presentation,
+                rec.revision,
+                rec.option1,
+                rec.option2,
+                rec.winner,
+                rec.option1_mean,
+                rec.option2_mean,
+                int(rec.valid),
+                rec.invalid_reason,
+                rec.rationale,
+                rec.call_key,
+                rec.attempts,
+                rec.seconds,
+                now,
+            ),
         )
-        taken = {row[0] for row in c.execute("SELECT id FROM judgments")}
-        for rec in records:
-            tally = tallies.setdefault((rec.judge, rec.judge_kind), [0, 0])
-            row = c.execute(
-                "SELECT id, " + ", ".join(_COMPARED) + " FROM judgments"
-                " WHERE comparison_id = ? AND judge = ? AND presentation = ? AND revision = ?",
-                (rec.comparison_id, rec.judge, rec.presentation, rec.revision),
-            ).fetchone()
-            if row is not None:
-                stored = dict(zip(_COMPARED, row[1:], strict=True))
-                stored["valid"] = bool(stored["valid"])
-                scores = c.execute(
-                    "SELECT candidate, dimension, dimension_kind, score FROM scores WHERE judgment_id = ?"
-                    " ORDER BY rowid",
-                    (row[0],),
-                ).fetchall()
-                same = all(stored[k] == getattr(rec, k) for k in _COMPARED) and [tuple(s) for s in scores] == [
-                    (s.candidate, s.dimension, s.dimension_kind, s.score) for s in rec.scores
-                ]
-                if stored["judge_kind"] != rec.judge_kind:
-                    # Never "already stored" for another kind of judge with the same name (issue 13).
-                    raise ImportConflictError(
-                        f"{rec.judge_kind} judge {rec.judge!r} has the name of an {stored['judge_kind']} judge whose "
-                        f"judgment of {rec.comparison_id} (presentation {rec.presentation}, revision {rec.revision}) "
-                        f"is stored as id {row[0]}. Nothing was imported."
-                    )
-                if not same:
-                    diff = [k for k in _COMPARED if stored[k] != getattr(rec, k)] or ["scores"]
-                    raise ImportConflictError(
-                        f"judgment of {rec.judge!r} on {rec.comparison_id} (presentation {rec.presentation}, "
-                        f"revision {rec.revision}) is already stored as id {row[0]} with a different "
-                        f"{', '.join(diff)}; a correction must come as a new revision. Nothing was imported."
-                    )
-                unchanged += 1
-                tally[1] += 1
-                continue
-            judgment_id = rec.id if rec.id is not None and rec.id not in taken else None
-            cur = c.execute(
-                "INSERT INTO judgments (id, comparison_id, judge, judge_kind, judge_family, presentation, revision,"
-                " option1, option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale, call_key,"
-                " attempts, seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    judgment_id,
-                    rec.comparison_id,
-                    rec.judge,
-                    rec.judge_kind,
-                    rec.judge_family,
-                    rec.presentation,
-                    rec.revision,
-                    rec.option1,
-                    rec.option2,
-                    rec.winner,
-                    rec.option1_mean,
-                    rec.option2_mean,
-                    int(rec.valid),
-                    rec.invalid_reason,
-                    rec.rationale,
-                    rec.call_key,
-                    rec.attempts,
-                    rec.seconds,
-                    now,
-                ),
-            )
-            new_id = cur.lastrowid
-            taken.add(new_id)
-            c.executemany(
-                "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
-                [(new_id, s.candidate, s.dimension, s.dimension_kind, s.score) for s in rec.scores],
-            )
-            inserted += 1
-            tally[0] += 1
-            n_scores += len(rec.scores)
+        new_id = cur.lastrowid
+        taken.add(new_id)
+        c.executemany(
+            "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
+            [(new_id, s.candidate, s.dimension, s.dimension_kind, s.score) for s in rec.scores],
+        )
+        inserted += 1
+        tally[0] += 1
+        n_scores += len(rec.scores)
+        winner_only += int(rec.valid and not rec.scores)
     return ImportSummary(
         judgments=len(records),
         inserted=inserted,
         unchanged=unchanged,
         scores=n_scores,
+        winner_only=winner_only,
         by_judge=tuple(JudgeTally(j, k, n[0], n[1]) for (j, k), n in sorted(tallies.items())),
         experts_added=tuple(e.id for e in new_experts),
     )

@@ -217,6 +217,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         "the model the provider says served each call (a fallback may differ from the one asked; NULL: not recorded)",
         ("ALTER TABLE calls ADD COLUMN served_model TEXT",),
     ),
+    # Outputs made elsewhere (`centaur import-outputs`, the conversations of a winner-only judgment
+    # file) sit beside generated ones in the same tables; `origin` tells them apart, so no report or
+    # audit takes an imported text for one a model wrote in this session. Winner-only judgments need
+    # no column: judgments.option1_mean/option2_mean are nullable and a judgment may have no scores.
+    Migration(
+        9,
+        "where each output comes from: outputs.origin ('generated', or 'imported' from a file)",
+        ("ALTER TABLE outputs ADD COLUMN origin TEXT NOT NULL DEFAULT 'generated'",),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 
