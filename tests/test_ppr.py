@@ -1,0 +1,142 @@
+"""Prediction-powered rankings (stats/ppr.py): hand-computed values, ppi-python's values, planted truth."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from centaur_tui.stats import ppr
+from centaur_tui.stats.synthetic import ppr_studies
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_estimate_by_hand_two_candidates() -> None:
+    # Candidates 0 and 1; four comparisons, all (0, 1). LLM points for 0: 1, 1, 0, 0.5; the
+    # experts judged the first two: 1 and 0. lambda = 1: theta_0 = mean_U(yhat) + mean_L(y - yhat)
+    # = (0 + 0.5) / 2 + ((1 - 1) + (0 - 1)) / 2 = 0.25 - 0.5 = -0.25; theta_1 = 1 - theta_0.
+    a, b = np.array([0, 0, 0, 0]), np.array([1, 1, 1, 1])
+    yhat = np.array([1.0, 1.0, 0.0, 0.5])
+    y = np.array([1.0, 0.0, np.nan, np.nan])
+    lab = np.array([True, True, False, False])
+    est = ppr.ppr_estimate(a, b, 2, yhat, y, lab, lam="one")
+    assert est.theta[0] == pytest.approx([-0.25, 1.25])
+    # var = var0(yhat_U) / 2 + var0(y - yhat over L) / 2 = 0.0625 / 2 + 0.25 / 2 = 0.15625,
+    # and the two candidates move together with opposite signs.
+    assert est.sigma[0] == pytest.approx(np.array([[0.15625, -0.15625], [-0.15625, 0.15625]]))
+    assert est.labeled[0].tolist() == [2, 2] and est.unlabeled[0].tolist() == [2, 2]
+    # lambda = 0 is the experts alone: mean of 1 and 0.
+    zero = ppr.ppr_estimate(a, b, 2, yhat, y, lab, lam="zero")
+    assert zero.theta[0] == pytest.approx([0.5, 0.5])
+    assert zero.sigma[0, 0, 0] == pytest.approx(0.25 / 2)
+
+
+def test_against_ppi_python() -> None:
+    """Point estimates and 90% intervals as ppi-python 0.2.3 computed them (bench/ppi_reference.py)."""
+    ref = json.loads((DATA / "ppi_reference.json").read_text())
+    a, b, k = np.array(ref["a"]), np.array(ref["b"]), ref["k"]
+    z = stats.norm.ppf(0.95)
+    for lam in ("tuned", "one"):
+        est = ppr.ppr_estimate(a, b, k, np.array(ref["yhat"]), np.array(ref["y"]), np.array(ref["labeled"]), lam=lam)
+        for m, row in enumerate(ref["results"][lam]):
+            assert est.theta[0, m] == pytest.approx(row["theta"], abs=1e-12)
+            assert est.theta[0, m] - z * est.se[0, m] == pytest.approx(row["ci_low_90"], abs=1e-12)
+            assert est.theta[0, m] + z * est.se[0, m] == pytest.approx(row["ci_high_90"], abs=1e-12)
+
+
+def test_against_ppi_python_live() -> None:
+    ppi_py = pytest.importorskip("ppi_py")
+    rng = np.random.default_rng(3)
+    yh = rng.random(200)
+    yy = np.clip(yh + rng.normal(0, 0.3, 200), 0, 1)
+    lab = np.arange(200) < 50
+    est = ppr.ppr_estimate(np.zeros(200, int), np.ones(200, int), 2, yh, yy, lab)
+    assert est.theta[0, 0] == pytest.approx(float(ppi_py.ppi_mean_pointestimate(yy[lab], yh[lab], yh[~lab])[0]))
+
+
+def test_rank_sets_by_hand() -> None:
+    # Three candidates, independent estimates with SE 0.01: 0.9 and 0.5 are far apart, 0.5
+    # and 0.49 are not. Chatzi: crit = sqrt(chi2_3(0.9)) = 2.500; SE of a difference = 0.01414.
+    theta = np.array([0.9, 0.5, 0.49])
+    sigma = np.eye(3) * 1e-4
+    crit = math.sqrt(stats.chi2.ppf(0.9, 3))
+    assert ppr.critical_value(3, 0.1, "chatzi") == pytest.approx(crit)
+    low, high = ppr.rank_sets(theta, sigma, 0.1, "chatzi")
+    assert low.tolist() == [1, 2, 2] and high.tolist() == [1, 3, 3]
+    # Bonferroni: z at 1 - 0.1 / 6.
+    assert ppr.critical_value(3, 0.1, "bonferroni") == pytest.approx(stats.norm.ppf(1 - 0.1 / 6))
+    # A NaN candidate (no expert comparison) is never ordered: [1, k]; the other two still are.
+    low, high = ppr.rank_sets(np.array([0.9, np.nan, 0.1]), np.eye(3) * 1e-4, 0.1)
+    assert low.tolist() == [1, 1, 2] and high.tolist() == [2, 3, 3]
+    assert ppr.ranks_of(np.array([0.2, 0.7, 0.7])).tolist() == [3, 1, 1]
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, -0.1, 1.5])
+def test_rank_sets_refuse_bad_alpha(bad: float) -> None:
+    with pytest.raises(ValueError, match="alpha"):
+        ppr.rank_sets(np.array([0.1, 0.2]), np.eye(2), bad)
+
+
+def test_bad_inputs_refused() -> None:
+    with pytest.raises(ValueError, match="indices"):
+        ppr.incidence(np.array([0, 3]), np.array([1, 0]), 3)
+    with pytest.raises(ValueError, match="two different"):
+        ppr.incidence(np.array([0, 1]), np.array([0, 2]), 3)
+    with pytest.raises(ValueError, match="lambda"):
+        ppr.ppr_estimate(np.array([0]), np.array([1]), 2, np.array([1.0]), np.array([1.0]), np.array([True]), lam=2.0)
+    with pytest.raises(ValueError, match="method"):
+        ppr.critical_value(3, 0.1, "holm")  # type: ignore[arg-type]
+
+
+def test_no_expert_comparison_gives_nan_not_a_ranking() -> None:
+    a, b = np.array([0, 1, 0]), np.array([1, 2, 2])
+    est = ppr.ppr_estimate(a, b, 3, np.array([1.0, 0.5, 0.0]), np.full(3, np.nan), np.zeros(3, bool))
+    assert np.isnan(est.theta).all()
+    low, high = ppr.rank_sets(est.theta[0], est.sigma[0])
+    assert low.tolist() == [1, 1, 1] and high.tolist() == [3, 3, 3]
+
+
+def test_planted_truth_coverage_and_shrinking() -> None:
+    """200 simulated studies per size with a biased LLM panel: coverage >= 1 - alpha - 0.02, sets shrink.
+
+    The panel: three judges with the simulated provider's position bias (0.8, 0.5, 1.2 points to
+    the option shown first) and noise (1.0-2.0 points per dimension); the third adds 4 points to
+    candidate 1 (second worst), which lifts it above candidate 2 in the LLM-only ranking.
+    """
+    alpha = 0.1
+    sizes, coverage, llm_coverage = [], [], []
+    for n in (60, 150, 400):
+        st = ppr_studies(200, n, seed=n)
+        truth = ppr.ranks_of(st.theta_study)
+        est = ppr.ppr_estimate(st.a, st.b, st.k, st.yhat, st.y, st.labeled)
+        low, high = ppr.rank_sets(est.theta, est.sigma, alpha)
+        coverage.append(ppr.covers(low, high, truth).mean())
+        sizes.append(ppr.set_sizes(low, high).mean())
+        llm = ppr.mean_estimate(st.a, st.b, st.k, st.yhat, np.ones_like(st.labeled))
+        lo2, hi2 = ppr.rank_sets(llm.theta, llm.sigma, alpha)
+        llm_coverage.append(ppr.covers(lo2, hi2, truth).mean())
+    assert min(coverage) >= 1 - alpha - 0.02, coverage
+    assert sizes[0] > sizes[1] > sizes[2], sizes
+    # The biased panel's own ranking misses the experts' ranking in most studies.
+    assert max(llm_coverage) < 0.5, llm_coverage
+    # Power tuning is never much worse than the experts alone.
+    st = ppr_studies(200, 150, seed=9)
+    expert = ppr.mean_estimate(st.a, st.b, st.k, st.y, st.labeled)
+    tuned = ppr.ppr_estimate(st.a, st.b, st.k, st.yhat, st.y, st.labeled)
+    assert ppr.set_sizes(*ppr.rank_sets(tuned.theta, tuned.sigma)).mean() <= (
+        ppr.set_sizes(*ppr.rank_sets(expert.theta, expert.sigma)).mean() + 0.05
+    )
+
+
+def test_simulation_truth_matches_monte_carlo() -> None:
+    """The analytic expert win probabilities of ppr_studies agree with the simulated experts' verdicts."""
+    st = ppr_studies(400, 0, seed=5)
+    ma, mb = ppr.incidence(st.a, st.b, st.k)
+    pts = (ma @ st.y.T + mb @ (1 - st.y).T) / (ma + mb).sum(1, keepdims=True)
+    assert pts.mean(1) == pytest.approx(st.theta, abs=0.01)
+    assert st.theta_study.mean(0) == pytest.approx(st.theta, abs=0.01)
