@@ -140,3 +140,24 @@ def test_simulation_truth_matches_monte_carlo() -> None:
     pts = (ma @ st.y.T + mb @ (1 - st.y).T) / (ma + mb).sum(1, keepdims=True)
     assert pts.mean(1) == pytest.approx(st.theta, abs=0.01)
     assert st.theta_study.mean(0) == pytest.approx(st.theta, abs=0.01)
+
+
+def test_uniform_random_strategy_draws_a_simple_random_sample() -> None:
+    """Each comparison is equally likely; the draw is seeded and ignores the LLM verdicts and the pool order."""
+    from centaur_tui.domain.assignment import PoolComparison, plan_assignments
+    from centaur_tui.domain.session import ExpertSpec
+
+    pool = [
+        PoolComparison(f"c{i:03d}", 0, "t", "automation", "A", "B", llm_winners=("A",) * (i % 3)) for i in range(60)
+    ]
+    expert = ExpertSpec(id="e1", name="E")
+    hits = np.zeros(60)
+    for seed in range(400):
+        planned = plan_assignments(pool, expert, [], 10, "uniform-random", seed)
+        assert len({p.comparison_id for p in planned}) == 10
+        assert all(p.strategy == "uniform-random" for p in planned)
+        hits[[int(p.comparison_id[1:]) for p in planned]] += 1
+    # 400 draws of 10 of 60: each comparison expected 66.7 times (binomial SD 7.5).
+    assert hits.min() > 40 and hits.max() < 95
+    again = plan_assignments(list(reversed(pool)), expert, [], 10, "uniform-random", 7)
+    assert [p.comparison_id for p in again] == [p.comparison_id for p in plan_assignments(pool, expert, [], 10, "uniform-random", 7)]

@@ -433,6 +433,7 @@ class AltTestExpertRow(_Model):
     """One (LLM judge, left-out expert) test of the alternative annotator test."""
 
     judge: str
+    metric: str
     expert: str
     n: int
     rho_f: float | None
@@ -448,12 +449,15 @@ class AltTest(_Model):
 
     rows: list[AltTestRow]
     experts: list[AltTestExpertRow]
+    unscored_verdicts: int
+    """Reference verdicts without a full set of rubric scores (winner-only), left out of the `rmse` test."""
 
 
 class AltTestRow(_Model):
     """Whether one LLM judge could replace an expert (winning rate, advantage probability)."""
 
     judge: str
+    metric: str
     items: int
     experts_tested: int
     winning_rate: float | None

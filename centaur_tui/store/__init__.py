@@ -59,6 +59,7 @@ from centaur_tui.store.packets import (
     session_fingerprint,
 )
 from centaur_tui.store.report_reads import (
+    assignment_strategies,
     comparison_lengths,
     comparison_texts,
     fingerprint,
@@ -114,6 +115,7 @@ __all__ = [
     "cell_audit",
     "check_manifest",
     "clear_in_flight",
+    "assignment_strategies",
     "comparison_lengths",
     "comparison_texts",
     "errors_of",

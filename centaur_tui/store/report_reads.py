@@ -42,8 +42,16 @@ def report_inputs(
         "comparisons": store.comparison_table(),
         "option_score_rows": scores if scores is not None else option_score_rows(store, list(general_dimensions)),
         "comparison_lengths": comparison_lengths(store),
+        "assignment_rows": assignment_strategies(store),
     }
     return meta, rows
+
+
+def assignment_strategies(store: Store) -> list[dict[str, Any]]:
+    """The strategy that put each comparison in each expert's queue (first showing, presentation 0)."""
+    return store.read(
+        "SELECT expert, comparison_id, strategy FROM expert_assignments WHERE presentation = 0 ORDER BY expert, position"
+    )
 
 
 def fingerprint(store: Store) -> tuple[Any, ...]:
