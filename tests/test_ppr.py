@@ -160,4 +160,6 @@ def test_uniform_random_strategy_draws_a_simple_random_sample() -> None:
     # 400 draws of 10 of 60: each comparison expected 66.7 times (binomial SD 7.5).
     assert hits.min() > 40 and hits.max() < 95
     again = plan_assignments(list(reversed(pool)), expert, [], 10, "uniform-random", 7)
-    assert [p.comparison_id for p in again] == [p.comparison_id for p in plan_assignments(pool, expert, [], 10, "uniform-random", 7)]
+    assert [p.comparison_id for p in again] == [
+        p.comparison_id for p in plan_assignments(pool, expert, [], 10, "uniform-random", 7)
+    ]

@@ -153,7 +153,9 @@ def _check_codes(codes: np.ndarray, categories: int, who: str) -> None:
         )
 
 
-def _accuracy_scores(h: np.ndarray, f: np.ndarray, rated: np.ndarray, i: int, categories: int) -> tuple[np.ndarray, ...]:
+def _accuracy_scores(
+    h: np.ndarray, f: np.ndarray, rated: np.ndarray, i: int, categories: int
+) -> tuple[np.ndarray, ...]:
     """Per item human i rated: (h_i's alignment, the LLM's alignment) with the other humans (share equal)."""
     counts = np.stack([(h == c).sum(axis=0) for c in range(categories)])  # (K, items)
     total = rated.sum(axis=0)

@@ -874,7 +874,7 @@ def _rubric_matrix(panel: Panel) -> tuple[np.ndarray, int]:
     row = pd.Index(panel.names).get_indexer(r["judge"].astype(str).to_numpy())
     keep = (col >= 0) & (row >= 0)
     complete = r["complete"].to_numpy(dtype=bool)
-    first_is_a = (r["option1"].astype(str).to_numpy() == r["candidate_a"].astype(str).to_numpy())
+    first_is_a = r["option1"].astype(str).to_numpy() == r["candidate_a"].astype(str).to_numpy()
     o1 = r["option1_avg"].to_numpy(dtype=float)
     o2 = r["option2_avg"].to_numpy(dtype=float)
     avg_a = np.where(first_is_a, o1, o2)
@@ -886,7 +886,16 @@ def _rubric_matrix(panel: Panel) -> tuple[np.ndarray, int]:
     return out, int((keep & ~complete).sum())
 
 
-ALT_COLUMNS = ["judge", "metric", "items", "experts_tested", "winning_rate", "advantage_probability", "passed", "reason"]
+ALT_COLUMNS = [
+    "judge",
+    "metric",
+    "items",
+    "experts_tested",
+    "winning_rate",
+    "advantage_probability",
+    "passed",
+    "reason",
+]
 ALT_EXPERT_COLUMNS = ["judge", "metric", "expert", "n", "rho_f", "rho_h", "p", "rejected", "tested", "reason"]
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from scipy import stats
@@ -244,3 +244,200 @@ def covers(low: np.ndarray, high: np.ndarray, ranks: np.ndarray) -> np.ndarray:
 def set_sizes(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """Mean rank-set size (high - low + 1) over the candidates, per study."""
     return np.mean(high - low + 1, axis=-1)
+
+
+# -- the report's section ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PPROptions:
+    """Choices of the prediction-powered rankings; all are written into the section.
+
+    Attributes:
+        alpha: Error level of the rank-sets (coverage >= 1 - alpha, simultaneously).
+        method: "chatzi" (the paper's ellipsoid) or "bonferroni".
+        lam: Power tuning: "tuned" (PPI++, per candidate), "one" (PPI) or "zero" (experts only).
+        any_subset: Use every expert judgment, not only those the uniform-random strategy
+            drew (the estimate is then flagged: its coverage holds only if that subset is random).
+    """
+
+    alpha: float = ALPHA
+    method: RankSetMethod = "chatzi"
+    lam: Literal["tuned", "one", "zero"] = "tuned"
+    any_subset: bool = False
+
+
+NO_EXPERTS = (
+    "No expert judgments: prediction-powered rankings need experts' verdicts on a uniformly random subset of the "
+    "comparisons (`centaur assign --strategy uniform-random`)."
+)
+PPR_COLUMNS = [
+    "candidate",
+    "ppr_theta",
+    "ppr_se",
+    "ppr_low",
+    "ppr_high",
+    "lam",
+    "labeled",
+    "unlabeled",
+    "expert_theta",
+    "expert_low",
+    "expert_high",
+    "llm_theta",
+    "llm_low",
+    "llm_high",
+]
+
+
+def _section_mode(
+    mode: str, names: list[str], units: Any, llm_points: Any, expert_points: Any, options: PPROptions
+) -> tuple[dict[str, Any], Any]:
+    import pandas as pd
+
+    k = len(names)
+    pos = {n: i for i, n in enumerate(names)}
+    a = units["candidate_a"].astype(str).map(pos).to_numpy()
+    b = units["candidate_b"].astype(str).map(pos).to_numpy()
+    rows = units["_row"].to_numpy()  # positions in `frames.comparisons`, as the judgments' `unit`
+    yhat = llm_points.reindex(rows).to_numpy(dtype=float)
+    y = expert_points.reindex(rows).to_numpy(dtype=float)
+    usable = np.isfinite(yhat)
+    labeled = np.isfinite(y) & usable
+    est = ppr_estimate(a, b, k, yhat, y, labeled, lam=options.lam)
+    expert = mean_estimate(a, b, k, y, labeled)
+    llm = mean_estimate(a, b, k, yhat, usable)
+    sets = {
+        name: rank_sets(e.theta[0], e.sigma[0], options.alpha, options.method)
+        for name, e in (("ppr", est), ("expert", expert), ("llm", llm))
+    }
+    frame = pd.DataFrame(
+        {
+            "candidate": names,
+            "ppr_theta": est.theta[0],
+            "ppr_se": est.se[0],
+            "ppr_low": sets["ppr"][0],
+            "ppr_high": sets["ppr"][1],
+            "lam": est.lam[0],
+            "labeled": est.labeled[0],
+            "unlabeled": est.unlabeled[0],
+            "expert_theta": expert.theta[0],
+            "expert_low": sets["expert"][0],
+            "expert_high": sets["expert"][1],
+            "llm_theta": llm.theta[0],
+            "llm_low": sets["llm"][0],
+            "llm_high": sets["llm"][1],
+        }
+    )
+    frame = (
+        frame.assign(_o=-np.nan_to_num(frame["ppr_theta"].to_numpy(), nan=-np.inf))
+        .sort_values(["_o", "candidate"], kind="stable")
+        .drop(columns="_o")
+    )
+    n_lab = int(labeled.sum())
+    reason = None
+    if n_lab == 0:
+        reason = "no comparison of this mode was judged by experts in the subset used"
+    elif (est.labeled[0] == 0).any():
+        missing = [names[i] for i in np.flatnonzero(est.labeled[0] == 0)]
+        reason = f"no expert comparison involves {', '.join(missing)}: their rank-sets span every rank"
+
+    def size(s: tuple[np.ndarray, np.ndarray]) -> float:
+        return float(np.mean(s[1] - s[0] + 1))
+
+    doc = {
+        "mode": mode,
+        "candidates": k,
+        "comparisons": int(usable.sum()),
+        "labeled": n_lab,
+        "no_llm_verdict": int((np.isfinite(y) & ~usable).sum()),
+        "mean_set_size": {n: size(s) for n, s in sets.items()},
+        "reason": reason,
+    }
+    return doc, frame
+
+
+def prediction_powered(frames: Any, options: PPROptions | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The report's prediction-powered rankings, per mode, pooled over tasks and runs.
+
+    Per comparison, the LLM panel's points for candidate_a (mean of its usable first verdicts,
+    ties 0.5) and the experts' (mean of the expert verdicts on it, counted only when the
+    uniform-random strategy drew that (expert, comparison), unless `any_subset`). Expert
+    verdicts left out are counted by the strategy that drew them.
+
+    Returns:
+        (section, tables): the JSON-ready section and a frame per mode.
+    """
+    import pandas as pd
+
+    from centaur_tui.domain.assignment import RANDOM_STRATEGY
+    from centaur_tui.stats.common import json_value, records
+
+    options = options or PPROptions()
+    critical_value(2, options.alpha, options.method)  # refuse a bad alpha or method up front
+    section: dict[str, Any] = {
+        "present": False,
+        "note": None,
+        "options": {
+            "alpha": options.alpha,
+            "method": options.method,
+            "lam": options.lam,
+            "any_subset": options.any_subset,
+        },
+    }
+    kinds = frames.judgments["judge_kind"].astype(object)
+    if not (kinds == "expert").any():
+        section["note"] = NO_EXPERTS
+        return section, {}
+    both = frames.with_judge_kinds(("llm", "expert"))
+    ok = both.ok
+    if ok.duplicated(["unit", "judge"]).any():
+        ok = ok.sort_values(["unit", "judge", "presentation"], kind="stable").drop_duplicates(["unit", "judge"])
+    points = pd.Series(np.select([ok["code"] == 0, ok["code"] == 1], [1.0, 0.0], 0.5), index=ok.index)
+    is_expert = (ok["judge_kind"].astype(str) == "expert").to_numpy()
+    llm_points = points[~is_expert].groupby(ok.loc[~is_expert, "unit"].to_numpy()).mean()
+    ex = ok[is_expert]
+    strategy = pd.Series(
+        frames.assignments["strategy"].to_numpy(),
+        index=pd.MultiIndex.from_arrays([frames.assignments["expert"], frames.assignments["comparison_id"]]),
+    )
+    strategy = strategy[~strategy.index.duplicated()]
+    drawn = (
+        strategy.reindex(pd.MultiIndex.from_arrays([ex["judge"].astype(str), ex["comparison_id"].astype(str)]))
+        .fillna("(no assignment: imported)")
+        .to_numpy()
+    )
+    used = np.ones(len(ex), dtype=bool) if options.any_subset else drawn == RANDOM_STRATEGY
+    excluded = {str(k): int(v) for k, v in pd.Series(drawn[~used]).value_counts().sort_index().items()}
+    expert_points = points[is_expert][used].groupby(ex.loc[used, "unit"].to_numpy()).mean()
+    section.update(
+        present=True,
+        random_subset=not options.any_subset,
+        expert_verdicts=len(ex),
+        expert_verdicts_used=int(used.sum()),
+        excluded_not_random=excluded,
+    )
+    if not used.any():
+        section["note"] = (
+            "Refused: no expert judgment was drawn by the uniform-random strategy (drawn by: "
+            + ", ".join(f"{k} {v}" for k, v in excluded.items())
+            + "). A subset chosen by stratification or disagreement is not a random sample, and the rank-sets' "
+            "coverage would not hold; assign with `--strategy uniform-random`, or pass --ppr-any-subset to "
+            "compute them anyway (flagged)."
+        )
+        return section, {}
+    if options.any_subset:
+        section["note"] = (
+            "Computed on every expert judgment, whatever strategy drew it (--ppr-any-subset): the coverage "
+            "holds only if that subset is a uniformly random sample of the comparisons."
+        )
+    comps = frames.comparisons
+    modes, tables = [], {}
+    for mode in frames.modes():
+        units = comps.assign(_row=np.arange(len(comps)))[(comps["mode"] == mode).to_numpy()]
+        names = frames.candidate_names(mode)
+        doc, frame = _section_mode(mode, names, units, llm_points, expert_points, options)
+        doc["rows"] = records(frame, PPR_COLUMNS)
+        modes.append(doc)
+        tables[mode] = frame
+    section["modes"] = modes
+    return json_value(section), tables

@@ -9,9 +9,9 @@ judgments is invalid. The planted skills are returned, so tests can check recove
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-import math
 from typing import Any
 
 import numpy as np
