@@ -163,3 +163,69 @@ def test_uniform_random_strategy_draws_a_simple_random_sample() -> None:
     assert [p.comparison_id for p in again] == [
         p.comparison_id for p in plan_assignments(pool, expert, [], 10, "uniform-random", 7)
     ]
+
+
+def _study() -> tuple[object, list[dict[str, str]]]:
+    from tests.support.frames import Data
+
+    d = Data()
+    llm = [(1, "A", "B", "A"), (1, "A", "C", "A"), (1, "B", "C", "tie"), (2, "A", "B", "B"), (2, "A", "C", "C")]
+    llm.append((2, "B", "C", "B"))
+    for run, x, y, w in llm:
+        d.judge(run, "t", "automation", x, y, "L1", w)
+    experts = [(1, "A", "B", "B", "E1"), (1, "B", "C", "C", "E1"), (2, "A", "C", "A", "E1"), (2, "A", "B", "A", "E2")]
+    strategies = {"E1": "uniform-random", "E2": "stratified"}
+    rows = []
+    for run, x, y, w, e in experts:
+        d.judge(run, "t", "automation", x, y, e, w, kind="expert")
+        rows.append(
+            {"expert": e, "comparison_id": d.comparison(run, "t", "automation", x, y), "strategy": strategies[e]}
+        )
+    return d, rows
+
+
+def test_report_section_by_hand_uses_only_random_draws() -> None:
+    d, rows = _study()
+    section, tables = ppr.prediction_powered(d.frames(assignment_rows=rows), ppr.PPROptions(lam="one"))  # type: ignore[attr-defined]
+    json.dumps(section, allow_nan=False)
+    assert section["expert_verdicts"] == 4 and section["expert_verdicts_used"] == 3
+    assert section["excluded_not_random"] == {"stratified": 1}
+    (mode,) = section["modes"]
+    assert mode["comparisons"] == 6 and mode["labeled"] == 3
+    by = {r["candidate"]: r for r in mode["rows"]}
+    # theta_m = mean over unlabelled comparisons of the LLM points + mean over labelled of (expert - LLM):
+    # A: 0.5 + 0; B: 1 + 0.25; C: 0 - 0.25. LLM only: 0.5, 0.625, 0.375. Experts only: 0.5 each.
+    assert [by[c]["ppr_theta"] for c in "ABC"] == pytest.approx([0.5, 1.25, -0.25])
+    assert [by[c]["llm_theta"] for c in "ABC"] == pytest.approx([0.5, 0.625, 0.375])
+    assert [by[c]["expert_theta"] for c in "ABC"] == pytest.approx([0.5, 0.5, 0.5])
+    assert [r["candidate"] for r in mode["rows"]] == ["B", "A", "C"]
+
+
+def test_report_section_refuses_non_random_subsets_and_flags_any_subset() -> None:
+    d, rows = _study()
+    stratified = [{**r, "strategy": "stratified"} for r in rows]
+    section, _ = ppr.prediction_powered(d.frames(assignment_rows=stratified))  # type: ignore[attr-defined]
+    assert section["present"] and "modes" not in section and section["note"].startswith("Refused")
+    assert section["excluded_not_random"] == {"stratified": 4}
+    # No assignment at all (imported judgments): not known to be random either.
+    section, _ = ppr.prediction_powered(d.frames())  # type: ignore[attr-defined]
+    assert section["excluded_not_random"] == {"(no assignment: imported)": 4} and "modes" not in section
+    flagged, _ = ppr.prediction_powered(d.frames(), ppr.PPROptions(any_subset=True))  # type: ignore[attr-defined]
+    assert flagged["expert_verdicts_used"] == 4 and "holds only if" in flagged["note"]
+    assert flagged["modes"][0]["labeled"] == 4
+
+
+def test_report_renders_the_section_and_round_trips() -> None:
+    from centaur_tui.report import ReportDocument, to_markdown, to_text
+    from centaur_tui.stats.report import ReportOptions, build_report
+
+    d, rows = _study()
+    report = build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0, ppr_lam="one"))  # type: ignore[attr-defined]
+    doc = report.document
+    assert doc.ppr is not None and doc.ppr.modes is not None
+    assert ReportDocument.from_json(doc.to_json()) == doc
+    text = to_text(doc)
+    assert "Prediction-powered ranking: automation" in text and "stratified 1" in text
+    assert "PPR win prob." in to_markdown(doc)
+    with pytest.raises(ValueError, match="alpha"):
+        build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0, ppr_alpha=1.0))  # type: ignore[attr-defined]

@@ -75,7 +75,11 @@ PLAN_STATISTICS: tuple[tuple[str, str, Callable[[dict[str, Any]], list[Case]]], 
     (
         "alt_winning_rate",
         "alt-test winning rate per LLM judge",
-        lambda doc: [(r["winning_rate"], None, None) for r in _rows(doc, "alt_test", "rows")],
+        lambda doc: [
+            (r["winning_rate"], None, None)
+            for r in _rows(doc, "alt_test", "rows")
+            if r.get("metric", "accuracy") == "accuracy"
+        ],
     ),
 )
 """(key, label, extractor) of every statistic `centaur plan` reports."""
