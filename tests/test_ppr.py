@@ -186,7 +186,7 @@ def _study() -> tuple[object, list[dict[str, str]]]:
 
 def test_report_section_by_hand_uses_only_random_draws() -> None:
     d, rows = _study()
-    section, tables = ppr.prediction_powered(d.frames(assignment_rows=rows), ppr.PPROptions(lam="one"))  # type: ignore[attr-defined]
+    section, _ = ppr.prediction_powered(d.frames(assignment_rows=rows), ppr.PPROptions(lam="one"))  # type: ignore[attr-defined]
     json.dumps(section, allow_nan=False)
     assert section["expert_verdicts"] == 4 and section["expert_verdicts_used"] == 3
     assert section["excluded_not_random"] == {"stratified": 1}

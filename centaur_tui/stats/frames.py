@@ -133,6 +133,10 @@ def design_from_session(
     )
 
 
+ASSIGNMENT_COLUMNS = ("expert", "comparison_id", "strategy")
+"""Columns of `Frames.assignments`."""
+
+
 @dataclass
 class Frames:
     """The tidy inputs of every statistic.
@@ -299,9 +303,6 @@ def _categorical(values: pd.Series, dtype: pd.CategoricalDtype | None = None) ->
     if dtype is None:
         return pd.Categorical.from_codes(new, categories=categories)
     return pd.Categorical.from_codes(new, dtype=dtype)
-
-
-ASSIGNMENT_COLUMNS = ("expert", "comparison_id", "strategy")
 
 
 def build_frames(
