@@ -229,3 +229,17 @@ def test_report_renders_the_section_and_round_trips() -> None:
     assert "PPR win prob." in to_markdown(doc)
     with pytest.raises(ValueError, match="alpha"):
         build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0, ppr_alpha=1.0))  # type: ignore[attr-defined]
+
+
+def test_figure_of_the_rank_sets(tmp_path: Path) -> None:
+    from centaur_tui.stats.figures import draw_all
+    from centaur_tui.stats.report import ReportOptions, build_report
+
+    d, rows = _study()
+    report = build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0))  # type: ignore[attr-defined]
+    written = draw_all(report, tmp_path)
+    fig = tmp_path / "fig18_prediction_powered_rank_sets.png"
+    assert fig in written and fig.stat().st_size > 5000
+    # Without a random expert subset there is no figure 18.
+    refused = build_report(d.frames(), ReportOptions(bootstrap=0))  # type: ignore[attr-defined]
+    assert not any("fig18" in p.name for p in draw_all(refused, tmp_path / "none"))
