@@ -475,7 +475,7 @@ def ppr_rank_sets(doc: dict[str, Any], path: Path) -> Path:
             f"{size['ppr']:.2f} (experts {size['expert']:.2f})",
             fontsize=8,
         )
-        ax.legend(fontsize=7, loc="lower left")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
     alpha = ((doc.get("ppr") or {}).get("options") or {}).get("alpha", 0.1)
     return _finish(fig, doc, f"Figure 18: prediction-powered rank-sets ({1 - alpha:.0%}, all candidates at once)", path)
 
