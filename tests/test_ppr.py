@@ -186,7 +186,7 @@ def _study() -> tuple[object, list[dict[str, str]]]:
 
 def test_report_section_by_hand_uses_only_random_draws() -> None:
     d, rows = _study()
-    section, _ = ppr.prediction_powered(d.frames(assignment_rows=rows), ppr.PPROptions(lam="one"))  # type: ignore[attr-defined]
+    section, _ = ppr.prediction_powered(d.frames(assignment_rows=rows), ppr.PPROptions(lam="one", min_labeled=1))  # type: ignore[attr-defined]
     json.dumps(section, allow_nan=False)
     assert section["expert_verdicts"] == 4 and section["expert_verdicts_used"] == 3
     assert section["excluded_not_random"] == {"stratified": 1}
@@ -210,7 +210,7 @@ def test_report_section_refuses_non_random_subsets_and_flags_any_subset() -> Non
     # No assignment at all (imported judgments): not known to be random either.
     section, _ = ppr.prediction_powered(d.frames())  # type: ignore[attr-defined]
     assert section["excluded_not_random"] == {"(no assignment: imported)": 4} and "modes" not in section
-    flagged, _ = ppr.prediction_powered(d.frames(), ppr.PPROptions(any_subset=True))  # type: ignore[attr-defined]
+    flagged, _ = ppr.prediction_powered(d.frames(), ppr.PPROptions(any_subset=True, min_labeled=1))  # type: ignore[attr-defined]
     assert flagged["expert_verdicts_used"] == 4 and "holds only if" in flagged["note"]
     assert flagged["modes"][0]["labeled"] == 4
 
@@ -220,7 +220,7 @@ def test_report_renders_the_section_and_round_trips() -> None:
     from centaur_tui.stats.report import ReportOptions, build_report
 
     d, rows = _study()
-    report = build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0, ppr_lam="one"))  # type: ignore[attr-defined]
+    report = build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0, ppr_lam="one", ppr_min_labeled=1))  # type: ignore[attr-defined]
     doc = report.document
     assert doc.ppr is not None and doc.ppr.modes is not None
     assert ReportDocument.from_json(doc.to_json()) == doc
@@ -236,10 +236,18 @@ def test_figure_of_the_rank_sets(tmp_path: Path) -> None:
     from centaur_tui.stats.report import ReportOptions, build_report
 
     d, rows = _study()
-    report = build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0))  # type: ignore[attr-defined]
+    report = build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0, ppr_min_labeled=1))  # type: ignore[attr-defined]
     written = draw_all(report, tmp_path)
     fig = tmp_path / "fig18_prediction_powered_rank_sets.png"
     assert fig in written and fig.stat().st_size > 5000
     # Without a random expert subset there is no figure 18.
-    refused = build_report(d.frames(), ReportOptions(bootstrap=0))  # type: ignore[attr-defined]
+    refused = build_report(d.frames(), ReportOptions(bootstrap=0, ppr_min_labeled=1))  # type: ignore[attr-defined]
     assert not any("fig18" in p.name for p in draw_all(refused, tmp_path / "none"))
+
+
+def test_candidates_with_too_few_expert_comparisons_are_not_ordered() -> None:
+    d, rows = _study()
+    section, _ = ppr.prediction_powered(d.frames(assignment_rows=rows), ppr.PPROptions(min_labeled=3))  # type: ignore[attr-defined]
+    (mode,) = section["modes"]
+    assert "fewer than 3 expert comparisons involve A, B, C" in mode["reason"]
+    assert all(r["ppr_theta"] is None and (r["ppr_low"], r["ppr_high"]) == (1, 3) for r in mode["rows"])

@@ -54,7 +54,13 @@ def test_report_uses_the_uniform_random_subset_and_counts_the_rest(tmp_path: Pat
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
-    assert doc["ppr"]["options"] == {"alpha": 0.3, "method": "bonferroni", "lam": "tuned", "any_subset": False}
+    assert doc["ppr"]["options"] == {
+        "alpha": 0.3,
+        "method": "bonferroni",
+        "lam": "tuned",
+        "any_subset": False,
+        "min_labeled": 10,
+    }
     assert doc["experts"]["options"]["alt_min_experts_per_item"] == 2 and doc["experts"]["options"]["epsilon"] == 0.1
 
 
@@ -78,3 +84,34 @@ def test_session_statistics_defaults_and_bad_values(tmp_path: Path) -> None:
     for flags in (["--ppr-alpha", "1"], ["--ppr-alpha", "0"], ["--alt-min-experts", "1"], ["--ppr-method", "x"]):
         res = CliRunner().invoke(cli, ["report", str(path), "--quiet", *flags])
         assert res.exit_code == 2, (flags, res.output)
+
+
+def test_plan_says_how_many_expert_comparisons_reach_a_target(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    res = CliRunner().invoke(cli, ["plan", str(path), "--ppr-target", "4", "--reps", "3", "--ppr-sizes", "5"])
+    assert res.exit_code == 0, res.output
+    assert "Prediction-powered rankings: expert comparisons for a mean rank-set size <= 4" in res.output
+    assert "uniform-random" in res.output and "Planned in" in res.output
+    # Asking for more than a mode holds tries all of them; the curve lists each n once.
+    res = CliRunner().invoke(cli, ["plan", str(path), "--ppr-target", "1", "--reps", "2", "--ppr-sizes", "10000"])
+    assert res.exit_code == 0, res.output
+    assert "not reached with" in res.output
+    for bad in (["--ppr-target", "0.5"], [], ["--experts", "3"], ["--ppr-target", "2", "--ppr-alpha", "1"]):
+        res = CliRunner().invoke(cli, ["plan", str(path), *bad])
+        assert res.exit_code == 2, (bad, res.output)
+
+
+def test_size_curve_shrinks_on_planted_studies() -> None:
+    import numpy as np
+
+    from centaur_tui.stats.planning import comparisons_for_target, ppr_size_curve
+    from centaur_tui.stats.synthetic import ppr_studies
+
+    st = ppr_studies(1, 0, seed=2)
+    # One study's comparisons; the replicates differ only in which random subset the experts judge.
+    curve = ppr_size_curve(st.a, st.b, st.k, st.yhat[0], np.repeat(st.y, 20, axis=0), [50, 200, 600], seed=1)
+    sizes = [r["mean_size"] for r in curve]
+    assert sizes[0] > sizes[1] > sizes[2] and [r["n"] for r in curve] == [50, 200, 600]
+    assert comparisons_for_target(curve, sizes[1]) == 200
+    assert comparisons_for_target(curve, 0.5) is None
+    assert np.isfinite(sizes).all()

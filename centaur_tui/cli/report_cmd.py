@@ -87,6 +87,13 @@ RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
     is_flag=True,
     help="Use every expert judgment for the prediction-powered rankings, not only uniform-random draws (flagged).",
 )
+@click.option(
+    "--ppr-min-labeled",
+    type=click.IntRange(1, 1_000_000),
+    default=10,
+    show_default=True,
+    help="Fewest expert comparisons of a candidate for the prediction-powered ranking to order it.",
+)
 @click.option("--quiet", is_flag=True, help="Print nothing but the files written.")
 def report(
     session: str,
@@ -104,6 +111,7 @@ def report(
     ppr_method: str,
     ppr_lam: str,
     ppr_any_subset: bool,
+    ppr_min_labeled: int,
     quiet: bool,
 ) -> None:
     """Print every statistic of a session: rankings, best by task, cross-mode, reliability, validity."""
@@ -134,6 +142,7 @@ def report(
         ppr_method=pick("ppr_method", ppr_method, stats.ppr_method),
         ppr_lam=ppr_lam,
         ppr_any_subset=ppr_any_subset,
+        ppr_min_labeled=ppr_min_labeled,
     )
     document = rep.document
     if quiet:

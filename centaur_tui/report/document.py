@@ -741,6 +741,7 @@ class PPROptionsDoc(_Model):
     method: str
     lam: str
     any_subset: bool
+    min_labeled: int
 
 
 class PPRRow(_Model):

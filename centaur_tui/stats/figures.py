@@ -1,4 +1,4 @@
-"""Provides the report's figures as PNG files (matplotlib, Agg backend): the paper's Figures 7-15, 16-17 (experts) and 18 (prediction-powered rank-sets).
+"""Provides the report's figures as PNG files (matplotlib, Agg backend): Figures 7-15, 16-17 (experts), 18 (PPR).
 
 Figures are drawn from the report document (plus the rubric-vs-win-rate cells for Figure
 13A), with `matplotlib.figure.Figure` and no pyplot state, so drawing is thread-safe and
@@ -453,8 +453,11 @@ def ppr_rank_sets(doc: dict[str, Any], path: Path) -> Path:
     fig = Figure(figsize=(max(7.0, 5.6 * len(modes)), 5), layout="constrained")
     if not modes:
         _empty(fig.add_subplot(), "no prediction-powered ranking")
-    styles = (("ppr", "prediction-powered", "tab:blue", 0.0), ("expert", "experts only", "tab:green", 0.22))
-    styles += (("llm", "LLM only", "tab:red", -0.22),)
+    styles = [
+        ("ppr", "prediction-powered", "tab:blue", 0.0),
+        ("expert", "experts only", "tab:green", 0.22),
+        ("llm", "LLM only", "tab:red", -0.22),
+    ]
     for i, m in enumerate(modes):
         ax = fig.add_subplot(1, len(modes), i + 1)
         rows = m["rows"]

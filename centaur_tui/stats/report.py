@@ -64,6 +64,7 @@ class ReportOptions:
         ppr_method: Their simultaneous intervals: "chatzi" (chi-square ellipsoid) or "bonferroni".
         ppr_lam: Power tuning of the LLM comparisons: "tuned", "one" or "zero".
         ppr_any_subset: Use every expert judgment for them, not only uniform-random draws (flagged).
+        ppr_min_labeled: Fewest expert comparisons of a candidate for it to be ordered.
     """
 
     rank_method: RankMethod = "mean_win_rate"
@@ -78,9 +79,17 @@ class ReportOptions:
     ppr_method: str = "chatzi"
     ppr_lam: str = "tuned"
     ppr_any_subset: bool = False
+    ppr_min_labeled: int = 10
 
 
-SECTION_OPTIONS = ("alt_min_experts_per_item", "ppr_alpha", "ppr_method", "ppr_lam", "ppr_any_subset")
+SECTION_OPTIONS = (
+    "alt_min_experts_per_item",
+    "ppr_alpha",
+    "ppr_method",
+    "ppr_lam",
+    "ppr_any_subset",
+    "ppr_min_labeled",
+)
 """Options written into their own sections (experts, ppr), not into the header's `options`."""
 
 
@@ -208,6 +217,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
             method=options.ppr_method,  # type: ignore[arg-type]
             lam=options.ppr_lam,  # type: ignore[arg-type]
             any_subset=options.ppr_any_subset,
+            min_labeled=options.ppr_min_labeled,
         ),
     )
 
