@@ -112,3 +112,26 @@ def test_bad_metric_and_category_count_refused() -> None:
         alt_test(np.zeros((3, 2)), np.zeros(2), NAMES, categories=1)
     with pytest.raises(AltTestLabelError, match="repeat"):
         encode_labels(np.array(["a"], dtype=object), ["a", "a"], "E1")
+
+
+def test_winner_only_verdicts_count_for_accuracy_and_are_left_out_of_rmse() -> None:
+    """Judgments without rubric scores (winner only) take part in the verdict test and are counted out of the other."""
+    from centaur_tui.stats.experts import ExpertOptions, experts_vs_llm
+    from tests.support.frames import Data
+
+    d = Data()
+    rng = np.random.default_rng(0)
+    for unit in range(40):
+        run = 1000 + unit
+        truth = "A" if rng.random() < 0.6 else "B"
+        d.judge(run, "t", "automation", "A", "B", "L1", truth)
+        for e in ("E1", "E2", "E3"):
+            verdict = truth if rng.random() < 0.8 else ("B" if truth == "A" else "A")
+            d.judge(run, "t", "automation", "A", "B", e, verdict, kind="expert")
+    doc = experts_vs_llm(d.frames(), ExpertOptions(bootstrap=0, alt_min_experts_per_item=3)).doc
+    rows = {r["metric"]: r for r in doc["alt_test"]["rows"]}
+    assert rows["accuracy"]["items"] == 40 and rows["accuracy"]["experts_tested"] == 3
+    assert rows["rmse"]["items"] == 0 and rows["rmse"]["winning_rate"] is None and rows["rmse"]["reason"]
+    assert doc["alt_test"]["unscored_verdicts"] == 160  # 40 comparisons x (3 experts + 1 LLM judge)
+    detail = [r for r in doc["alt_test"]["experts"] if r["metric"] == "accuracy"]
+    assert [r["expert"] for r in detail] == ["E1", "E2", "E3"] and all(r["tested"] for r in detail)

@@ -61,7 +61,8 @@ def fingerprint(store: Store) -> tuple[Any, ...]:
     Judgments are append-only (a correction is a new row), and scores are written in the
     same transaction as their judgment, so counts and the highest id cover them. Submitted
     human-worker deliverables (locked drafts, never changed afterwards) feed the human-worker
-    section's productivity, so their count is part of it too.
+    section's productivity, so their count is part of it too, and so are the expert
+    assignments (their strategies decide the prediction-powered rankings' expert subset).
     """
     judgments = store.read_table("SELECT count(*), coalesce(max(id), 0), coalesce(sum(valid), 0) FROM judgments").rows[
         0
@@ -70,7 +71,10 @@ def fingerprint(store: Store) -> tuple[Any, ...]:
     meta = tuple(store.read_table("SELECT key, value FROM meta ORDER BY key").rows)
     # work_drafts exists in every migrated database (schema migration 1).
     submitted = store.read_value("SELECT count(*) FROM work_drafts WHERE locked = 1")
-    return (*judgments, comparisons, meta, submitted)
+    # Which strategy drew each expert comparison decides what the prediction-powered rankings use;
+    # assignments are only added, and their strategy is never changed, so count and highest rowid cover them.
+    assigned = tuple(store.read_table("SELECT count(*), coalesce(max(rowid), 0) FROM expert_assignments").rows[0])
+    return (*judgments, comparisons, meta, submitted, *assigned)
 
 
 PACK_BASE = 16
