@@ -251,3 +251,14 @@ def test_candidates_with_too_few_expert_comparisons_are_not_ordered() -> None:
     (mode,) = section["modes"]
     assert "fewer than 3 expert comparisons involve A, B, C" in mode["reason"]
     assert all(r["ppr_theta"] is None and (r["ppr_low"], r["ppr_high"]) == (1, 3) for r in mode["rows"])
+
+
+@pytest.mark.parametrize("strategy", ["UNIFORM-RANDOM", "uniform-random ", "uniform_random", "", "random"])
+def test_only_the_exact_strategy_counts_as_random(strategy: str) -> None:
+    d, rows = _study()
+    hostile = [{**r, "strategy": strategy} for r in rows]
+    # An assignment row of a comparison or expert that does not exist changes nothing.
+    hostile.append({"expert": "ghost", "comparison_id": "c:nowhere", "strategy": "uniform-random"})
+    section, _ = ppr.prediction_powered(d.frames(assignment_rows=hostile))  # type: ignore[attr-defined]
+    assert section["expert_verdicts_used"] == 0 and section["note"].startswith("Refused")
+    assert sum(section["excluded_not_random"].values()) == 4
