@@ -115,3 +115,17 @@ def test_size_curve_shrinks_on_planted_studies() -> None:
     assert comparisons_for_target(curve, sizes[1]) == 200
     assert comparisons_for_target(curve, 0.5) is None
     assert np.isfinite(sizes).all()
+
+
+def test_the_app_report_follows_the_session_statistics(tmp_path: Path) -> None:
+    """The results screen's report (services.report.session_report, no flags) reads [statistics] too."""
+    from centaur_tui.services.report import session_report
+
+    path = judged_session(tmp_path)
+    path.write_text(path.read_text() + "\n[statistics]\nppr_alpha = 0.25\nalt_epsilon = 0.1\n")
+    doc = session_report(load_session(path), bootstrap=0).document
+    assert doc.ppr is not None and doc.ppr.options.alpha == 0.25
+    assert doc.experts.options.epsilon == 0.1
+    # An explicit option still wins.
+    doc = session_report(load_session(path), bootstrap=0, ppr_alpha=0.05).document
+    assert doc.ppr is not None and doc.ppr.options.alpha == 0.05

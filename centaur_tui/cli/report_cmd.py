@@ -51,28 +51,32 @@ RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
     type=click.FloatRange(0.0, 1.0),
     default=0.2,
     show_default=True,
-    help="Alternative annotator test: the advantage an expert may keep (0.2 experts, 0.15 skilled, 0.1 crowd).",
+    help="Alternative annotator test: the advantage an expert may keep (0.2 experts, 0.15 skilled, 0.1 crowd); "
+    "default: the session's [statistics] alt_epsilon.",
 )
 @click.option(
     "--alt-min-experts",
     type=click.IntRange(2, 1000),
     default=3,
     show_default=True,
-    help="Alternative annotator test: fewest experts on a comparison (the authors allow 2).",
+    help="Alternative annotator test: fewest experts on a comparison (the authors allow 2); default: the "
+    "session's [statistics] alt_min_experts_per_item.",
 )
 @click.option(
     "--ppr-alpha",
     type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
     default=0.1,
     show_default=True,
-    help="Prediction-powered rank-sets cover the experts' ranking with probability >= 1 - alpha.",
+    help="Prediction-powered rank-sets cover the experts' ranking with probability >= 1 - alpha; default: the "
+    "session's [statistics] ppr_alpha.",
 )
 @click.option(
     "--ppr-method",
     type=click.Choice(["chatzi", "bonferroni"]),
     default="chatzi",
     show_default=True,
-    help="Simultaneous intervals of the rank-sets: the paper's chi-square ellipsoid, or Bonferroni over pairs.",
+    help="Simultaneous intervals of the rank-sets: the paper's chi-square ellipsoid, or Bonferroni over pairs; "
+    "default: the session's [statistics] ppr_method.",
 )
 @click.option(
     "--ppr-lambda",
@@ -121,14 +125,19 @@ def report(
     study = open_session(session)
     started = time.perf_counter()
     kinds = ("llm", "expert") if judges == "all" else (judges,)
-    stats = study.session.statistics
     ctx = click.get_current_context()
-
-    def pick(name: str, value: object, default: object) -> object:
-        # A flag given on the command line wins over the session's [statistics] value.
-        given = ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
-        return value if given else default
-
+    # Flags given on the command line win; the others come from the session's [statistics].
+    flags = (
+        ("alt_epsilon", "alt_epsilon", alt_epsilon),
+        ("alt_min_experts_per_item", "alt_min_experts", alt_min_experts),
+        ("ppr_alpha", "ppr_alpha", ppr_alpha),
+        ("ppr_method", "ppr_method", ppr_method),
+    )
+    given = {
+        option: value
+        for option, param, value in flags
+        if ctx.get_parameter_source(param) == click.core.ParameterSource.COMMANDLINE
+    }
     rep = session_report(
         study,
         rank_method=rank_method,
@@ -136,13 +145,10 @@ def report(
         bootstrap=bootstrap,
         seed=seed,
         permutation=not no_exact_p,
-        alt_epsilon=pick("alt_epsilon", alt_epsilon, stats.alt_epsilon),
-        alt_min_experts_per_item=pick("alt_min_experts", alt_min_experts, stats.alt_min_experts_per_item),
-        ppr_alpha=pick("ppr_alpha", ppr_alpha, stats.ppr_alpha),
-        ppr_method=pick("ppr_method", ppr_method, stats.ppr_method),
         ppr_lam=ppr_lam,
         ppr_any_subset=ppr_any_subset,
         ppr_min_labeled=ppr_min_labeled,
+        **given,
     )
     document = rep.document
     if quiet:
