@@ -7,6 +7,20 @@ subset. Prints, per number of expert comparisons n: the coverage of the experts'
 the prediction-powered (PPI++), expert-only and LLM-only rank-sets, and their mean size.
 
     .venv/bin/python bench/ppr.py [studies]
+
+Measured (2,000 studies per n, alpha = 0.1, 22.5 s on the shared 2-core machine), coverage
+(mean rank-set size of 6):
+
+        n  method      PPR (tuned)   PPR (lambda 1)   experts only     LLM only
+       25  chatzi      0.967 (4.00)  0.995 (4.37)     0.988 (4.75)     0.408 (1.69)
+       25  bonferroni  0.947 (3.59)  0.992 (3.91)     0.977 (4.38)     0.226 (1.52)
+      100  chatzi      1.000 (3.02)  1.000 (3.20)     1.000 (3.51)     0.383 (1.67)
+      400  chatzi      1.000 (1.91)  1.000 (2.61)     1.000 (2.01)     0.383 (1.68)
+      400  bonferroni  1.000 (1.62)  1.000 (2.22)     1.000 (1.71)     0.201 (1.50)
+
+The estimator here runs without the report's guard (`--ppr-min-labeled`, 10 expert
+comparisons per candidate); at n = 25 (about 8 per candidate) the report would leave the
+candidates unordered.
 """
 
 from __future__ import annotations
