@@ -347,8 +347,10 @@ def test_no_expert_judgment_gives_one_line() -> None:
     doc = build_report(d.frames(), ReportOptions(bootstrap=0)).doc
     assert doc["experts"]["present"] is False and "No expert judgments" in doc["experts"]["note"]
     text = to_text(doc)
-    section = text[text.index("Experts vs LLM judges") :]
-    assert section.count("\n") <= 4 and "No expert judgments in this session" in section
+    section = text[text.index("Experts vs LLM judges") : text.index("Prediction-powered rankings")]
+    assert section.count("\n") <= 5 and "No expert judgments in this session" in section
+    ppr = text[text.index("Prediction-powered rankings") :]
+    assert ppr.count("\n") <= 5 and "No expert judgments" in ppr
 
 
 def test_experts_without_llm_overlap_and_single_experts_give_nan_with_reasons() -> None:

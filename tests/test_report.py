@@ -379,6 +379,7 @@ DOCUMENTED_TOP = [
     "reliability",
     "validity",
     "experts",
+    "ppr",
     "outcomes",
 ]
 DOCUMENTED_MODE = [

@@ -20,7 +20,8 @@ from centaur_tui.services.session import open_session, open_store
     default="stratified",
     show_default=True,
     help="stratified: spread over tasks, modes, pairs; overlap: each comparison to K experts; "
-    "disagreement: where LLM judges split first.",
+    "disagreement: where LLM judges split first; uniform-random: a simple random sample (what prediction-powered "
+    "rankings need).",
 )
 @click.option(
     "--overlap",

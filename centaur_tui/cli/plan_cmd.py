@@ -32,6 +32,46 @@ def _width(r: dict[str, Any]) -> str:
     return f"{r['width']:.3f} [{r['width_p10']:.3f}, {r['width_p90']:.3f}]"
 
 
+def _plan_ppr(
+    study: Any,
+    comps: Any,
+    texts: Any,
+    llm_rows: Any,
+    knobs: Any,
+    reps: int,
+    sizes: list[int],
+    target: float,
+    alpha: float | None,
+    seed: int,
+) -> None:
+    from centaur_tui.services.plan import simulate_ppr
+    from centaur_tui.stats.planning import comparisons_for_target
+
+    stats = study.session.statistics
+    alpha = stats.ppr_alpha if alpha is None else alpha
+    click.echo("")
+    _say(f"Prediction-powered rankings: expert comparisons for a mean rank-set size <= {target:g}", bold=True)
+    _say(
+        f"  Method: in each of {reps} replicate(s) a simulated expert judges every comparison; for each n, a "
+        f"uniformly random subset of n is the expert set (as `centaur assign --strategy uniform-random`), and "
+        f"the report's estimator (PPI++, {stats.ppr_method} rank-sets, alpha = {alpha:g}) runs on it with the "
+        "session's LLM verdicts on all comparisons."
+    )
+    for m in simulate_ppr(
+        study, comps, texts, llm_rows, knobs, reps, sizes, alpha=alpha, method=stats.ppr_method, seed=seed
+    ):
+        need = comparisons_for_target(m["curve"], target)
+        verdict = (
+            f"about {need:,} expert comparisons reach it"
+            if need is not None
+            else f"not reached with {m['curve'][-1]['n']:,} (the most tried)"
+        )
+        click.echo(f"  {m['mode']}: {m['candidates']} candidates, {m['comparisons']:,} comparisons; {verdict}")
+        click.echo(f"    {'n':>7}  {'mean rank-set size [p10, p90]':<30}")
+        for r in m["curve"]:
+            click.echo(f"    {r['n']:>7,}  {r['mean_size']:.2f} [{r['size_p10']:.2f}, {r['size_p90']:.2f}]")
+
+
 @click.command()
 @click.argument("session")
 @click.option(
@@ -39,7 +79,6 @@ def _width(r: dict[str, Any]) -> str:
     "experts",
     type=click.IntRange(1, 10_000),
     multiple=True,
-    required=True,
     help="Number of experts N (repeat the option to compare designs).",
 )
 @click.option(
@@ -47,7 +86,6 @@ def _width(r: dict[str, Any]) -> str:
     "per_expert",
     type=click.IntRange(1, 100_000),
     multiple=True,
-    required=True,
     help="Judgments per expert M (repeatable).",
 )
 @click.option(
@@ -80,6 +118,25 @@ def _width(r: dict[str, Any]) -> str:
     show_default=True,
     help="Bootstrap replicates per interval.",
 )
+@click.option(
+    "--ppr-target",
+    type=click.FloatRange(1.0, None),
+    default=None,
+    help="Prediction-powered rankings: how many uniformly random expert comparisons bring the mean rank-set "
+    "size down to this (1 = a certain ranking). Without --experts/--per-expert only this is planned.",
+)
+@click.option(
+    "--ppr-sizes",
+    type=click.IntRange(1, 1_000_000),
+    multiple=True,
+    help="Numbers of expert comparisons to try for --ppr-target (default: 25, 50, 100, 200, 400, 800, 1600).",
+)
+@click.option(
+    "--ppr-alpha",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    default=None,
+    help="Error level of the planned rank-sets (default: the session's [statistics] ppr_alpha, 0.1).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulation.")
 def plan(
     session: str,
@@ -89,6 +146,9 @@ def plan(
     expert_noise: float,
     reps: int,
     bootstrap: int,
+    ppr_target: float | None,
+    ppr_sizes: tuple[int, ...],
+    ppr_alpha: float | None,
     seed: int,
 ) -> None:
     """Simulate an expert study and print the interval widths to expect, before recruiting."""
@@ -96,13 +156,18 @@ def plan(
     from centaur_tui.services.plan import load_plan_source, simulate_design
 
     started = time.perf_counter()
+    if ppr_target is None and (not experts or not per_expert):
+        raise click.UsageError("Missing option '--experts' and '--per-expert' (or give --ppr-target).")
+    if bool(experts) != bool(per_expert):
+        raise click.UsageError("--experts and --per-expert go together.")
     study = open_session(session)
     designs = [(n, m, k) for n in experts for m in per_expert for k in overlap]
     for n, _, k in designs:
         if k > n:
             raise CentaurError(f"--overlap {k} needs at least {k} experts (got --experts {n})", title="Plan")
     # The overlap strategy gives groups of K experts the same M comparisons: ceil(N / K) groups.
-    needed = max(math.ceil(n / k) * m for n, m, k in designs)
+    sizes = sorted(set(ppr_sizes or (25, 50, 100, 200, 400, 800, 1600)))
+    needed = max([math.ceil(n / k) * m for n, m, k in designs] + ([max(sizes)] if ppr_target is not None else []))
     folder = Path(tempfile.mkdtemp(prefix="centaur-plan-"))
     try:
         source, comps, texts, llm_rows, origin = load_plan_source(study, needed, folder)
@@ -150,6 +215,11 @@ def plan(
                     f"  {n:>3} {m:>5} {k:>3} {judgments:>10,.0f}  {cells[0]:>15}  {cells[1]:>13}  {cells[2]:>15}  "
                     f"{cells[3]:>13}"
                 )
+        if ppr_target is not None:
+            _plan_ppr(source, comps, texts, llm_rows, knobs, reps, sizes, ppr_target, ppr_alpha, seed)
+        if not designs:
+            click.echo(f"Planned in {time.perf_counter() - started:.1f}s.")
+            return
         click.echo("")
         _say(
             "'defined' counts cases (replicates x groups) where the statistic had a value; a rank correlation "

@@ -46,6 +46,58 @@ RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--no-exact-p", is_flag=True, help="Skip the exact permutation p-values of the cross-mode correlations.")
+@click.option(
+    "--alt-epsilon",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.2,
+    show_default=True,
+    help="Alternative annotator test: the advantage an expert may keep (0.2 experts, 0.15 skilled, 0.1 crowd); "
+    "default: the session's [statistics] alt_epsilon.",
+)
+@click.option(
+    "--alt-min-experts",
+    type=click.IntRange(2, 1000),
+    default=3,
+    show_default=True,
+    help="Alternative annotator test: fewest experts on a comparison (the authors allow 2); default: the "
+    "session's [statistics] alt_min_experts_per_item.",
+)
+@click.option(
+    "--ppr-alpha",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    default=0.1,
+    show_default=True,
+    help="Prediction-powered rank-sets cover the experts' ranking with probability >= 1 - alpha; default: the "
+    "session's [statistics] ppr_alpha.",
+)
+@click.option(
+    "--ppr-method",
+    type=click.Choice(["chatzi", "bonferroni"]),
+    default="chatzi",
+    show_default=True,
+    help="Simultaneous intervals of the rank-sets: the paper's chi-square ellipsoid, or Bonferroni over pairs; "
+    "default: the session's [statistics] ppr_method.",
+)
+@click.option(
+    "--ppr-lambda",
+    "ppr_lam",
+    type=click.Choice(["tuned", "one", "zero"]),
+    default="tuned",
+    show_default=True,
+    help="Weight of the LLM comparisons: tuned (PPI++), one (PPI), zero (experts only).",
+)
+@click.option(
+    "--ppr-any-subset",
+    is_flag=True,
+    help="Use every expert judgment for the prediction-powered rankings, not only uniform-random draws (flagged).",
+)
+@click.option(
+    "--ppr-min-labeled",
+    type=click.IntRange(1, 1_000_000),
+    default=10,
+    show_default=True,
+    help="Fewest expert comparisons of a candidate for the prediction-powered ranking to order it.",
+)
 @click.option("--quiet", is_flag=True, help="Print nothing but the files written.")
 def report(
     session: str,
@@ -57,6 +109,13 @@ def report(
     bootstrap: int,
     seed: int,
     no_exact_p: bool,
+    alt_epsilon: float,
+    alt_min_experts: int,
+    ppr_alpha: float,
+    ppr_method: str,
+    ppr_lam: str,
+    ppr_any_subset: bool,
+    ppr_min_labeled: int,
     quiet: bool,
 ) -> None:
     """Print every statistic of a session: rankings, best by task, cross-mode, reliability, validity."""
@@ -66,8 +125,30 @@ def report(
     study = open_session(session)
     started = time.perf_counter()
     kinds = ("llm", "expert") if judges == "all" else (judges,)
+    ctx = click.get_current_context()
+    # Flags given on the command line win; the others come from the session's [statistics].
+    flags = (
+        ("alt_epsilon", "alt_epsilon", alt_epsilon),
+        ("alt_min_experts_per_item", "alt_min_experts", alt_min_experts),
+        ("ppr_alpha", "ppr_alpha", ppr_alpha),
+        ("ppr_method", "ppr_method", ppr_method),
+    )
+    given = {
+        option: value
+        for option, param, value in flags
+        if ctx.get_parameter_source(param) == click.core.ParameterSource.COMMANDLINE
+    }
     rep = session_report(
-        study, rank_method=rank_method, judge_kinds=kinds, bootstrap=bootstrap, seed=seed, permutation=not no_exact_p
+        study,
+        rank_method=rank_method,
+        judge_kinds=kinds,
+        bootstrap=bootstrap,
+        seed=seed,
+        permutation=not no_exact_p,
+        ppr_lam=ppr_lam,
+        ppr_any_subset=ppr_any_subset,
+        ppr_min_labeled=ppr_min_labeled,
+        **given,
     )
     document = rep.document
     if quiet:

@@ -9,6 +9,10 @@ comparison twice except as a swapped repeat):
   experts already hold (fewer than K of them) come first, then new ones, stratified.
 - `disagreement`: comparisons where the LLM judges split come first (largest minority share
   first), then the rest, stratified.
+- `uniform-random`: a simple random sample (seeded, without replacement) of the comparisons
+  the expert may judge and does not hold yet: every such comparison is equally likely,
+  whatever the LLM judges said about it. The subset prediction-powered rankings need
+  (`stats/ppr.py`); the report uses only expert judgments drawn this way for them.
 
 A share of every batch can be `swapped repeats`: a comparison the expert already has (judged
 ones first) comes back later in the queue with the options swapped, for test-retest
@@ -27,7 +31,9 @@ from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.plan import digest
 from centaur_tui.domain.session import ExpertSpec
 
-STRATEGIES = ("stratified", "overlap", "disagreement")
+STRATEGIES = ("stratified", "overlap", "disagreement", "uniform-random")
+RANDOM_STRATEGY = "uniform-random"
+"""The strategy whose draws are a uniformly random subset (prediction-powered rankings need one)."""
 
 
 class AssignmentError(CentaurError):
@@ -165,7 +171,16 @@ def plan_assignments(
         return (float(others[c.id]),)
 
     n_repeats = round(n * repeat_share)
-    fresh = _greedy(eligible, n - n_repeats, lead, tiebreak)
+    # Sorted by id first, so the draw depends on the seed and the pool, not on the pool's order.
+    uniform = random.Random(int(digest("uniform", seed, expert.id, len(mine))[:12], 16))
+
+    def pick(items: list[PoolComparison], count: int) -> list[PoolComparison]:
+        if strategy == RANDOM_STRATEGY:
+            items = sorted(items, key=lambda c: c.id)
+            return uniform.sample(items, min(max(count, 0), len(items)))
+        return _greedy(items, count, lead, tiebreak)
+
+    fresh = pick(eligible, n - n_repeats)
 
     # Repeat candidates: this expert's earlier places (judged ones first), then this batch.
     repeated = {a.comparison_id for a in mine if a.presentation == 1}
@@ -185,7 +200,7 @@ def plan_assignments(
     repeat_ids = repeat_ids[:n_repeats]
     if len(repeat_ids) < n_repeats:
         # Not enough to repeat yet: fill the batch with new comparisons instead.
-        more = _greedy([c for c in eligible if c not in fresh], n_repeats - len(repeat_ids), lead, tiebreak)
+        more = pick([c for c in eligible if c not in fresh], n_repeats - len(repeat_ids))
         fresh.extend(more)
 
     queue = [PlannedAssignment(c.id, 0, presented_flip(seed, expert.id, c.id), strategy) for c in fresh]

@@ -284,6 +284,21 @@ class JudgingParams(Strict):
         return self.reask_max_tokens if self.reask_max_tokens is not None else 4 * self.max_tokens
 
 
+class StatisticsParams(Strict):
+    """Defaults of the report's statistics that a study fixes in advance (`centaur report` flags override them)."""
+
+    alt_epsilon: float = Field(
+        0.2, strict=True, ge=0.0, le=1.0, description="Alt-test cost-benefit margin (0.2 experts, 0.1 crowd)."
+    )
+    alt_min_experts_per_item: int = Field(
+        3, strict=True, ge=2, le=1000, description="Alt-test: fewest experts on a comparison (the authors allow 2)."
+    )
+    ppr_alpha: float = Field(
+        0.1, strict=True, gt=0.0, lt=1.0, description="Prediction-powered rank-sets: coverage >= 1 - alpha."
+    )
+    ppr_method: Literal["chatzi", "bonferroni"] = Field("chatzi", description="Rank-sets' simultaneous intervals.")
+
+
 class Limits(Strict):
     """Concurrency, timeouts and retries of provider calls."""
 
@@ -338,6 +353,7 @@ class Session(Strict):
     judges: tuple[JudgeSpec, ...] = Field(min_length=1, max_length=MAX_JUDGES)
     experts: tuple[ExpertSpec, ...] = Field((), max_length=MAX_EXPERTS)
     human_workers: HumanWorkerArm | None = None
+    statistics: StatisticsParams = Field(default_factory=StatisticsParams)
 
     @field_validator("models")
     @classmethod

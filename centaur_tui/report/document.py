@@ -433,6 +433,7 @@ class AltTestExpertRow(_Model):
     """One (LLM judge, left-out expert) test of the alternative annotator test."""
 
     judge: str
+    metric: str
     expert: str
     n: int
     rho_f: float | None
@@ -448,12 +449,15 @@ class AltTest(_Model):
 
     rows: list[AltTestRow]
     experts: list[AltTestExpertRow]
+    unscored_verdicts: int
+    """Reference verdicts without a full set of rubric scores (winner-only), left out of the `rmse` test."""
 
 
 class AltTestRow(_Model):
     """Whether one LLM judge could replace an expert (winning rate, advantage probability)."""
 
     judge: str
+    metric: str
     items: int
     experts_tested: int
     winning_rate: float | None
@@ -734,6 +738,61 @@ class ExpertsSection(_Model):
     headline: HeadlineTable | None = None
 
 
+class PPROptionsDoc(_Model):
+    """The options of the prediction-powered rankings (`stats.ppr.PPROptions`)."""
+
+    alpha: float
+    method: str
+    lam: str
+    any_subset: bool
+    min_labeled: int
+
+
+class PPRRow(_Model):
+    """One candidate: prediction-powered, expert-only and LLM-only win probability and rank-set [low, high]."""
+
+    candidate: str
+    ppr_theta: float | None
+    ppr_se: float | None
+    ppr_low: int
+    ppr_high: int
+    lam: float
+    labeled: int
+    unlabeled: int
+    expert_theta: float | None
+    expert_low: int
+    expert_high: int
+    llm_theta: float | None
+    llm_low: int
+    llm_high: int
+
+
+class PPRMode(_Model):
+    """Prediction-powered rankings of one mode, pooled over its tasks and runs."""
+
+    mode: str
+    candidates: int
+    comparisons: int
+    labeled: int
+    no_llm_verdict: int
+    mean_set_size: dict[str, float]
+    reason: str | None
+    rows: list[PPRRow]
+
+
+class PPRSection(_Model):
+    """Prediction-powered rankings (Chatzi et al., 2024): LLM comparisons corrected by a random expert subset."""
+
+    present: bool
+    note: str | None
+    options: PPROptionsDoc
+    random_subset: bool | None = None
+    expert_verdicts: int | None = None
+    expert_verdicts_used: int | None = None
+    excluded_not_random: dict[str, int] | None = None
+    modes: list[PPRMode] | None = None
+
+
 class HumanWorkersSection(_Model):
     """The human-worker arm (sessions with `[human_workers]`): assistants ranked for people, productivity."""
 
@@ -788,6 +847,7 @@ class ReportDocument(_Model):
     reliability: ReliabilityTable
     validity: Validity
     experts: ExpertsSection
+    ppr: PPRSection | None = None
     human_workers: HumanWorkersSection | None = None
     outcomes: OutcomesSection | None = None
 

@@ -181,6 +181,7 @@ def sections(document: Doc) -> list[Section]:
     out.append(_reliability_section(doc))
     out += _validity_sections(doc)
     out += _expert_sections(doc)
+    out += _ppr_sections(doc)
     return out
 
 
@@ -226,6 +227,93 @@ def validity_sections(document: Doc) -> list[Section]:
 def expert_sections(document: Doc) -> list[Section]:
     """Experts vs LLM judges: one section saying why when no expert judged, else every comparison of the panels."""
     return _expert_sections(as_dict(document))
+
+
+def ppr_sections(document: Doc) -> list[Section]:
+    """Prediction-powered rankings beside the LLM-only and expert-only rankings (one section per mode)."""
+    return _ppr_sections(as_dict(document))
+
+
+def _rank_set(low: Any, high: Any) -> str:
+    return f"{low}" if low == high else f"{low}-{high}"
+
+
+def _ppr_sections(doc: dict[str, Any]) -> list[Section]:
+    p = doc.get("ppr")
+    if p is None:
+        return []
+    o = p["options"]
+    head = Section(
+        _title(
+            doc, "Prediction-powered rankings (Chatzi et al., 2024): LLM judges corrected by a random expert subset"
+        ),
+        level=2,
+    )
+    if p["note"]:
+        head.notes.append(p["note"])
+    if not p.get("modes"):
+        return [head]
+    excluded = p.get("excluded_not_random") or {}
+    head.notes.append(
+        f"Each candidate's expert win probability (points share: wins + 0.5 ties) estimated from the LLM judges' "
+        f"verdicts on every comparison, corrected by the experts' verdicts on the comparisons they judged "
+        f"(prediction-powered inference, lambda = {o['lam']}). Rank-sets cover the ranking the experts would give, "
+        f"all candidates at once, with probability >= {1 - o['alpha']:.0%} ({o['method']} simultaneous intervals); "
+        f"this needs the expert comparisons to be a uniformly random subset (`centaur assign --strategy "
+        f"uniform-random`). Expert verdicts used: {p['expert_verdicts_used']:,} of {p['expert_verdicts']:,}"
+        + (
+            "; left out, not drawn at random: " + ", ".join(f"{k} {v:,}" for k, v in excluded.items())
+            if excluded
+            else ""
+        )
+        + ". LLM only: the judges' own ranking, whose rank-sets reflect their sampling noise, not their bias."
+    )
+    out = [head]
+    for m in p["modes"]:
+        s = Section(_title(doc, f"Prediction-powered ranking: {m['mode']}"), level=3)
+        size = m["mean_set_size"]
+        s.notes.append(
+            f"{m['comparisons']:,} comparisons with LLM verdicts, {m['labeled']:,} also judged by experts"
+            + (
+                f"; {m['no_llm_verdict']:,} expert-judged without an LLM verdict left out"
+                if m["no_llm_verdict"]
+                else ""
+            )
+            + f". Mean rank-set size: prediction-powered {num(size['ppr'])}, experts only {num(size['expert'])}, "
+            f"LLM only {num(size['llm'])}."
+        )
+        if m["reason"]:
+            s.notes.append(f"Note: {m['reason']}.")
+        s.headers = [
+            "candidate",
+            "PPR win prob.",
+            "SE",
+            "PPR ranks",
+            "lambda",
+            "n experts",
+            "experts only",
+            "ranks",
+            "LLM only",
+            "ranks",
+        ]
+        for r in m["rows"]:
+            s.rows.append(
+                [
+                    r["candidate"],
+                    num(r["ppr_theta"], 3),
+                    num(r["ppr_se"], 3),
+                    _rank_set(r["ppr_low"], r["ppr_high"]),
+                    num(r["lam"]),
+                    num(r["labeled"]),
+                    num(r["expert_theta"], 3),
+                    _rank_set(r["expert_low"], r["expert_high"]),
+                    num(r["llm_theta"], 3),
+                    _rank_set(r["llm_low"], r["llm_high"]),
+                ]
+            )
+        s.align = "lrrrrrrrrr"
+        out.append(s)
+    return out
 
 
 def scatter_points(document: Doc) -> list[tuple[str, float, float]]:
@@ -888,11 +976,26 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
             f"Experts with fewer than {opts['alt_min_items']} such comparisons are not tested. Advantage probability "
             "= mean share of items where the LLM judge is at least as good as the expert."
         )
-        at.headers = ["judge", "comparisons", "experts tested", "winning rate", "advantage prob.", "passes", "note"]
+        at.notes.append(
+            "Two alignments: accuracy on the verdicts (3 categories: either candidate wins, tie) and negative RMSE "
+            "on the rubric scores (both candidates' recomputed averages); "
+            f"{ex['alt_test'].get('unscored_verdicts', 0):,} verdict(s) without rubric scores left out of the latter."
+        )
+        at.headers = [
+            "judge",
+            "alignment",
+            "comparisons",
+            "experts tested",
+            "winning rate",
+            "advantage prob.",
+            "passes",
+            "note",
+        ]
         for r in ex["alt_test"]["rows"]:
             at.rows.append(
                 [
                     r["judge"],
+                    r.get("metric", "accuracy"),
                     num(r["items"]),
                     num(r["experts_tested"]),
                     pct(r["winning_rate"]),
@@ -901,8 +1004,31 @@ def _expert_sections(doc: dict[str, Any]) -> list[Section]:
                     r["reason"] or "",
                 ]
             )
-        at.align = "lrrrrrl"
+        at.align = "llrrrrrl"
         out.append(at)
+        detail = Section(_title(doc, "Alternative annotator test: per left-out expert"), level=3)
+        detail.notes.append(
+            "rho_f: share of the expert's items where the LLM judge aligns with the other experts at least as well "
+            "as the expert; rho_h: the reverse; p: one-sided t-test of rho_h - rho_f < epsilon; win: H0 rejected "
+            "after Benjamini-Yekutieli."
+        )
+        detail.headers = ["judge", "alignment", "expert", "n", "rho_f", "rho_h", "p", "win", "note"]
+        for r in ex["alt_test"]["experts"]:
+            detail.rows.append(
+                [
+                    r["judge"],
+                    r.get("metric", "accuracy"),
+                    r["expert"],
+                    num(r["n"]),
+                    num(r["rho_f"]),
+                    num(r["rho_h"]),
+                    pval(r["p"]),
+                    "" if not r["tested"] else ("yes" if r["rejected"] else "no"),
+                    r["reason"] or "",
+                ]
+            )
+        detail.align = "lllrrrrll"
+        out.append(detail)
     if "headline" in ex:
         hl = Section(_title(doc, "Experts vs LLM judges: the headline findings with the expert panel"), level=3)
         hl.notes.append(

@@ -135,3 +135,63 @@ def simulate_design(
         judged.append(len(records))
         compared.append(len(chosen))
     return summarise_plan(docs), judged, compared
+
+
+def simulate_ppr(
+    study: Study,
+    comps: dict[str, Any],
+    texts: dict[str, tuple[str, str]],
+    llm_rows: list[dict[str, Any]],
+    knobs: Any,
+    reps: int,
+    sizes: list[int],
+    *,
+    alpha: float,
+    method: str,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """How the prediction-powered rank-sets shrink with n uniformly random expert comparisons, per mode.
+
+    The session's comparisons and LLM verdicts as they are; in each replicate a simulated
+    expert (the simulated provider's judge with `knobs`) judges every comparison once, and for
+    each n a uniformly random subset of n of them is the labelled set (as `centaur assign
+    --strategy uniform-random` draws it). Returns per mode: mode, candidates, comparisons, curve.
+    """
+    import random
+
+    import numpy as np
+
+    from centaur_tui.domain.assignment import PlannedAssignment
+    from centaur_tui.pipeline.expert_sim import simulate_expert_judgments
+    from centaur_tui.stats.planning import ppr_size_curve
+
+    def points(winner: str | None, a: str, b: str) -> float:
+        return 1.0 if winner == a else 0.0 if winner == b else 0.5 if winner == "tie" else float("nan")
+
+    llm: dict[str, list[float]] = {}
+    for r in llm_rows:
+        c = comps.get(r["comparison_id"])
+        if c is not None and r["valid"] and r["winner"] is not None:
+            llm.setdefault(c.id, []).append(points(r["winner"], c.candidate_a, c.candidate_b))
+    out = []
+    for mode in sorted({c.mode for c in comps.values()}):
+        mine = sorted((c for c in comps.values() if c.mode == mode), key=lambda c: c.id)
+        names = sorted({x for c in mine for x in (c.candidate_a, c.candidate_b)})
+        pos = {n: i for i, n in enumerate(names)}
+        a = np.array([pos[c.candidate_a] for c in mine])
+        b = np.array([pos[c.candidate_b] for c in mine])
+        yhat = np.array([np.mean(llm[c.id]) if c.id in llm else np.nan for c in mine])
+        y = np.full((reps, len(mine)), np.nan)
+        for rep in range(reps):
+            flip = random.Random(f"ppr-plan|{seed}|{rep}")
+            places = [
+                ("planned-expert", PlannedAssignment(c.id, 0, flip.random() < 0.5, "uniform-random")) for c in mine
+            ]
+            records = simulate_expert_judgments(study, comps, texts, places, knobs, seed * 100_003 + rep)
+            by_id = {r.comparison_id: r.winner for r in records}
+            y[rep] = [points(by_id.get(c.id), c.candidate_a, c.candidate_b) for c in mine]
+        curve = ppr_size_curve(a, b, len(names), yhat, y, sizes, alpha=alpha, method=method, seed=seed)
+        out.append(
+            {"mode": mode, "candidates": len(names), "comparisons": int(np.isfinite(yhat).sum()), "curve": curve}
+        )
+    return out

@@ -59,6 +59,17 @@ def load_report_inputs(
         return report_inputs(opened, general, pool)
 
 
+def statistics_defaults(study: Study) -> dict[str, Any]:
+    """The report options a session fixes in its `[statistics]` table (flags given to `centaur report` win)."""
+    stats = study.session.statistics
+    return {
+        "alt_epsilon": stats.alt_epsilon,
+        "alt_min_experts_per_item": stats.alt_min_experts_per_item,
+        "ppr_alpha": stats.ppr_alpha,
+        "ppr_method": stats.ppr_method,
+    }
+
+
 def report_from_rows(study: Study, meta: dict[str, str], rows: dict[str, Any], **options: Any) -> Report:
     """The report of a session from its database rows (`load_report_inputs`), without the human-worker arm.
 
@@ -66,7 +77,8 @@ def report_from_rows(study: Study, meta: dict[str, str], rows: dict[str, Any], *
         study: The session.
         meta: The database's meta (its `simulated` flag wins over the session file's).
         rows: The rows `build_frames` takes.
-        **options: `stats.report.ReportOptions` fields; the rest keep their defaults.
+        **options: `stats.report.ReportOptions` fields; the alt-test and prediction-powered
+            options not given come from the session's `[statistics]`, the rest keep their defaults.
     """
     from centaur_tui.stats.frames import build_frames, design_from_session
     from centaur_tui.stats.report import ReportOptions, build_report
@@ -78,7 +90,7 @@ def report_from_rows(study: Study, meta: dict[str, str], rows: dict[str, Any], *
         general_dimensions=[d.id for d in study.universal.general_dimensions],
         rubric={t: study.rubric(t).ids for t in study.tasks},
     )
-    opts = ReportOptions(**options)
+    opts = ReportOptions(**{**statistics_defaults(study), **options})
     frames = build_frames(design=design, judge_kinds=opts.judge_kinds, **rows)
     return build_report(frames, opts)
 

@@ -863,46 +863,87 @@ def repeats(panel: Panel) -> pd.DataFrame:
 # -- alternative annotator test -------------------------------------------------------------
 
 
-def alt_test_part(panel: Panel, options: ExpertOptions) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _rubric_matrix(panel: Panel) -> tuple[np.ndarray, int]:
+    """Judges x reference comparisons x 2: each verdict's recomputed rubric averages of candidate_a and candidate_b.
+
+    NaN where the verdict is not completely scored (a winner-only judgment carries no rubric
+    scores); also returns how many verdicts of the reference set that leaves out.
+    """
+    r = panel.rated
+    col = pd.Index(panel.units).get_indexer(r["unit"].to_numpy())
+    row = pd.Index(panel.names).get_indexer(r["judge"].astype(str).to_numpy())
+    keep = (col >= 0) & (row >= 0)
+    complete = r["complete"].to_numpy(dtype=bool)
+    first_is_a = r["option1"].astype(str).to_numpy() == r["candidate_a"].astype(str).to_numpy()
+    o1 = r["option1_avg"].to_numpy(dtype=float)
+    o2 = r["option2_avg"].to_numpy(dtype=float)
+    avg_a = np.where(first_is_a, o1, o2)
+    avg_b = np.where(first_is_a, o2, o1)
+    out = np.full((len(panel.names), len(panel.units), 2), np.nan)
+    ok = keep & complete
+    out[row[ok], col[ok], 0] = avg_a[ok]
+    out[row[ok], col[ok], 1] = avg_b[ok]
+    return out, int((keep & ~complete).sum())
+
+
+ALT_COLUMNS = [
+    "judge",
+    "metric",
+    "items",
+    "experts_tested",
+    "winning_rate",
+    "advantage_probability",
+    "passed",
+    "reason",
+]
+ALT_EXPERT_COLUMNS = ["judge", "metric", "expert", "n", "rho_f", "rho_h", "p", "rejected", "tested", "reason"]
+
+
+def alt_test_part(panel: Panel, options: ExpertOptions) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """The alternative annotator test of every LLM judge against the experts, on the reference set.
 
+    Two alignments: `accuracy` on the verdicts (3 declared categories: candidate_a wins,
+    candidate_b wins, tie) and `rmse` (negative RMSE) on the rubric scores, each verdict's
+    recomputed averages of both candidates; verdicts without a full set of rubric scores
+    (winner-only judgments) are left out of the second and counted.
+
     Returns:
-        (judges, experts): judges has judge, items, experts_tested, winning_rate,
-        advantage_probability, passed, reason; experts has judge, expert, n, rho_f, rho_h, p,
-        rejected, tested, reason.
+        (judges, experts, verdicts left out of the rubric test): judges has judge, metric,
+        items, experts_tested, winning_rate, advantage_probability, passed, reason; experts
+        has judge, metric, expert, n, rho_f, rho_h, p, rejected (the LLM judge wins against
+        this expert after the Benjamini-Yekutieli correction), tested, reason.
     """
     e = panel.experts
     names = [panel.names[i] for i in e]
+    scores, unscored = _rubric_matrix(panel)
     rows, detail = [], []
-    for j in panel.llms:
-        res = alt_test(
-            panel.matrix[e],
-            panel.matrix[j],
-            names,
-            epsilon=options.epsilon,
-            q=options.fdr_q,
-            min_items=options.alt_min_items,
-            min_humans_per_item=options.alt_min_experts_per_item,
-        )
-        rows.append(
-            {
-                "judge": panel.names[j],
-                "items": res.items,
-                "experts_tested": sum(bool(r["tested"]) for r in res.humans),
-                "winning_rate": res.winning_rate,
-                "advantage_probability": res.advantage_probability,
-                "passed": res.passed,
-                "reason": res.reason,
-            }
-        )
-        detail += [{"judge": panel.names[j], **r} for r in res.humans]
-    return (
-        pd.DataFrame(
-            rows,
-            columns=["judge", "items", "experts_tested", "winning_rate", "advantage_probability", "passed", "reason"],
-        ),
-        pd.DataFrame(detail, columns=["judge", "expert", "n", "rho_f", "rho_h", "p", "rejected", "tested", "reason"]),
-    )
+    for metric, data in (("accuracy", panel.matrix), ("rmse", scores)):
+        for j in panel.llms:
+            res = alt_test(
+                data[e],
+                data[j],
+                names,
+                metric=metric,
+                categories=3,
+                epsilon=options.epsilon,
+                q=options.fdr_q,
+                min_items=options.alt_min_items,
+                min_humans_per_item=options.alt_min_experts_per_item,
+            )
+            rows.append(
+                {
+                    "judge": panel.names[j],
+                    "metric": metric,
+                    "items": res.items,
+                    "experts_tested": sum(bool(r["tested"]) for r in res.humans),
+                    "winning_rate": res.winning_rate,
+                    "advantage_probability": res.advantage_probability,
+                    "passed": res.passed,
+                    "reason": res.reason,
+                }
+            )
+            detail += [{"judge": panel.names[j], "metric": metric, **r} for r in res.humans]
+    return pd.DataFrame(rows, columns=ALT_COLUMNS), pd.DataFrame(detail, columns=ALT_EXPERT_COLUMNS), unscored
 
 
 # -- headline findings ----------------------------------------------------------------------
@@ -1124,8 +1165,12 @@ def experts_vs_llm(frames: Frames, options: ExpertOptions | None = None) -> Expe
         tables.update({f"bias_{k}": v for k, v in part.items()})
         doc["bias"] = {k: {"rows": records(v)} for k, v in part.items()}
     if "alt_test" in options.parts:
-        tables["alt_test"], tables["alt_test_experts"] = alt_test_part(panel, options)
-        doc["alt_test"] = {"rows": records(tables["alt_test"]), "experts": records(tables["alt_test_experts"])}
+        tables["alt_test"], tables["alt_test_experts"], unscored = alt_test_part(panel, options)
+        doc["alt_test"] = {
+            "rows": records(tables["alt_test"]),
+            "experts": records(tables["alt_test_experts"]),
+            "unscored_verdicts": unscored,
+        }
     if "headline" in options.parts:
         tables["headline"] = headline_part(panel, options)
         doc["headline"] = {"rows": records(tables["headline"])}

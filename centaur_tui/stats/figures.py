@@ -1,4 +1,4 @@
-"""Provides the report's figures as PNG files (matplotlib, Agg backend): the paper's Figures 7-15, and 16-17 (experts).
+"""Provides the report's figures as PNG files (matplotlib, Agg backend): Figures 7-15, 16-17 (experts), 18 (PPR).
 
 Figures are drawn from the report document (plus the rubric-vs-win-rate cells for Figure
 13A), with `matplotlib.figure.Figure` and no pyplot state, so drawing is thread-safe and
@@ -447,6 +447,42 @@ def expert_rank_scatter(doc: dict[str, Any], path: Path) -> Path:
     )
 
 
+def ppr_rank_sets(doc: dict[str, Any], path: Path) -> Path:
+    """Figure 18: rank-sets per candidate, prediction-powered beside experts only and LLM only, one panel per mode."""
+    modes = (doc.get("ppr") or {}).get("modes") or []
+    fig = Figure(figsize=(max(7.0, 5.6 * len(modes)), 5), layout="constrained")
+    if not modes:
+        _empty(fig.add_subplot(), "no prediction-powered ranking")
+    styles = [
+        ("ppr", "prediction-powered", "tab:blue", 0.0),
+        ("expert", "experts only", "tab:green", 0.22),
+        ("llm", "LLM only", "tab:red", -0.22),
+    ]
+    for i, m in enumerate(modes):
+        ax = fig.add_subplot(1, len(modes), i + 1)
+        rows = m["rows"]
+        k = m["candidates"]
+        ys = np.arange(len(rows))
+        for key, label, colour, shift in styles:
+            low = np.array([r[f"{key}_low"] for r in rows], dtype=float)
+            high = np.array([r[f"{key}_high"] for r in rows], dtype=float)
+            ax.hlines(ys + shift, low - 0.3, high + 0.3, color=colour, lw=4 if key == "ppr" else 2, label=label)
+        ax.set_yticks(ys, [r["candidate"] for r in rows], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlim(k + 0.7, 0.3)
+        ax.set_xticks(range(1, k + 1))
+        ax.set_xlabel("rank-set (1 = best)")
+        size = m["mean_set_size"]
+        ax.set_title(
+            f"{m['mode']}: {m['labeled']:,} expert / {m['comparisons']:,} comparisons; mean size "
+            f"{size['ppr']:.2f} (experts {size['expert']:.2f})",
+            fontsize=8,
+        )
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
+    alpha = ((doc.get("ppr") or {}).get("options") or {}).get("alpha", 0.1)
+    return _finish(fig, doc, f"Figure 18: prediction-powered rank-sets ({1 - alpha:.0%}, all candidates at once)", path)
+
+
 def draw_all(report: Report, out_dir: Path) -> list[Path]:
     """Draw every figure of a report into `out_dir`; returns the files written."""
     out_dir = Path(out_dir)
@@ -468,4 +504,6 @@ def draw_all(report: Report, out_dir: Path) -> list[Path]:
     if experts.get("present") and experts["counts"]["reference_comparisons"]:
         written.append(agreement_matrix(doc, out_dir / "fig16_expert_llm_agreement.png"))
         written.append(expert_rank_scatter(doc, out_dir / "fig17_expert_vs_llm_ranks.png"))
+    if (doc.get("ppr") or {}).get("modes"):
+        written.append(ppr_rank_sets(doc, out_dir / "fig18_prediction_powered_rank_sets.png"))
     return sorted(written)

@@ -140,6 +140,10 @@ def design_from_session(
     )
 
 
+ASSIGNMENT_COLUMNS = ("expert", "comparison_id", "strategy")
+"""Columns of `Frames.assignments`."""
+
+
 @dataclass
 class Frames:
     """The tidy inputs of every statistic.
@@ -176,6 +180,8 @@ class Frames:
     candidates: pd.DataFrame
     design: Design
     option_scores: pd.DataFrame = field(default_factory=pd.DataFrame)
+    assignments: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(ASSIGNMENT_COLUMNS)))
+    """One row per (expert, comparison_id) first place in a queue: the `strategy` that drew it."""
 
     @cached_property
     def ok(self) -> pd.DataFrame:
@@ -316,6 +322,7 @@ def build_frames(
     judge_kinds: Iterable[str] = ("llm",),
     option_score_rows: Any = None,
     comparison_lengths: Any = None,
+    assignment_rows: Iterable[Mapping[str, Any]] | None = None,
 ) -> Frames:
     """Build the tidy frames from the store's rows.
 
@@ -340,6 +347,9 @@ def build_frames(
         comparison_lengths: Output lengths per comparison, for the length bias of judges:
             rows with keys comparison_id, length_a, length_b (`centaur_tui.store.
             comparison_lengths`), or None (length statistics are then NaN with a reason).
+        assignment_rows: Which strategy drew each expert's comparison: rows with keys expert,
+            comparison_id, strategy (`centaur_tui.store.assignment_strategies`); None: unknown
+            (prediction-powered rankings then treat no expert subset as random).
 
     Returns:
         The frames.
@@ -402,7 +412,18 @@ def build_frames(
         option = option_scores_from(s, design.general_dimensions)
 
     j = _attach_averages(j, option, design)
-    return Frames(judgments=j, scores=s, comparisons=comps, candidates=candidates, design=design, option_scores=option)
+    assignments = _records(list(assignment_rows or []), ASSIGNMENT_COLUMNS)
+    for col in ASSIGNMENT_COLUMNS:
+        assignments[col] = assignments[col].astype(str)
+    return Frames(
+        judgments=j,
+        scores=s,
+        comparisons=comps,
+        candidates=candidates,
+        design=design,
+        option_scores=option,
+        assignments=assignments,
+    )
 
 
 def _attach_lengths(comps: pd.DataFrame, lengths: Any) -> pd.DataFrame:

@@ -75,7 +75,11 @@ PLAN_STATISTICS: tuple[tuple[str, str, Callable[[dict[str, Any]], list[Case]]], 
     (
         "alt_winning_rate",
         "alt-test winning rate per LLM judge",
-        lambda doc: [(r["winning_rate"], None, None) for r in _rows(doc, "alt_test", "rows")],
+        lambda doc: [
+            (r["winning_rate"], None, None)
+            for r in _rows(doc, "alt_test", "rows")
+            if r.get("metric", "accuracy") == "accuracy"
+        ],
     ),
 )
 """(key, label, extractor) of every statistic `centaur plan` reports."""
@@ -117,3 +121,62 @@ def summarise_plan(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+# -- prediction-powered rankings: expert comparisons for a target rank-set size ---------------
+
+
+def ppr_size_curve(
+    a: np.ndarray,
+    b: np.ndarray,
+    k: int,
+    yhat: np.ndarray,
+    y: np.ndarray,
+    sizes: Sequence[int],
+    *,
+    alpha: float = 0.1,
+    method: str = "chatzi",
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Mean prediction-powered rank-set size for each number n of uniformly random expert comparisons.
+
+    Args:
+        a, b: (U,) candidate indices of the comparisons; k: candidates.
+        yhat: (U,) the LLM panel's points for candidate_a on every comparison (NaN: none).
+        y: (R, U) simulated expert points for candidate_a on every comparison, one row per replicate.
+        sizes: The n to try (larger than the usable comparisons are cut to them).
+        alpha, method: As in the report.
+        seed: Seed of the random subsets (one per replicate and n).
+
+    Returns:
+        One row per n: n, mean_size, size_p10, size_p90 (over replicates), replicates.
+    """
+    from centaur_tui.stats import ppr
+
+    rng = np.random.default_rng(seed)
+    y = np.atleast_2d(np.asarray(y, dtype=float))
+    reps, units = y.shape
+    usable = np.flatnonzero(np.isfinite(yhat))
+    out = []
+    for n in sorted({min(int(s), len(usable)) for s in sizes if s > 0}):
+        lab = np.zeros((reps, units), dtype=bool)
+        for r in range(reps):
+            lab[r, rng.choice(usable, n, replace=False)] = True
+        est = ppr.ppr_estimate(a, b, k, np.broadcast_to(yhat, y.shape), y, lab, min_labeled=ppr.MIN_LABELED)
+        low, high = ppr.rank_sets(est.theta, est.sigma, alpha, method)  # type: ignore[arg-type]
+        size = ppr.set_sizes(low, high)
+        out.append(
+            {
+                "n": n,
+                "mean_size": float(size.mean()),
+                "size_p10": float(np.percentile(size, 10)),
+                "size_p90": float(np.percentile(size, 90)),
+                "replicates": reps,
+            }
+        )
+    return out
+
+
+def comparisons_for_target(curve: list[dict[str, Any]], target: float) -> int | None:
+    """The fewest n of the curve whose mean rank-set size is at most `target` (None: not reached)."""
+    return next((r["n"] for r in curve if r["mean_size"] <= target), None)

@@ -20,6 +20,7 @@ from centaur_tui.stats.bradley_terry import bradley_terry
 from centaur_tui.stats.common import json_value, records
 from centaur_tui.stats.experts import ExpertOptions, experts_vs_llm
 from centaur_tui.stats.frames import STATUSES, Frames, status_counts
+from centaur_tui.stats.ppr import PPROptions, prediction_powered
 from centaur_tui.stats.rankings import (
     RankMethod,
     best_by_task,
@@ -57,6 +58,13 @@ class ReportOptions:
         judge_kinds: Judge kinds the statistics use ("llm", "expert").
         alt_epsilon: Cost-benefit margin of the alternative annotator test in the experts
             section (0.2, the paper's value for expert annotators).
+        alt_min_experts_per_item: Fewest expert verdicts on a comparison for the alt-test (3;
+            the authors allow 2).
+        ppr_alpha: Error level of the prediction-powered rank-sets.
+        ppr_method: Their simultaneous intervals: "chatzi" (chi-square ellipsoid) or "bonferroni".
+        ppr_lam: Power tuning of the LLM comparisons: "tuned", "one" or "zero".
+        ppr_any_subset: Use every expert judgment for them, not only uniform-random draws (flagged).
+        ppr_min_labeled: Fewest expert comparisons of a candidate for it to be ordered.
     """
 
     rank_method: RankMethod = "mean_win_rate"
@@ -66,6 +74,23 @@ class ReportOptions:
     permutation: bool = True
     judge_kinds: tuple[str, ...] = ("llm",)
     alt_epsilon: float = 0.2
+    alt_min_experts_per_item: int = 3
+    ppr_alpha: float = 0.1
+    ppr_method: str = "chatzi"
+    ppr_lam: str = "tuned"
+    ppr_any_subset: bool = False
+    ppr_min_labeled: int = 10
+
+
+SECTION_OPTIONS = (
+    "alt_min_experts_per_item",
+    "ppr_alpha",
+    "ppr_method",
+    "ppr_lam",
+    "ppr_any_subset",
+    "ppr_min_labeled",
+)
+"""Options written into their own sections (experts, ppr), not into the header's `options`."""
 
 
 @dataclass
@@ -178,7 +203,21 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
     expert = experts_vs_llm(
         frames,
         ExpertOptions(
-            bootstrap=options.bootstrap, confidence=options.confidence, seed=options.seed, epsilon=options.alt_epsilon
+            bootstrap=options.bootstrap,
+            confidence=options.confidence,
+            seed=options.seed,
+            epsilon=options.alt_epsilon,
+            alt_min_experts_per_item=options.alt_min_experts_per_item,
+        ),
+    )
+    ppr_doc, ppr_tables = prediction_powered(
+        frames,
+        PPROptions(
+            alpha=options.ppr_alpha,
+            method=options.ppr_method,  # type: ignore[arg-type]
+            lam=options.ppr_lam,  # type: ignore[arg-type]
+            any_subset=options.ppr_any_subset,
+            min_labeled=options.ppr_min_labeled,
         ),
     )
 
@@ -193,7 +232,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         "session": design.session,
         "simulated": bool(design.simulated),
         "banner": SIMULATED_BANNER if design.simulated else None,
-        "options": _value(asdict(options)),
+        "options": _value({k: v for k, v in asdict(options).items() if k not in SECTION_OPTIONS}),
         "counts": {
             "comparisons": len(frames.comparisons),
             "judgments": len(j),
@@ -228,6 +267,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
             "position_bias": {"rows": records(bias)},
         },
         "experts": json_value(expert.doc),
+        "ppr": ppr_doc,
     }
     tables = {
         "win_rates": rates,
@@ -249,6 +289,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         "standardised": z_agree,
         "position_bias": bias,
         **{f"experts_{k}": v for k, v in expert.tables.items()},
+        **{f"ppr_{k}": v for k, v in ppr_tables.items()},
     }
     return Report(document=ReportDocument.from_dict(doc), tables=tables)
 

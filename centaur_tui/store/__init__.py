@@ -68,6 +68,7 @@ from centaur_tui.store.packets import (
     session_fingerprint,
 )
 from centaur_tui.store.report_reads import (
+    assignment_strategies,
     comparison_lengths,
     comparison_texts,
     fingerprint,
@@ -121,6 +122,7 @@ __all__ = [
     "WorkItem",
     "WorkQueueItem",
     "WorkStore",
+    "assignment_strategies",
     "calls_of",
     "cell_audit",
     "check_manifest",

@@ -42,8 +42,17 @@ def report_inputs(
         "comparisons": store.comparison_table(),
         "option_score_rows": scores if scores is not None else option_score_rows(store, list(general_dimensions)),
         "comparison_lengths": comparison_lengths(store),
+        "assignment_rows": assignment_strategies(store),
     }
     return meta, rows
+
+
+def assignment_strategies(store: Store) -> list[dict[str, Any]]:
+    """The strategy that put each comparison in each expert's queue (first showing, presentation 0)."""
+    return store.read(
+        "SELECT expert, comparison_id, strategy FROM expert_assignments"
+        " WHERE presentation = 0 ORDER BY expert, position"
+    )
 
 
 def fingerprint(store: Store) -> tuple[Any, ...]:
@@ -52,7 +61,8 @@ def fingerprint(store: Store) -> tuple[Any, ...]:
     Judgments are append-only (a correction is a new row), and scores are written in the
     same transaction as their judgment, so counts and the highest id cover them. Submitted
     human-worker deliverables (locked drafts, never changed afterwards) feed the human-worker
-    section's productivity, so their count is part of it too.
+    section's productivity, so their count is part of it too, and so are the expert
+    assignments (their strategies decide the prediction-powered rankings' expert subset).
     """
     judgments = store.read_table("SELECT count(*), coalesce(max(id), 0), coalesce(sum(valid), 0) FROM judgments").rows[
         0
@@ -61,7 +71,10 @@ def fingerprint(store: Store) -> tuple[Any, ...]:
     meta = tuple(store.read_table("SELECT key, value FROM meta ORDER BY key").rows)
     # work_drafts exists in every migrated database (schema migration 1).
     submitted = store.read_value("SELECT count(*) FROM work_drafts WHERE locked = 1")
-    return (*judgments, comparisons, meta, submitted)
+    # Which strategy drew each expert comparison decides what the prediction-powered rankings use;
+    # assignments are only added, and their strategy is never changed, so count and highest rowid cover them.
+    assigned = tuple(store.read_table("SELECT count(*), coalesce(max(rowid), 0) FROM expert_assignments").rows[0])
+    return (*judgments, comparisons, meta, submitted, *assigned)
 
 
 PACK_BASE = 16

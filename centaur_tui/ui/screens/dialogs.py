@@ -23,6 +23,7 @@ STRATEGY_HELP = {
     "stratified": "spread over tasks, modes and candidate pairs",
     "overlap": "each comparison to K experts (expert-expert agreement)",
     "disagreement": "comparisons where the LLM judges split come first",
+    "uniform-random": "a simple random sample (for prediction-powered rankings)",
 }
 
 

@@ -33,6 +33,7 @@ from centaur_tui.report import (
     expert_sections,
     human_worker_sections,
     mode_sections,
+    ppr_sections,
     reliability_section,
     validity_sections,
 )
@@ -274,7 +275,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         )
         titles["tab-experts"], builders["tab-experts"] = (
             "Experts vs LLM judges",
-            lambda: [SectionView(s) for s in expert_sections(doc)],
+            lambda: [SectionView(s) for s in [*expert_sections(doc), *ppr_sections(doc)]],
         )
         if doc.human_workers is not None:
             titles["tab-human"], builders["tab-human"] = (
