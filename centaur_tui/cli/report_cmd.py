@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -133,7 +134,7 @@ def report(
         ("ppr_alpha", "ppr_alpha", ppr_alpha),
         ("ppr_method", "ppr_method", ppr_method),
     )
-    given = {
+    given: dict[str, Any] = {
         option: value
         for option, param, value in flags
         if ctx.get_parameter_source(param) == click.core.ParameterSource.COMMANDLINE
