@@ -49,16 +49,6 @@ def test_against_ppi_python() -> None:
             assert est.theta[0, m] + z * est.se[0, m] == pytest.approx(row["ci_high_90"], abs=1e-12)
 
 
-def test_against_ppi_python_live() -> None:
-    ppi_py = pytest.importorskip("ppi_py")
-    rng = np.random.default_rng(3)
-    yh = rng.random(200)
-    yy = np.clip(yh + rng.normal(0, 0.3, 200), 0, 1)
-    lab = np.arange(200) < 50
-    est = ppr.ppr_estimate(np.zeros(200, int), np.ones(200, int), 2, yh, yy, lab)
-    assert est.theta[0, 0] == pytest.approx(float(ppi_py.ppi_mean_pointestimate(yy[lab], yh[lab], yh[~lab])[0]))
-
-
 def test_rank_sets_by_hand() -> None:
     # Three candidates, independent estimates with SE 0.01: 0.9 and 0.5 are far apart, 0.5
     # and 0.49 are not. Chatzi: crit = sqrt(chi2_3(0.9)) = 2.500; SE of a difference = 0.01414.
