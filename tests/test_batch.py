@@ -72,7 +72,11 @@ def session_text(api_base: str, mode: str = "batch", batch: str = "", name: str 
             entry("[models]", "C", "gen-c", "Mid", "augmentation = false"),
             entry("worker", "W", "worker", "East"),
             entry(
-                "[judges]", "J1", "gpt-4o-mini", "West", "batch_input_cost_per_mtok = 0.5\nbatch_output_cost_per_mtok = 2.0"
+                "[judges]",
+                "J1",
+                "gpt-4o-mini",
+                "West",
+                "batch_input_cost_per_mtok = 0.5\nbatch_output_cost_per_mtok = 2.0",
             ),
             entry("[judges]", "J2", "judge-two", "Central", "input_cost_per_mtok = 1.0\noutput_cost_per_mtok = 4.0"),
         ]
@@ -167,3 +171,187 @@ def test_check_refuses_a_batched_judge_whose_provider_has_no_batch_api(tmp_path:
     study = load_session(online)
     assert not study.session.batched("judging", study.session.judge("J2"))
     assert study.session.batched("judging", study.session.judge("J1"))
+
+
+# -- killed and resumed -----------------------------------------------------------------------------
+
+CENTAUR = [sys.executable, "-m", "centaur_tui.cli"]
+
+
+def _wait_for(predicate: Any, proc: subprocess.Popen[bytes], what: str, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert proc.poll() is None, f"the run ended before {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def _states(path: Path) -> list[str]:
+    db = load_session(path).database
+    if not db.exists():
+        return []
+    try:
+        return [r[0] for r in query(path, "SELECT state FROM batches")]
+    except sqlite3.OperationalError:
+        return []
+
+
+@pytest.mark.parametrize("window", ["submitted", "creating"])
+def test_killed_mid_batch_and_resumed_sends_nothing_twice(tmp_path: Path, window: str) -> None:
+    """SIGKILL once the batches exist at the provider (`submitted`), or while their create is unanswered (`creating`)."""
+    with BatchServer() as server:
+        path = write(tmp_path, session_text(server.api_base))
+        server.hold.set()  # batches stay in_progress: the run is waiting when it is killed
+        if window == "creating":
+            server.create_delay_s = 30.0  # the batch exists, but its id never reaches the run before the kill
+        proc = subprocess.Popen(
+            [*CENTAUR, "run", str(path), "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        try:
+            _wait_for(lambda: window in _states(path) and server.created.is_set(), proc, f"a batch {window}")
+            if window == "submitted":
+                _wait_for(lambda: _states(path).count("submitted") == 2, proc, "both batches submitted")
+        finally:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+        before = server.all_sent()
+        assert before and len(before) == len(set(before))
+        server.hold.clear()
+        server.create_delay_s = 0.0
+        resumed = subprocess.run([*CENTAUR, "run", str(path), "--quiet"], capture_output=True, text=True, timeout=300)
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        after = server.all_sent()
+    assert len(after) == len(set(after)), "a request was sent in two batches"
+    if window == "submitted":
+        assert after == before  # every request was in a batch before the kill: nothing new was sent
+    else:
+        assert server.count("list") >= 1  # the unanswered create was looked for, and found, in the provider's list
+    assert len(after) == len(judgments(path))
+    assert check_no_double_send(Store(load_session(path).database)) == []
+    assert all(state == "collected" for state in _states(path))
+
+
+# -- a hostile provider -----------------------------------------------------------------------------
+
+
+def _wrong(line: dict[str, Any]) -> dict[str, Any]:
+    """The same result line with the verdict turned around (option 2 wins): a wrong judgment if it were used."""
+    out = json.loads(json.dumps(line))
+    body = out["response"]["body"]
+    verdict = json.loads(body["choices"][0]["message"]["content"])
+    verdict["winner"] = "option_2"
+    body["choices"][0]["message"]["content"] = json.dumps(verdict)
+    return out
+
+
+def _dump(lines: list[Any]) -> bytes:
+    return b"".join((x if isinstance(x, bytes) else json.dumps(x).encode()) + b"\n" for x in lines)
+
+
+def _hostile(kind: str, server: BatchServer) -> None:
+    first = {"done": False}
+
+    def once(batch: dict[str, Any]) -> bool:
+        # Only the first batch of judge J1 is hostile; re-asks and the other judge's batch are not.
+        if first["done"] or batch["_model"] != "gpt-4o-mini":
+            return False
+        first["done"] = True
+        return True
+
+    normal_output = server.output
+
+    def output(batch: dict[str, Any], lines: list[dict[str, Any]]) -> bytes:
+        if not once(batch):
+            return normal_output(batch, lines)
+        if kind == "malformed":
+            return _dump([b"{not json", *lines[1:-1], b'{"custom_id": 17}', b"[1, 2]"])
+        if kind == "duplicates":
+            return _dump([_wrong(lines[0]), lines[0], lines[1], _wrong(lines[1]), *lines[2:]])
+        if kind == "missing":
+            return _dump(lines[1:])
+        if kind == "never_sent":
+            others = [cid for bid, ids in server.sent.items() if bid != batch["id"] for cid in ids]
+            stranger = dict(_wrong(lines[0]), custom_id=others[0]) if others else None
+            return _dump(
+                [*lines, dict(_wrong(lines[0]), custom_id="custom-never-sent"), *([stranger] if stranger else [])]
+            )
+        if kind == "huge":
+            return _dump(
+                [
+                    b'{"custom_id": "' + lines[0]["custom_id"].encode() + b'", "pad": "' + b"x" * 5_000_000 + b'"}',
+                    *lines[1:],
+                ]
+            )
+        if kind == "errors":
+            bad = dict(
+                lines[0], response={"status_code": 500, "body": {"error": {"message": "upstream \x1b[31mfailed"}}}
+            )
+            err = {
+                "custom_id": lines[1]["custom_id"],
+                "response": None,
+                "error": {"code": "rate_limit", "message": "slow down"},
+            }
+            return _dump([bad, err, *lines[2:]])
+        if kind == "invalid_reply":
+            broken = json.loads(json.dumps(lines[0]))
+            broken["response"]["body"]["choices"][0]["message"]["content"] = "I prefer the first one."
+            return _dump([broken, *lines[1:]])
+        raise AssertionError(kind)
+
+    server.output = output
+    if kind in ("expired", "failed"):
+        server.final = lambda batch: kind if once(batch) else "completed"
+
+
+HOSTILE = ["malformed", "duplicates", "missing", "never_sent", "huge", "errors", "invalid_reply", "expired", "failed"]
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_a_hostile_batch_ends_in_recorded_outcomes_never_a_wrong_judgment(tmp_path: Path, kind: str) -> None:
+    with BatchServer() as server:
+        _hostile(kind, server)
+        path = write(tmp_path, session_text(server.api_base))
+        outcome = run(path)
+        rows = judgments(path)
+        # Never a wrong judgment: every stored verdict is the fake's (option 1 wins), with its reply.
+        assert rows and all(r[6] == 1 and r[5] == r[3] for r in rows), rows
+        planned = outcome.outcomes.stages["judging"]
+        assert planned.answered == len(rows) and planned.invalid == 0
+        ended = query(
+            path,
+            "SELECT r.state, e.error_type, e.message FROM batch_requests r JOIN call_errors e ON e.key = r.key"
+            " WHERE r.state != 'answered' AND e.final = 1",
+        )
+        if kind == "invalid_reply":
+            # Re-asked in a new batch of its own, then valid: 3 batches, the re-ask's judgment took 2 attempts.
+            assert outcome.complete and not ended
+            assert [r[0] for r in query(path, "SELECT requests FROM batches ORDER BY created_at")][-1] == 1
+            assert sorted(r[9] for r in rows)[-1] == 2
+        elif kind == "never_sent":
+            assert outcome.complete and not ended  # the strangers were ignored, every request answered
+            (message,) = query(path, "SELECT message FROM batches WHERE model = 'openai/gpt-4o-mini'")[0]
+            assert "was not sent in this batch; ignored" in message
+        else:
+            # Every planned judgment not stored is failed, with its request's end and a clear message.
+            assert not outcome.complete and planned.failed == len(ended) >= 1
+            assert planned.answered + planned.failed == planned.planned
+            expected_state = {"expired": "expired", "failed": "failed", "errors": "errored", "duplicates": "errored"}
+            assert {s for s, _, _ in ended} == {expected_state.get(kind, "missing")}
+            for _, error_type, message in ended:
+                assert message.startswith("batch ") and "\x1b" not in message, message
+                assert error_type.startswith("Batch") or error_type == "MalformedReply"
+            if kind == "duplicates":
+                assert all("two results" in m for *_, m in ended)
+            if kind == "huge":
+                assert "over the" in ended[0][2]
+        # Run again against a well-behaved provider: the requests that got no answer go in a new batch, once.
+        server.output = lambda batch, lines: _dump(lines)
+        server.final = lambda batch: "completed"
+        again = run(path)
+        assert again.complete, again.outcomes
+        sent = server.all_sent()
+        twice = {cid for cid in sent if sent.count(cid) > 1}
+        assert twice == {
+            r[0] for r in query(path, "SELECT key FROM batch_requests WHERE state NOT IN ('answered', 'pending')")
+        }
+        assert len(judgments(path)) == planned.planned

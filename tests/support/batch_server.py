@@ -88,6 +88,8 @@ class BatchServer:
         )
         self.errors: dict[str, Any] | None = None
         self.hold = threading.Event()  # set: batches stay in_progress
+        self.create_delay_s = 0.0  # the answer to a create waits this long (the batch exists already)
+        self.created = threading.Event()  # set when a batch has been created
         self.log: list[tuple[str, str]] = []
         self.sent: dict[str, list[str]] = {}  # batch id -> custom_ids of its input file
         self.files: dict[str, bytes] = {}
@@ -146,6 +148,12 @@ class BatchServer:
         return {k: v for k, v in batch.items() if not k.startswith("_")}
 
     def handle(self, method: str, path: str, query_text: str, headers: Any, body: bytes) -> tuple[int, bytes, str]:
+        reply = self._handle(method, path, query_text, headers, body)
+        if method == "POST" and path == "/v1/batches" and self.create_delay_s:
+            time.sleep(self.create_delay_s)  # outside the lock: the batch exists, its creator waits
+        return reply
+
+    def _handle(self, method: str, path: str, query_text: str, headers: Any, body: bytes) -> tuple[int, bytes, str]:
         query = dict(p.split("=", 1) for p in query_text.split("&") if "=" in p)
         with self._lock:
             if method == "POST" and path == "/v1/files":
@@ -181,9 +189,11 @@ class BatchServer:
                     "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
                     "_checks": 0,
                     "_total": len(lines),
+                    "_model": json.loads(lines[0])["body"]["model"] if lines else None,
                 }
                 self.batches[batch_id] = batch
                 self.log.append(("create", batch_id))
+                self.created.set()
                 return 200, json.dumps(self.public(batch)).encode(), "application/json"
             if method == "GET" and path == "/v1/batches":
                 self.log.append(("list", ""))
