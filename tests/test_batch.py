@@ -355,3 +355,28 @@ def test_a_hostile_batch_ends_in_recorded_outcomes_never_a_wrong_judgment(tmp_pa
             r[0] for r in query(path, "SELECT key FROM batch_requests WHERE state NOT IN ('answered', 'pending')")
         }
         assert len(judgments(path)) == planned.planned
+
+
+# -- leaving batches in flight ----------------------------------------------------------------------
+
+
+def test_a_run_that_does_not_wait_exits_not_finished_and_the_next_run_collects(tmp_path: Path) -> None:
+    with BatchServer(steps=0) as server:  # a batch ends at its first check once no longer held
+        path = write(tmp_path, session_text(server.api_base, batch="wait = false"))
+        server.hold.set()
+        first = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
+        assert first.exit_code == 4, first.output
+        assert "Not finished: 8 calls wait in 2 batches at the provider" in first.output
+        assert "judging: 8 of 8 missing (8 waiting in batches)" in first.output
+        assert "failed for good" not in first.output
+        creates = server.count("create")
+        assert creates == 2 and len(server.all_sent()) == 8
+        still = CliRunner().invoke(cli, ["run", str(path), "--quiet"])  # still running at the provider
+        assert still.exit_code == 4, still.output
+        server.hold.clear()
+        last = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
+        assert last.exit_code == 0, last.output
+        assert server.count("create") == creates and len(server.all_sent()) == 8  # collected, nothing sent again
+    assert len(judgments(path)) == 8
+    with Store(load_session(path).database) as store:
+        assert [b["state"] for b in batch_rows(store)] == ["collected", "collected"]

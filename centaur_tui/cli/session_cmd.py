@@ -118,6 +118,19 @@ def check(session: str) -> None:
 # -- run -------------------------------------------------------------------------------------
 
 
+def _batches_text(progress: Any) -> str:
+    batches = list(getattr(progress, "batches", {}).values())
+    if not batches:
+        return ""
+    open_ = [b for b in batches if b.state != "collected"]
+    states = sorted({b.status or b.state for b in open_})
+    done = sum(b.completed for b in open_)
+    total = sum(b.requests for b in open_)
+    return f" | batches {len(batches) - len(open_)}/{len(batches)} collected" + (
+        f" ({', '.join(states)}: {done:,}/{total:,} requests done)" if open_ else ""
+    )
+
+
 class LinePrinter:
     """Prints progress per stage: rewritten in place on a terminal, every few seconds otherwise."""
 
@@ -149,6 +162,7 @@ class LinePrinter:
             + f" | {progress.tokens / 1e6:.1f}M tokens | {cost} | {progress.retries} retries"
             + (f" ({progress.timeouts} timeouts)" if getattr(progress, "timeouts", 0) else "")
             + f" | {progress.in_flight} in flight"
+            + _batches_text(progress)
             + (f" | {progress.waiting}" if getattr(progress, "waiting", None) else "")
         )
 
@@ -201,7 +215,8 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
         signal.signal(signal.SIGTERM, previous)
     p = outcome.progress
     click.echo(
-        f"{'Done' if outcome.complete else 'Finished, incomplete,'} in {p.elapsed:.1f}s: "
+        f"{'Done' if outcome.complete else 'Not finished' if outcome.batches_pending else 'Finished, incomplete,'}"
+        f" in {p.elapsed:.1f}s: "
         f"{sum(s.sent for s in p.stages.values()):,} calls sent, "
         f"{sum(s.cached for s in p.stages.values()):,} items already stored. Store: {counts['outputs']:,} outputs, "
         f"{counts['comparisons']:,} comparisons, {counts['judgments']:,} judgments "
@@ -222,14 +237,17 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
 def run(session: str, quiet: bool) -> None:
     """Run (or resume) a session: generation, assistance, worker and judging calls.
 
-    Exits 0 when every planned item is stored, 3 when calls failed for good (run again to retry them).
+    Exits 0 when every planned item is stored, 3 when calls failed for good (run again to retry
+    them), 4 when batches are left in flight at the provider ([batch] wait = false; run again to
+    collect them).
     """
     study = open_session(session)
     outcome = run_in_terminal(study, quiet=quiet)
-    if not outcome.complete:
-        from centaur_tui.services.run import INCOMPLETE_EXIT
+    from centaur_tui.services.run import exit_status
 
-        sys.exit(INCOMPLETE_EXIT)
+    status = exit_status(outcome)
+    if status:
+        sys.exit(status)
 
 
 @click.command()
@@ -271,7 +289,7 @@ def demo(ctx: click.Context, session: str, no_app: bool) -> None:
     from centaur_tui.cli.report_cmd import report as report_command
 
     ctx.invoke(report_command, session=str(study.session_file))
-    if not outcome.complete:
-        from centaur_tui.services.run import INCOMPLETE_EXIT
+    from centaur_tui.services.run import exit_status
 
-        sys.exit(INCOMPLETE_EXIT)
+    if exit_status(outcome):
+        sys.exit(exit_status(outcome))
