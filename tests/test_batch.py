@@ -380,3 +380,38 @@ def test_a_run_that_does_not_wait_exits_not_finished_and_the_next_run_collects(t
     assert len(judgments(path)) == 8
     with Store(load_session(path).database) as store:
         assert [b["state"] for b in batch_rows(store)] == ["collected", "collected"]
+
+
+# -- the app ----------------------------------------------------------------------------------------
+
+
+async def test_the_pipeline_panel_shows_each_batch_and_its_state(tmp_path: Path) -> None:
+    from textual.widgets import Static
+
+    from centaur_tui.ui.app import create_app
+    from centaur_tui.ui.screens.session import SessionScreen
+    from tests.support.waits import wait_for
+
+    with BatchServer() as server:
+        path = write(tmp_path, session_text(server.api_base))
+        server.hold.set()
+        app = create_app(sessions_dir=path.parent, session=path)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(
+                pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None, "the overview"
+            )
+            overview: SessionScreen = app.screen  # type: ignore[assignment]
+            panel = overview.query_one("#batches", Static)
+            assert not panel.display  # no batch yet: no line
+            await pilot.press("r")
+
+            def text() -> str:
+                return str(panel.render())
+
+            await wait_for(pilot, lambda: text().count("in_progress") == 2, "two batches in progress", 1500)
+            assert panel.display and "Batches: 0 of 2 collected" in text()
+            assert "judging: in_progress, 0/4 done" in text()
+            assert "gpt-4o-mini" not in text() and "judge-two" not in text()  # no model names on the panel
+            server.hold.clear()
+            await wait_for(pilot, lambda: overview.last_outcome is not None, "the run to end", 1500)
+            assert overview.last_outcome.startswith("Finished"), overview.last_outcome

@@ -50,10 +50,11 @@ class BatchProgress:
     failed: int = 0
     message: str | None = None
 
-    def line(self) -> str:
-        """One line for a display: id, stage, model, status and request counts."""
+    def line(self, model: bool = True) -> str:
+        """One line for a display: id, stage, model (unless `model` is false), status and request counts."""
         shown = self.status or self.state
-        text = f"batch {self.id[:8]} {self.stage} {self.model}: {shown}, {self.completed:,}/{self.requests:,} done"
+        where = f"{self.stage} {self.model}" if model else self.stage
+        text = f"batch {self.id[:8]} {where}: {shown}, {self.completed:,}/{self.requests:,} done"
         if self.failed:
             text += f", {self.failed:,} failed"
         return text
