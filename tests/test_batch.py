@@ -8,6 +8,7 @@ logs every request, so "sent twice" is checked on what the provider received.
 from __future__ import annotations
 
 import asyncio
+import csv
 import json
 import os
 import signal
@@ -138,6 +139,23 @@ def test_a_batch_run_stores_what_the_online_path_stores(tmp_path: Path) -> None:
     assert query(batched, "SELECT count(*) FROM batch_requests WHERE state != 'answered' OR messages IS NOT NULL") == [
         (0,)
     ]
+    # The export marks each judgment that came from a batch, the report counts them.
+    out = CliRunner().invoke(cli, ["export", str(batched), "--out", str(tmp_path / "export")])
+    assert out.exit_code == 0, out.output
+    with (tmp_path / "export" / "judgments.csv").open(encoding="utf-8") as fh:
+        assert {row["batch"] for row in csv.DictReader(fh)} == {"true"}
+    report = CliRunner().invoke(cli, ["report", str(batched), "--json", str(tmp_path / "b.json")])
+    assert report.exit_code == 0, report.output
+    doc = json.loads((tmp_path / "b.json").read_text(encoding="utf-8"))
+    assert doc["outcomes"]["batched_judgments"] == len(rows_b) and doc["outcomes"]["batches_in_flight"] == 0
+    text = CliRunner().invoke(cli, ["report", str(batched)]).output
+    assert f"{len(rows_b)} LLM judgment(s) came from provider batches" in text
+    CliRunner().invoke(cli, ["report", str(online), "--json", str(tmp_path / "o.json")])
+    online_report = json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))
+    assert "batched_judgments" not in online_report["outcomes"]  # a session never batched: the document is as before
+    out = CliRunner().invoke(cli, ["export", str(online), "--out", str(tmp_path / "online-export")])
+    with (tmp_path / "online-export" / "judgments.csv").open(encoding="utf-8") as fh:
+        assert {row["batch"] for row in csv.DictReader(fh)} == {"false"}
 
 
 def test_batch_prices_are_recorded_per_call(tmp_path: Path) -> None:

@@ -31,8 +31,10 @@ from centaur_tui.store.audit import (
 )
 from centaur_tui.store.batches import (
     BatchRequestRow,
+    batch_counts,
     batch_overhead,
     batch_rows,
+    batched_judgment_ids,
     batched_keys,
     batches_in_flight,
     check_no_double_send,
@@ -125,8 +127,10 @@ __all__ = [
     "WorkItem",
     "WorkQueueItem",
     "WorkStore",
+    "batch_counts",
     "batch_overhead",
     "batch_rows",
+    "batched_judgment_ids",
     "batched_keys",
     "batches_in_flight",
     "calls_of",

@@ -207,6 +207,28 @@ def batches_in_flight(store: Store) -> tuple[int, int]:
     return int(row["batches"] or 0), int(row["requests"] or 0)
 
 
+def batch_counts(store: Store) -> tuple[int, int]:
+    """(LLM judgments whose call a batch answered, latest revision per slot; batches not collected yet)."""
+    judged = store.read_value(
+        "SELECT count(*) FROM judgments j WHERE j.judge_kind = 'llm' AND j.call_key IN"
+        " (SELECT key FROM batch_requests WHERE state = 'answered')"
+        " AND j.revision = (SELECT max(revision) FROM judgments k WHERE k.comparison_id = j.comparison_id"
+        " AND k.judge = j.judge AND k.presentation = j.presentation)"
+    )
+    in_flight = store.read_value("SELECT count(*) FROM batches WHERE state != 'collected'")
+    return int(judged or 0), int(in_flight or 0)
+
+
+def batched_judgment_ids(store: Store) -> set[int]:
+    """Row ids of the judgments whose call was answered in a batch (the export's `batch` column)."""
+    return {
+        int(r["id"])
+        for r in store.read(
+            "SELECT id FROM judgments WHERE call_key IN (SELECT key FROM batch_requests WHERE state = 'answered')"
+        )
+    }
+
+
 def batched_keys(store: Store) -> set[str]:
     """Content addresses of the calls answered through a batch."""
     return {r["key"] for r in store.read("SELECT DISTINCT key FROM batch_requests WHERE state = 'answered'")}
