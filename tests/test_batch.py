@@ -28,7 +28,7 @@ from centaur_tui.cli.main import cli
 from centaur_tui.domain.errors import ConfigError
 from centaur_tui.pipeline import Pipeline
 from centaur_tui.store import Store, batch_rows, check_no_double_send
-from tests.support.batch_server import BatchServer, result_line
+from tests.support.batch_server import BatchServer
 
 TASKS = Path(__file__).resolve().parent.parent / "tasks"
 ROOT = Path(__file__).resolve().parent.parent
@@ -216,7 +216,7 @@ def _states(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("window", ["submitted", "creating"])
 def test_killed_mid_batch_and_resumed_sends_nothing_twice(tmp_path: Path, window: str) -> None:
-    """SIGKILL once the batches exist at the provider (`submitted`), or while their create is unanswered (`creating`)."""
+    """SIGKILL once the batches exist at the provider (`submitted`), or while their create is unanswered."""
     with BatchServer() as server:
         path = write(tmp_path, session_text(server.api_base))
         server.hold.set()  # batches stay in_progress: the run is waiting when it is killed

@@ -197,9 +197,11 @@ def outcome_lines(outcome: RunOutcome) -> list[str]:
         return [] if not outcome.batches_pending else [batches_line(outcome) or ""]
     waiting = {name: s.in_batch for name, s in outcome.progress.stages.items() if s.in_batch}
     failed = o.failed - sum(waiting.values())
-    lines = [batches_line(outcome)] if outcome.batches_pending else []
+    pending = batches_line(outcome)
+    lines = [pending] if pending else []
     if failed or not waiting:
-        lines.append(f"Incomplete: {failed:,} call{'s' if failed != 1 else ''} failed for good; run again to retry them.")
+        plural = "s" if failed != 1 else ""
+        lines.append(f"Incomplete: {failed:,} call{plural} failed for good; run again to retry them.")
     for stage, c in o.stages.items():
         if not c.missing:
             continue
