@@ -27,7 +27,7 @@ from typing import Any
 from centaur_tui.domain.errors import StoreError
 from centaur_tui.domain.records import CallFailure, CallRecord
 from centaur_tui.store.connection import utc_now
-from centaur_tui.store.db import Store, insert_call_row, insert_failure_row
+from centaur_tui.store.db import Store, insert_failure_row
 
 REQUEST_ENDS = ("errored", "expired", "failed", "cancelled", "missing")
 """States of a request that a batch ended without answering (its call failed for this run)."""
@@ -176,7 +176,7 @@ def collect_batch(
     names = sorted(values)
     with store.write() as c:
         for _, record in answered:
-            insert_call_row(c, record)
+            Store.insert_call(c, record)
         c.executemany(
             "UPDATE batch_requests SET state = 'answered', messages = NULL, params = NULL, message = NULL,"
             " updated_at = ? WHERE batch_id = ? AND custom_id = ? AND state = 'pending'",

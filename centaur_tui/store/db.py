@@ -210,6 +210,9 @@ class Store:
             ),
         )
 
+    insert_call = _insert_call
+    """Insert an answered call inside the caller's transaction (a batch's results: store/batches.py)."""
+
     def record_call(self, record: CallRecord) -> None:
         with self.write() as c:
             self._insert_call(c, record)
@@ -438,11 +441,6 @@ def insert_scores(c: sqlite3.Connection, judgment_id: int | None, record: Judgme
         "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
         [(judgment_id, s.candidate, s.dimension, s.dimension_kind, s.score) for s in record.scores],
     )
-
-
-def insert_call_row(c: sqlite3.Connection, record: CallRecord) -> None:
-    """Insert an answered call inside the caller's transaction (a batch's results: store/batches.py)."""
-    Store._insert_call(c, record)
 
 
 def insert_failure_row(c: sqlite3.Connection, failure: CallFailure) -> None:
