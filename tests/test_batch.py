@@ -11,6 +11,7 @@ import asyncio
 import csv
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -56,7 +57,7 @@ def session_text(api_base: str, mode: str = "batch", batch: str = "", name: str 
 
         [batch]
         poll_interval_s = 0.02
-        collect_s = 0.05
+        collect_s = 0.2
         {batch}
 
         [limits]
@@ -129,12 +130,18 @@ def test_a_batch_run_stores_what_the_online_path_stores(tmp_path: Path) -> None:
     assert rows_b and rows_b == rows_o  # same comparisons, verdicts, scores, replies
     assert len(sent) == len(set(sent)) == len(rows_b)  # one request per judgment, none twice
     assert outcome.progress.stages["judging"].batched == len(rows_b)
-    # One batch per judge model (both judges' calls gather in their own batch).
+    # Each batch holds one judge model's calls (as many batches as the dataflow's timing gathered).
     batches = query(batched, "SELECT model, state, status, requests FROM batches ORDER BY model")
-    assert [(m, s, st) for m, s, st, _ in batches] == [
-        ("openai/gpt-4o-mini", "collected", "completed"),
-        ("openai/judge-two", "collected", "completed"),
-    ]
+    assert {m for m, *_ in batches} == {"openai/gpt-4o-mini", "openai/judge-two"}
+    assert {(s, st) for _, s, st, _ in batches} == {("collected", "completed")}
+    assert (
+        query(
+            batched,
+            "SELECT count(DISTINCT b.model) FROM batch_requests r JOIN batches b ON b.id = r.batch_id"
+            " GROUP BY r.batch_id HAVING count(DISTINCT r.model) > 1",
+        )
+        == []
+    )
     assert sum(n for *_, n in batches) == len(rows_b)
     assert query(batched, "SELECT count(*) FROM batch_requests WHERE state != 'answered' OR messages IS NOT NULL") == [
         (0,)
@@ -214,6 +221,15 @@ def _states(path: Path) -> list[str]:
         return []
 
 
+def _submitted(path: Path) -> int:
+    try:
+        rows = query(path, "SELECT sum(requests) FROM batches WHERE state = 'submitted'")
+    except sqlite3.OperationalError:
+        return 0
+    return int(rows[0][0] or 0)
+
+
+@pytest.mark.slow  # two `centaur` processes each (litellm's import): about 25 s
 @pytest.mark.parametrize("window", ["submitted", "creating"])
 def test_killed_mid_batch_and_resumed_sends_nothing_twice(tmp_path: Path, window: str) -> None:
     """SIGKILL once the batches exist at the provider (`submitted`), or while their create is unanswered."""
@@ -228,7 +244,7 @@ def test_killed_mid_batch_and_resumed_sends_nothing_twice(tmp_path: Path, window
         try:
             _wait_for(lambda: window in _states(path) and server.created.is_set(), proc, f"a batch {window}")
             if window == "submitted":
-                _wait_for(lambda: _states(path).count("submitted") == 2, proc, "both batches submitted")
+                _wait_for(lambda: _submitted(path) == 8, proc, "every judge call in a submitted batch")
         finally:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
@@ -270,8 +286,9 @@ def _hostile(kind: str, server: BatchServer) -> None:
     first = {"done": False}
 
     def once(batch: dict[str, Any]) -> bool:
-        # Only the first batch of judge J1 is hostile; re-asks and the other judge's batch are not.
-        if first["done"] or batch["_model"] != "gpt-4o-mini":
+        # Only the first batch of judge J1 with two requests or more is hostile; re-asks and the other
+        # judge's batches are not (how the calls gather into batches depends on the dataflow's timing).
+        if first["done"] or batch["_model"] != "gpt-4o-mini" or batch["_total"] < 2:
             return False
         first["done"] = True
         return True
@@ -384,11 +401,11 @@ def test_a_run_that_does_not_wait_exits_not_finished_and_the_next_run_collects(t
         server.hold.set()
         first = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
         assert first.exit_code == 4, first.output
-        assert "Not finished: 8 calls wait in 2 batches at the provider" in first.output
+        assert re.search(r"Not finished: 8 calls wait in \d+ batches at the provider", first.output), first.output
         assert "judging: 8 of 8 missing (8 waiting in batches)" in first.output
         assert "failed for good" not in first.output
         creates = server.count("create")
-        assert creates == 2 and len(server.all_sent()) == 8
+        assert creates >= 2 and len(server.all_sent()) == 8
         still = CliRunner().invoke(cli, ["run", str(path), "--quiet"])  # still running at the provider
         assert still.exit_code == 4, still.output
         server.hold.clear()
@@ -397,7 +414,7 @@ def test_a_run_that_does_not_wait_exits_not_finished_and_the_next_run_collects(t
         assert server.count("create") == creates and len(server.all_sent()) == 8  # collected, nothing sent again
     assert len(judgments(path)) == 8
     with Store(load_session(path).database) as store:
-        assert [b["state"] for b in batch_rows(store)] == ["collected", "collected"]
+        assert {b["state"] for b in batch_rows(store)} == {"collected"}
 
 
 # -- the app ----------------------------------------------------------------------------------------
@@ -426,10 +443,70 @@ async def test_the_pipeline_panel_shows_each_batch_and_its_state(tmp_path: Path)
             def text() -> str:
                 return str(panel.render())
 
-            await wait_for(pilot, lambda: text().count("in_progress") == 2, "two batches in progress", 1500)
-            assert panel.display and "Batches: 0 of 2 collected" in text()
-            assert "judging: in_progress, 0/4 done" in text()
+            def in_progress() -> bool:
+                batches = list(overview.runner.progress.batches.values()) if overview.runner.progress else []
+                return sum(b.requests for b in batches) == 8 and {b.status for b in batches} == {"in_progress"}
+
+            await wait_for(pilot, in_progress, "every judge call in a batch in progress", 1500)
+            await pilot.pause(0.3)  # the panel's timer (0.25 s)
+            n = len(overview.runner.progress.batches)
+            assert panel.display and f"Batches: 0 of {n} collected" in text()
+            assert re.search(r"batch [0-9a-f]{8} judging: in_progress, 0/\d done", text()), text()
             assert "gpt-4o-mini" not in text() and "judge-two" not in text()  # no model names on the panel
             server.hold.clear()
             await wait_for(pilot, lambda: overview.last_outcome is not None, "the run to end", 1500)
             assert overview.last_outcome.startswith("Finished"), overview.last_outcome
+
+
+# -- more ways a batch goes wrong -------------------------------------------------------------------
+
+
+def test_an_upload_the_provider_refuses_ends_every_request_recorded_and_the_next_run_sends_them(
+    tmp_path: Path,
+) -> None:
+    with BatchServer() as server:
+        path = write(tmp_path, session_text(server.api_base))
+        server.refuse["upload"] = 400
+        outcome = run(path)
+        assert not outcome.complete and outcome.batches_pending == 0
+        assert outcome.outcomes.stages["judging"].failed == 8 and server.count("create") == 0
+        rows = query(path, "SELECT state, message FROM batch_requests")
+        assert len(rows) == 8 and {s for s, _ in rows} == {"failed"}
+        assert all("batch not sent: uploading the batch input file: BadRequestError" in m for _, m in rows), rows
+        assert query(path, "SELECT count(*) FROM call_errors WHERE final = 1 AND error_type = 'BatchNotSent'") == [(8,)]
+        del server.refuse["upload"]
+        assert run(path).complete
+        assert len(server.all_sent()) == 8  # the refused file was never a batch: each request sent once
+
+
+def test_a_provider_refusing_the_key_stops_the_run_with_exit_status_2(tmp_path: Path) -> None:
+    with BatchServer() as server:
+        path = write(tmp_path, session_text(server.api_base))
+        server.refuse["upload"] = 401
+        result = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
+        assert result.exit_code == 2, result.output
+        assert "AuthenticationError" in result.output and "Traceback" not in result.output
+
+
+def test_a_session_switched_back_to_online_still_collects_its_batches_instead_of_sending_again(tmp_path: Path) -> None:
+    with BatchServer(steps=0) as server:
+        path = write(tmp_path, session_text(server.api_base, batch="wait = false"))
+        server.hold.set()
+        assert run(path).batches_pending >= 2
+        path.write_text(session_text(server.api_base, mode="online"), encoding="utf-8")
+        server.hold.clear()
+        assert run(path).complete
+        assert not [r for r in server.online if r["model"] in ("gpt-4o-mini", "judge-two")]  # no judge call online
+        assert len(server.all_sent()) == len(judgments(path)) == 8
+
+
+def test_generation_in_batch_mode_too_every_stage_through_batches(tmp_path: Path) -> None:
+    with BatchServer() as server:
+        text = session_text(server.api_base).replace("[judging]", '[generation]\nmode = "batch"\n\n[judging]')
+        path = write(tmp_path, text)
+        outcome = run(path)
+        assert outcome.complete, outcome.outcomes
+        assert server.online == []  # not one online call
+        stages = dict(query(path, "SELECT stage, count(*) FROM batches GROUP BY stage"))
+        assert set(stages) == {"automation", "assistance", "worker", "judging"}
+        assert len(server.all_sent()) == len(set(server.all_sent())) == query(path, "SELECT count(*) FROM calls")[0][0]

@@ -90,6 +90,7 @@ class BatchServer:
         self.hold = threading.Event()  # set: batches stay in_progress
         self.create_delay_s = 0.0  # the answer to a create waits this long (the batch exists already)
         self.created = threading.Event()  # set when a batch has been created
+        self.refuse: dict[str, int] = {}  # request kind (upload, create, retrieve) -> HTTP status to answer instead
         self.log: list[tuple[str, str]] = []
         self.sent: dict[str, list[str]] = {}  # batch id -> custom_ids of its input file
         self.files: dict[str, bytes] = {}
@@ -155,6 +156,18 @@ class BatchServer:
 
     def _handle(self, method: str, path: str, query_text: str, headers: Any, body: bytes) -> tuple[int, bytes, str]:
         query = dict(p.split("=", 1) for p in query_text.split("&") if "=" in p)
+        kind = {("POST", "/v1/files"): "upload", ("POST", "/v1/batches"): "create"}.get((method, path))
+        if kind is None and method == "GET" and path.startswith("/v1/batches/"):
+            kind = "retrieve"
+        if kind in self.refuse:
+            with self._lock:
+                self.log.append((f"refused {kind}", str(self.refuse[kind])))
+            status = self.refuse[kind]
+            return (
+                status,
+                json.dumps({"error": {"message": f"refused with {status}", "type": "invalid_request_error"}}).encode(),
+                "application/json",
+            )
         with self._lock:
             if method == "POST" and path == "/v1/files":
                 msg = BytesParser(policy=HTTP).parsebytes(
