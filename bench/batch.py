@@ -40,7 +40,8 @@ JUDGE_MODELS = ("gpt-4o-mini", "judge-two")
 
 def session_toml(api_base: str, mode: str, runs: int, name: str) -> str:
     def entry(kind: str, label: str, model: str, family: str, extra: str = "") -> str:
-        return f'[{kind}]\nname = "{label}"\nmodel = "openai/{model}"\napi_base = "{api_base}"\nfamily = "{family}"\n{extra}\n'
+        where = f'model = "openai/{model}"\napi_base = "{api_base}"'
+        return f'[{kind}]\nname = "{label}"\n{where}\nfamily = "{family}"\n{extra}\n'
 
     head = textwrap.dedent(
         f"""
@@ -132,7 +133,8 @@ def main() -> None:
             print(f"batch bookkeeping                   {book / 1e3:8.1f} KB  ({rows}; {sizes})")
             print(f"  per judge call                    {book / max(1, overhead['batch_requests']):8.1f} bytes")
     b, o = results["batch"], results["online"]
-    print(f"batch / online wall {b[0] / o[0]:.2f}x; HTTP requests {sum(b[2].values()) / max(1, sum(o[2].values())):.4f}x")
+    ratio = sum(b[2].values()) / max(1, sum(o[2].values()))
+    print(f"batch / online wall {b[0] / o[0]:.2f}x; HTTP requests {ratio:.4f}x")
 
 
 if __name__ == "__main__":
