@@ -510,3 +510,39 @@ def test_generation_in_batch_mode_too_every_stage_through_batches(tmp_path: Path
         stages = dict(query(path, "SELECT stage, count(*) FROM batches GROUP BY stage"))
         assert set(stages) == {"automation", "assistance", "worker", "judging"}
         assert len(server.all_sent()) == len(set(server.all_sent())) == query(path, "SELECT count(*) FROM calls")[0][0]
+
+
+def test_a_batch_stored_but_never_uploaded_is_rebuilt_from_the_store_byte_for_byte(tmp_path: Path) -> None:
+    """A kill between storing a batch and uploading its file: the next run uploads the same file, once."""
+    with BatchServer(steps=0) as server:
+        path = write(tmp_path, session_text(server.api_base, batch="wait = false"))
+        server.hold.set()
+        assert run(path).batches_pending >= 2
+        uploaded = {fid: server.files[fid] for kind, fid in server.log if kind == "upload"}
+        # As if the run had died right after open_batch: nothing of these batches reached the provider.
+        with sqlite3.connect(load_session(path).database) as conn:
+            conn.execute(
+                "UPDATE batches SET state = 'preparing', status = NULL, input_file_id = NULL, provider_batch_id = NULL"
+            )
+        server.sent.clear()
+        server.batches.clear()
+        server.hold.clear()
+        assert run(path).complete
+        again = [server.files[fid] for kind, fid in server.log if kind == "upload" and fid not in uploaded]
+        assert sorted(again) == sorted(d for d in uploaded.values())  # the same JSONL, rebuilt from the store
+        assert len(server.all_sent()) == len(set(server.all_sent())) == 8
+
+
+@pytest.mark.slow  # a `centaur` process (litellm's import)
+def test_ctrl_c_says_which_batches_stay_in_flight(tmp_path: Path) -> None:
+    with BatchServer() as server:
+        path = write(tmp_path, session_text(server.api_base))
+        server.hold.set()
+        proc = subprocess.Popen([*CENTAUR, "run", str(path), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            _wait_for(lambda: _submitted(path) == 8, proc, "every judge call in a submitted batch")
+        finally:
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        assert re.search(rb"\d+ batch(es)? \(8 calls\) stay in flight at the provider", err), err

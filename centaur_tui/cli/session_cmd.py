@@ -189,7 +189,7 @@ def _stop_on_sigterm(signum: int, frame: Any) -> None:
 
 def run_in_terminal(study: Study, quiet: bool = False) -> Any:
     """Run a study with a line printer; Ctrl-C (or SIGTERM) stops cleanly, keeping every answer."""
-    from centaur_tui.services.run import billed_twice_line, outcome_lines
+    from centaur_tui.services.run import batches_left_line, billed_twice_line, outcome_lines
     from centaur_tui.services.run import run_study as run_pipeline
     from centaur_tui.services.session import open_store, require_keys
 
@@ -209,6 +209,9 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
                     fg="yellow",
                     err=True,
                 )
+                left = batches_left_line(store)
+                if left:
+                    click.secho(left, fg="yellow", err=True)
                 sys.exit(130)
             counts = store.counts()
     finally:

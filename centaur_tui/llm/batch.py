@@ -69,7 +69,8 @@ def request_line(custom_id: str, endpoint: Endpoint, messages: list[dict[str, st
     """One JSONL line of a batch input file: a chat completion with its `custom_id`."""
     body: dict[str, Any] = {"model": body_model(endpoint), "messages": messages, **endpoint.params, **params}
     line = {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions", "body": body}
-    return json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    # Sorted keys: a batch rebuilt from the store after a kill (messages as canonical JSON) is the same file.
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode() + b"\n"
 
 
 @dataclass(frozen=True)

@@ -149,6 +149,19 @@ def exit_status(outcome: RunOutcome) -> int:
     return 0 if outcome.complete else INCOMPLETE_EXIT
 
 
+def batches_left_line(store: Store) -> str | None:
+    """What a stopped run left in flight at the provider (read from the store), or None when nothing."""
+    from centaur_tui.store import batches_in_flight
+
+    n, k = batches_in_flight(store)
+    if not n:
+        return None
+    return (
+        f"{n:,} batch{'es' if n != 1 else ''} ({k:,} calls) stay in flight at the provider; the next run collects "
+        "them without sending them again."
+    )
+
+
 def batches_line(outcome: RunOutcome) -> str | None:
     """What a run leaves in flight at the provider ([batch] wait = false), or None when it leaves nothing."""
     if not outcome.batches_pending:
