@@ -546,3 +546,16 @@ def test_ctrl_c_says_which_batches_stay_in_flight(tmp_path: Path) -> None:
             _, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
         assert re.search(rb"\d+ batch(es)? \(8 calls\) stay in flight at the provider", err), err
+
+
+def test_check_names_the_batched_calls_and_where_their_price_comes_from(tmp_path: Path) -> None:
+    text = session_text("http://127.0.0.1:9/v1").replace('model = "openai/judge-two"', 'model = "anthropic/claude-x"')
+    path = write(tmp_path, text.replace("[batch]", '[batch]\nunsupported = "online"'))
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "Batch mode (provider batch APIs" in result.output
+    assert (
+        "J1                       openai/gpt-4o-mini: $0.5 / $2 per M input/output tokens (session batch"
+        in result.output
+    )
+    assert "anthropic/claude-x: no batch API, sent online" in result.output

@@ -111,6 +111,10 @@ def check(session: str) -> None:
         click.echo(line)
     for name, model, var in missing_keys(study):
         click.secho(f"Warning: {name} ({model}) needs {var}, which is not set; `centaur run` will refuse.", fg="yellow")
+    from centaur_tui.services.batch import batch_plan_lines
+
+    for line in batch_plan_lines(study):
+        click.echo(line)
     click.echo(f"Database: {study.database}")
     click.secho("Session is valid.", fg="green")
 
