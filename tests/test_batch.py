@@ -559,3 +559,28 @@ def test_check_names_the_batched_calls_and_where_their_price_comes_from(tmp_path
         in result.output
     )
     assert "anthropic/claude-x: no batch API, sent online" in result.output
+
+
+async def test_a_call_asked_after_its_resumed_batch_was_left_in_flight_does_not_wait_forever(tmp_path: Path) -> None:
+    from centaur_tui.llm import CallRequest
+    from centaur_tui.pipeline.batching import BatchPending
+    from centaur_tui.pipeline.calls import Calls
+    from centaur_tui.pipeline.progress import Progress
+
+    with BatchServer(steps=0) as server:
+        path = write(tmp_path, session_text(server.api_base, batch="wait = false"))
+        server.hold.set()
+        assert (await Pipeline(load_session(path), Store(load_session(path).database)).run()).batches_pending
+        study = load_session(path)
+        with Store(study.database) as store:
+            key, messages, params, sample = query(
+                path, "SELECT key, messages, params, sample FROM batch_requests WHERE state = 'pending' LIMIT 1"
+            )[0]
+            calls = Calls(study, store, Progress("batched", False))
+            await calls.batcher.resume()
+            await calls.batcher.drain()  # checked once, still in progress: left in flight
+            judge = study.session.judge("J1")
+            request = CallRequest(key, "judging", judge, json.loads(messages), json.loads(params), sample)
+            with pytest.raises(BatchPending, match="run again to collect it"):
+                await asyncio.wait_for(calls.batcher.complete(request, messages, params), 5)
+            calls.close()

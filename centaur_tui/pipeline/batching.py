@@ -132,6 +132,9 @@ class Batcher:
         self._client = client
         self._waiters: dict[str, asyncio.Future[CallResult]] = {}
         self._pending: dict[str, str] = {}  # content address -> batch id, for batches in flight
+        # Calls whose batch this run stopped driving while they were pending (left in flight): a
+        # caller asking for one later gets the same answer at once instead of waiting forever.
+        self._left: dict[str, BatchPending] = {}
         self._groups: dict[str, _Group] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -185,6 +188,9 @@ class Batcher:
             CallFailed: the batch ended without an answer for it (error, expiry, cancel, failure).
             FatalProviderError: the provider refused the batch (bad key, unknown model).
         """
+        left = self._left.get(request.key)
+        if left is not None:
+            raise left
         waiter = self._waiters.get(request.key)
         if waiter is None:
             waiter = self._waiters[request.key] = asyncio.get_running_loop().create_future()
@@ -456,7 +462,8 @@ class Batcher:
 
     def _leave_pending(self, keys: list[str], message: str) -> None:
         for key in keys:
-            self._resolve(key, BatchPending(f"{message}; run again to collect it"))
+            pending = self._left[key] = BatchPending(f"{message}; run again to collect it")
+            self._resolve(key, pending)
 
     def _fail_waiters(self, keys: list[str], exc: BaseException) -> None:
         # A CallFailed ends the call; anything else (a StoreError, a bug) reaches the run as it is.
