@@ -58,7 +58,7 @@ def session_toml(api_base: str, mode: str, runs: int, name: str) -> str:
 
         [batch]
         poll_interval_s = 0.05
-        collect_s = 0.2
+        collect_s = 1.0
 
         [limits]
         concurrency = 64
@@ -120,6 +120,11 @@ def main() -> None:
             db = load_session(path).database
             with Store(db) as store:
                 overhead = batch_overhead(store)
+                # What batch_requests held per request while its batch was in flight (dropped on collection).
+                overhead["transient"] = int(
+                    store.read_value("SELECT sum(length(messages) + length(params)) FROM calls WHERE stage = 'judging'")
+                    or 0
+                )
             results[mode] = (wall, judged.done, judge_requests(server, start), overhead, db.stat().st_size)
     for mode, (wall, judged, requests, overhead, size) in results.items():
         print(f"== judging {mode}: {judged:,} judgments ==")
@@ -132,6 +137,8 @@ def main() -> None:
             book = sum(v for k, v in sizes.items() if k != "calls")
             print(f"batch bookkeeping                   {book / 1e3:8.1f} KB  ({rows}; {sizes})")
             print(f"  per judge call                    {book / max(1, overhead['batch_requests']):8.1f} bytes")
+            held = overhead["transient"]
+            print(f"  held while in flight (messages)   {held / 1e6:8.2f} MB  (freed pages once collected)")
     b, o = results["batch"], results["online"]
     ratio = sum(b[2].values()) / max(1, sum(o[2].values()))
     print(f"batch / online wall {b[0] / o[0]:.2f}x; HTTP requests {ratio:.4f}x")

@@ -584,3 +584,11 @@ async def test_a_call_asked_after_its_resumed_batch_was_left_in_flight_does_not_
             with pytest.raises(BatchPending, match="run again to collect it"):
                 await asyncio.wait_for(calls.batcher.complete(request, messages, params), 5)
             calls.close()
+
+
+def test_max_requests_splits_the_calls_of_one_model_into_several_batches(tmp_path: Path) -> None:
+    with BatchServer() as server:
+        path = write(tmp_path, session_text(server.api_base, batch="max_requests = 3"))
+        assert run(path).complete
+        sizes = [len(ids) for ids in server.sent.values()]
+    assert max(sizes) <= 3 and sum(sizes) == 8 and len(sizes) >= 4

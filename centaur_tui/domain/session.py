@@ -318,11 +318,12 @@ class BatchSettings(Strict):
         "(exit status 4), `centaur run` again collects them.",
     )
     collect_s: float = Field(
-        0.5,
+        10.0,
         strict=True,
         ge=0.0,
-        le=600.0,
-        description="A batch is sent once no new call joined it for this long (or it holds max_requests).",
+        le=3600.0,
+        description="A batch is sent once no new call joined it for this long (or it holds max_requests): judge "
+        "calls arrive as tournaments finish, and a longer wait gathers them into fewer batches.",
     )
     max_requests: int = Field(
         50_000, strict=True, ge=1, le=50_000, description="Requests in one batch at most (OpenAI's limit: 50,000)."
