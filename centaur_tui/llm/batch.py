@@ -8,6 +8,11 @@ not asked for, two results for one request, a line over `MAX_RESULT_LINE` bytes,
 is not a completion: none of them becomes an answer. Each request gets one `BatchResult`
 (an answer or an error message), never a guess.
 
+Measured against the local fake (tests/support/batch_server.py) with litellm 1.110.2: one
+`afile_content` call sends two GET requests for the file (and leaves a coroutine never
+awaited); harmless (a GET is idempotent and not billed), so left as litellm does it.
+`alist_batches` drops its `metadata` argument, so `find` filters the pages itself.
+
 Cost: litellm's batch cost tracking is unreliable (litellm#27944, NOTES.md), so `batch_cost`
 computes it from the tokens the result reports and a batch price: the session's
 `batch_input_cost_per_mtok`/`batch_output_cost_per_mtok` of the model, else litellm's price
