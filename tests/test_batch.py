@@ -592,3 +592,32 @@ def test_max_requests_splits_the_calls_of_one_model_into_several_batches(tmp_pat
         assert run(path).complete
         sizes = [len(ids) for ids in server.sent.values()]
     assert max(sizes) <= 3 and sum(sizes) == 8 and len(sizes) >= 4
+
+
+async def test_a_batch_cancelled_at_the_provider_keeps_its_answers_and_the_rest_is_sent_again(tmp_path: Path) -> None:
+    from centaur_tui.llm.batch import BatchClient
+
+    with BatchServer(steps=0) as server:
+        path = write(tmp_path, session_text(server.api_base, batch="wait = false"))
+        server.hold.set()
+        study = load_session(path)
+        with Store(study.database) as store:
+            assert (await Pipeline(study, store).run()).batches_pending
+        client = BatchClient(study.session.limits)
+        victim = sorted(server.batches)[0]  # cancelled by its owner (a provider's console, say)
+        status = await client.cancel(study.session.judge("J1"), victim)
+        assert status.status == "cancelled" and status.completed == status.total // 2
+        server.hold.clear()
+        with Store(study.database) as store:
+            outcome = await Pipeline(study, store).run()
+        cancelled = query(path, "SELECT count(*) FROM batch_requests WHERE state = 'cancelled'")[0][0]
+        assert cancelled == status.total - status.completed >= 1
+        assert outcome.outcomes.stages["judging"].failed == cancelled
+        assert all(
+            "cancelled before answering" in m
+            for (m,) in query(path, "SELECT message FROM batch_requests WHERE state = 'cancelled'")
+        )
+        with Store(study.database) as store:
+            assert (await Pipeline(study, store).run()).complete  # the cancelled ones in a new batch
+    sent = server.all_sent()
+    assert len(sent) - len(set(sent)) == cancelled  # only those were sent twice, and each is recorded
