@@ -39,7 +39,7 @@ from centaur_tui.llm.errors import describe_failure, secrets_in_env
 
 # The gateway's classification of litellm's and the OpenAI SDK's exception type names, shared
 # so a batch upload retries exactly what an online call retries.
-from centaur_tui.llm.gateway import _FATAL, _TRANSIENT, MalformedReply, reply_text, retry_after_s
+from centaur_tui.llm.gateway import FATAL_ERRORS, TRANSIENT_ERRORS, MalformedReply, reply_text, retry_after_s
 from centaur_tui.llm.runtime import litellm
 
 T = TypeVar("T")
@@ -53,7 +53,7 @@ FINAL_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})
 METADATA_KEY = "centaur_batch"
 """Metadata key of a created batch naming our batch id: a run killed while creating it finds it in the list."""
 
-MAYBE_CREATED = frozenset({*_TRANSIENT, "APITimeoutError", "ConnectError", "ReadTimeout"})
+MAYBE_CREATED = frozenset({*TRANSIENT_ERRORS, "APITimeoutError", "ConnectError", "ReadTimeout"})
 """Errors after which a create may have reached the provider (the reply was lost, not refused)."""
 
 LIST_PAGES = 10
@@ -362,8 +362,8 @@ class BatchClient:
                 name = type(exc).__name__
                 secrets = secrets_in_env([endpoint.api_key_env] if endpoint.api_key_env else [])
                 message = describe_failure(exc, name, endpoint, secrets)
-                fatal = name in _FATAL
-                transient = name in _TRANSIENT or name in ("APITimeoutError", "ConnectError", "ReadTimeout")
+                fatal = name in FATAL_ERRORS
+                transient = name in TRANSIENT_ERRORS or name in ("APITimeoutError", "ConnectError", "ReadTimeout")
                 if fatal or not transient or attempt > retries:
                     raise BatchApiError(f"{what}: {name}: {message}", name, fatal) from None
                 step = self.limits.backoff_base_s * 2 ** (attempt - 1) * (0.5 + random.random() / 2)
