@@ -621,3 +621,13 @@ async def test_a_batch_cancelled_at_the_provider_keeps_its_answers_and_the_rest_
             assert (await Pipeline(study, store).run()).complete  # the cancelled ones in a new batch
     sent = server.all_sent()
     assert len(sent) - len(set(sent)) == cancelled  # only those were sent twice, and each is recorded
+
+
+def test_a_create_whose_answer_is_lost_is_found_in_the_list_not_created_twice(tmp_path: Path) -> None:
+    with BatchServer() as server:
+        path = write(tmp_path, session_text(server.api_base))
+        server.drop_creates = 1
+        assert run(path).complete
+        sent = server.all_sent()
+        assert len(sent) == len(set(sent)) == len(judgments(path))  # one file, one batch
+        assert server.count("list") >= 1  # looked for before creating again

@@ -91,6 +91,7 @@ class BatchServer:
         self.create_delay_s = 0.0  # the answer to a create waits this long (the batch exists already)
         self.created = threading.Event()  # set when a batch has been created
         self.refuse: dict[str, int] = {}  # request kind (upload, create, retrieve) -> HTTP status to answer instead
+        self.drop_creates = 0  # this many creates are carried out, then the connection closes without an answer
         self.log: list[tuple[str, str]] = []
         self.sent: dict[str, list[str]] = {}  # batch id -> custom_ids of its input file
         self.files: dict[str, bytes] = {}
@@ -152,6 +153,11 @@ class BatchServer:
         reply = self._handle(method, path, query_text, headers, body)
         if method == "POST" and path == "/v1/batches" and self.create_delay_s:
             time.sleep(self.create_delay_s)  # outside the lock: the batch exists, its creator waits
+        if method == "POST" and path == "/v1/batches" and reply[0] == 200:
+            with self._lock:
+                if self.drop_creates > 0:
+                    self.drop_creates -= 1
+                    return 0, b"", ""  # the batch exists; its answer is lost
         return reply
 
     def _handle(self, method: str, path: str, query_text: str, headers: Any, body: bytes) -> tuple[int, bytes, str]:
@@ -266,6 +272,9 @@ class BatchServer:
                 body = self.rfile.read(length) if length else b""
                 path, _, query = self.path.partition("?")
                 status, data, ctype = server.handle(self.command, path, query, self.headers, body)
+                if status == 0:  # a lost answer: the connection closes without a byte
+                    self.close_connection = True
+                    return
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(data)))
