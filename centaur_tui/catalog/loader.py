@@ -212,6 +212,8 @@ def load_session(path: Path | str) -> Study:
         raise ConfigError(str(path), field, problem)
     for field, problem in session.name_problems():
         raise ConfigError(str(path), field, problem)
+    for field, problem in session.batch_problems():
+        raise ConfigError(str(path), field, problem)
     database = (path.parent / (session.database or f"{session.name}.db")).resolve()
     _check_database_folder(database, path)
     tasks = {t: all_tasks[t] for t in session.tasks}

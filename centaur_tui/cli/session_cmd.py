@@ -117,11 +117,28 @@ def check(session: str) -> None:
         click.echo(line)
     for name, model, var in missing_keys(study):
         click.secho(f"Warning: {name} ({model}) needs {var}, which is not set; `centaur run` will refuse.", fg="yellow")
+    from centaur_tui.services.batch import batch_plan_lines
+
+    for line in batch_plan_lines(study):
+        click.echo(line)
     click.echo(f"Database: {study.database}")
     click.secho("Session is valid.", fg="green")
 
 
 # -- run -------------------------------------------------------------------------------------
+
+
+def _batches_text(progress: Any) -> str:
+    batches = list(getattr(progress, "batches", {}).values())
+    if not batches:
+        return ""
+    open_ = [b for b in batches if b.state != "collected"]
+    states = sorted({b.status or b.state for b in open_})
+    done = sum(b.completed for b in open_)
+    total = sum(b.requests for b in open_)
+    return f" | batches {len(batches) - len(open_)}/{len(batches)} collected" + (
+        f" ({', '.join(states)}: {done:,}/{total:,} requests done)" if open_ else ""
+    )
 
 
 class LinePrinter:
@@ -155,6 +172,7 @@ class LinePrinter:
             + f" | {progress.tokens / 1e6:.1f}M tokens | {cost} | {progress.retries} retries"
             + (f" ({progress.timeouts} timeouts)" if getattr(progress, "timeouts", 0) else "")
             + f" | {progress.in_flight} in flight"
+            + _batches_text(progress)
             + (f" | {progress.waiting}" if getattr(progress, "waiting", None) else "")
         )
 
@@ -181,7 +199,7 @@ def _stop_on_sigterm(signum: int, frame: Any) -> None:
 
 def run_in_terminal(study: Study, quiet: bool = False) -> Any:
     """Run a study with a line printer; Ctrl-C (or SIGTERM) stops cleanly, keeping every answer."""
-    from centaur_tui.services.run import billed_twice_line, outcome_lines
+    from centaur_tui.services.run import batches_left_line, billed_twice_line, outcome_lines
     from centaur_tui.services.run import run_study as run_pipeline
     from centaur_tui.services.session import open_store, require_keys
 
@@ -201,13 +219,17 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
                     fg="yellow",
                     err=True,
                 )
+                left = batches_left_line(store)
+                if left:
+                    click.secho(left, fg="yellow", err=True)
                 sys.exit(130)
             counts = store.counts()
     finally:
         signal.signal(signal.SIGTERM, previous)
     p = outcome.progress
     click.echo(
-        f"{'Done' if outcome.complete else 'Finished, incomplete,'} in {p.elapsed:.1f}s: "
+        f"{'Done' if outcome.complete else 'Not finished' if outcome.batches_pending else 'Finished, incomplete,'}"
+        f" in {p.elapsed:.1f}s: "
         f"{sum(s.sent for s in p.stages.values()):,} calls sent, "
         f"{sum(s.cached for s in p.stages.values()):,} items already stored. Store: {counts['outputs']:,} outputs, "
         f"{counts['comparisons']:,} comparisons, {counts['judgments']:,} judgments "
@@ -228,14 +250,17 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
 def run(session: str, quiet: bool) -> None:
     """Run (or resume) a session: generation, assistance, worker and judging calls.
 
-    Exits 0 when every planned item is stored, 3 when calls failed for good (run again to retry them).
+    Exits 0 when every planned item is stored, 3 when calls failed for good (run again to retry
+    them), 4 when batches are left in flight at the provider ([batch] wait = false; run again to
+    collect them).
     """
     study = open_session(session)
     outcome = run_in_terminal(study, quiet=quiet)
-    if not outcome.complete:
-        from centaur_tui.services.run import INCOMPLETE_EXIT
+    from centaur_tui.services.run import exit_status
 
-        sys.exit(INCOMPLETE_EXIT)
+    status = exit_status(outcome)
+    if status:
+        sys.exit(status)
 
 
 @click.command()
@@ -277,7 +302,7 @@ def demo(ctx: click.Context, session: str, no_app: bool) -> None:
     from centaur_tui.cli.report_cmd import report as report_command
 
     ctx.invoke(report_command, session=str(study.session_file))
-    if not outcome.complete:
-        from centaur_tui.services.run import INCOMPLETE_EXIT
+    from centaur_tui.services.run import exit_status
 
-        sys.exit(INCOMPLETE_EXIT)
+    if exit_status(outcome):
+        sys.exit(exit_status(outcome))

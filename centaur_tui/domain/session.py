@@ -118,6 +118,12 @@ class Endpoint(Strict):
         max_length=32,
         description="Extra litellm parameters for this model (e.g. reasoning_effort).",
     )
+    batch_input_cost_per_mtok: float | None = Field(
+        None, strict=True, ge=0.0, description="USD per million input tokens sent through a batch (batch mode)."
+    )
+    batch_output_cost_per_mtok: float | None = Field(
+        None, strict=True, ge=0.0, description="USD per million output tokens answered in a batch (batch mode)."
+    )
     input_cost_per_mtok: float | None = Field(
         None, strict=True, ge=0.0, description="USD per million input tokens, if litellm does not know."
     )
@@ -239,11 +245,20 @@ class HumanWorkerArm(Strict):
         return (*self.assistants, PLAIN) if self.include_plain else self.assistants
 
 
+CallMode = Literal["online", "batch"]
+"""How a stage's calls are sent: one request each (`online`) or through the provider's batch API (`batch`)."""
+
+BATCH_PROVIDERS = ("openai", "azure", "vertex_ai", "bedrock", "hosted_vllm", "litellm_proxy")
+"""litellm providers whose Files and Batches APIs litellm's batch SDK routes (`acreate_file`, `acreate_batch`,
+`aretrieve_batch`, `afile_content`); the prefix of a model string names its provider."""
+
+
 class GenerationParams(Strict):
     """Sampling parameters of generation calls (automation, assistance, worker)."""
 
     temperature: float = Field(1.0, strict=True, ge=0.0, le=2.0)
     max_tokens: int = Field(4000, strict=True, ge=16, le=MAX_TOKENS)
+    mode: CallMode = Field("online", description="'batch' sends generation calls through the provider's batch API.")
 
 
 class JudgingParams(Strict):
@@ -251,6 +266,7 @@ class JudgingParams(Strict):
 
     temperature: float = Field(0.0, strict=True, ge=0.0, le=2.0)
     max_tokens: int = Field(2000, strict=True, ge=16, le=MAX_TOKENS)
+    mode: CallMode = Field("online", description="'batch' sends judge calls through the provider's batch API.")
     orders: Literal["one", "both"] = Field("one", description="'both' judges each pair in both presented orders.")
     allow_ties: bool = Field(True, strict=True)
     max_invalid_retries: int = Field(2, strict=True, ge=0, le=10, description="Re-asks after an invalid reply.")
@@ -327,6 +343,44 @@ class Limits(Strict):
     )
 
 
+class BatchSettings(Strict):
+    """How calls of a stage in batch mode are sent, waited for and priced (`[batch]` of a session)."""
+
+    poll_interval_s: float = Field(
+        30.0, strict=True, ge=0.0, le=3600.0, description="Seconds between two status checks of a batch in flight."
+    )
+    wait: bool = Field(
+        True,
+        strict=True,
+        description="Wait until every batch has ended; false: submit, check once and stop leaving batches in flight "
+        "(exit status 4), `centaur run` again collects them.",
+    )
+    collect_s: float = Field(
+        10.0,
+        strict=True,
+        ge=0.0,
+        le=3600.0,
+        description="A batch is sent once no new call joined it for this long (or it holds max_requests): judge "
+        "calls arrive as tournaments finish, and a longer wait gathers them into fewer batches.",
+    )
+    max_requests: int = Field(
+        50_000, strict=True, ge=1, le=50_000, description="Requests in one batch at most (OpenAI's limit: 50,000)."
+    )
+    discount: float = Field(
+        0.5,
+        strict=True,
+        ge=0.0,
+        le=1.0,
+        description="Batch price as a share of the online price, for models with no batch price in the session or "
+        "in litellm's price map.",
+    )
+    unsupported: Literal["refuse", "online"] = Field(
+        "refuse",
+        description="A model in batch mode whose provider has no batch API: 'refuse' the session (exit status 2) "
+        "or send its calls 'online'.",
+    )
+
+
 class Session(Strict):
     """One study: its tasks, candidate models, worker, judges, experts, runs and seed."""
 
@@ -344,6 +398,7 @@ class Session(Strict):
     generation: GenerationParams = Field(default_factory=GenerationParams)
     judging: JudgingParams = Field(default_factory=JudgingParams)
     limits: Limits = Field(default_factory=Limits)
+    batch: BatchSettings = Field(default_factory=BatchSettings)
     faults: Faults = Field(default_factory=Faults)
     models: tuple[ModelSpec, ...] = Field((), max_length=MAX_MODELS)
     candidates: tuple[ImportedCandidate, ...] = Field(
@@ -448,6 +503,40 @@ class Session(Strict):
                     problems.append((where, f"{value!r} is listed twice"))
         if not arm.conditions:
             problems.append(("human_workers", "no condition: list assistants or set include_plain = true"))
+        return problems
+
+    def batched(self, stage: str, endpoint: Endpoint) -> bool:
+        """Whether a call of this stage to this endpoint goes through the provider's batch API."""
+        mode = self.judging.mode if stage == "judging" else self.generation.mode
+        return mode == "batch" and endpoint.model.split("/", 1)[0] in BATCH_PROVIDERS
+
+    def batch_problems(self) -> list[tuple[str, str]]:
+        """(field, problem) for each model in batch mode whose provider has no batch API; empty when none.
+
+        None when `batch.unsupported = "online"` (those calls are sent online). Checked by the
+        loader, which names the file and the field.
+        """
+        if self.batch.unsupported == "online":
+            return []
+        entries: list[tuple[str, Endpoint, str]] = []
+        if self.judging.mode == "batch":
+            entries += [(f"judges[{i} {j.name!r}].model", j, j.name) for i, j in enumerate(self.judges)]
+        if self.generation.mode == "batch":
+            entries += [(f"models[{i} {m.name!r}].model", m, m.name) for i, m in enumerate(self.models)]
+            if self.worker is not None:
+                entries.append(("worker.model", self.worker, self.worker.name))
+        problems = []
+        for where, ep, name in entries:
+            provider = ep.model.split("/", 1)[0]
+            if provider not in BATCH_PROVIDERS:
+                problems.append(
+                    (
+                        where,
+                        f"{name!r} ({ep.model}) is in batch mode, but provider {provider!r} has no batch API in "
+                        f"litellm (batch providers: {', '.join(BATCH_PROVIDERS)}); set [batch] unsupported = "
+                        '"online" to send its calls online, or set the stage\'s mode = "online"',
+                    )
+                )
         return problems
 
     def name_clash(self, expert_id: str) -> str | None:

@@ -424,3 +424,9 @@ def supports_json_mode(endpoint: Endpoint) -> bool:
     except Exception:  # noqa: BLE001 - unknown model: do not send the parameter
         return False
     return "response_format" in params
+
+
+TRANSIENT_ERRORS = _TRANSIENT
+"""Exception type names retried as transient (shared with the batch client, llm/batch.py)."""
+FATAL_ERRORS = _FATAL
+"""Exception type names that stop the run: every call of that model would fail (shared with llm/batch.py)."""

@@ -33,6 +33,7 @@ from centaur_tui.domain.records import TIMEOUT_ERRORS, CallFailure, CallRecord
 from centaur_tui.domain.session import Endpoint
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, CallRequest, FatalProviderError, Gateway, make_world
+from centaur_tui.pipeline.batching import Batcher, BatchPending
 from centaur_tui.pipeline.progress import Progress
 from centaur_tui.store import Store, clear_in_flight, mark_in_flight
 
@@ -97,6 +98,10 @@ class Calls:
         self._db_pool: ThreadPoolExecutor | None = None
         self._db_since: float | None = None
         self._db_state = threading.Lock()
+        # Batch mode (pipeline/batching.py): the calls of a batched stage go through provider
+        # batches, and so does a call pending in a batch a previous run left (also when the
+        # session has been switched back to online since: it is not sent twice).
+        self.batcher = Batcher(study, store, progress, self.db, self._answered_by_batch)
 
     def load(self) -> None:
         """Read which calls are answered, and register the simulation world of a simulated session (blocking)."""
@@ -292,6 +297,8 @@ class Calls:
             sample=sample,
             metadata={"simulation": self.world_id} if endpoint.simulated else {},
         )
+        if self.batcher.handles(stage, endpoint) or self.batcher.waits_for(key):
+            return await self._send_batched(request, messages_json, params_json)
         try:
             result = await self._ensure_gateway().complete(request)
         except BaseException as exc:  # failed, or cancelled by a stopped run: no longer in flight either way
@@ -329,4 +336,30 @@ class Calls:
         )
         await self.db(self._answered_call, record)
         self._answered.add(key)
+        return result.text, result.finish_reason
+
+    def _answered_by_batch(self, key: str) -> None:
+        self._answered.add(key)
+
+    async def _send_batched(self, request: CallRequest, messages_json: str, params_json: str) -> tuple[str, str | None]:
+        """One call through a provider batch: the batcher stores the answer (with the batch's other answers)."""
+        st = self.progress.stages[request.stage]
+        try:
+            result = await self.batcher.complete(request, messages_json, params_json)
+        except BatchPending:
+            st.in_batch += 1
+            raise
+        except CallFailed as exc:
+            if not isinstance(exc, FatalProviderError):
+                st.failed += 1
+            raise
+        st.sent += 1
+        st.batched += 1
+        st.prompt_tokens += result.prompt_tokens or 0
+        st.completion_tokens += result.completion_tokens or 0
+        if result.cost is None:
+            st.cost_known = False
+        else:
+            st.cost += result.cost
+        self._answered.add(request.key)
         return result.text, result.finish_reason

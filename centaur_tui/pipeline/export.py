@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from centaur_tui.domain.plan import MODES
-from centaur_tui.store import MANIFEST, Store, export_manifest
+from centaur_tui.store import MANIFEST, Store, batched_judgment_ids, export_manifest
 
 JUDGMENT_COLUMNS = (
     "run",
@@ -36,6 +36,7 @@ JUDGMENT_COLUMNS = (
     "revision",
     "attempts",
     "seconds",
+    "batch",  # true: the judge call was answered in a provider batch (batch mode)
 )
 SCORE_COLUMNS = ("comparison_id", "judge", "candidate", "dimension", "dimension_kind", "score", "judgment_id")
 OUTPUT_COLUMNS = ("run", "task", "mode", "candidate", "worker", "text", "assistance_text", "output_id")
@@ -99,10 +100,12 @@ def export_session(store: Store, out_dir: Path, session_name: str | None = None)
     `session_name`, session.json is written last, so a folder with it holds a complete export.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    judgments, scores = stable_rows(store.judgment_rows(), store.score_rows())
+    batched = batched_judgment_ids(store)
+    rows = [{**r, "batch": r["judgment_id"] in batched} for r in store.judgment_rows()]
+    judgments, scores = stable_rows(rows, store.score_rows())
     outputs = sorted(store.output_rows(), key=lambda r: _key(r, OUTPUT_KEY))
     written = {
-        "judgments.csv": _write(out_dir / "judgments.csv", JUDGMENT_COLUMNS, judgments, bools=("valid",)),
+        "judgments.csv": _write(out_dir / "judgments.csv", JUDGMENT_COLUMNS, judgments, bools=("valid", "batch")),
         "scores.csv": _write(out_dir / "scores.csv", SCORE_COLUMNS, scores),
         "outputs.csv": _write(out_dir / "outputs.csv", OUTPUT_COLUMNS, outputs),
     }

@@ -24,10 +24,40 @@ class StageProgress:
     completion_tokens: int = 0
     cost: float = 0.0
     cost_known: bool = True
+    batched: int = 0
+    """Calls answered through a provider's batch API (also counted in `sent`)."""
+    in_batch: int = 0
+    """Calls left waiting in a batch at the provider when the run stopped without waiting for it."""
 
     @property
     def left(self) -> int:
         return max(0, self.planned - self.done - self.failed)
+
+
+@dataclass
+class BatchProgress:
+    """One batch sent through a provider's batch API, as the run last saw it (displays read it)."""
+
+    id: str
+    stage: str
+    model: str
+    state: str
+    """Ours: preparing, uploaded, creating, submitted, collected."""
+    status: str | None
+    """The provider's: validating, in_progress, finalizing, completed, failed, expired, cancelled."""
+    requests: int
+    completed: int = 0
+    failed: int = 0
+    message: str | None = None
+
+    def line(self, model: bool = True) -> str:
+        """One line for a display: id, stage, model (unless `model` is false), status and request counts."""
+        shown = self.status or self.state
+        where = f"{self.stage} {self.model}" if model else self.stage
+        text = f"batch {self.id[:8]} {where}: {shown}, {self.completed:,}/{self.requests:,} done"
+        if self.failed:
+            text += f", {self.failed:,} failed"
+        return text
 
 
 @dataclass
@@ -54,6 +84,9 @@ class Progress:
     def missing(self, stage: str) -> int:
         """Planned items of a stage with nothing stored after the run (failed for good or blocked); 0 before the end."""
         return self.outcomes.stages[stage].missing if self.outcomes is not None else 0
+
+    batches: dict[str, BatchProgress] = field(default_factory=dict)
+    """Batches of this run and the ones it resumed, by id (batch mode)."""
 
     waiting: str | None = None
     """Set while the run waits for something other than a provider (another program's database lock)."""

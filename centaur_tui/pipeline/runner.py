@@ -42,7 +42,7 @@ from centaur_tui.llm import CallFailed, FatalProviderError, Gateway
 from centaur_tui.pipeline.calls import DB_WAITING, Calls
 from centaur_tui.pipeline.judging import Judging
 from centaur_tui.pipeline.progress import Progress, ProgressSink
-from centaur_tui.store import Store, stored_facts, take_interrupted
+from centaur_tui.store import Store, batches_in_flight, stored_facts, take_interrupted
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,10 @@ class RunOutcome:
     progress: Progress
     outcomes: Outcomes
     interrupted: int = 0
+    batches_pending: int = 0
+    """Batches still in flight at the provider when the run ended ([batch] wait = false, or status unknown)."""
+    requests_pending: int = 0
+    """Calls waiting in those batches: not failed, not answered yet; `centaur run` again collects them."""
 
     @property
     def missing_outputs(self) -> int:
@@ -80,7 +84,7 @@ class RunOutcome:
 
     @property
     def complete(self) -> bool:
-        return self.outcomes.complete
+        return self.outcomes.complete and not self.batches_pending
 
 
 class Pipeline:
@@ -277,6 +281,7 @@ class Pipeline:
             await self.calls.db(self.store.set_meta, self._meta())
             # Counted before any call is sent: the calls a killed run had sent without an answer.
             interrupted = await self.calls.db(take_interrupted, self.store)
+            await self.calls.batcher.resume()  # batches a previous run left in flight, before anything new
         except BaseException:
             ticker.cancel()
             self.calls.close()
@@ -298,16 +303,22 @@ class Pipeline:
         ]
         try:
             await asyncio.gather(*tournaments)
+            await self.calls.batcher.drain()
             outcomes = session_outcomes(self.session, await self.calls.db_read(stored_facts, self.store))
             self.progress.outcomes = outcomes
+            batches, requests = await self.calls.db_read(batches_in_flight, self.store)
         except FatalProviderError as exc:
             for t in tournaments:
                 t.cancel()
             await asyncio.gather(*tournaments, return_exceptions=True)
+            await self.calls.batcher.close()
             raise ProviderError(
                 f"{exc} - every call of this model would fail; check its model string and key, then run again "
                 "(answered calls are kept)"
             ) from None
+        except BaseException:
+            await self.calls.batcher.close()  # a stopped run: batches stay in flight, the next run collects them
+            raise
         finally:
             ticker.cancel()
             self.calls.close()  # the last writes (queued failed attempts included) are done before returning
@@ -321,7 +332,7 @@ class Pipeline:
                     f"{name} {s.done}/{s.planned} done, {s.failed} failed" for name, s in self.progress.stages.items()
                 ),
             )
-        return RunOutcome(self.progress, outcomes, interrupted)
+        return RunOutcome(self.progress, outcomes, interrupted, batches, requests)
 
 
 def run_session(study: Study, store: Store, sink: ProgressSink | None = None) -> RunOutcome:

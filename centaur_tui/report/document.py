@@ -826,6 +826,10 @@ class OutcomesSection(_Model):
     judges: dict[str, OutcomeRow]
     modes: dict[str, OutcomeRow]
     failed_calls: int
+    batched_judgments: int = 0
+    """LLM judgments whose judge call was answered in a provider batch (batch mode; `batch` in judgments.csv)."""
+    batches_in_flight: int = 0
+    """Batches not collected yet: their calls count as failed until a run collects them."""
 
 
 _Excluding = TypeVar("_Excluding", ModeReport, ReliabilityRow, ChoiceRubricRow, PositionBiasRow)

@@ -503,6 +503,17 @@ def _outcomes_section(doc: dict[str, Any], outcomes: dict[str, Any]) -> Section:
             f"Incomplete: {missing:,} planned item(s) missing; {outcomes['failed_calls']:,} call(s) failed for good "
             "(call_errors). Run the session again to retry them."
         )
+    if outcomes.get("batched_judgments") or outcomes.get("batches_in_flight"):
+        s.notes.append(
+            f"{outcomes.get('batched_judgments', 0):,} LLM judgment(s) came from provider batches (batch mode; the "
+            "`batch` column of judgments.csv)."
+            + (
+                f" {outcomes['batches_in_flight']:,} batch(es) are still in flight: their calls count as failed until "
+                "`centaur run` collects them."
+                if outcomes.get("batches_in_flight")
+                else ""
+            )
+        )
     s.headers = ["stage or judge", "planned", "answered", "invalid", "failed", "blocked", "missing"]
     rows = [(k, r) for k, r in outcomes["stages"].items() if r["planned"]]
     rows += [(f"judge {k}", r) for k, r in outcomes["judges"].items()]

@@ -148,20 +148,24 @@ def outcomes_section(study: Study, store: Store) -> dict[str, Any]:
     from dataclasses import asdict
 
     from centaur_tui.domain.outcomes import OutcomeCounts, session_outcomes
-    from centaur_tui.store import final_errors, stored_facts
+    from centaur_tui.store import batch_counts, final_errors, stored_facts
 
     outcomes = session_outcomes(study.session, stored_facts(store))
 
     def row(c: OutcomeCounts) -> dict[str, int]:
         return {**asdict(c), "missing": c.missing}
 
-    return {
+    section: dict[str, Any] = {
         "complete": outcomes.complete,
         "stages": {k: row(c) for k, c in outcomes.stages.items()},
         "judges": {k: row(c) for k, c in outcomes.judges.items()},
         "modes": {k: row(c) for k, c in outcomes.modes.items()},
         "failed_calls": len(final_errors(store)),
     }
+    batched, in_flight = batch_counts(store)
+    if batched or in_flight:  # only sessions that used batch mode carry the two counts
+        section.update(batched_judgments=batched, batches_in_flight=in_flight)
+    return section
 
 
 def _session_report(study: Study, store: Store, human_workers: bool | None, options: dict[str, Any]) -> Report:

@@ -138,6 +138,40 @@ class PipelineRun:
 INCOMPLETE_EXIT = 3
 """Exit status of `centaur run` when the run finished with planned calls failed for good (README: exit statuses)."""
 
+NOT_FINISHED_EXIT = 4
+"""Exit status of `centaur run` when batches are still in flight at the provider: not finished, run again to collect."""
+
+
+def exit_status(outcome: RunOutcome) -> int:
+    """The exit status of a finished run: 0 complete, 4 batches in flight, 3 calls failed for good."""
+    if outcome.batches_pending:
+        return NOT_FINISHED_EXIT
+    return 0 if outcome.complete else INCOMPLETE_EXIT
+
+
+def batches_left_line(store: Store) -> str | None:
+    """What a stopped run left in flight at the provider (read from the store), or None when nothing."""
+    from centaur_tui.store import batches_in_flight
+
+    n, k = batches_in_flight(store)
+    if not n:
+        return None
+    return (
+        f"{n:,} batch{'es' if n != 1 else ''} ({k:,} calls) stay in flight at the provider; the next run collects "
+        "them without sending them again."
+    )
+
+
+def batches_line(outcome: RunOutcome) -> str | None:
+    """What a run leaves in flight at the provider ([batch] wait = false), or None when it leaves nothing."""
+    if not outcome.batches_pending:
+        return None
+    n, k = outcome.batches_pending, outcome.requests_pending
+    return (
+        f"Not finished: {k:,} call{'s' if k != 1 else ''} wait in {n:,} batch{'es' if n != 1 else ''} at the "
+        "provider; run `centaur run` again to collect them (nothing is sent twice)."
+    )
+
 
 def billed_twice_line(outcome: RunOutcome) -> str | None:
     """How many calls of the run may have been billed twice, and why (None when none may have been).
@@ -173,14 +207,28 @@ def outcome_lines(outcome: RunOutcome) -> list[str]:
     """
     o = outcome.outcomes
     if o.complete:
-        return []
-    lines = [f"Incomplete: {o.failed:,} call{'s' if o.failed != 1 else ''} failed for good; run again to retry them."]
+        return [] if not outcome.batches_pending else [batches_line(outcome) or ""]
+    waiting = {name: s.in_batch for name, s in outcome.progress.stages.items() if s.in_batch}
+    failed = o.failed - sum(waiting.values())
+    pending = batches_line(outcome)
+    lines = [pending] if pending else []
+    if failed or not waiting:
+        plural = "s" if failed != 1 else ""
+        lines.append(f"Incomplete: {failed:,} call{plural} failed for good; run again to retry them.")
     for stage, c in o.stages.items():
         if not c.missing:
             continue
-        line = f"  {stage}: {c.missing:,} of {c.planned:,} missing ({_counts_text(c.failed, c.blocked)})"
+        in_batch = waiting.get(stage, 0)
+        counts = _counts_text(c.failed - in_batch, c.blocked)
+        if in_batch:
+            counts = ", ".join(p for p in (f"{in_batch:,} waiting in batches", counts) if p)
+        line = f"  {stage}: {c.missing:,} of {c.planned:,} missing ({counts})"
         if stage == "judging":
-            judges = [f"{name} {_counts_text(j.failed, j.blocked)}" for name, j in o.judges.items() if j.missing]
+            judges = [
+                f"{name} {f'{j.missing:,} missing' if in_batch else _counts_text(j.failed, j.blocked)}"
+                for name, j in o.judges.items()
+                if j.missing
+            ]
             line += "; by judge: " + "; ".join(judges)
         lines.append(line)
     if outcome.progress.last_error:

@@ -210,27 +210,16 @@ class Store:
             ),
         )
 
+    insert_call = _insert_call
+    """Insert an answered call inside the caller's transaction (a batch's results: store/batches.py)."""
+
     def record_call(self, record: CallRecord) -> None:
         with self.write() as c:
             self._insert_call(c, record)
 
     def record_failure(self, failure: CallFailure) -> None:
         with self.write() as c:
-            c.execute(
-                "INSERT INTO call_errors (key, stage, model, attempt, error_type, message, final, created_at,"
-                " finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    failure.key,
-                    failure.stage,
-                    failure.model,
-                    failure.attempt,
-                    failure.error_type,
-                    failure.message[:2000],
-                    int(failure.final),
-                    utc_now(),
-                    failure.finish_reason,
-                ),
-            )
+            insert_failure_row(c, failure)
 
     # -- texts --------------------------------------------------------------------------------
 
@@ -451,4 +440,23 @@ def insert_scores(c: sqlite3.Connection, judgment_id: int | None, record: Judgme
     c.executemany(
         "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
         [(judgment_id, s.candidate, s.dimension, s.dimension_kind, s.score) for s in record.scores],
+    )
+
+
+def insert_failure_row(c: sqlite3.Connection, failure: CallFailure) -> None:
+    """Insert one failed attempt into call_errors inside the caller's transaction."""
+    c.execute(
+        "INSERT INTO call_errors (key, stage, model, attempt, error_type, message, final, created_at,"
+        " finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            failure.key,
+            failure.stage,
+            failure.model,
+            failure.attempt,
+            failure.error_type,
+            failure.message[:2000],
+            int(failure.final),
+            utc_now(),
+            failure.finish_reason,
+        ),
     )

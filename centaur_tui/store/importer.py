@@ -56,7 +56,7 @@ REQUIRED_JUDGMENT_COLUMNS = (
     "invalid_reason",
     "rationale",
 )
-OPTIONAL_JUDGMENT_COLUMNS = ("judgment_id", "presentation", "revision", "attempts", "seconds")
+OPTIONAL_JUDGMENT_COLUMNS = ("judgment_id", "presentation", "revision", "attempts", "seconds", "batch")
 SCORE_COLUMNS = ("comparison_id", "judge", "candidate", "dimension", "dimension_kind", "score", "judgment_id")
 JUDGE_KINDS = ("llm", "expert")
 MAX_PROBLEMS = 25

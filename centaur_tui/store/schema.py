@@ -226,6 +226,31 @@ MIGRATIONS: tuple[Migration, ...] = (
         "where each output comes from: outputs.origin ('generated', or 'imported' from a file)",
         ("ALTER TABLE outputs ADD COLUMN origin TEXT NOT NULL DEFAULT 'generated'",),
     ),
+    # Batch mode (store/batches.py). A batch row is committed with all its requests before the
+    # input file is uploaded, and `state` = 'creating' before the batch is created at the
+    # provider, so a run killed at any point finds it again: the provider's batch id when it is
+    # known, else the batch's metadata (`centaur_batch` = id) in the provider's list. `state` is
+    # ours (preparing, uploaded, creating, submitted, collected); `status` the provider's.
+    Migration(
+        10,
+        "batches sent through a provider's batch API and every request in them (custom_id, content address, state)",
+        (
+            """CREATE TABLE batches (
+    id TEXT PRIMARY KEY, stage TEXT NOT NULL, model TEXT NOT NULL, provider TEXT NOT NULL,
+    endpoint TEXT NOT NULL, state TEXT NOT NULL, status TEXT, input_file_id TEXT, provider_batch_id TEXT,
+    output_file_id TEXT, error_file_id TEXT, requests INTEGER NOT NULL, completed INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0, message TEXT, pid INTEGER NOT NULL,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, ended_at TEXT
+)""",
+            """CREATE TABLE batch_requests (
+    batch_id TEXT NOT NULL REFERENCES batches (id), custom_id TEXT NOT NULL, key TEXT NOT NULL,
+    stage TEXT NOT NULL, model TEXT NOT NULL, sample TEXT NOT NULL, messages TEXT, params TEXT,
+    state TEXT NOT NULL, message TEXT, updated_at TEXT NOT NULL,
+    PRIMARY KEY (batch_id, custom_id)
+)""",
+            "CREATE INDEX batch_requests_key ON batch_requests (key, state)",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

@@ -36,6 +36,10 @@ class ExpertTable(DataTable):
         return True
 
 
+BATCH_LINES = 5
+"""Batches listed on the pipeline panel (the newest); the count says how many there are."""
+
+
 def _tasks_label(tasks: tuple[str, ...]) -> str:
     if not tasks:
         return "all"
@@ -94,6 +98,7 @@ stopped, and a finished run costs nothing to run again.
                 yield Static("Pipeline", classes="panel-title")
                 yield DataTable(id="stages", cursor_type="none")
                 yield Static("Reading the session…", id="run-status", markup=False)
+                yield Static("", id="batches", markup=False)
             with Vertical(id="experts-panel", classes="panel"):
                 yield Static("Experts", classes="panel-title")
                 yield ExpertTable(id="experts", cursor_type="row")
@@ -301,11 +306,27 @@ stopped, and a finished run costs nothing to run again.
         error = f" Last error: {shown}" if shown else ""
         if p.waiting:
             error = f" {p.waiting[:1].upper()}{p.waiting[1:]}.{error}"
+        self._show_batches(p)
         timeouts = f" ({p.timeouts} timeouts)" if p.timeouts else ""
         self.query_one("#run-status", Static).update(
             f"{status} {p.elapsed:.1f} s; tokens {p.tokens:,}; cost ${p.cost:.4f}{'' if cost_known else '+?'}; "
             f"retries {p.retries}{timeouts}; in flight {p.in_flight}.{error}"
         )
+
+    def _show_batches(self, p: Any) -> None:
+        # Batch mode: one line per batch (stage, the provider's status, requests done), newest
+        # last. No model names: an expert may be looking at this screen.
+        batches = list(p.batches.values())
+        widget = self.query_one("#batches", Static)
+        widget.set_class(bool(batches), "-shown")
+        if not batches:
+            return
+        shown = batches[-BATCH_LINES:]
+        collected = sum(1 for b in batches if b.state == "collected")
+        head = f"Batches: {collected:,} of {len(batches):,} collected"
+        if len(batches) > len(shown):
+            head += f" (the last {len(shown)} shown)"
+        widget.update("\n".join([head, *(f"  {b.line(model=False)}" for b in shown)]))
 
     # -- experts ------------------------------------------------------------------------------
 
