@@ -109,6 +109,10 @@ def check(session: str) -> None:
         say_simulated()
     for line in _plan_text(study):
         click.echo(line)
+    from centaur_tui.services.estimate import estimate_text, session_estimate
+
+    for line in estimate_text(session_estimate(study)):
+        click.echo(line)
     for name, model, var in missing_keys(study):
         click.secho(f"Warning: {name} ({model}) needs {var}, which is not set; `centaur run` will refuse.", fg="yellow")
     click.echo(f"Database: {study.database}")

@@ -1,5 +1,6 @@
 """Provides the litellm gateway and the simulated provider; the only package importing litellm."""
 
+from centaur_tui.llm.costing import Price, TokenCounter, price_of
 from centaur_tui.llm.gateway import (
     CallFailed,
     CallRequest,
@@ -18,8 +19,11 @@ __all__ = [
     "CallResult",
     "FatalProviderError",
     "Gateway",
+    "Price",
+    "TokenCounter",
     "make_world",
     "missing_keys",
+    "price_of",
     "require_keys",
     "supports_json_mode",
 ]

@@ -66,6 +66,7 @@ from centaur_tui.store.report_reads import (
     report_inputs,
 )
 from centaur_tui.store.schema import PACKET_FORMAT, PACKET_VERSION, SCHEMA_VERSION
+from centaur_tui.store.usage import EstimateFacts, StageModelUsage, estimate_facts, session_spend
 from centaur_tui.store.work import (
     SessionWork,
     WorkDraft,
@@ -85,6 +86,7 @@ __all__ = [
     "AuditComparison",
     "AuditJudgment",
     "CellAudit",
+    "EstimateFacts",
     "ExpertStore",
     "ImportConflictError",
     "ImportFileError",
@@ -104,6 +106,7 @@ __all__ = [
     "SessionLock",
     "SessionState",
     "SessionWork",
+    "StageModelUsage",
     "Store",
     "WorkDraft",
     "WorkError",
@@ -117,6 +120,7 @@ __all__ = [
     "comparison_lengths",
     "comparison_texts",
     "errors_of",
+    "estimate_facts",
     "expert_record",
     "export_fingerprint",
     "export_manifest",
@@ -136,6 +140,7 @@ __all__ = [
     "report_inputs",
     "session_blinding",
     "session_fingerprint",
+    "session_spend",
     "store_judgments",
     "stored_facts",
     "take_interrupted",
