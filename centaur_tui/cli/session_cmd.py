@@ -179,7 +179,7 @@ def _stop_on_sigterm(signum: int, frame: Any) -> None:
 
 def run_in_terminal(study: Study, quiet: bool = False) -> Any:
     """Run a study with a line printer; Ctrl-C (or SIGTERM) stops cleanly, keeping every answer."""
-    from centaur_tui.services.run import billed_twice_line, outcome_lines
+    from centaur_tui.services.run import billed_twice_line, budget_lines, outcome_lines
     from centaur_tui.services.run import run_study as run_pipeline
     from centaur_tui.services.session import open_store, require_keys
 
@@ -217,6 +217,8 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
         click.secho(resent, fg="yellow")
     for line in outcome_lines(outcome):
         click.secho(line, fg="yellow")
+    for line in budget_lines(study, outcome):
+        click.secho(line, fg="yellow")
     return outcome
 
 
@@ -226,14 +228,15 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
 def run(session: str, quiet: bool) -> None:
     """Run (or resume) a session: generation, assistance, worker and judging calls.
 
-    Exits 0 when every planned item is stored, 3 when calls failed for good (run again to retry them).
+    Exits 0 when every planned item is stored, 3 when calls failed for good (run again to retry them),
+    4 when the run stopped at the session's max_cost_usd (raise it and run again to continue).
     """
     study = open_session(session)
     outcome = run_in_terminal(study, quiet=quiet)
     if not outcome.complete:
-        from centaur_tui.services.run import INCOMPLETE_EXIT
+        from centaur_tui.services.run import exit_status
 
-        sys.exit(INCOMPLETE_EXIT)
+        sys.exit(exit_status(outcome))
 
 
 @click.command()

@@ -437,7 +437,7 @@ class Gateway:
         model = target.model if target is not None else ep.model
         api_base = target.api_base if target is not None else ep.api_base
         key_env = target.api_key_env if target is not None else ep.api_key_env
-        messages: list[dict[str, Any]] = req.messages  # type: ignore[assignment]
+        messages: list[dict[str, Any]] = list(req.messages)
         if req.cache_prefix and needs_cache_control(model):
             messages = with_cache_control(messages, req.cache_prefix)
         kwargs: dict[str, Any] = {

@@ -138,6 +138,37 @@ class PipelineRun:
 INCOMPLETE_EXIT = 3
 """Exit status of `centaur run` when the run finished with planned calls failed for good (README: exit statuses)."""
 
+BUDGET_EXIT = 4
+"""Exit status of `centaur run` when the run stopped at the session's `max_cost_usd` (items are missing)."""
+
+
+def exit_status(outcome: RunOutcome) -> int:
+    """0 when nothing is missing, BUDGET_EXIT when the budget stopped the run, else INCOMPLETE_EXIT."""
+    if outcome.complete:
+        return 0
+    return BUDGET_EXIT if outcome.progress.budget_stopped else INCOMPLETE_EXIT
+
+
+def budget_lines(study: Study, outcome: RunOutcome) -> list[str]:
+    """What the budget stop means: spent, left, and what the calls not sent would cost (empty without a stop)."""
+    p = outcome.progress
+    limit = study.session.limits.max_cost_usd
+    if not p.budget_stopped or limit is None:
+        return []
+    from centaur_tui.pipeline.estimate import usd
+    from centaur_tui.services.estimate import session_estimate
+
+    spent = p.spent or 0.0
+    est = session_estimate(study)
+    not_sent = sum(s.budget for s in p.stages.values())
+    return [
+        f"Stopped at the budget: max_cost_usd = {usd(limit)}, {usd(spent)} spent, {usd(max(0.0, limit - spent))} left; "
+        f"{not_sent:,} call(s) not sent because the next one could pass it.",
+        f"  The {est.remaining_calls:,} remaining call(s) would cost about {usd(est.cost_remaining)} "
+        f"(at most {usd(est.worst_cost_remaining)}): raise max_cost_usd to at least "
+        f"{usd(spent + (est.worst_cost_remaining or 0.0))} and run again to finish (nothing stored is sent again).",
+    ]
+
 
 def billed_twice_line(outcome: RunOutcome) -> str | None:
     """How many calls of the run may have been billed twice, and why (None when none may have been).
@@ -158,10 +189,12 @@ def billed_twice_line(outcome: RunOutcome) -> str | None:
     )
 
 
-def _counts_text(failed: int, blocked: int) -> str:
+def _counts_text(failed: int, blocked: int, budget: int = 0) -> str:
     parts = [f"{failed:,} failed for good"] if failed else []
     if blocked:
         parts.append(f"{blocked:,} blocked")
+    if budget:
+        parts.append(f"{budget:,} not sent (budget)")
     return ", ".join(parts)
 
 
@@ -175,12 +208,16 @@ def outcome_lines(outcome: RunOutcome) -> list[str]:
     if o.complete:
         return []
     lines = [f"Incomplete: {o.failed:,} call{'s' if o.failed != 1 else ''} failed for good; run again to retry them."]
+    if o.budget:
+        lines[0] += f" {o.budget:,} item(s) not sent because of the budget (max_cost_usd)."
     for stage, c in o.stages.items():
         if not c.missing:
             continue
-        line = f"  {stage}: {c.missing:,} of {c.planned:,} missing ({_counts_text(c.failed, c.blocked)})"
+        line = f"  {stage}: {c.missing:,} of {c.planned:,} missing ({_counts_text(c.failed, c.blocked, c.budget)})"
         if stage == "judging":
-            judges = [f"{name} {_counts_text(j.failed, j.blocked)}" for name, j in o.judges.items() if j.missing]
+            judges = [
+                f"{name} {_counts_text(j.failed, j.blocked, j.budget)}" for name, j in o.judges.items() if j.missing
+            ]
             line += "; by judge: " + "; ".join(judges)
         lines.append(line)
     if outcome.progress.last_error:

@@ -217,6 +217,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "the model the provider says served each call (a fallback may differ from the one asked; NULL: not recorded)",
         ("ALTER TABLE calls ADD COLUMN served_model TEXT",),
     ),
+    Migration(
+        9,
+        "per call, the prompt tokens served from the provider's prompt cache and the deployment that answered "
+        "(NULL: none reported / an entry without deployments)",
+        ("ALTER TABLE calls ADD COLUMN cached_tokens INTEGER", "ALTER TABLE calls ADD COLUMN deployment TEXT"),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 
