@@ -351,28 +351,14 @@ class Gateway:
         self._key_envs.update(ep.api_key_env for ep in endpoints if ep.api_key_env)
 
     def register_prices(self, endpoints: list[Endpoint]) -> None:
-        """Tell litellm the session's token prices for models it has no price for.
+        """Take note of the session's endpoints before the first call (their key variables are redacted).
 
-        Cost then comes from litellm's own calculator; for unknown models that calculator
-        also took about 0.8 ms more CPU per call (measured on 1,000 calls).
+        The session's token prices are applied here, per call (`_cost`), and no longer registered
+        in litellm's process-wide price map: registered there they outlived the session (a second
+        session in the same process, or the app opening another one, found a model "priced"
+        that its own file leaves unpriced).
         """
         self.register_endpoints(endpoints)
-        for ep in endpoints:
-            if ep.input_cost_per_mtok is None or ep.output_cost_per_mtok is None:
-                continue
-            if not ep.simulated and ep.model in self._llm.model_cost:
-                continue
-            provider = ep.model.split("/", 1)[0]
-            self._llm.register_model(
-                {
-                    ep.model: {
-                        "input_cost_per_token": ep.input_cost_per_mtok / 1e6,
-                        "output_cost_per_token": ep.output_cost_per_mtok / 1e6,
-                        "litellm_provider": provider,
-                        "mode": "chat",
-                    }
-                }
-            )
 
     def _target(
         self,

@@ -64,6 +64,8 @@ class EstimateRow:
     recorded_unpriced: int = 0
     observed_output: float | None = None
     """Mean completion tokens of the stored calls of this (stage, model), None before any."""
+    observed_from: str | None = None
+    """Whose calls `observed_output` is the mean of: None for this (stage, model)'s own."""
     latency_s: float | None = None
     """Mean latency of the stored calls, None before any."""
     pending_texts: int = 0
@@ -98,6 +100,8 @@ class EstimateRow:
     def output_basis(self) -> str:
         if self.observed_output is None:
             return f"max_tokens ({self.max_tokens:,}; an upper bound)"
+        if self.observed_from is not None:
+            return f"observed mean {self.observed_output:,.0f} of {self.observed_from}"
         return f"observed mean {self.observed_output:,.0f} of {self.recorded_calls:,} call(s)"
 
     @property
@@ -244,6 +248,11 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
     gen_max, judge_max = s.generation.max_tokens, s.judging.max_tokens
     counter = _Counter(study)
     rows: dict[tuple[str, str], EstimateRow] = {}
+    stage_means: dict[str, float | None] = {}
+    for stage in STAGES:
+        used = [u for (st, _), u in facts.usage.items() if st == stage]
+        n = sum(u.completion_calls for u in used)
+        stage_means[stage] = sum(u.completion_tokens for u in used) / n if n else None
 
     def row(stage: str, ep: Endpoint, name: str) -> EstimateRow:
         r = rows.get((stage, ep.model))
@@ -259,6 +268,8 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
                 )
                 r.recorded_cost, r.recorded_unpriced = used.cost, used.unpriced
                 r.observed_output, r.latency_s = used.mean_completion, used.mean_latency_s
+            elif stage_means.get(stage) is not None:  # another model's calls of the stage: their mean
+                r.observed_output, r.observed_from = stage_means[stage], "the stage's other models"
         if name not in r.names:
             r.names.append(name)
         return r
