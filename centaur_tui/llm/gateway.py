@@ -301,6 +301,8 @@ class Target:
     params: dict[str, Any]
     pacer: Pacer
     slots: AdaptiveLimit
+    pending: int = 0
+    """Calls sent here or waiting to be: how `Gateway._choose` spreads a burst."""
 
     @property
     def identity(self) -> tuple[str, str | None, str | None]:
@@ -415,8 +417,11 @@ class Gateway:
             return options[0]
         if avoid is not None and len(options) > 1:
             options = [t for t in options if t is not avoid]
-        # Soonest to send, then the most free concurrency, then the order of the session file.
-        return min(options, key=lambda t: (t.pacer.delay(tokens), t.slots.in_use - t.slots.limit))
+        # Soonest to send (its pacing and the calls queued before), then the least loaded, then file order.
+        return min(
+            options,
+            key=lambda t: (t.pacer.delay(tokens) + t.pacer.backlog_s(t.pending, tokens), t.pending / t.slots.limit),
+        )
 
     def _kwargs(self, req: CallRequest, target: Target | None = None) -> dict[str, Any]:
         ep = req.endpoint
@@ -503,6 +508,7 @@ class Gateway:
             started = time.perf_counter()
             target = self._choose(req, tokens, failed_at)
             kwargs = self._kwargs(req, target)
+            target.pending += 1
             try:
                 async with target.slots:
                     await target.pacer.acquire(tokens)
@@ -524,8 +530,10 @@ class Gateway:
                 latency = time.perf_counter() - started
                 text, finish = reply_text(response)
             except (asyncio.CancelledError, NotSent):
+                target.pending -= 1
                 raise
             except Exception as exc:  # classified below, never swallowed
+                target.pending -= 1
                 malformed = isinstance(exc, MalformedReply)
                 kind = MALFORMED_REPLY if malformed else type(exc).__name__
                 finish = exc.finish_reason if isinstance(exc, MalformedReply) else None
@@ -565,6 +573,7 @@ class Gateway:
                     raise CallFailed(f"{req.endpoint.model}: {kind}: {message}", kind, attempt, finish) from exc
                 await self._sleep(self.backoff_s(attempt, hint))
                 continue
+            target.pending -= 1
             await target.slots.answered()
             p_tok, c_tok = reply_usage(response)
             cached = reply_cached_tokens(response)

@@ -43,7 +43,8 @@ class _Bucket:
     def wait_for(self, amount: float) -> float:
         """Seconds until `amount` can be taken (a full bucket lets any amount go, into debt)."""
         need = min(amount, self.capacity)
-        return 0.0 if self.level >= need else (need - self.level) / self.rate
+        # The tolerance keeps float rounding from leaving a wait too short to move a clock (1e-17 s).
+        return 0.0 if self.level >= need - 1e-9 else max(1e-6, (need - self.level) / self.rate)
 
 
 class Pacer:
@@ -91,6 +92,15 @@ class Pacer:
                 bucket.refill(now)
                 wait = max(wait, bucket.wait_for(amount))
         return wait
+
+    def backlog_s(self, waiting: int, tokens: int) -> float:
+        """Seconds `waiting` queued requests of about `tokens` each take to leave at the limits (0 without limits)."""
+        seconds = 0.0
+        if self._requests is not None:
+            seconds = max(seconds, waiting / self._requests.rate)
+        if self._tokens is not None:
+            seconds = max(seconds, waiting * tokens / self._tokens.rate)
+        return seconds
 
     async def acquire(self, tokens: int = 0) -> None:
         """Wait until a request of `tokens` may leave, and charge it."""
