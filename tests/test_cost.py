@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import socket
 import sqlite3
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,53 +22,8 @@ from centaur_tui.cli.main import cli
 from centaur_tui.pipeline.estimate import estimate
 from centaur_tui.services.run import BUDGET_EXIT, exit_status, run_study
 from centaur_tui.store import Store, estimate_facts
-from tests.support.provider_server import ProviderServer, provider_server
+from tests.support.provider_server import PLANNED, ProviderServer, http_session, provider_server
 from tests.support.sessions import ROOT, TASKS
-
-PRICE = "input_cost_per_mtok = 1.0\noutput_cost_per_mtok = 2.0"
-
-
-def http_session(api_base: str, *, limits: str = "", name: str = "cost", price: bool = True, extra: str = "") -> str:
-    """Two candidates of two families, a worker and two judges, all `openai/...` at `api_base`: 15 calls."""
-    endpoint = f'api_base = "{api_base}"\n' + (PRICE + "\n" if price else "") + extra
-
-    def entry(header: str, name: str, family: str) -> str:
-        return f'{header}\nname = "{name}"\nmodel = "openai/{name.lower()}"\nfamily = "{family}"\n{endpoint}\n'
-
-    head = textwrap.dedent(
-        f"""
-        name = "{name}"
-        runs = 1
-        tasks = ["counseling"]
-        tasks_dir = "{TASKS}"
-
-        [generation]
-        max_tokens = 1000
-
-        [judging]
-        max_tokens = 400
-        structured_output = false
-
-        [limits]
-        concurrency = 1
-        per_model_concurrency = 1
-        backoff_base_s = 0.0
-        backoff_max_s = 0.0
-        """
-    )
-    return "\n".join(
-        [
-            head + limits + "\n",
-            entry("[[models]]", "Alpha", "North"),
-            entry("[[models]]", "Beta", "South"),
-            entry("[worker]", "Worker", "Work"),
-            entry("[[judges]]", "JudgeEast", "East"),
-            entry("[[judges]]", "JudgeWest", "West"),
-        ]
-    )
-
-
-PLANNED = 15
 
 
 @pytest.fixture

@@ -13,12 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.sessions import TASKS
 
 DIMENSION = re.compile(r"^- (\S+) \([^\n]*, (?:task-specific|general)\):", re.MULTILINE)
 WORDS = "plan budget review client schedule risk summary table option check result detail".split()
@@ -186,3 +189,49 @@ def provider_server(**kwargs: Any) -> Iterator[ProviderServer]:
         server.httpd.shutdown()
         server.httpd.server_close()
         thread.join(5)
+
+
+PRICE = "input_cost_per_mtok = 1.0\noutput_cost_per_mtok = 2.0"
+
+
+def http_session(api_base: str, *, limits: str = "", name: str = "cost", price: bool = True, extra: str = "") -> str:
+    """Two candidates of two families, a worker and two judges, all `openai/...` at `api_base`: 15 calls."""
+    endpoint = f'api_base = "{api_base}"\n' + (PRICE + "\n" if price else "") + extra
+
+    def entry(header: str, name: str, family: str) -> str:
+        return f'{header}\nname = "{name}"\nmodel = "openai/{name.lower()}"\nfamily = "{family}"\n{endpoint}\n'
+
+    head = textwrap.dedent(
+        f"""
+        name = "{name}"
+        runs = 1
+        tasks = ["counseling"]
+        tasks_dir = "{TASKS}"
+
+        [generation]
+        max_tokens = 1000
+
+        [judging]
+        max_tokens = 400
+        structured_output = false
+
+        [limits]
+        concurrency = 1
+        per_model_concurrency = 1
+        backoff_base_s = 0.0
+        backoff_max_s = 0.0
+        """
+    )
+    return "\n".join(
+        [
+            head + limits + "\n",
+            entry("[[models]]", "Alpha", "North"),
+            entry("[[models]]", "Beta", "South"),
+            entry("[worker]", "Worker", "Work"),
+            entry("[[judges]]", "JudgeEast", "East"),
+            entry("[[judges]]", "JudgeWest", "West"),
+        ]
+    )
+
+
+PLANNED = 15
