@@ -161,7 +161,7 @@ def main() -> None:
         wall, retries = asyncio.run(bench(api_base, args.calls, args.rpm, args.concurrency, not args.unpaced))
         import urllib.request
 
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats") as r:  # noqa: S310 - our own local server
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats") as r:
             stats = json.loads(r.read())
     finally:
         proc.terminate()
