@@ -40,10 +40,8 @@ CASES = [
 def test_a_hostile_cost_field_is_refused_naming_file_and_field(
     write_session, where: str, text: str, field: str
 ) -> None:
-    if where == "limits":
-        path = write_session(limits=f"{BASE_LIMITS}\n{text}")
-    else:
-        path = write_session(extra=text)  # on the last judge
+    # Limits under [limits]; the others on the last judge.
+    path = write_session(limits=f"{BASE_LIMITS}\n{text}") if where == "limits" else write_session(extra=text)
     result = CliRunner().invoke(cli, ["check", str(path)])
     assert result.exit_code == 2, result.output
     assert str(path) in result.output and field in result.output, result.output

@@ -413,3 +413,28 @@ def estimate_lines(est: Estimate) -> list[str]:
     if est.simulated:
         lines.append("  SIMULATED models send nothing billable; their tokens are the simulation's.")
     return lines
+
+
+def estimate_summary(est: Estimate) -> list[str]:
+    """The estimate in a few short lines, per stage (the app's session screen, before a run)."""
+    lines = [
+        f"Before running: {est.remaining_calls:,} call(s) left, about {usd(est.cost_remaining)} "
+        f"(at most {usd(est.worst_cost_remaining)}), {duration_text(est.time_s)} at the session's limits"
+    ]
+    for stage in STAGES:
+        mine = [r for r in est.rows if r.stage == stage and r.remaining]
+        if not mine:
+            continue
+        known = [r.cost_remaining for r in mine]
+        cost = None if any(c is None for c in known) else sum(c for c in known if c is not None)
+        tokens_in = sum(r.input_remaining for r in mine) / 1e6
+        tokens_out = sum(r.output_remaining for r in mine) / 1e6
+        lines.append(
+            f"  {stage}: {sum(r.remaining for r in mine):,} calls, "
+            f"{tokens_in:.2f}M in / {tokens_out:.2f}M out tokens, {usd(cost)}"
+        )
+    if est.unpriced_models:
+        lines.append(f"  Unknown price: {', '.join(est.unpriced_models)}")
+    if est.budget is not None:
+        lines.append(f"  Budget {usd(est.budget)}: {usd(max(0.0, est.budget - est.spent))} left")
+    return lines

@@ -30,3 +30,10 @@ def estimate_text(est: Estimate) -> list[str]:
     from centaur_tui.pipeline.estimate import estimate_lines
 
     return estimate_lines(est)
+
+
+def estimate_summary_text(est: Estimate) -> list[str]:
+    """The estimate in a few short lines per stage (the app's session screen)."""
+    from centaur_tui.pipeline.estimate import estimate_summary
+
+    return estimate_summary(est)
