@@ -279,6 +279,6 @@ def demo(ctx: click.Context, session: str, no_app: bool) -> None:
 
     ctx.invoke(report_command, session=str(study.session_file))
     if not outcome.complete:
-        from centaur_tui.services.run import INCOMPLETE_EXIT
+        from centaur_tui.services.run import exit_status
 
-        sys.exit(INCOMPLETE_EXIT)
+        sys.exit(exit_status(outcome))
