@@ -144,6 +144,8 @@ class LinePrinter:
                 part += f" {st.failed} failed"
             if st.invalid:
                 part += f" {st.invalid} invalid"
+            if getattr(st, "budget", 0):
+                part += f" {st.budget} not sent (budget)"
             parts.append(part)
         known = all(s.cost_known for s in progress.stages.values())
         cost = f"${progress.cost:,.2f}" + ("" if known else " + unknown")
