@@ -124,6 +124,13 @@ def test_the_request_line_is_a_chat_completion_without_the_provider_prefix() -> 
             (1e-6, 4e-6, "session price x 0.5"),
         ),
         ({"model": "openai/unknown-x"}, None),
+        # gpt-4 has an online price in litellm's map but no batch price: the map's price x discount,
+        # unless the session prices the entry (the session's price wins, as for online calls).
+        ({"model": "openai/gpt-4"}, (1.5e-05, 3e-05, "litellm price map x 0.5")),
+        (
+            {"model": "openai/gpt-4", "input_cost_per_mtok": 2.0, "output_cost_per_mtok": 8.0},
+            (1e-6, 4e-6, "session price x 0.5"),
+        ),
     ],
 )
 def test_batch_prices_come_from_the_session_then_the_price_map_then_a_discount(

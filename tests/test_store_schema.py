@@ -97,14 +97,15 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     # (not recorded) as the last column of calls and call_errors; migration 4 adds an empty table;
     # migration 5 adds a random 32-hex-digit session_id to meta; migration 6 adds calls_in_flight;
     # migration 8 adds a NULL served_model (not recorded) as the last column of calls; migration 9
-    # adds origin 'generated' as the last column of outputs (every output of an old file was generated).
+    # adds origin 'generated' as the last column of outputs (every output of an old file was generated);
+    # migration 11 adds NULL cached_tokens and deployment after served_model.
     assert meta["schema_version"] == str(SCHEMA_VERSION) and "expert_schema_version" not in meta
     assert re.fullmatch(r"[0-9a-f]{32}", meta["session_id"])
     old_meta = {k: v for k, v in before.pop("meta") if k not in ("schema_version", "expert_schema_version")}
     assert {k: v for k, v in after.pop("meta") if k not in ("schema_version", "session_id")} == old_meta
     assert after.pop("session_secret") == []  # migration 4: written on the first packet export only
-    assert all(row[-2:] == (None, None) for row in after["calls"])  # finish_reason, served_model
-    after["calls"] = [row[:-2] for row in after["calls"]]
+    assert all(row[-4:] == (None,) * 4 for row in after["calls"])  # finish_reason ... deployment
+    after["calls"] = [row[:-4] for row in after["calls"]]
     assert all(row[-1] is None for row in after["call_errors"])
     after["call_errors"] = [row[:-1] for row in after["call_errors"]]
     assert all(row[-1] == "generated" for row in after["outputs"])

@@ -214,6 +214,18 @@ def load_session(path: Path | str) -> Study:
         raise ConfigError(str(path), field, problem)
     for field, problem in session.batch_problems():
         raise ConfigError(str(path), field, problem)
+    batched = [j for j in session.judges if session.batched("judging", j)] + [
+        m for m in session.models if session.batched("automation", m)
+    ]
+    if session.limits.max_cost_usd is not None and batched:
+        # The budget reserves each call's worst case as its request leaves the gateway; batched
+        # calls leave through the provider's batch API, where no such reservation is made yet.
+        raise ConfigError(
+            str(path),
+            "limits.max_cost_usd",
+            "a budget cannot be kept in batch mode yet (batched calls are not reserved against it); "
+            'remove max_cost_usd or set the stages\' mode = "online"',
+        )
     database = (path.parent / (session.database or f"{session.name}.db")).resolve()
     _check_database_folder(database, path)
     tasks = {t: all_tasks[t] for t in session.tasks}

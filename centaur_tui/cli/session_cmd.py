@@ -115,6 +115,10 @@ def check(session: str) -> None:
         say_simulated()
     for line in _plan_text(study):
         click.echo(line)
+    from centaur_tui.services.estimate import estimate_text, session_estimate
+
+    for line in estimate_text(session_estimate(study)):
+        click.echo(line)
     for name, model, var in missing_keys(study):
         click.secho(f"Warning: {name} ({model}) needs {var}, which is not set; `centaur run` will refuse.", fg="yellow")
     from centaur_tui.services.batch import batch_plan_lines
@@ -163,6 +167,8 @@ class LinePrinter:
                 part += f" {st.failed} failed"
             if st.invalid:
                 part += f" {st.invalid} invalid"
+            if getattr(st, "budget", 0):
+                part += f" {st.budget} not sent (budget)"
             parts.append(part)
         known = all(s.cost_known for s in progress.stages.values())
         cost = f"${progress.cost:,.2f}" + ("" if known else " + unknown")
@@ -199,7 +205,7 @@ def _stop_on_sigterm(signum: int, frame: Any) -> None:
 
 def run_in_terminal(study: Study, quiet: bool = False) -> Any:
     """Run a study with a line printer; Ctrl-C (or SIGTERM) stops cleanly, keeping every answer."""
-    from centaur_tui.services.run import batches_left_line, billed_twice_line, outcome_lines
+    from centaur_tui.services.run import batches_left_line, billed_twice_line, budget_lines, outcome_lines
     from centaur_tui.services.run import run_study as run_pipeline
     from centaur_tui.services.session import open_store, require_keys
 
@@ -241,6 +247,8 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
         click.secho(resent, fg="yellow")
     for line in outcome_lines(outcome):
         click.secho(line, fg="yellow")
+    for line in budget_lines(study, outcome):
+        click.secho(line, fg="yellow")
     return outcome
 
 
@@ -252,7 +260,7 @@ def run(session: str, quiet: bool) -> None:
 
     Exits 0 when every planned item is stored, 3 when calls failed for good (run again to retry
     them), 4 when batches are left in flight at the provider ([batch] wait = false; run again to
-    collect them).
+    collect them), 5 when the run stopped at the session's max_cost_usd (raise it and run again).
     """
     study = open_session(session)
     outcome = run_in_terminal(study, quiet=quiet)

@@ -8,7 +8,10 @@ judgment of one judge in one presentation) ends in exactly one of:
 - `failed`: nothing stored although its inputs are: its call failed for good (or, after a
   stopped run, was not sent yet);
 - `blocked`: nothing stored because an input is missing: a worker output whose assistance
-  text failed, a judgment of a comparison whose output is missing.
+  text failed, a judgment of a comparison whose output is missing;
+- `budget`: nothing stored because the run stopped at the session's `max_cost_usd` before its
+  call was sent (only a run knows this: read from the store alone, such an item is `failed`,
+  "not sent yet").
 
 Nothing here is recorded on its own: the outcomes are computed from what the store holds,
 so a re-run that answers a failed call changes its outcome without any bookkeeping.
@@ -33,7 +36,7 @@ from centaur_tui.domain.plan import (
 )
 from centaur_tui.domain.session import PLAIN, Session
 
-OUTCOMES = ("answered", "invalid", "failed", "blocked")
+OUTCOMES = ("answered", "invalid", "failed", "blocked", "budget")
 """Every outcome of a planned item, in display order."""
 
 
@@ -46,11 +49,12 @@ class OutcomeCounts:
     invalid: int = 0
     failed: int = 0
     blocked: int = 0
+    budget: int = 0
 
     @property
     def missing(self) -> int:
-        """Planned items with nothing stored (failed or blocked); invalid judgments are stored, not missing."""
-        return self.failed + self.blocked
+        """Planned items with nothing stored (failed, blocked or not sent for the budget); invalid ones are stored."""
+        return self.failed + self.blocked + self.budget
 
     def add(self, outcome: str) -> None:
         self.planned += 1
@@ -75,8 +79,12 @@ class Outcomes:
         return sum(s.blocked for s in self.stages.values())
 
     @property
+    def budget(self) -> int:
+        return sum(s.budget for s in self.stages.values())
+
+    @property
     def missing(self) -> int:
-        return self.failed + self.blocked
+        return self.failed + self.blocked + self.budget
 
     @property
     def complete(self) -> bool:
@@ -96,6 +104,9 @@ class StoredFacts:
     outputs: frozenset[str]
     assistance: frozenset[str]
     judgments: Mapping[tuple[str, str, int], bool]
+    not_sent: frozenset[object] = frozenset()
+    """Items whose call the run did not send because of the budget: output and assistance ids,
+    (comparison id, judge, presentation) of judgments. Known to a run only, never stored."""
 
 
 def comparison_output_ids(session: Session, comp: Comparison) -> tuple[str, str]:
@@ -127,10 +138,14 @@ def session_outcomes(session: Session, facts: StoredFacts) -> Outcomes:
         for task in session.tasks:
             for name in session.generated_automation:
                 oid = output_id(run, task, "automation", name, name)
-                stages["automation"].add("answered" if oid in facts.outputs else "failed")
+                stages["automation"].add(
+                    "answered" if oid in facts.outputs else "budget" if oid in facts.not_sent else "failed"
+                )
             for name in session.assistants:
                 aid = assistance_id(run, task, name)
-                stages["assistance"].add("answered" if aid in facts.assistance else "failed")
+                stages["assistance"].add(
+                    "answered" if aid in facts.assistance else "budget" if aid in facts.not_sent else "failed"
+                )
             for name in candidates_for(session, "augmentation"):
                 if name in imported:
                     continue
@@ -139,6 +154,8 @@ def session_outcomes(session: Session, facts: StoredFacts) -> Outcomes:
                     outcome = "answered"
                 elif name != PLAIN and assistance_id(run, task, name) not in facts.assistance:
                     outcome = "blocked"
+                elif oid in facts.not_sent:
+                    outcome = "budget"
                 else:
                     outcome = "failed"
                 stages["worker"].add(outcome)
@@ -148,6 +165,8 @@ def session_outcomes(session: Session, facts: StoredFacts) -> Outcomes:
             outcome = "answered" if valid else "invalid"
         elif any(o not in facts.outputs for o in comparison_output_ids(session, comp)):
             outcome = "blocked"
+        elif (comp.id, judge, presentation) in facts.not_sent:
+            outcome = "budget"
         else:
             outcome = "failed"
         stages["judging"].add(outcome)

@@ -103,6 +103,28 @@ def judge_messages(
     return [{"role": "system", "content": universal.judge_system}, {"role": "user", "content": user}]
 
 
+def judge_cache_prefix(universal: Universal, task: Task, rubric: Rubric, allow_ties: bool) -> int:
+    """Characters of a judge prompt's user message before its first option: the part every judge call of a
+    task shares (with the system prompt), which providers can serve from their prompt cache.
+
+    The universal template puts the task prompt and the rubric before the options already, so the
+    prompt is not reordered: every stored judge call keeps its content address. Measured on the
+    rendered template, so any template works (one with an option first shares no prefix: 0).
+    """
+    marks = ("\x00option_1\x00", "\x00option_2\x00")
+    values = ", ".join(f'"{v}"' for v in winner_values(allow_ties))
+    text = render(
+        universal.judge_prompt,
+        task_prompt=task.prompt,
+        rubric=render_rubric(rubric),
+        option_1=marks[0],
+        option_2=marks[1],
+        winner_values=values,
+    )
+    found = [i for i in (text.find(m) for m in marks) if i >= 0]
+    return min(found) if found else 0
+
+
 def reask_messages(messages: Messages, reply: str, reason: str) -> Messages:
     """Messages for re-asking a judge whose reply was invalid: the reply and what was wrong."""
     return [

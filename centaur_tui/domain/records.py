@@ -27,6 +27,8 @@ class CallRecord:
     simulated: bool
     finish_reason: str | None = None  # the provider's stop reason: "stop", "length" (cut at max_tokens), ...
     served_model: str | None = None  # the model the provider says answered (a fallback may differ from `model`)
+    cached_tokens: int | None = None  # prompt tokens served from the provider's prompt cache (None: none reported)
+    deployment: str | None = None  # the deployment that answered (None: the entry has no deployments)
 
 
 TIMEOUT_ERRORS = ("Timeout", "TimeoutError")

@@ -98,6 +98,51 @@ RESERVED_PARAMS = {
 """Parameters a session entry may not pass to litellm, with where to set them instead."""
 
 
+MAX_RPM = 10_000_000
+MAX_TPM = 10_000_000_000
+MAX_PRICE_PER_MTOK = 100_000.0
+MAX_BUDGET_USD = 100_000_000.0
+
+
+class Deployment(Strict):
+    """One more place that serves an entry's model: another key, region or api_base.
+
+    The gateway spreads an entry's calls over its deployments (the entry itself is the first);
+    all of them serve the same entry, so a judge never falls back to another family's model.
+    """
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", max_length=MAX_LABEL, description="Label stored with each call.")
+    model: str | None = Field(
+        None, min_length=3, max_length=MAX_LABEL, description="Model string here (default: the entry's)."
+    )
+    api_base: str | None = Field(None, max_length=2000, pattern=r"^https?://\S+$")
+    api_key_env: str | None = Field(None, pattern=r"^[A-Z_][A-Z0-9_]*$", max_length=MAX_LABEL)
+    params: dict[str, float | int | str | bool] = Field(default_factory=dict, max_length=32)
+    rpm: int | None = Field(None, strict=True, ge=1, le=MAX_RPM, description="Requests per minute here.")
+    tpm: int | None = Field(None, strict=True, ge=1, le=MAX_TPM, description="Tokens per minute here.")
+
+    @field_validator("params")
+    @classmethod
+    def _plain_params(cls, v: dict[str, float | int | str | bool]) -> dict[str, float | int | str | bool]:
+        return _check_params(v)
+
+    @field_validator("model")
+    @classmethod
+    def _has_provider(cls, v: str | None) -> str | None:
+        if v is not None and "/" not in v:
+            raise ValueError(f"{v!r} needs a provider prefix, e.g. openai/{v} (any litellm model string)")
+        return v
+
+
+def _check_params(v: dict[str, float | int | str | bool]) -> dict[str, float | int | str | bool]:
+    for name, value in v.items():
+        if name in RESERVED_PARAMS:
+            raise ValueError(f"{name!r} cannot be set in params: {RESERVED_PARAMS[name]}")
+        if isinstance(value, str) and len(value) > 1000:
+            raise ValueError(f"params.{name} is {len(value):,} characters long (at most 1,000)")
+    return v
+
+
 class Endpoint(Strict):
     """How to reach one model through litellm. Keys come from the environment, never from here."""
 
@@ -125,11 +170,41 @@ class Endpoint(Strict):
         None, strict=True, ge=0.0, description="USD per million output tokens answered in a batch (batch mode)."
     )
     input_cost_per_mtok: float | None = Field(
-        None, strict=True, ge=0.0, description="USD per million input tokens, if litellm does not know."
+        None, strict=True, ge=0.0, le=MAX_PRICE_PER_MTOK, description="USD per million input tokens."
     )
     output_cost_per_mtok: float | None = Field(
-        None, strict=True, ge=0.0, description="USD per million output tokens, if litellm does not know."
+        None, strict=True, ge=0.0, le=MAX_PRICE_PER_MTOK, description="USD per million output tokens."
     )
+    cached_input_cost_per_mtok: float | None = Field(
+        None,
+        strict=True,
+        ge=0.0,
+        le=MAX_PRICE_PER_MTOK,
+        description="USD per million cached input tokens (default: the input price).",
+    )
+    rpm: int | None = Field(
+        None, strict=True, ge=1, le=MAX_RPM, description="Requests per minute the provider allows this model."
+    )
+    tpm: int | None = Field(
+        None, strict=True, ge=1, le=MAX_TPM, description="Tokens per minute (input + max_tokens) it allows."
+    )
+    deployments: tuple[Deployment, ...] = Field(
+        (), max_length=16, description="More keys, regions or api bases serving this entry's model."
+    )
+
+    @property
+    def priced(self) -> bool:
+        """Whether the session gives this entry's token prices (they then win over litellm's map)."""
+        return self.input_cost_per_mtok is not None and self.output_cost_per_mtok is not None
+
+    @field_validator("deployments")
+    @classmethod
+    def _unique_deployments(cls, v: tuple[Deployment, ...]) -> tuple[Deployment, ...]:
+        names = [d.name for d in v]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate deployment names: {', '.join(dupes)}")
+        return v
 
     @property
     def simulated(self) -> bool:
@@ -138,12 +213,7 @@ class Endpoint(Strict):
     @field_validator("params")
     @classmethod
     def _plain_params(cls, v: dict[str, float | int | str | bool]) -> dict[str, float | int | str | bool]:
-        for name, value in v.items():
-            if name in RESERVED_PARAMS:
-                raise ValueError(f"{name!r} cannot be set in params: {RESERVED_PARAMS[name]}")
-            if isinstance(value, str) and len(value) > 1000:
-                raise ValueError(f"params.{name} is {len(value):,} characters long (at most 1,000)")
-        return v
+        return _check_params(v)
 
     @field_validator("model")
     @classmethod
@@ -340,6 +410,13 @@ class Limits(Strict):
         ge=0.0,
         le=3600.0,
         description="Longest wait before a retry, also when the server's Retry-After asks for more.",
+    )
+    max_cost_usd: float | None = Field(
+        None,
+        strict=True,
+        ge=0.0,
+        le=MAX_BUDGET_USD,
+        description="Budget of the whole session in USD: no call is sent that could pass it (None: no budget).",
     )
 
 

@@ -281,21 +281,24 @@ def batch_prices(endpoint: Endpoint, discount: float) -> tuple[float, float, str
             endpoint.batch_output_cost_per_mtok / 1e6,
             "session batch price",
         )
+    info: dict = {}
     if not endpoint.simulated:
         cost_map = litellm().model_cost
         info = cost_map.get(endpoint.model) or cost_map.get(body_model(endpoint)) or {}
         batch_in, batch_out = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
         if batch_in is not None and batch_out is not None:
             return float(batch_in), float(batch_out), "litellm price map batch price"
-        online_in, online_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
-        if online_in is not None and online_out is not None:
-            return float(online_in) * discount, float(online_out) * discount, f"litellm price map x {discount:g}"
+    # The session's online price wins over litellm's map (as for online calls, llm/costing.py).
     if endpoint.input_cost_per_mtok is not None and endpoint.output_cost_per_mtok is not None:
         return (
             endpoint.input_cost_per_mtok / 1e6 * discount,
             endpoint.output_cost_per_mtok / 1e6 * discount,
             f"session price x {discount:g}",
         )
+    online_in, online_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    # A price of 0 in the map is a model litellm does not price (litellm#36999): unknown, never $0.
+    if online_in is not None and online_out is not None and (online_in or online_out):
+        return float(online_in) * discount, float(online_out) * discount, f"litellm price map x {discount:g}"
     return None
 
 

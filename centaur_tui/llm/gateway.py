@@ -26,7 +26,9 @@ from centaur_tui.domain.errors import MissingKeyError
 from centaur_tui.domain.records import TIMEOUT_ERRORS, CallFailure
 from centaur_tui.domain.session import Endpoint, Limits
 from centaur_tui.domain.untrusted import clean_untrusted
+from centaur_tui.llm.costing import price_of
 from centaur_tui.llm.errors import describe_failure, secrets_in_env
+from centaur_tui.llm.pacing import AdaptiveLimit, Pacer
 from centaur_tui.llm.runtime import litellm
 
 
@@ -41,6 +43,11 @@ class CallRequest:
     params: dict[str, Any]
     sample: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    prompt_tokens: int | None = None
+    """Counted prompt tokens (for tpm pacing); None: estimated from the characters."""
+    cache_prefix: int = 0
+    """Characters of the last user message shared by many calls (judge prompts: system, task, rubric):
+    marked with `cache_control` for providers that need it (Anthropic). Not part of the content address."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,13 @@ class CallResult:
     attempts: int
     finish_reason: str | None = None
     served_model: str | None = None
+    cached_tokens: int | None = None
+    deployment: str | None = None
+    """The deployment that answered (its name; "default" for the entry's own), None for an entry without deployments."""
+
+
+class NotSent(Exception):
+    """Raised by an `on_send` hook to keep a request from leaving (a budget): not retried, not logged as an attempt."""
 
 
 class CallFailed(Exception):
@@ -140,6 +154,51 @@ def reply_usage(response: Any) -> tuple[int | None, int | None]:
     if not p_tok and not c_tok:
         return None, None
     return p_tok, c_tok
+
+
+def reply_cached_tokens(response: Any) -> int | None:
+    """Prompt tokens the provider served from its prompt cache (`usage.prompt_tokens_details.cached_tokens`,
+    or Anthropic's `cache_read_input_tokens`); None when it reports none."""
+    usage = getattr(response, "usage", None)
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if cached is None:
+        cached = getattr(usage, "cache_read_input_tokens", None)
+    return int(cached) if isinstance(cached, (int, float)) and cached > 0 else None
+
+
+def needs_cache_control(model: str) -> bool:
+    """Whether prompt caching needs explicit `cache_control` marks for this model (Anthropic's Claude).
+
+    OpenAI, Gemini and DeepSeek cache a repeated prefix by themselves.
+    """
+    provider = model.split("/", 1)[0]
+    return provider == "anthropic" or (provider in ("bedrock", "vertex_ai") and "claude" in model)
+
+
+def with_cache_control(messages: list[dict[str, Any]], prefix_chars: int) -> list[dict[str, Any]]:
+    """The messages with the system prompt and the first `prefix_chars` of the first user message marked cacheable.
+
+    The text sent is the same; only its split into content blocks differs.
+    """
+    out: list[dict[str, Any]] = []
+    first_user = next((i for i, m in enumerate(messages) if m.get("role") == "user"), -1)
+    mark = {"type": "ephemeral"}
+    for i, m in enumerate(messages):
+        content = m.get("content")
+        if not isinstance(content, str) or not content:
+            out.append(m)
+        elif m.get("role") == "system":
+            out.append({**m, "content": [{"type": "text", "text": content, "cache_control": mark}]})
+        elif i == first_user and 0 < prefix_chars < len(content):
+            blocks = [
+                {"type": "text", "text": content[:prefix_chars], "cache_control": mark},
+                {"type": "text", "text": content[prefix_chars:]},
+            ]
+            out.append({**m, "content": blocks})
+        else:
+            out.append(m)
+    return out
 
 
 def served_model(response: Any) -> str | None:
@@ -231,8 +290,35 @@ def require_keys(endpoints: list[tuple[str, Endpoint]]) -> None:
             )
 
 
+@dataclass
+class Target:
+    """One place a call can go: an entry's own endpoint or one of its deployments, with its pacing."""
+
+    label: str | None
+    model: str
+    api_base: str | None
+    api_key_env: str | None
+    params: dict[str, Any]
+    pacer: Pacer
+    slots: AdaptiveLimit
+    pending: int = 0
+    """Calls sent here or waiting to be: how `Gateway._choose` spreads a burst."""
+
+    @property
+    def identity(self) -> tuple[str, str | None, str | None]:
+        return (self.model, self.api_base, self.api_key_env)
+
+
 class Gateway:
-    """Sends calls with bounded concurrency (overall and per model), retries and a timeout.
+    """Sends calls with bounded concurrency (overall and per model), pacing, retries and a timeout.
+
+    Per model (each deployment apart) calls are paced to the session's `rpm`/`tpm` and held to an
+    adaptive concurrency that halves on a 429 and grows back (llm/pacing.py). An entry with
+    `deployments` has its calls spread over them (the entry's own endpoint first, named
+    "default"): each attempt goes to the one that can send soonest, a retry preferably to
+    another than the one that just failed. All deployments serve the same entry, so there is no
+    fallback to another model family (leave-family-out holds); litellm's Router is not used
+    because its rpm limits wait for the minute window and its own retries would compound ours.
 
     Args:
         limits: Concurrency, timeout and retry settings of the session.
@@ -254,7 +340,8 @@ class Gateway:
         self.limits = limits
         self._on_send = on_send
         self._overall = asyncio.Semaphore(limits.concurrency)
-        self._per_model: dict[str, asyncio.Semaphore] = {}
+        self._targets: dict[tuple[str, str | None, str | None], Target] = {}
+        self._entry_targets: dict[int, list[Target]] = {}
         self._on_failure = on_failure
         self._sleep = sleep or asyncio.sleep
         self._llm = litellm()
@@ -266,66 +353,126 @@ class Gateway:
         self._key_envs.update(ep.api_key_env for ep in endpoints if ep.api_key_env)
 
     def register_prices(self, endpoints: list[Endpoint]) -> None:
-        """Tell litellm the session's token prices for models it has no price for.
+        """Take note of the session's endpoints before the first call (their key variables are redacted).
 
-        Cost then comes from litellm's own calculator; for unknown models that calculator
-        also took about 0.8 ms more CPU per call (measured on 1,000 calls).
+        The session's token prices are applied here, per call (`_cost`), and no longer registered
+        in litellm's process-wide price map: registered there they outlived the session (a second
+        session in the same process, or the app opening another one, found a model "priced"
+        that its own file leaves unpriced).
         """
         self.register_endpoints(endpoints)
-        for ep in endpoints:
-            if ep.input_cost_per_mtok is None or ep.output_cost_per_mtok is None:
-                continue
-            if not ep.simulated and ep.model in self._llm.model_cost:
-                continue
-            provider = ep.model.split("/", 1)[0]
-            self._llm.register_model(
-                {
-                    ep.model: {
-                        "input_cost_per_token": ep.input_cost_per_mtok / 1e6,
-                        "output_cost_per_token": ep.output_cost_per_mtok / 1e6,
-                        "litellm_provider": provider,
-                        "mode": "chat",
-                    }
-                }
+
+    def _target(
+        self,
+        label: str | None,
+        model: str,
+        api_base: str | None,
+        key_env: str | None,
+        params: dict[str, Any],
+        rpm: int | None,
+        tpm: int | None,
+    ) -> Target:
+        identity = (model, api_base, key_env)
+        target = self._targets.get(identity)
+        if target is None:
+            target = self._targets[identity] = Target(
+                label,
+                model,
+                api_base,
+                key_env,
+                params,
+                Pacer(rpm, tpm),
+                AdaptiveLimit(self.limits.per_model_concurrency),
             )
+        return target
 
-    def _model_slot(self, model: str) -> asyncio.Semaphore:
-        slot = self._per_model.get(model)
-        if slot is None:
-            slot = self._per_model[model] = asyncio.Semaphore(self.limits.per_model_concurrency)
-        return slot
+    def targets(self, ep: Endpoint) -> list[Target]:
+        """Where an entry's calls can go: its own endpoint, then its deployments (cached per entry)."""
+        found = self._entry_targets.get(id(ep))
+        if found is None:
+            own = self._target(
+                "default" if ep.deployments else None, ep.model, ep.api_base, ep.api_key_env, {}, ep.rpm, ep.tpm
+            )
+            found = [own]
+            for d in ep.deployments:
+                if d.api_key_env:
+                    self._key_envs.add(d.api_key_env)
+                found.append(
+                    self._target(
+                        d.name,
+                        d.model or ep.model,
+                        d.api_base or ep.api_base,
+                        d.api_key_env or ep.api_key_env,
+                        dict(d.params),
+                        d.rpm or ep.rpm,
+                        d.tpm or ep.tpm,
+                    )
+                )
+            self._entry_targets[id(ep)] = found
+        return found
 
-    def _kwargs(self, req: CallRequest) -> dict[str, Any]:
+    def _choose(self, req: CallRequest, tokens: int, avoid: Target | None) -> Target:
+        options = self.targets(req.endpoint)
+        if len(options) == 1:
+            return options[0]
+        if avoid is not None and len(options) > 1:
+            options = [t for t in options if t is not avoid]
+        # Soonest to send (its pacing and the calls queued before), then the least loaded, then file order.
+        return min(
+            options,
+            key=lambda t: (t.pacer.delay(tokens) + t.pacer.backlog_s(t.pending, tokens), t.pending / t.slots.limit),
+        )
+
+    def _kwargs(self, req: CallRequest, target: Target | None = None) -> dict[str, Any]:
         ep = req.endpoint
+        model = target.model if target is not None else ep.model
+        api_base = target.api_base if target is not None else ep.api_base
+        key_env = target.api_key_env if target is not None else ep.api_key_env
+        messages: list[dict[str, Any]] = list(req.messages)
+        if req.cache_prefix and needs_cache_control(model):
+            messages = with_cache_control(messages, req.cache_prefix)
         kwargs: dict[str, Any] = {
-            "model": ep.model,
-            "messages": req.messages,
+            "model": model,
+            "messages": messages,
             "timeout": self.limits.timeout_s,
             "num_retries": 0,
             "max_retries": 0,
             **ep.params,
+            **(target.params if target is not None else {}),
             **req.params,
         }
-        if ep.api_base:
-            kwargs["api_base"] = ep.api_base
-        if ep.api_key_env:
-            self._key_envs.add(ep.api_key_env)
-            kwargs["api_key"] = os.environ.get(ep.api_key_env, "")
-        elif ep.api_base and not ep.simulated:
+        if api_base:
+            kwargs["api_base"] = api_base
+        if key_env:
+            self._key_envs.add(key_env)
+            kwargs["api_key"] = os.environ.get(key_env, "")
+        elif api_base and not ep.simulated:
             kwargs.setdefault("api_key", "none")
         if req.metadata:
             kwargs["metadata"] = req.metadata
         return kwargs
 
-    def _cost(self, response: Any, req: CallRequest, p_tok: int | None, c_tok: int | None) -> float | None:
+    @staticmethod
+    def _tokens(req: CallRequest) -> int:
+        """What a request counts against a tokens-per-minute limit: prompt tokens + max_tokens."""
+        prompt = req.prompt_tokens
+        if prompt is None:  # about 4 characters a token in English
+            prompt = sum(len(str(m.get("content") or "")) for m in req.messages) // 4 + 1
+        return prompt + int(req.params.get("max_tokens") or 0)
+
+    def _cost(
+        self, response: Any, req: CallRequest, p_tok: int | None, c_tok: int | None, cached: int | None = None
+    ) -> float | None:
         if p_tok is None and c_tok is None:
             return None  # no usage reported: litellm's cost of its zero-filled usage would be a false $0
-        cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
-        if cost is not None:
-            return float(cost)
         ep = req.endpoint
-        if ep.input_cost_per_mtok is not None and ep.output_cost_per_mtok is not None and p_tok is not None:
-            return (p_tok * ep.input_cost_per_mtok + (c_tok or 0) * ep.output_cost_per_mtok) / 1e6
+        if ep.priced and p_tok is not None:  # the session's prices win (cached input at its cached price)
+            price = price_of(ep)
+            assert price is not None
+            return price.cost(p_tok, c_tok or 0, cached or 0)
+        cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+        if cost is not None and (cost > 0 or not p_tok):  # litellm#36999: an unpriced model costs a false $0
+            return float(cost)
         return None
 
     def backoff_s(self, attempt: int, hint_s: float | None = None) -> float:
@@ -352,33 +499,41 @@ class Gateway:
             FatalProviderError: authentication, permission or unknown-model errors.
             CallFailed: a non-transient error, or retries exhausted.
         """
-        kwargs = self._kwargs(req)
         attempt = 0
         timeouts = 0
+        tokens = self._tokens(req)
+        failed_at: Target | None = None
         while True:
             attempt += 1
             started = time.perf_counter()
+            target = self._choose(req, tokens, failed_at)
+            kwargs = self._kwargs(req, target)
+            target.pending += 1
             try:
-                async with self._model_slot(req.endpoint.model), self._overall:
-                    started = time.perf_counter()  # latency of the call itself, not of the queue
-                    if self._on_send is not None:
-                        sent = self._on_send(req)
-                        if sent is not None:
-                            await sent
-                    self.in_flight += 1
-                    try:
-                        # litellm enforces `timeout` itself; this guard only catches a provider
-                        # path that ignores it, so it sits a little beyond.
-                        response = await asyncio.wait_for(
-                            self._llm.acompletion(**kwargs), timeout=self.limits.timeout_s * 1.25 + 0.5
-                        )
-                    finally:
-                        self.in_flight -= 1
+                async with target.slots:
+                    await target.pacer.acquire(tokens)
+                    async with self._overall:
+                        started = time.perf_counter()  # latency of the call itself, not of the queue
+                        if self._on_send is not None:
+                            sent = self._on_send(req)
+                            if sent is not None:
+                                await sent
+                        self.in_flight += 1
+                        try:
+                            # litellm enforces `timeout` itself; this guard only catches a provider
+                            # path that ignores it, so it sits a little beyond.
+                            response = await asyncio.wait_for(
+                                self._llm.acompletion(**kwargs), timeout=self.limits.timeout_s * 1.25 + 0.5
+                            )
+                        finally:
+                            self.in_flight -= 1
                 latency = time.perf_counter() - started
                 text, finish = reply_text(response)
-            except asyncio.CancelledError:
+            except (asyncio.CancelledError, NotSent):
+                target.pending -= 1
                 raise
             except Exception as exc:  # classified below, never swallowed
+                target.pending -= 1
                 malformed = isinstance(exc, MalformedReply)
                 kind = MALFORMED_REPLY if malformed else type(exc).__name__
                 finish = exc.finish_reason if isinstance(exc, MalformedReply) else None
@@ -397,9 +552,17 @@ class Gateway:
                         f"{message} [not sent again: {timeouts} timeout(s), max_timeout_retries = "
                         f"{self.limits.max_timeout_retries}; a timed-out request may have been billed]"
                     )
-                hint = None if final else retry_after_s(exc)
+                hint = retry_after_s(exc)
+                if kind == "RateLimitError":
+                    target.slots.rate_limited()  # this model's concurrency backs off
+                    # Everything queued for this deployment waits too, at most backoff_max_s.
+                    target.pacer.pause(min(self.limits.backoff_max_s, hint if hint is not None else 0.0))
+                hint = None if final else hint
                 if hint is not None:
                     message = f"{message} [server asked to retry after {hint:g} s]"
+                if target.label is not None:
+                    message = f"{message} [deployment {target.label}]"
+                failed_at = target
                 if self._on_failure is not None:
                     self._on_failure(
                         CallFailure(req.key, req.stage, req.endpoint.model, attempt, kind, message, final, finish)
@@ -410,9 +573,14 @@ class Gateway:
                     raise CallFailed(f"{req.endpoint.model}: {kind}: {message}", kind, attempt, finish) from exc
                 await self._sleep(self.backoff_s(attempt, hint))
                 continue
+            target.pending -= 1
+            await target.slots.answered()
             p_tok, c_tok = reply_usage(response)
-            cost = self._cost(response, req, p_tok, c_tok)
-            return CallResult(text, p_tok, c_tok, cost, latency, attempt, finish, served_model(response))
+            cached = reply_cached_tokens(response)
+            cost = self._cost(response, req, p_tok, c_tok, cached)
+            return CallResult(
+                text, p_tok, c_tok, cost, latency, attempt, finish, served_model(response), cached, target.label
+            )
 
 
 def supports_json_mode(endpoint: Endpoint) -> bool:

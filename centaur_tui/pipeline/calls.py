@@ -32,10 +32,11 @@ from centaur_tui.domain.plan import call_key_of, canonical_json, entry_json, leg
 from centaur_tui.domain.records import TIMEOUT_ERRORS, CallFailure, CallRecord
 from centaur_tui.domain.session import Endpoint
 from centaur_tui.domain.study import Study
-from centaur_tui.llm import CallFailed, CallRequest, FatalProviderError, Gateway, make_world
+from centaur_tui.llm import CallFailed, CallRequest, FatalProviderError, Gateway, TokenCounter, make_world, price_of
 from centaur_tui.pipeline.batching import Batcher, BatchPending
+from centaur_tui.pipeline.budget import Budget, BudgetError, BudgetExceeded
 from centaur_tui.pipeline.progress import Progress
-from centaur_tui.store import Store, clear_in_flight, mark_in_flight
+from centaur_tui.store import Store, clear_in_flight, mark_in_flight, session_spend
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -102,13 +103,43 @@ class Calls:
         # batches, and so does a call pending in a batch a previous run left (also when the
         # session has been switched back to online since: it is not sent twice).
         self.batcher = Batcher(study, store, progress, self.db, self._answered_by_batch)
+        self.budget: Budget | None = None
+        self._tokens: TokenCounter | None = None
+        self._worst: dict[str, float] = {}  # call key -> worst-case USD, computed where the prompt is known
 
     def load(self) -> None:
-        """Read which calls are answered, and register the simulation world of a simulated session (blocking)."""
+        """Read which calls are answered, and register the simulation world of a simulated session (blocking).
+
+        Raises:
+            BudgetError: `max_cost_usd` is set and a model of the session has no price.
+        """
         self._answered = self.store.answered_keys()
         self._legacy_models = legacy_key_owners(self.session)
         if self.session.simulated and self.world_id is None:
             self.world_id, _ = make_world(self.study)
+        limit = self.session.limits.max_cost_usd
+        if limit is not None:
+            s = self.session
+            worker: list[tuple[str, Endpoint]] = [] if s.worker is None else [(s.worker.name, s.worker)]
+            entries: list[tuple[str, Endpoint]] = [(e.name, e) for e in s.models] + worker
+            entries += [(j.name, j) for j in s.judges]
+            unpriced = sorted({f"{name} ({e.model})" for name, e in entries if price_of(e) is None})
+            if unpriced:
+                raise BudgetError(
+                    f"{self.study.session_file}: limits.max_cost_usd is set, but no price is known for "
+                    f"{', '.join(unpriced)}: set input_cost_per_mtok and output_cost_per_mtok on "
+                    "them (a budget cannot be kept for calls of unknown cost)"
+                )
+            spent, _ = session_spend(self.store)
+            self.budget = Budget(limit, spent)
+
+    def _count_tokens(self, endpoint: Endpoint, messages: list[dict[str, str]]) -> int | None:
+        # Counted only when something needs it (a budget, a tpm limit): about 0.05-2 ms a prompt.
+        if self.budget is None and endpoint.tpm is None and not any(d.tpm for d in endpoint.deployments):
+            return None
+        if self._tokens is None:
+            self._tokens = TokenCounter()
+        return self._tokens.messages(endpoint.model, messages)
 
     # -- database work, off the event loop ------------------------------------------------------
 
@@ -196,6 +227,10 @@ class Calls:
         self.progress.last_error = f"{failure.model}: {failure.error_type}: {failure.message}"
 
     async def _mark_sent(self, request: CallRequest) -> None:
+        # The budget's reservation first, as the request leaves (not while it queues: 17,000
+        # queued calls would otherwise reserve a budget that 16 in flight use).
+        if self.budget is not None:
+            self.budget.reserve(request.key, self._worst.get(request.key, 0.0))
         # Recorded as the request leaves (its concurrency slot taken, so at most `concurrency`
         # rows), committed before it is sent: a row left behind by a killed process counts a
         # call that is sent again and may have been billed twice (store/outcomes.py). On the
@@ -221,7 +256,12 @@ class Calls:
         return self.gateway
 
     async def call(
-        self, stage: str, endpoint: Endpoint, messages: list[dict[str, str]], params: dict[str, Any], sample: str
+        self,
+        stage: str,
+        endpoint: Endpoint,
+        messages: list[dict[str, str]],
+        params: dict[str, Any],
+        sample: str,
     ) -> tuple[str, str]:
         """Return (key, response text): from the store if answered before, else from the provider.
 
@@ -233,9 +273,18 @@ class Calls:
         return key, text
 
     async def call_reply(
-        self, stage: str, endpoint: Endpoint, messages: list[dict[str, str]], params: dict[str, Any], sample: str
+        self,
+        stage: str,
+        endpoint: Endpoint,
+        messages: list[dict[str, str]],
+        params: dict[str, Any],
+        sample: str,
+        cache_prefix: int = 0,
     ) -> tuple[str, str, str | None]:
         """`call`, plus the provider's finish reason ("length": cut off at max_tokens).
+
+        `cache_prefix`: characters of the first user message shared by many calls (the gateway
+        marks them cacheable where a provider needs it); not part of the content address.
 
         Raises:
             CallFailed: every attempt failed (counted as failed in its stage).
@@ -259,7 +308,9 @@ class Calls:
         future.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved even with no waiter
         self._sending[key] = future
         try:
-            text, finish = await self._send(key, stage, endpoint, messages, params, sample, messages_json, params_json)
+            text, finish = await self._send(
+                key, stage, endpoint, messages, params, sample, messages_json, params_json, cache_prefix
+            )
         except asyncio.CancelledError:
             future.cancel()
             raise
@@ -282,8 +333,13 @@ class Calls:
         sample: str,
         messages_json: str,
         params_json: str,
+        cache_prefix: int = 0,
     ) -> tuple[str, str | None]:
-        """Send one call through the gateway and store its answer: (response text, finish reason)."""
+        """Send one call through the gateway and store its answer: (response text, finish reason).
+
+        Raises:
+            BudgetExceeded: the call could pass the session's budget; it was not sent.
+        """
         extra: dict[str, Any] = {}
         if endpoint.simulated:
             # The simulated provider is seeded by the call key; a real model samples on its own.
@@ -296,12 +352,26 @@ class Calls:
             params={**params, **extra},
             sample=sample,
             metadata={"simulation": self.world_id} if endpoint.simulated else {},
+            prompt_tokens=self._count_tokens(endpoint, messages),
+            cache_prefix=cache_prefix,
         )
         if self.batcher.handles(stage, endpoint) or self.batcher.waits_for(key):
+            # A session with max_cost_usd and a stage in batch mode is refused by the loader.
             return await self._send_batched(request, messages_json, params_json)
+        if self.budget is not None:
+            price = price_of(endpoint)
+            assert price is not None  # checked in load()
+            self._worst[key] = price.cost(request.prompt_tokens or 0, int(params.get("max_tokens") or 0))
         try:
             result = await self._ensure_gateway().complete(request)
         except BaseException as exc:  # failed, or cancelled by a stopped run: no longer in flight either way
+            self._worst.pop(key, None)
+            if self.budget is not None:
+                self.budget.release(key)
+            if isinstance(exc, BudgetExceeded):  # never left: nothing in flight, nothing failed
+                self.progress.stages[stage].budget += 1
+                self.progress.budget_stopped = True
+                raise
             # Queued, not awaited: a cancelled task must not wait; the database thread keeps the
             # order and `close()` waits for it.
             done = self._pool().submit(self._db_call, clear_in_flight, (self.store, key))
@@ -309,10 +379,15 @@ class Calls:
             if isinstance(exc, CallFailed) and not isinstance(exc, FatalProviderError):
                 self.progress.stages[stage].failed += 1
             raise
+        self._worst.pop(key, None)
+        if self.budget is not None:
+            self.budget.settle(key, result.cost)
+            self.progress.spent = self.budget.spent
         st = self.progress.stages[stage]
         st.sent += 1
         st.prompt_tokens += result.prompt_tokens or 0
         st.completion_tokens += result.completion_tokens or 0
+        st.cached_tokens += result.cached_tokens or 0
         if result.cost is None:
             st.cost_known = False
         else:
@@ -333,6 +408,8 @@ class Calls:
             simulated=endpoint.simulated,
             finish_reason=result.finish_reason,
             served_model=result.served_model,
+            cached_tokens=result.cached_tokens,
+            deployment=result.deployment,
         )
         await self.db(self._answered_call, record)
         self._answered.add(key)

@@ -16,11 +16,12 @@ from typing import Any
 
 from centaur_tui.domain.judgment import InvalidReply, parse_judge_reply, reask_max_tokens, winner_candidate
 from centaur_tui.domain.plan import Comparison, eligible_judges, presented_orders
-from centaur_tui.domain.prompts import judge_messages, reask_messages
+from centaur_tui.domain.prompts import judge_cache_prefix, judge_messages, reask_messages
 from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRecord
 from centaur_tui.domain.session import JudgeSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, FatalProviderError, supports_json_mode
+from centaur_tui.pipeline.budget import BudgetExceeded
 from centaur_tui.pipeline.calls import Calls
 from centaur_tui.pipeline.progress import Progress
 from centaur_tui.store import Store
@@ -47,6 +48,9 @@ class Judging:
         self._json_mode: dict[str, bool] = {}
         self.judged: set[tuple[str, str, int]] = set()
         self.comparisons: set[str] = set()
+        self.not_sent: set[object] = set()
+        """(comparison id, judge, presentation) of judgments whose call the budget kept from being sent."""
+        self._prefix: dict[str, int] = {}
 
     def load(self) -> None:
         """Read which judgments and comparisons are stored already."""
@@ -104,12 +108,21 @@ class Judging:
             self.study.universal, self.study.task(comp.task), rubric, texts[first], texts[second], allow_ties
         )
         params = self.judge_params(judge)
+        prefix = self._prefix.get(comp.task)
+        if prefix is None:  # system, task and rubric: the same for every judge call of the task
+            prefix = self._prefix[comp.task] = judge_cache_prefix(
+                self.study.universal, self.study.task(comp.task), rubric, allow_ties
+            )
         verdict, reason, key, attempts = None, None, None, 0
         for attempt in range(1 + self.session.judging.max_invalid_retries):
             attempts = attempt + 1
-            key, reply, finish = await self.calls.call_reply(
-                STAGE, judge, messages, params, f"judging:run{comp.run}:attempt{attempt}"
-            )
+            try:
+                key, reply, finish = await self.calls.call_reply(
+                    STAGE, judge, messages, params, f"judging:run{comp.run}:attempt{attempt}", prefix
+                )
+            except BudgetExceeded:
+                self.not_sent.add((comp.id, judge.name, presentation))
+                raise
             try:
                 verdict = parse_judge_reply(reply, rubric, allow_ties, finish, params.get("max_tokens"))
                 break

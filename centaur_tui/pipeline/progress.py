@@ -22,16 +22,19 @@ class StageProgress:
     invalid: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
     cost: float = 0.0
     cost_known: bool = True
     batched: int = 0
     """Calls answered through a provider's batch API (also counted in `sent`)."""
     in_batch: int = 0
     """Calls left waiting in a batch at the provider when the run stopped without waiting for it."""
+    budget: int = 0
+    """Calls not sent because they could pass the session's `max_cost_usd`."""
 
     @property
     def left(self) -> int:
-        return max(0, self.planned - self.done - self.failed)
+        return max(0, self.planned - self.done - self.failed - self.budget)
 
 
 @dataclass
@@ -78,6 +81,10 @@ class Progress:
     last_error: str | None = None
     interrupted: int = 0
     """Calls a previous run left in flight when it died (`kill -9`): sent again, maybe billed twice."""
+    budget_stopped: bool = False
+    """The run stopped sending because the next call could pass `max_cost_usd`."""
+    spent: float | None = None
+    """USD spent in the session so far (earlier runs included), when it has a budget."""
     outcomes: Outcomes | None = None
     """The outcome of every planned item, read from the store when the run has finished (None before)."""
 

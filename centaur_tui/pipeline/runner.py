@@ -9,8 +9,10 @@ wall-time benchmark (bench/pipeline.py) depends on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +41,7 @@ from centaur_tui.domain.records import (
 from centaur_tui.domain.session import PLAIN
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, FatalProviderError, Gateway
+from centaur_tui.pipeline.budget import BudgetExceeded
 from centaur_tui.pipeline.calls import DB_WAITING, Calls
 from centaur_tui.pipeline.judging import Judging
 from centaur_tui.pipeline.progress import Progress, ProgressSink
@@ -118,6 +121,7 @@ class Pipeline:
         self.progress = Progress(session=self.session.name, simulated=self.session.simulated)
         self.calls = Calls(study, store, self.progress, gateway)
         self.judging = Judging(study, store, self.calls, self.progress)
+        self.not_sent: set[object] = self.judging.not_sent  # items the budget kept from being sent (one set)
 
     @property
     def world_id(self) -> str | None:
@@ -129,6 +133,15 @@ class Pipeline:
         return {"temperature": g.temperature, "max_tokens": g.max_tokens}
 
     # -- generation ----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _item(self, item: object) -> Iterator[None]:
+        """Note the planned item whose call the budget kept from being sent (its outcome is `budget`)."""
+        try:
+            yield
+        except BudgetExceeded:
+            self.not_sent.add(item)
+            raise
 
     async def _guarded(self, make: Callable[[], Awaitable[OutputRecord]]) -> OutputRecord | None:
         try:
@@ -148,7 +161,8 @@ class Pipeline:
             return self._outputs[oid]
         model = self.session.model(name)
         messages = automation_messages(self.study.universal, self.study.task(task_id))
-        key, text = await self.calls.call("automation", model, messages, self._gen_params(), f"automation:run{run}")
+        with self._item(oid):
+            key, text = await self.calls.call("automation", model, messages, self._gen_params(), f"automation:run{run}")
         record = OutputRecord(oid, run, task_id, "automation", name, name, text, None, key)
         await self.calls.db(self.store.save_output, record)
         self._outputs[oid] = record
@@ -164,7 +178,8 @@ class Pipeline:
             return self._assistance_texts[aid]
         model = self.session.model(name)
         messages = assistance_messages(self.study.universal, self.study.task(task_id))
-        key, text = await self.calls.call("assistance", model, messages, self._gen_params(), f"assistance:run{run}")
+        with self._item(aid):
+            key, text = await self.calls.call("assistance", model, messages, self._gen_params(), f"assistance:run{run}")
         record = AssistanceRecord(aid, run, task_id, name, text, key)
         await self.calls.db(self.store.save_assistance, record)
         self._assistance_texts[aid] = record
@@ -185,7 +200,8 @@ class Pipeline:
             return self._outputs[oid]
         guidance = None if candidate == PLAIN else await self._assistance(run, task_id, candidate)
         messages = worker_messages(self.study.universal, self.study.task(task_id), guidance.text if guidance else None)
-        key, text = await self.calls.call("worker", worker, messages, self._gen_params(), f"worker:run{run}")
+        with self._item(oid):
+            key, text = await self.calls.call("worker", worker, messages, self._gen_params(), f"worker:run{run}")
         record = OutputRecord(
             oid, run, task_id, "augmentation", candidate, worker.name, text, guidance.id if guidance else None, key
         )
@@ -304,7 +320,8 @@ class Pipeline:
         try:
             await asyncio.gather(*tournaments)
             await self.calls.batcher.drain()
-            outcomes = session_outcomes(self.session, await self.calls.db_read(stored_facts, self.store))
+            facts = await self.calls.db_read(stored_facts, self.store)
+            outcomes = session_outcomes(self.session, dataclasses.replace(facts, not_sent=frozenset(self.not_sent)))
             self.progress.outcomes = outcomes
             batches, requests = await self.calls.db_read(batches_in_flight, self.store)
         except FatalProviderError as exc:

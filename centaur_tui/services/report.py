@@ -153,7 +153,11 @@ def outcomes_section(study: Study, store: Store) -> dict[str, Any]:
     outcomes = session_outcomes(study.session, stored_facts(store))
 
     def row(c: OutcomeCounts) -> dict[str, int]:
-        return {**asdict(c), "missing": c.missing}
+        # Read from the store alone, an item the budget kept from being sent is "failed" (not sent
+        # yet): `budget` is only ever counted by the run that stopped, so it is not a report field.
+        counts = asdict(c)
+        counts.pop("budget")
+        return {**counts, "missing": c.missing}
 
     section: dict[str, Any] = {
         "complete": outcomes.complete,

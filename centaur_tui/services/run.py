@@ -143,10 +143,12 @@ NOT_FINISHED_EXIT = 4
 
 
 def exit_status(outcome: RunOutcome) -> int:
-    """The exit status of a finished run: 0 complete, 4 batches in flight, 3 calls failed for good."""
+    """Exit status of a finished run: 0 complete, 4 batches in flight, 5 stopped at the budget, 3 failed for good."""
     if outcome.batches_pending:
         return NOT_FINISHED_EXIT
-    return 0 if outcome.complete else INCOMPLETE_EXIT
+    if outcome.complete:
+        return 0
+    return BUDGET_EXIT if outcome.progress.budget_stopped else INCOMPLETE_EXIT
 
 
 def batches_left_line(store: Store) -> str | None:
@@ -173,6 +175,31 @@ def batches_line(outcome: RunOutcome) -> str | None:
     )
 
 
+BUDGET_EXIT = 5
+"""Exit status of `centaur run` when the run stopped at the session's `max_cost_usd` (items are missing)."""
+
+
+def budget_lines(study: Study, outcome: RunOutcome) -> list[str]:
+    """What the budget stop means: spent, left, and what the calls not sent would cost (empty without a stop)."""
+    p = outcome.progress
+    limit = study.session.limits.max_cost_usd
+    if not p.budget_stopped or limit is None:
+        return []
+    from centaur_tui.pipeline.estimate import usd
+    from centaur_tui.services.estimate import session_estimate
+
+    spent = p.spent or 0.0
+    est = session_estimate(study)
+    not_sent = sum(s.budget for s in p.stages.values())
+    return [
+        f"Stopped at the budget: max_cost_usd = {usd(limit)}, {usd(spent)} spent, {usd(max(0.0, limit - spent))} left; "
+        f"{not_sent:,} call(s) not sent because the next one could pass it.",
+        f"  The {est.remaining_calls:,} remaining call(s) would cost about {usd(est.cost_remaining)} "
+        f"(at most {usd(est.worst_cost_remaining)}): raise max_cost_usd to at least "
+        f"{usd(spent + (est.worst_cost_remaining or 0.0))} and run again to finish (nothing stored is sent again).",
+    ]
+
+
 def billed_twice_line(outcome: RunOutcome) -> str | None:
     """How many calls of the run may have been billed twice, and why (None when none may have been).
 
@@ -192,10 +219,12 @@ def billed_twice_line(outcome: RunOutcome) -> str | None:
     )
 
 
-def _counts_text(failed: int, blocked: int) -> str:
+def _counts_text(failed: int, blocked: int, budget: int = 0) -> str:
     parts = [f"{failed:,} failed for good"] if failed else []
     if blocked:
         parts.append(f"{blocked:,} blocked")
+    if budget:
+        parts.append(f"{budget:,} not sent (budget)")
     return ", ".join(parts)
 
 
@@ -212,20 +241,26 @@ def outcome_lines(outcome: RunOutcome) -> list[str]:
     failed = o.failed - sum(waiting.values())
     pending = batches_line(outcome)
     lines = [pending] if pending else []
-    if failed or not waiting:
+    if failed or not (waiting or o.budget):
         plural = "s" if failed != 1 else ""
         lines.append(f"Incomplete: {failed:,} call{plural} failed for good; run again to retry them.")
+    if o.budget:
+        budget_line = f"{o.budget:,} item(s) not sent because of the budget (max_cost_usd)."
+        if lines and lines[-1].startswith("Incomplete"):
+            lines[-1] += " " + budget_line
+        else:
+            lines.append("Incomplete: " + budget_line)
     for stage, c in o.stages.items():
         if not c.missing:
             continue
         in_batch = waiting.get(stage, 0)
-        counts = _counts_text(c.failed - in_batch, c.blocked)
+        counts = _counts_text(c.failed - in_batch, c.blocked, c.budget)
         if in_batch:
             counts = ", ".join(p for p in (f"{in_batch:,} waiting in batches", counts) if p)
         line = f"  {stage}: {c.missing:,} of {c.planned:,} missing ({counts})"
         if stage == "judging":
             judges = [
-                f"{name} {f'{j.missing:,} missing' if in_batch else _counts_text(j.failed, j.blocked)}"
+                f"{name} {f'{j.missing:,} missing' if in_batch else _counts_text(j.failed, j.blocked, j.budget)}"
                 for name, j in o.judges.items()
                 if j.missing
             ]

@@ -92,6 +92,7 @@ from centaur_tui.store.report_reads import (
     report_inputs,
 )
 from centaur_tui.store.schema import PACKET_FORMAT, PACKET_VERSION, SCHEMA_VERSION
+from centaur_tui.store.usage import EstimateFacts, StageModelUsage, estimate_facts, session_spend
 from centaur_tui.store.work import (
     SessionWork,
     WorkDraft,
@@ -112,6 +113,7 @@ __all__ = [
     "AuditJudgment",
     "BatchRequestRow",
     "CellAudit",
+    "EstimateFacts",
     "ExpertStore",
     "ImportConflictError",
     "ImportFileError",
@@ -132,6 +134,7 @@ __all__ = [
     "SessionLock",
     "SessionState",
     "SessionWork",
+    "StageModelUsage",
     "Store",
     "WinnerFile",
     "WorkDraft",
@@ -155,6 +158,7 @@ __all__ = [
     "comparison_lengths",
     "comparison_texts",
     "errors_of",
+    "estimate_facts",
     "expert_record",
     "export_fingerprint",
     "export_manifest",
@@ -181,6 +185,7 @@ __all__ = [
     "requests_of",
     "session_blinding",
     "session_fingerprint",
+    "session_spend",
     "store_judgments",
     "stored_facts",
     "stored_texts",

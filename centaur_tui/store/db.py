@@ -188,8 +188,8 @@ class Store:
     def _insert_call(c: sqlite3.Connection, r: CallRecord) -> None:
         c.execute(
             "INSERT OR IGNORE INTO calls (key, stage, model, sample, messages, params, response, prompt_tokens,"
-            " completion_tokens, cost, latency_s, attempts, simulated, created_at, finish_reason, served_model)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " completion_tokens, cost, latency_s, attempts, simulated, created_at, finish_reason, served_model,"
+            " cached_tokens, deployment) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 r.key,
                 r.stage,
@@ -207,6 +207,8 @@ class Store:
                 utc_now(),
                 r.finish_reason,
                 r.served_model,
+                r.cached_tokens,
+                r.deployment,
             ),
         )
 

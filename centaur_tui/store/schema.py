@@ -251,6 +251,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX batch_requests_key ON batch_requests (key, state)",
         ),
     ),
+    Migration(
+        11,
+        "per call, the prompt tokens served from the provider's prompt cache and the deployment that answered "
+        "(NULL: none reported / an entry without deployments)",
+        ("ALTER TABLE calls ADD COLUMN cached_tokens INTEGER", "ALTER TABLE calls ADD COLUMN deployment TEXT"),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

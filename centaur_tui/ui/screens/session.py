@@ -99,6 +99,7 @@ stopped, and a finished run costs nothing to run again.
                 yield DataTable(id="stages", cursor_type="none")
                 yield Static("Reading the session…", id="run-status", markup=False)
                 yield Static("", id="batches", markup=False)
+                yield Static("", id="estimate", markup=False)
             with Vertical(id="experts-panel", classes="panel"):
                 yield Static("Experts", classes="panel-title")
                 yield ExpertTable(id="experts", cursor_type="row")
@@ -192,6 +193,12 @@ stopped, and a finished run costs nothing to run again.
         self.query_one("#experts-hint", Static).update(hint)
         if not self.running:
             self._show_stored()
+            if state.calls_left:
+                self.query_one("#estimate", Static).update("Estimating the cost of the calls left…")
+                self.query_one("#estimate", Static).display = True
+                self.estimate_cost(study)
+            else:
+                self.query_one("#estimate", Static).display = False
         self.refresh_bindings()
         self.preload_statistics()  # the report of what was just read (the process skips it when unchanged)
         if first:
@@ -199,6 +206,25 @@ stopped, and a finished run costs nothing to run again.
                 self.action_run()
             if self.start_expert:
                 self._open_judging(self.start_expert)
+
+    @work(thread=True, exclusive=True, group="estimate", exit_on_error=False)
+    def estimate_cost(self, study: Study) -> None:
+        """What the calls left will cost and take (litellm's tokenizers: seconds on first use, so off the loop)."""
+        from centaur_tui.services.estimate import estimate_summary_text, session_estimate
+
+        lines = estimate_summary_text(session_estimate(study))
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_estimate, "\n".join(lines))
+
+    def _show_estimate(self, text: str) -> None:
+        if not self.running:
+            self.query_one("#estimate", Static).update(text)
+
+    @on(Worker.StateChanged)
+    def estimate_failed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "estimate" and event.state == WorkerState.ERROR:
+            error = clean_untrusted(str(event.worker.error), limit=300, one_line=True)
+            self.query_one("#estimate", Static).update(f"No estimate: {error}")
 
     def _show_stored(self) -> None:
         if self.study is None or self.state is None:
@@ -240,6 +266,7 @@ stopped, and a finished run costs nothing to run again.
         self.app.on_exit_stop(self.runner.stop)
         self.last_outcome = None
         self.last_error = None
+        self.query_one("#estimate", Static).display = False  # re-estimated when the run ends
         self.run_worker_ = self.run_pipeline(self.runner)
         self.refresh_bindings()
 

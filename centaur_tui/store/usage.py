@@ -1,0 +1,106 @@
+"""Provides what a cost estimate reads of a session database: recorded usage, stored texts, judged slots, spend.
+
+`estimate_facts` opens the file read-only and never migrates it: `centaur check` writes nothing,
+so it reads only columns every schema since migration 1 has (`calls.stage, model,
+prompt_tokens, completion_tokens, cost, latency_s`, the outputs, assistance texts and
+judgments), also from a database an older program wrote.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from centaur_tui.domain.errors import StoreError
+from centaur_tui.store.connection import connect
+from centaur_tui.store.db import Store
+
+
+@dataclass(frozen=True)
+class StageModelUsage:
+    """Recorded calls of one (stage, model string): how many, their tokens, cost and latency."""
+
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    completion_calls: int
+    """Calls that reported completion tokens (the mean's denominator)."""
+    cost: float
+    unpriced: int
+    """Calls whose cost is unknown (no usage reported, or no price)."""
+    latency_s: float
+
+    @property
+    def mean_completion(self) -> float | None:
+        return self.completion_tokens / self.completion_calls if self.completion_calls else None
+
+    @property
+    def mean_latency_s(self) -> float | None:
+        return self.latency_s / self.calls if self.calls else None
+
+
+@dataclass(frozen=True)
+class EstimateFacts:
+    """What a session database holds that an estimate needs (empty for a session never run)."""
+
+    usage: dict[tuple[str, str], StageModelUsage] = field(default_factory=dict)
+    outputs: dict[str, str] = field(default_factory=dict)
+    """Output id -> text."""
+    assistance: dict[str, str] = field(default_factory=dict)
+    """Assistance id -> text."""
+    judged: frozenset[tuple[str, str, int]] = frozenset()
+    """(comparison id, judge, presentation) of every stored LLM judgment, valid or not."""
+
+    @property
+    def spent(self) -> float:
+        return sum(u.cost for u in self.usage.values())
+
+    @property
+    def unpriced(self) -> int:
+        return sum(u.unpriced for u in self.usage.values())
+
+
+def _usage(conn: sqlite3.Connection) -> dict[tuple[str, str], StageModelUsage]:
+    rows = conn.execute(
+        "SELECT stage, model, count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),"
+        " count(completion_tokens), coalesce(sum(cost), 0), sum(cost IS NULL), coalesce(sum(latency_s), 0)"
+        " FROM calls GROUP BY stage, model"
+    ).fetchall()
+    return {(r[0], r[1]): StageModelUsage(r[2], r[3], r[4], r[5], float(r[6]), int(r[7]), float(r[8])) for r in rows}
+
+
+def session_spend(store: Store) -> tuple[float, int]:
+    """(USD recorded for the session's calls, calls whose cost is unknown)."""
+    row = store.read("SELECT coalesce(sum(cost), 0) AS cost, coalesce(sum(cost IS NULL), 0) AS unpriced FROM calls")
+    return float(row[0]["cost"]), int(row[0]["unpriced"])
+
+
+def estimate_facts(path: Path) -> EstimateFacts:
+    """Read a session database for an estimate, read-only and without migrating it; empty when it does not exist.
+
+    Raises:
+        StoreError: the file exists but is not a readable session database.
+    """
+    if not path.is_file():
+        return EstimateFacts()
+    try:
+        conn = connect(path, read_only=True)
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot open the session database read-only ({exc})") from None
+    try:
+        return EstimateFacts(
+            usage=_usage(conn),
+            outputs=dict(conn.execute("SELECT id, text FROM outputs").fetchall()),
+            assistance=dict(conn.execute("SELECT id, text FROM assistance_texts").fetchall()),
+            judged=frozenset(
+                (r[0], r[1], int(r[2]))
+                for r in conn.execute(
+                    "SELECT comparison_id, judge, presentation FROM judgments WHERE judge_kind = 'llm'"
+                )
+            ),
+        )
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: not a readable session database ({exc})") from None
+    finally:
+        conn.close()
