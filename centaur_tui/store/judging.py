@@ -91,6 +91,7 @@ def expert_record(
         scores.append(ScoreRecord(second, d.id, rubric.kind(d.id), s2))
     n = len(rubric.all)
     winner = {"option_1": first, "option_2": second}.get(draft.winner or "", "tie")
+    means = (sum(s.score for s in scores[0::2]) / n, sum(s.score for s in scores[1::2]) / n)
     return JudgmentRecord(
         comparison_id=comparison_id,
         judge=expert,
@@ -100,8 +101,8 @@ def expert_record(
         option1=first,
         option2=second,
         winner=winner,
-        option1_mean=sum(s.score for s in scores[0::2]) / n,
-        option2_mean=sum(s.score for s in scores[1::2]) / n,
+        option1_mean=means[0],
+        option2_mean=means[1],
         valid=True,
         invalid_reason=None,
         rationale=draft.rationale.strip(),
@@ -109,7 +110,25 @@ def expert_record(
         attempts=1,
         scores=tuple(scores),
         seconds=round(draft.seconds, 1),
+        active_seconds=None if draft.active_seconds is None else round(min(draft.active_seconds, draft.seconds), 1),
+        lower_average_confirmed=lower_average_confirmed(draft, means),
     )
+
+
+def lower_average(winner: str | None, means: tuple[float, float]) -> bool:
+    """Whether the chosen winner (option_1 / option_2) has the lower rubric average of the two."""
+    if winner == "option_1":
+        return means[0] < means[1]
+    if winner == "option_2":
+        return means[1] < means[0]
+    return False
+
+
+def lower_average_confirmed(draft: Draft, means: tuple[float, float]) -> bool | None:
+    """The stored fact: True, a lower-average winner confirmed; False, the winner is not the lower; None, unconfirmed."""
+    if not lower_average(draft.winner, means):
+        return False
+    return True if draft.confirmed_lower else None
 
 
 class SessionJudging:
@@ -130,6 +149,7 @@ class SessionJudging:
         self.blinding = blinding or session_blinding(study)
         self.simulated = store.meta().get("simulated", "true" if study.session.simulated else "false") == "true"
         self.min_rationale = study.session.judging.expert_min_rationale
+        self.idle_seconds = study.session.judging.expert_idle_s
         self.masked = 0
         """Masks inserted by `item()` so far (the log keeps one row per phrase, not per occurrence)."""
 
@@ -190,14 +210,16 @@ class SessionJudging:
 
     def draft(self, key: str) -> Draft | None:
         rows = self.store.read(
-            "SELECT d.scores, d.winner, d.rationale, d.seconds FROM expert_drafts d"
+            "SELECT d.scores, d.winner, d.rationale, d.seconds, d.active_seconds FROM expert_drafts d"
             " JOIN expert_assignments a ON a.id = d.assignment_id WHERE d.assignment_id = ? AND a.expert = ?",
             (int(key), self.expert.id),
         )
         if not rows:
             return None
         r = rows[0]
-        return Draft(Draft.scores_from_json(r["scores"]), r["winner"], r["rationale"], r["seconds"])
+        return Draft(
+            Draft.scores_from_json(r["scores"]), r["winner"], r["rationale"], r["seconds"], r["active_seconds"]
+        )
 
     def resume_key(self) -> str | None:
         rows = self.store.read(
@@ -213,12 +235,22 @@ class SessionJudging:
         self._assignment(key)
         with self.store.write() as c:
             c.execute(
-                "INSERT INTO expert_drafts (assignment_id, scores, winner, rationale, seconds, version, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (assignment_id) DO UPDATE SET scores = excluded.scores,"
-                " winner = excluded.winner, rationale = excluded.rationale, seconds = excluded.seconds,"
+                "INSERT INTO expert_drafts (assignment_id, scores, winner, rationale, seconds, active_seconds,"
+                " version, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (assignment_id) DO UPDATE SET"
+                " scores = excluded.scores, winner = excluded.winner, rationale = excluded.rationale,"
+                " seconds = excluded.seconds, active_seconds = excluded.active_seconds,"
                 " version = excluded.version, updated_at = excluded.updated_at"
                 " WHERE excluded.version > expert_drafts.version",
-                (int(key), draft.to_json(), draft.winner, draft.rationale, draft.seconds, version, utc_now()),
+                (
+                    int(key),
+                    draft.to_json(),
+                    draft.winner,
+                    draft.rationale,
+                    draft.seconds,
+                    draft.active_seconds,
+                    version,
+                    utc_now(),
+                ),
             )
 
     def _record(self, a: dict[str, Any], draft: Draft) -> JudgmentRecord:
@@ -250,7 +282,7 @@ class SessionJudging:
 
     def _latest(self, a: dict[str, Any]) -> dict[str, Any] | None:
         rows = self.store.read(
-            "SELECT id, winner, rationale, seconds, revision, option1, option2 FROM judgments"
+            "SELECT id, winner, rationale, seconds, active_seconds, revision, option1, option2 FROM judgments"
             " WHERE comparison_id = ? AND judge = ? AND presentation = ? AND judge_kind = 'expert'"
             " ORDER BY revision DESC LIMIT 1",
             (a["comparison_id"], self.expert.id, a["presentation"]),
@@ -289,7 +321,13 @@ class SessionJudging:
         ):
             scores.setdefault(s["dimension"], [None, None])[position[s["candidate"]]] = s["score"]
         winner = {latest["option1"]: "option_1", latest["option2"]: "option_2"}.get(latest["winner"], "tie")
-        return Draft(scores, winner, latest["rationale"] or "", latest["seconds"] or 0.0)  # type: ignore[arg-type]
+        return Draft(
+            scores,
+            winner,  # type: ignore[arg-type]
+            latest["rationale"] or "",
+            latest["seconds"] or 0.0,
+            latest["active_seconds"],
+        )
 
     def revise(self, key: str, draft: Draft) -> None:
         """Store a corrected judgment of a submitted place: the next revision, which supersedes the earlier ones.

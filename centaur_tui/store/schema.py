@@ -217,6 +217,39 @@ MIGRATIONS: tuple[Migration, ...] = (
         "the model the provider says served each call (a fallback may differ from the one asked; NULL: not recorded)",
         ("ALTER TABLE calls ADD COLUMN served_model TEXT",),
     ),
+    # Issue 14 (the expert's seat), one self-contained step: what an expert judgment records beside
+    # its verdict, and the practice and gold-check places, kept out of `judgments` so that no
+    # statistic (every one reads `judgments`) can count them.
+    Migration(
+        9,
+        "the expert's seat: active time and lower-average winners confirmed; practice and gold-check places",
+        (
+            "ALTER TABLE judgments ADD COLUMN active_seconds REAL",
+            "ALTER TABLE judgments ADD COLUMN lower_average_confirmed INTEGER",
+            "ALTER TABLE expert_drafts ADD COLUMN active_seconds REAL",
+            """CREATE TABLE IF NOT EXISTS expert_checks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        token TEXT NOT NULL UNIQUE,
+        expert TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('practice', 'gold')),
+        ordinal INTEGER NOT NULL,
+        after_position INTEGER NOT NULL,
+        task TEXT NOT NULL,
+        output_id TEXT NOT NULL REFERENCES outputs (id),
+        degraded TEXT NOT NULL,
+        degradation TEXT NOT NULL,
+        intact_option INTEGER NOT NULL CHECK (intact_option IN (1, 2)),
+        state TEXT NOT NULL DEFAULT 'pending',
+        scores TEXT, winner TEXT, rationale TEXT NOT NULL DEFAULT '',
+        seconds REAL NOT NULL DEFAULT 0, active_seconds REAL NOT NULL DEFAULT 0,
+        version INTEGER NOT NULL DEFAULT -1, draft_at TEXT,
+        judged_at TEXT, passed INTEGER,
+        created_at TEXT NOT NULL,
+        UNIQUE (expert, kind, ordinal)
+    )""",
+            "CREATE INDEX IF NOT EXISTS expert_checks_expert ON expert_checks (expert, kind)",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

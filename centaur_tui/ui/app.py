@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 
@@ -86,6 +87,19 @@ class CentaurApp(App[None]):
             from centaur_tui.ui.screens.session import SessionScreen
 
             self.push_screen(SessionScreen(self.start_session, expert=self.start_expert, run=self.start_run))
+
+    async def on_event(self, event: events.Event) -> None:
+        # Every key (priority bindings included), paste and click counts as the expert's activity
+        # on a judging screen below any dialog: its active time leaves out idle periods.
+        if isinstance(
+            event, (events.Key, events.Paste, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
+        ):
+            for screen in reversed(self.screen_stack):
+                note = getattr(screen, "note_activity", None)
+                if note is not None:
+                    note()
+                    break
+        await super().on_event(event)
 
     # -- shared resources ----------------------------------------------------------------------
 

@@ -138,6 +138,11 @@ a table wider than the pane).
         self.busy = True
         self._shown_at = 0.0
         self._base_seconds = 0.0
+        self._active_base = 0.0
+        self._active = 0.0
+        self._last_activity = 0.0
+        self.idle_seconds = float(getattr(source, "idle_seconds", 60.0))
+        """A gap between keys or clicks longer than this counts only this long as active time."""
         self._missing_text = ""
         self._actions_state: tuple[bool, bool] | None = None
         self._prefetched: Prepared | None = None
@@ -276,8 +281,10 @@ a table wider than the pane).
             self._show_bar()
             self._show_missing()
             return
-        self._shown_at = self.app.clock()
+        self._shown_at = self._last_activity = self.app.clock()
         self._base_seconds = draft.seconds
+        self._active_base = draft.active_seconds if draft.active_seconds is not None else 0.0
+        self._active = 0.0
         self.query_one("#judge-task", Static).update(f"Task: {item.task_title}. Deliverable: {item.deliverable}")
         for view, text, layout in zip(
             self.query(DocumentView).results(DocumentView),
@@ -392,6 +399,30 @@ a table wider than the pane).
             return 0.0
         return self._base_seconds + max(0.0, self.app.clock() - self._shown_at)
 
+    @property
+    def active_seconds(self) -> float:
+        """Of `seconds`, the time without idle periods: a gap between keys or clicks counts at most `idle_seconds`."""
+        if self.item is None:
+            return 0.0
+        pending = min(max(0.0, self.app.clock() - self._last_activity), self.idle_seconds)
+        return self._active_base + self._active + pending
+
+    def note_activity(self) -> None:
+        """A key, paste, click or scroll of the expert (the app calls this for every one, dialogs included)."""
+        now = self.app.clock()
+        if self.item is not None:
+            self._active += min(max(0.0, now - self._last_activity), self.idle_seconds)
+        self._last_activity = now
+
+    def on_mouse_down(self) -> None:
+        self.note_activity()  # Pilot's clicks reach the screen without passing the app's on_event
+
+    def on_mouse_scroll_down(self) -> None:
+        self.note_activity()
+
+    def on_mouse_scroll_up(self) -> None:
+        self.note_activity()
+
     def _show_bar(self) -> None:
         total = len(self.queue)
         judged = sum(q.state == "done" for q in self.queue)
@@ -505,6 +536,7 @@ a table wider than the pane).
     def _snapshot(self) -> Draft:
         draft = copy.deepcopy(self.draft)
         draft.seconds = round(self.seconds, 1)
+        draft.active_seconds = round(min(self.active_seconds, self.seconds), 1)
         return draft
 
     def _can_save(self) -> bool:
@@ -554,10 +586,12 @@ a table wider than the pane).
             )
             self.app.push_screen(ConfirmDialog(question, yes="Submit", no="Back"), self._confirmed)
             return
+        self.draft.confirmed_lower = False
         self._advance(self.current, "revise" if self.revising else "submit")
 
     def _confirmed(self, yes: bool | None) -> None:
         if yes and not self.busy and self.current is not None and not self.lacking():
+            self.draft.confirmed_lower = True  # stored with the judgment; the report counts them per expert
             self._advance(self.current, "revise" if self.revising else "submit")
 
     def action_revise(self) -> None:
