@@ -77,7 +77,7 @@ async def test_active_time_survives_leaving_and_reopening_a_comparison(tmp_path:
 async def test_a_lower_average_winner_confirmed_is_stored_with_the_judgment(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     assign(path, "ann", 2)
-    app, running = open_judging(path)
+    _app, running = open_judging(path)
     async with running as pilot:
         screen = await settle(pilot)
         n = len(screen.query_one(RubricPanel).rows())

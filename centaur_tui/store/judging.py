@@ -125,7 +125,7 @@ def lower_average(winner: str | None, means: tuple[float, float]) -> bool:
 
 
 def lower_average_confirmed(draft: Draft, means: tuple[float, float]) -> bool | None:
-    """The stored fact: True, a lower-average winner confirmed; False, the winner is not the lower; None, unconfirmed."""
+    """The stored fact: True, a lower-average winner confirmed; False, not the lower; None, not confirmed."""
     if not lower_average(draft.winner, means):
         return False
     return True if draft.confirmed_lower else None
