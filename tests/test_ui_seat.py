@@ -93,3 +93,106 @@ async def test_a_lower_average_winner_confirmed_is_stored_with_the_judgment(tmp_
         await settle(pilot)
     rows = expert_rows(path)
     assert [r["lower_average_confirmed"] for r in rows] == [1, 0]
+
+
+# -- practice, gold checks, guidelines ----------------------------------------------------------
+
+
+def with_judging(path: Path, *lines: str) -> Path:
+    """The session file with these `[judging]` fields added."""
+    text = path.read_text(encoding="utf-8")
+    assert "[judging]\n" in text
+    path.write_text(text.replace("[judging]\n", "[judging]\n" + "".join(f"{x}\n" for x in lines), 1), encoding="utf-8")
+    return path
+
+
+async def complete(pilot, screen, winner: str = "option_1") -> None:
+    """Fill the open place through its widgets (the keyboard path is tested in test_ui_judging.py)."""
+    from centaur_tui.ui.widgets.rubric import WinnerPicker
+
+    panel = screen.query_one(RubricPanel)
+    for row in panel.rows():
+        for option in (1, 2):
+            panel.set_place(row.index, option)
+            panel.action_set_score(6)
+    screen.query_one("#winner", WinnerPicker).action_pick(winner)
+    screen.query_one("#rationale").load_text(RATIONALE)
+    await pilot.pause()
+    assert screen.lacking() == []
+
+
+def checks(path: Path) -> list[sqlite3.Row]:
+    conn = sqlite3.connect(load_session(path).database)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute("SELECT * FROM expert_checks ORDER BY kind, ordinal").fetchall()
+    finally:
+        conn.close()
+
+
+def visible(app) -> tuple[str, str]:
+    """What the expert can see: the screen's text, and every widget's id, classes and display (its styling state)."""
+    screen = app.screen
+    widgets = sorted(f"{w.id}:{sorted(w.classes)}:{w.display}" for w in screen.walk_children())
+    return app.screen_text(), "\n".join(widgets) + f"\nscreen classes {sorted(screen.classes)}"
+
+
+async def test_gold_checks_are_mixed_in_at_the_rate_and_nothing_on_screen_tells_them_apart(tmp_path: Path) -> None:
+    import re
+
+    path = with_judging(judged_session(tmp_path), "expert_gold_rate = 0.25")
+    assign(path, "ann", 8)
+    app, running = open_judging(path, clock=FrozenClock())
+    shapes: dict[bool, set[str]] = {True: set(), False: set()}
+    async with running as pilot:
+        for _ in range(10):
+            screen = await settle(pilot)
+            gold = screen.current.key.startswith("c")  # the test knows; the screen shows no key
+            text, shape = visible(app)
+            bar = str(screen.query_one("#judge-bar").render())
+            for word in ("gold", "degraded", "practice", "reference", "not counted"):
+                assert word not in (text + shape).lower(), word
+            if gold:
+                assert screen.current.key not in text + shape
+            assert "check" not in (bar + shape).lower()  # (the deliverables themselves may say "checked")
+            assert re.search(r"\d+ of 10 ", bar), bar
+            shapes[gold].add(shape)  # the same widgets, classes and display, whatever the place
+            await complete(pilot, screen, "option_1")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+        screen = await settle(pilot)
+        assert screen.finished
+    assert shapes[True] and shapes[True] <= shapes[False]  # (the first place differs: nothing to revise yet)
+    gold_rows = [r for r in checks(path) if r["kind"] == "gold"]
+    assert len(gold_rows) == 2 and all(r["judged_at"] for r in gold_rows)
+    assert [r["passed"] for r in gold_rows] == [int(r["intact_option"] == 1) for r in gold_rows]
+    assert len(expert_rows(path)) == 8  # the gold verdicts are not judgments
+
+
+async def test_gold_verdicts_never_reach_a_statistic(tmp_path: Path) -> None:
+    from centaur_tui.services.report import session_report
+    from centaur_tui.services.work import expert_queue, submit_judgment
+    from centaur_tui.services.work import open_judging as open_source
+    from centaur_tui.store import Store
+
+    path = with_judging(judged_session(tmp_path), "expert_gold_rate = 0.5", "expert_practice = 1")
+    assign(path, "ann", 4)
+    study = load_session(path)
+    with Store(study.database) as store:
+        queue = expert_queue(study, store, "ann")
+        before = session_report(study, store, judge_kinds=("llm", "expert"), bootstrap=0, permutation=False)
+        from centaur_tui.domain.blinding import Draft
+
+        for q in queue:
+            if q.key.startswith("c"):  # practice and gold only
+                item = open_source(study, store, "ann").item(q.key)
+                draft = Draft({d.id: [7, 2] for d in item.rubric.all}, "option_2", RATIONALE, 10.0, 8.0)
+                submit_judgment(study, store, "ann", q.key, draft)
+        after = session_report(study, store, judge_kinds=("llm", "expert"), bootstrap=0, permutation=False)
+    assert sum(q.key.startswith("c") for q in queue) == 3  # 1 practice + 2 gold (0.5 of 4)
+    b, a = before.document.to_dict(), after.document.to_dict()
+    b.pop("seat", None), a.pop("seat", None)
+    assert a == b  # every statistic, count and denominator the same
+    seat = after.document.to_dict()["seat"]
+    [ann] = [r for r in seat["rows"] if r["expert"] == "ann"]
+    assert ann["gold_judged"] == 2 and ann["practice_judged"] == 1 and ann["judgments"] == 0

@@ -18,6 +18,7 @@ from centaur_tui.domain.records import JudgmentRecord, ScoreRecord
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.task import Rubric
+from centaur_tui.store.checks import ExpertChecks
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 from centaur_tui.store.masking import log_maskings, session_blinding
@@ -150,6 +151,9 @@ class SessionJudging:
         self.simulated = store.meta().get("simulated", "true" if study.session.simulated else "false") == "true"
         self.min_rationale = study.session.judging.expert_min_rationale
         self.idle_seconds = study.session.judging.expert_idle_s
+        self.guidelines = self.blinding.mask(study.guidelines)[0] if study.guidelines else None
+        """The session's expert guidelines (Markdown, identities masked): shown first and on a key."""
+        self.checks = ExpertChecks(store, study, expert)
         self.masked = 0
         """Masks inserted by `item()` so far (the log keeps one row per phrase, not per occurrence)."""
 
@@ -164,8 +168,44 @@ class SessionJudging:
             raise JudgingError(f"no such place in {self.expert.name}'s queue")
         return rows[0]
 
+    def prepare_checks(self) -> int:
+        """Make the practice and gold places the session asks for (`ExpertChecks.ensure`); how many were made."""
+        return self.checks.ensure()
+
     def queue(self) -> list[QueueItem]:
-        rows = self.store.read(
+        """The queue: practice places first, then the comparisons with the gold checks among them.
+
+        Positions are renumbered 1..N in that order, so nothing in a place tells a gold check
+        from a comparison but its opaque key, which no screen shows.
+        """
+        placed: list[tuple[tuple[int, int, int, int], QueueItem]] = []
+        for r in self._assignment_rows():
+            item = QueueItem(
+                str(r["id"]),
+                0,
+                queue_state(r["state"], bool(r["done"])),  # type: ignore[arg-type]
+                self.study.task(r["task"]).title,
+            )
+            placed.append(((1, r["position"], 0, 0), item))
+        for c in self.checks.places():
+            practice = c.kind == "practice"
+            item = QueueItem(
+                c.token,
+                0,
+                queue_state(c.state, c.done),  # type: ignore[arg-type]
+                self.study.task(c.task).title,
+                practice=practice,
+            )
+            placed.append(((0, c.ordinal, 0, 0) if practice else (1, c.after_position, 1, c.ordinal), item))
+        placed.sort(key=lambda p: p[0])
+        return [replace(item, position=i) for i, (_, item) in enumerate(placed, start=1)]
+
+    def reference(self, key: str) -> str | None:
+        """The reference verdict of a judged practice place (Markdown); None for any other place."""
+        return self.checks.reference(key) if self.checks.owns(key) else None
+
+    def _assignment_rows(self) -> list[dict[str, Any]]:
+        return self.store.read(
             "SELECT a.id, a.position, a.state, c.task, EXISTS (SELECT 1 FROM judgments j"
             " WHERE j.comparison_id = a.comparison_id AND j.judge = a.expert AND j.presentation = a.presentation"
             " AND j.judge_kind = 'expert') AS done"
@@ -173,17 +213,13 @@ class SessionJudging:
             " WHERE a.expert = ? ORDER BY a.position",
             (self.expert.id,),
         )
-        return [
-            QueueItem(
-                str(r["id"]),
-                r["position"],
-                queue_state(r["state"], bool(r["done"])),  # type: ignore[arg-type]
-                self.study.task(r["task"]).title,
-            )
-            for r in rows
-        ]
 
     def item(self, key: str) -> JudgingItem:
+        if self.checks.owns(key):
+            check = self.checks.item(key, self.blinding, self.min_rationale)
+            if check is None:
+                raise JudgingError(f"no such place in {self.expert.name}'s queue")
+            return check
         a = self._assignment(key)
         task = self.study.task(a["task"])
         ids = (a["output_b"], a["output_a"]) if a["flipped"] else (a["output_a"], a["output_b"])
@@ -209,6 +245,8 @@ class SessionJudging:
         )
 
     def draft(self, key: str) -> Draft | None:
+        if self.checks.owns(key):
+            return self.checks.draft(key)
         rows = self.store.read(
             "SELECT d.scores, d.winner, d.rationale, d.seconds, d.active_seconds FROM expert_drafts d"
             " JOIN expert_assignments a ON a.id = d.assignment_id WHERE d.assignment_id = ? AND a.expert = ?",
@@ -232,6 +270,9 @@ class SessionJudging:
         return str(rows[0]["assignment_id"]) if rows else None
 
     def save_draft(self, key: str, draft: Draft, version: int) -> None:
+        if self.checks.owns(key):
+            self.checks.save_draft(key, draft, version)
+            return
         self._assignment(key)
         with self.store.write() as c:
             c.execute(
@@ -263,6 +304,14 @@ class SessionJudging:
         return expert_record(a["comparison_id"], self.expert.id, a["presentation"], first, second, rubric, draft)
 
     def submit(self, key: str, draft: Draft) -> None:
+        if self.checks.owns(key):
+            try:
+                stored = self.checks.submit(key, draft, self.min_rationale)
+            except ValueError as exc:
+                raise JudgingError(str(exc)) from None
+            if not stored:
+                raise JudgingError("this comparison is already judged; the stored judgment is kept")
+            return
         record = self._record(self._assignment(key), draft)
         if self.store.save_judgment(record) is None:
             raise JudgingError("this comparison is already judged; the stored judgment is kept")
@@ -271,6 +320,10 @@ class SessionJudging:
 
     def set_state(self, key: str, state: str) -> None:
         check_state(state)
+        if self.checks.owns(key):
+            if not self.checks.set_state(key, state):
+                raise JudgingError(f"no such place in {self.expert.name}'s queue")
+            return
         self._assignment(key)
         with self.store.write() as c:
             c.execute("UPDATE expert_assignments SET state = ? WHERE id = ?", (state, int(key)))

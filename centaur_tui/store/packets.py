@@ -198,7 +198,8 @@ def export_packet(
     if out.exists():
         raise PacketError(f"{out} already exists; choose another file name")
     judging = SessionJudging(store, study, expert, blinding)
-    open_items = [q for q in judging.queue() if q.state != "done"]
+    # Practice and gold places stay in the app: a packet holds the expert's comparisons only.
+    open_items = [q for q in judging.queue() if q.state != "done" and not judging.checks.owns(q.key)]
     if not open_items:
         raise PacketError(f"{expert.id} has no open assignments; run `centaur assign` first")
     packet_id = "k" + secrets.token_hex(8)

@@ -92,6 +92,10 @@ say why. You never see which model wrote what.
 - If your winner has the lower rubric average, ctrl+s asks you to confirm (y / n); your
   choice stands
 - **ctrl+t** or **f2**: the task prompt
+- **ctrl+g** or **f6**: the guidelines for judging (when the session has them; shown once before
+  your first comparison too)
+- A practice comparison (the top line says so) is never counted; after it you see its reference
+  verdict
 - **ctrl+s**: submit (when everything is filled in; else it says what is missing)
 - **ctrl+n**: skip for now; **ctrl+f**: flag for later (both come back after the others)
 - **ctrl+z**: reopen the judgment you submitted last (again: the one before it) to correct
@@ -113,6 +117,7 @@ a table wider than the pane).
             "ctrl+s", "submit", "Submit", id="submit", tooltip="Store this judgment and go to the next comparison."
         ),
         Binding("ctrl+t,f2", "prompt", "Task prompt", id="prompt", tooltip="Show the task the deliverables answer."),
+        Binding("ctrl+g,f6", "guidelines", "Guidelines", id="guidelines", tooltip="Show the guidelines for judging."),
         Binding("ctrl+n", "skip", "Skip", id="skip", tooltip="Leave this comparison for now; it comes back later."),
         Binding("ctrl+f", "flag", "Flag for later", id="flag", tooltip="Mark this comparison to revisit."),
         Binding("escape", "leave", "Back", id="leave", tooltip="Leave judging; work so far is kept."),
@@ -153,6 +158,7 @@ a table wider than the pane).
         self.shown_option = 1
         """The deliverable shown on a narrow screen (one at a time there)."""
         self._echo: tuple[str | None, int] | None = None
+        self._guidelines_offered = False
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -311,6 +317,22 @@ a table wider than the pane).
         panel.focus(scroll_visible=False)
         assert current is not None
         self.prefetch(queue, current, self._widths())
+        if not self._guidelines_offered:
+            self._guidelines_offered = True
+            if self.guidelines and not any(q.state == "done" for q in queue):
+                self.action_guidelines()  # before the first comparison
+
+    @property
+    def guidelines(self) -> str | None:
+        """The session's guidelines for experts (Markdown), if it has any."""
+        text = getattr(self.source, "guidelines", None)
+        return text if isinstance(text, str) and text.strip() else None
+
+    def action_guidelines(self) -> None:
+        from centaur_tui.ui.screens.dialogs import HelpDialog
+
+        if self.guidelines is not None:
+            self.app.push_screen(HelpDialog(self.guidelines))
 
     # -- reading the deliverables ------------------------------------------------------------
 
@@ -434,7 +456,12 @@ a table wider than the pane).
             state = {"flagged": " (flagged)", "skipped": " (skipped before)"}.get(self.current.state, "")
             if self.revising:
                 state = " (submitted before: revising it)"
-            parts.append(f"{place} of {total}{state}")
+            if self.current.practice:
+                practice = [q for q in self.queue if q.practice]
+                number = next(i for i, q in enumerate(practice, start=1) if q.key == self.current.key)
+                parts.append(f"PRACTICE {number} of {len(practice)}, not counted{state}")
+            else:
+                parts.append(f"{place} of {total}{state}")
         parts.append(f"{judged} judged")
         if flagged:
             parts.append(f"{flagged} flagged")
@@ -481,6 +508,8 @@ a table wider than the pane).
             return True if any(q.state == "done" for q in self.queue) else None
         if action in ("skip", "flag") and self.revising:
             return False
+        if action == "guidelines":
+            return self.guidelines is not None
         # Submit stays live when incomplete: ctrl+s then says what is missing (a dimmed binding
         # never runs, so the expert pressing it got no answer at all).
         return not (action in ("submit", "skip", "flag", "prompt") and (self.finished or self.item is None))
@@ -653,9 +682,12 @@ a table wider than the pane).
     @work(thread=True, exclusive=True, group="judging-load", exit_on_error=False)
     def advance(self, current: QueueItem, how: str, draft: Draft, version: int, widths: tuple[int, int]) -> None:
         """Store the judgment (or the skip or flag), then load the next place."""
+        reference: str | None = None
         try:
             if how == "submit":
                 self.source.submit(current.key, draft)
+                if current.practice:
+                    reference = self.source.reference(current.key)
             elif how == "revise":
                 self.source.revise(current.key, draft)
             else:
@@ -681,6 +713,13 @@ a table wider than the pane).
         else:
             prepared = self._prepare(following, widths)
         self._deliver(queue, prepared)
+        if reference is not None and not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_reference, reference)  # type: ignore[arg-type]  # mypy 2.4 solves T | Awaitable[T] as Never for coroutines
+
+    def _show_reference(self, text: str) -> None:
+        from centaur_tui.ui.screens.dialogs import HelpDialog
+
+        self.app.push_screen(HelpDialog(text))
 
     def _unbusy(self) -> None:
         self.busy = False
