@@ -46,6 +46,13 @@ RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--no-exact-p", is_flag=True, help="Skip the exact permutation p-values of the cross-mode correlations.")
+@click.option(
+    "--min-gold-pass",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Leave out of every statistic the experts whose gold-check pass rate is below this "
+    "(default: the session's judging.expert_min_gold_pass; the report says who and why).",
+)
 @click.option("--quiet", is_flag=True, help="Print nothing but the files written.")
 def report(
     session: str,
@@ -57,6 +64,7 @@ def report(
     bootstrap: int,
     seed: int,
     no_exact_p: bool,
+    min_gold_pass: float | None,
     quiet: bool,
 ) -> None:
     """Print every statistic of a session: rankings, best by task, cross-mode, reliability, validity."""
@@ -67,7 +75,13 @@ def report(
     started = time.perf_counter()
     kinds = ("llm", "expert") if judges == "all" else (judges,)
     rep = session_report(
-        study, rank_method=rank_method, judge_kinds=kinds, bootstrap=bootstrap, seed=seed, permutation=not no_exact_p
+        study,
+        min_gold_pass=min_gold_pass,
+        rank_method=rank_method,
+        judge_kinds=kinds,
+        bootstrap=bootstrap,
+        seed=seed,
+        permutation=not no_exact_p,
     )
     document = rep.document
     if quiet:

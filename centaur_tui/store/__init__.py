@@ -29,6 +29,7 @@ from centaur_tui.store.audit import (
     errors_of,
     left_out,
 )
+from centaur_tui.store.checks import ExpertChecks, check_rows, seat_rows
 from centaur_tui.store.db import JudgeNameClashError, Store
 from centaur_tui.store.importer import (
     MANIFEST,
@@ -85,6 +86,7 @@ __all__ = [
     "AuditComparison",
     "AuditJudgment",
     "CellAudit",
+    "ExpertChecks",
     "ExpertStore",
     "ImportConflictError",
     "ImportFileError",
@@ -113,6 +115,7 @@ __all__ = [
     "calls_of",
     "cell_audit",
     "check_manifest",
+    "check_rows",
     "clear_in_flight",
     "comparison_lengths",
     "comparison_texts",
@@ -134,6 +137,7 @@ __all__ = [
     "read_blinding_file",
     "read_export",
     "report_inputs",
+    "seat_rows",
     "session_blinding",
     "session_fingerprint",
     "store_judgments",

@@ -52,7 +52,8 @@ def fingerprint(store: Store) -> tuple[Any, ...]:
     Judgments are append-only (a correction is a new row), and scores are written in the
     same transaction as their judgment, so counts and the highest id cover them. Submitted
     human-worker deliverables (locked drafts, never changed afterwards) feed the human-worker
-    section's productivity, so their count is part of it too.
+    section's productivity, so their count is part of it too, and so are the practice and
+    gold-check verdicts (the seat section).
     """
     judgments = store.read_table("SELECT count(*), coalesce(max(id), 0), coalesce(sum(valid), 0) FROM judgments").rows[
         0
@@ -61,7 +62,11 @@ def fingerprint(store: Store) -> tuple[Any, ...]:
     meta = tuple(store.read_table("SELECT key, value FROM meta ORDER BY key").rows)
     # work_drafts exists in every migrated database (schema migration 1).
     submitted = store.read_value("SELECT count(*) FROM work_drafts WHERE locked = 1")
-    return (*judgments, comparisons, meta, submitted)
+    # Practice and gold verdicts (schema migration 9) feed the seat section and who it leaves out.
+    checks = tuple(
+        store.read_table("SELECT count(*), count(judged_at), coalesce(sum(passed), 0) FROM expert_checks").rows[0]
+    )
+    return (*judgments, comparisons, meta, submitted, *checks)
 
 
 PACK_BASE = 16
