@@ -11,24 +11,18 @@ from click.testing import CliRunner
 
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
-from centaur_tui.domain.blinding import Draft
 from centaur_tui.domain.errors import ConfigError
 from centaur_tui.domain.gold import MIN_WORDS, degrade
-from centaur_tui.services.work import expert_queue, open_judging, submit_judgment
+from centaur_tui.services.work import expert_queue, open_judging
 from centaur_tui.store import Store
 from tests.support.experts import judged_session
-from tests.support.judging import RATIONALE, assign
+from tests.support.judging import assign
+from tests.support.seat import judge_checks, judge_comparisons, with_judging
 
 LONG = "\n\n".join(
     f"## Part {i}\n\nRequirement {i} is met: the figure for line {i} is 1,{i}00 and the reason is stated."
     for i in range(8)
 )
-
-
-def with_judging(path: Path, *lines: str) -> Path:
-    text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("[judging]\n", "[judging]\n" + "".join(f"{x}\n" for x in lines), 1), encoding="utf-8")
-    return path
 
 
 # -- degraded copies ----------------------------------------------------------------------------
@@ -66,40 +60,6 @@ def test_any_long_text_gets_a_strictly_shorter_copy(text: str) -> None:
 
 
 # -- gold checks in queues and the report ---------------------------------------------------------
-
-
-def judge_checks(path: Path, expert: str, winner_of) -> None:
-    """Submit every practice and gold place of an expert's queue; `winner_of(intact_option)` picks the winner."""
-    import sqlite3
-
-    study = load_session(path)
-    with Store(study.database) as store:
-        source = open_judging(study, store, expert)
-        for q in expert_queue(study, store, expert):
-            if not source.checks.owns(q.key):
-                continue
-            item = source.item(q.key)
-            conn = sqlite3.connect(study.database)
-            intact = conn.execute("SELECT intact_option FROM expert_checks WHERE token = ?", (q.key,)).fetchone()[0]
-            conn.close()
-            draft = Draft({d.id: [5, 5] for d in item.rubric.all}, winner_of(intact), RATIONALE, 30.0, 20.0)
-            submit_judgment(study, store, expert, q.key, draft)
-
-
-def judge_comparisons(path: Path, expert: str) -> int:
-    study = load_session(path)
-    n = 0
-    with Store(study.database) as store:
-        source = open_judging(study, store, expert)
-        for q in expert_queue(study, store, expert):
-            if source.checks.owns(q.key):
-                continue
-            item = source.item(q.key)
-            draft = Draft({d.id: [8, 3] for d in item.rubric.all}, "option_2", RATIONALE, 40.0 + n, 30.0)
-            draft.confirmed_lower = True
-            submit_judgment(study, store, expert, q.key, draft)
-            n += 1
-    return n
 
 
 def test_gold_rate_sets_how_many_checks_each_queue_gets_and_grows_with_it(tmp_path: Path) -> None:
@@ -163,8 +123,8 @@ def test_the_report_leaves_out_experts_below_the_gold_threshold_and_says_so(tmp_
     )
     assert out.exit_code == 0, out.output
     assert (
-        "1 expert(s) left out of every statistic, with their 4 judgment(s): gold-check pass rate below 0.80: ann 0.00 (0 of 2)"
-        in " ".join(out.output.split())
+        "1 expert(s) left out of every statistic, with their 4 judgment(s): gold-check pass rate below 0.80: "
+        "ann 0.00 (0 of 2)" in " ".join(out.output.split())
     )
     whole, cut = (json.loads((tmp_path / f).read_text()) for f in ("all.json", "cut.json"))
     assert cut["counts"]["judgments"] == whole["counts"]["judgments"] - 4  # ann's 4, said in the note

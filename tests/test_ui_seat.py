@@ -13,6 +13,7 @@ from centaur_tui.ui.app import create_app
 from centaur_tui.ui.widgets.rubric import RubricPanel
 from tests.support.experts import judged_session
 from tests.support.judging import RATIONALE, FrozenClock, assign, settle
+from tests.support.seat import judge_checks, judge_comparisons, with_judging
 
 
 def open_judging(path: Path, expert: str = "ann", size=(120, 40), **kwargs: object):
@@ -96,14 +97,6 @@ async def test_a_lower_average_winner_confirmed_is_stored_with_the_judgment(tmp_
 
 
 # -- practice, gold checks, guidelines ----------------------------------------------------------
-
-
-def with_judging(path: Path, *lines: str) -> Path:
-    """The session file with these `[judging]` fields added."""
-    text = path.read_text(encoding="utf-8")
-    assert "[judging]\n" in text
-    path.write_text(text.replace("[judging]\n", "[judging]\n" + "".join(f"{x}\n" for x in lines), 1), encoding="utf-8")
-    return path
 
 
 async def complete(pilot, screen, winner: str = "option_1") -> None:
@@ -196,3 +189,25 @@ async def test_gold_verdicts_never_reach_a_statistic(tmp_path: Path) -> None:
     seat = after.document.to_dict()["seat"]
     [ann] = [r for r in seat["rows"] if r["expert"] == "ann"]
     assert ann["gold_judged"] == 2 and ann["practice_judged"] == 1 and ann["judgments"] == 0
+
+
+async def test_the_overview_shows_each_experts_gold_pass_and_lower_average_winners(tmp_path: Path) -> None:
+    from textual.widgets import DataTable
+
+    from centaur_tui.ui.screens.session import SessionScreen
+    from tests.support.waits import wait_for
+
+    path = with_judging(judged_session(tmp_path), "expert_gold_rate = 0.5")
+    assign(path, "ann", 4)
+    passes = iter([True, False])
+    judge_checks(path, "ann", lambda intact: f"option_{intact if next(passes) else 3 - intact}")
+    judge_comparisons(path, "ann")  # 4 winners with the lower average
+    app = create_app(sessions_dir=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None, "overview"
+        )
+        table = app.screen.query_one("#experts", DataTable)
+        row = table.get_row("ann")
+        assert row[4:] == ["1/2", "4"]
+        assert table.get_row("bob")[4:] == ["-", "0"]

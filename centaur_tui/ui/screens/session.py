@@ -113,6 +113,8 @@ stopped, and a finished run costs nothing to run again.
         experts.add_column("name", key="name")
         experts.add_column("judged", key="judged")  # comparisons judged / assigned
         experts.add_column("tasks", key="tasks")
+        experts.add_column("gold", key="gold")  # gold checks passed / judged
+        experts.add_column("low avg", key="lower")  # winners with the lower rubric average
         stages.can_focus = False  # read-only counters; the experts table is where keys act
         self.query_one("#experts", DataTable).focus()
         self.set_interval(0.25, self.show_progress)
@@ -168,7 +170,15 @@ stopped, and a finished run costs nothing to run again.
         table.clear()
         for e in state.experts:
             assigned, judged = state.workload.get(e.id, (0, 0))
-            cells = [e.id, e.name, f"{judged}/{assigned}", _tasks_label(e.tasks)]
+            lower, gold_judged, gold_passed = state.seat.get(e.id, (0, 0, 0))
+            cells = [
+                e.id,
+                e.name,
+                f"{judged}/{assigned}",
+                _tasks_label(e.tasks),
+                f"{gold_passed}/{gold_judged}" if gold_judged else "-",
+                str(lower),
+            ]
             if state.work is not None:
                 tasks, written = state.work.get(e.id, (0, 0))
                 cells.append(f"{written}/{tasks}" if tasks else "-")
