@@ -14,6 +14,7 @@ from centaur_tui.ui.widgets.rubric import RubricPanel
 from tests.support.experts import judged_session
 from tests.support.judging import RATIONALE, FrozenClock, assign, settle
 from tests.support.seat import judge_checks, judge_comparisons, with_judging
+from tests.support.waits import wait_for
 
 
 def open_judging(path: Path, expert: str = "ann", size=(120, 40), **kwargs: object):
@@ -195,8 +196,6 @@ async def test_the_overview_shows_each_experts_gold_pass_and_lower_average_winne
     from textual.widgets import DataTable
 
     from centaur_tui.ui.screens.session import SessionScreen
-    from tests.support.waits import wait_for
-
     path = with_judging(judged_session(tmp_path), "expert_gold_rate = 0.5")
     assign(path, "ann", 4)
     passes = iter([True, False])
@@ -211,3 +210,69 @@ async def test_the_overview_shows_each_experts_gold_pass_and_lower_average_winne
         row = table.get_row("ann")
         assert row[4:] == ["1/2", "4"]
         assert table.get_row("bob")[4:] == ["-", "0"]
+
+
+async def test_a_practice_comparison_comes_first_is_not_counted_and_shows_its_reference_verdict(
+    tmp_path: Path,
+) -> None:
+    from centaur_tui.ui.screens.dialogs import HelpDialog
+
+    path = with_judging(judged_session(tmp_path), "expert_practice = 1")
+    assign(path, "ann", 2)
+    app, running = open_judging(path)
+    async with running as pilot:
+        screen = await settle(pilot)
+        assert screen.current.practice
+        assert "PRACTICE 1 of 1, not counted" in str(screen.query_one("#judge-bar").render())
+        await complete(pilot, screen, "option_1")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpDialog), "the reference verdict")
+        [row] = [r for r in checks(path) if r["kind"] == "practice"]
+        assert f"Option {row['intact_option']} should win" in app.screen.text
+        assert "never counted" in app.screen.text
+        assert ("You found it." in app.screen.text) == (row["intact_option"] == 1)
+        await pilot.press("escape")
+        screen = await settle(pilot)
+        assert not screen.current.practice and "PRACTICE" not in str(screen.query_one("#judge-bar").render())
+    assert expert_rows(path) == []  # the practice verdict is no judgment
+
+
+async def test_guidelines_are_shown_before_the_first_comparison_and_on_a_key(tmp_path: Path) -> None:
+    from centaur_tui.ui.screens.dialogs import HelpDialog
+
+    path = with_judging(judged_session(tmp_path), 'expert_guidelines = "guide.md"')
+    (path.parent / "guide.md").write_text("# How we judge\n\nA missing figure outweighs style.\n", encoding="utf-8")
+    assign(path, "ann", 2)
+    app, running = open_judging(path)
+    async with running as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpDialog), "the guidelines")
+        assert isinstance(app.screen, HelpDialog) and "A missing figure outweighs style." in app.screen.text
+        await pilot.press("escape")
+        screen = await settle(pilot)
+        assert screen.check_action("guidelines", ()) is True
+        assert "Guidelines" in app.screen_text()  # in the footer
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpDialog) and "How we judge" in app.screen.text
+        await pilot.press("escape")
+        screen = await settle(pilot)
+        await complete(pilot, screen)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+    again, running = open_judging(path)
+    async with running as pilot:
+        screen = await settle(pilot)
+        await pilot.pause()
+        assert again.screen is screen  # judging has begun: not shown again unasked
+
+
+async def test_no_guidelines_key_without_guidelines(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    assign(path, "ann", 1)
+    app, running = open_judging(path)
+    async with running as pilot:
+        screen = await settle(pilot)
+        assert screen.check_action("guidelines", ()) is False
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        assert app.screen is screen
