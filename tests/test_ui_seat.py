@@ -196,6 +196,7 @@ async def test_the_overview_shows_each_experts_gold_pass_and_lower_average_winne
     from textual.widgets import DataTable
 
     from centaur_tui.ui.screens.session import SessionScreen
+
     path = with_judging(judged_session(tmp_path), "expert_gold_rate = 0.5")
     assign(path, "ann", 4)
     passes = iter([True, False])
@@ -276,3 +277,40 @@ async def test_no_guidelines_key_without_guidelines(tmp_path: Path) -> None:
         await pilot.press("ctrl+g")
         await pilot.pause()
         assert app.screen is screen
+
+
+async def test_a_packet_carries_the_guidelines_and_brings_back_active_time_and_the_confirmation(
+    tmp_path: Path,
+) -> None:
+    from centaur_tui.services.work import open_judging as open_source
+    from centaur_tui.store import PacketJudging, Store, export_packet, import_packet
+    from centaur_tui.ui.screens.dialogs import HelpDialog
+
+    path = with_judging(judged_session(tmp_path), 'expert_guidelines = "guide.md"', "expert_idle_s = 30.0")
+    (path.parent / "guide.md").write_text("# Judge Alpha fairly\n\nRead both to the end.\n", encoding="utf-8")
+    assign(path, "ann", 2)
+    study = load_session(path)
+    with Store(study.database) as store:
+        export_packet(store, study, open_source(study, store, "ann").expert, tmp_path / "a.packet")
+    source = PacketJudging(tmp_path / "a.packet")
+    assert source.idle_seconds == 30.0 and "Alpha" not in (source.guidelines or "x")  # masked at export
+    clock = FrozenClock()
+    app = create_app(judging=source, clock=clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpDialog), "the guidelines")
+        assert "Read both to the end." in app.screen.text
+        await pilot.press("escape")
+        screen = await settle(pilot)
+        n = len(screen.query_one(RubricPanel).rows())
+        clock.now += 100  # 30 s of it active (judging.expert_idle_s = 30)
+        await pilot.press(*["8", "3"] * n, "2")
+        pilot.app.post_message(events.Paste(RATIONALE))
+        await pilot.pause()
+        await pilot.press("ctrl+s", "y")
+        await settle(pilot)
+    source.close()
+    with Store(study.database) as store:
+        done = import_packet(store, study, tmp_path / "a.packet")
+    assert done.added == 1
+    [row] = expert_rows(path)
+    assert (row["seconds"], row["active_seconds"], row["lower_average_confirmed"]) == (100.0, 30.0, 1)

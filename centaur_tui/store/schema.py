@@ -299,12 +299,14 @@ def migrate(conn: sqlite3.Connection, path: Path, target: int = SCHEMA_VERSION) 
 
 
 PACKET_FORMAT = "centaur-judging-packet"
-PACKET_VERSION = 2
+PACKET_VERSION = 3
 """A packet file says its format and version in `packet_meta`; a reader refuses any other version.
 Version 2 (issue 13): `packet_meta` holds the session's name and fingerprint and the packet's
 HMAC (`mac`), each item its own HMAC (`items.mac`, also over its `exported_state`, the state
 `state` started from); a version 1 packet has neither and is
-refused (export it again)."""
+refused (export it again). Version 3 (issue 14): `packet_meta` may hold the session's expert
+`guidelines` and holds `idle_s`, both under the packet's HMAC; drafts and results hold
+`active_seconds`, results `confirmed_lower`; a version 2 packet is refused (export it again)."""
 
 PACKET_TABLES = (
     "CREATE TABLE IF NOT EXISTS packet_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -315,11 +317,13 @@ PACKET_TABLES = (
     )""",
     """CREATE TABLE IF NOT EXISTS drafts (
         token TEXT PRIMARY KEY REFERENCES items (token), scores TEXT NOT NULL, winner TEXT,
-        rationale TEXT NOT NULL, seconds REAL NOT NULL, version INTEGER NOT NULL, updated_at TEXT NOT NULL
+        rationale TEXT NOT NULL, seconds REAL NOT NULL, version INTEGER NOT NULL, updated_at TEXT NOT NULL,
+        active_seconds REAL
     )""",
     """CREATE TABLE IF NOT EXISTS results (
         token TEXT PRIMARY KEY REFERENCES items (token), scores TEXT NOT NULL, winner TEXT NOT NULL,
-        rationale TEXT NOT NULL, seconds REAL NOT NULL, judged_at TEXT NOT NULL
+        rationale TEXT NOT NULL, seconds REAL NOT NULL, judged_at TEXT NOT NULL,
+        active_seconds REAL, confirmed_lower INTEGER NOT NULL DEFAULT 0
     )""",
 )
 """A judging packet: a separate, short-lived file written once by `export_packet`, so it has a
