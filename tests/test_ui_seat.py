@@ -209,8 +209,8 @@ async def test_the_overview_shows_each_experts_gold_pass_and_lower_average_winne
         )
         table = app.screen.query_one("#experts", DataTable)
         row = table.get_row("ann")
-        assert row[4:] == ["1/2", "4"]
-        assert table.get_row("bob")[4:] == ["-", "0"]
+        assert row[4:] == ["4", "1/2"]  # low, gold
+        assert table.get_row("bob")[4:] == ["0", "-"]
 
 
 async def test_a_practice_comparison_comes_first_is_not_counted_and_shows_its_reference_verdict(

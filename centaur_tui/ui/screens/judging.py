@@ -313,7 +313,9 @@ a table wider than the pane).
         self.busy = False
         self._show_bar()
         self._show_missing()
-        self.query_one("#rubric", VerticalScroll).scroll_home(animate=False)
+        # At once, not after the next refresh: a deferred scroll home raced the panel's own scroll
+        # to the highlighted dimension (RubricPanel._scroll_current), whichever ran last won.
+        self.query_one("#rubric", VerticalScroll).scroll_home(animate=False, immediate=True)
         panel.focus(scroll_visible=False)
         assert current is not None
         self.prefetch(queue, current, self._widths())
