@@ -11,8 +11,8 @@ next        on a copy of the demo session (run `centaur demo` first; otherwise a
             then submit of a complete judgment): the time from the action to the next
             comparison laid out (both deliverables, the rubric) and drawn as one full frame.
 
-Targets (issue 4): launch < 1 s; next comparison < 100 ms. Prints both, with their ratio to
-the target.
+Targets (issue 14, tighter than issue 4's 1 s and 100 ms): launch < 0.5 s; next comparison
+< 50 ms (median). Prints both, with their ratio to the target.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
-LAUNCH_TARGET_S = 1.0
-NEXT_TARGET_S = 0.100
+LAUNCH_TARGET_S = 0.5
+NEXT_TARGET_S = 0.050
 
 _CHILD = """
 import time

@@ -314,3 +314,36 @@ async def test_a_packet_carries_the_guidelines_and_brings_back_active_time_and_t
     assert done.added == 1
     [row] = expert_rows(path)
     assert (row["seconds"], row["active_seconds"], row["lower_average_confirmed"]) == (100.0, 30.0, 1)
+
+
+_HOME_CHILD = """
+import asyncio, sys
+from pathlib import Path
+from centaur_tui.ui.app import create_app
+from centaur_tui.ui.screens.home import HomeScreen
+
+async def main():
+    app = create_app(sessions_dir=Path(sys.argv[1]))
+    async with app.run_test(size=(120, 40)):
+        for _ in range(3000):
+            if isinstance(app.screen, HomeScreen) and app.screen.loaded:
+                break
+            await asyncio.sleep(0.01)
+        heavy = ("pandas", "litellm", "matplotlib", "numpy", "scipy", "markdown_it")
+        print(len(app.screen.rows), " ".join(m for m in heavy if m in sys.modules) or "none")
+
+asyncio.run(main())
+"""
+
+
+def test_launch_to_the_home_screen_imports_no_heavy_library(tmp_path: Path) -> None:
+    """bench/tui.py measures the launch (under 0.5 s); this holds what it must not load on the way."""
+    import subprocess
+    import sys
+
+    path = judged_session(tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-c", _HOME_CHILD, str(path.parent)], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["1", "none"]
