@@ -203,3 +203,27 @@ def test_guidelines_are_read_cleaned_and_masked_for_the_expert(tmp_path: Path) -
     with Store(study.database) as store:
         source = open_judging(study, store, "ann")
     assert source.guidelines is not None and "Alpha" not in source.guidelines and "Read first" in source.guidelines
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ("expert_gold_rate = 0.9", "judging.expert_gold_rate"),
+        ('expert_gold_rate = "0.1"', "judging.expert_gold_rate"),
+        ("expert_gold_rate = -0.1", "judging.expert_gold_rate"),
+        ("expert_practice = -1", "judging.expert_practice"),
+        ("expert_practice = 21", "judging.expert_practice"),
+        ("expert_practice = 1.5", "judging.expert_practice"),
+        ("expert_idle_s = 1.0", "judging.expert_idle_s"),
+        ("expert_min_gold_pass = 1.5", "judging.expert_min_gold_pass"),
+        ("expert_guidelines = 3", "judging.expert_guidelines"),
+        ("expert_goldrate = 0.1", "judging.expert_goldrate"),
+    ],
+)
+def test_bad_seat_fields_name_the_field_and_exit_2(tmp_path: Path, line: str, field: str) -> None:
+    path = with_judging(judged_session(tmp_path), line)
+    with pytest.raises(ConfigError) as err:
+        load_session(path)
+    assert field in str(err.value)
+    out = CliRunner().invoke(cli, ["check", str(path)])
+    assert out.exit_code == 2 and field in out.output and "Traceback" not in out.output
