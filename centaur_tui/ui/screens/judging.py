@@ -716,7 +716,7 @@ a table wider than the pane).
             prepared = self._prepare(following, widths)
         self._deliver(queue, prepared)
         if reference is not None and not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_reference, reference)  # type: ignore[arg-type]  # mypy 2.4 solves T | Awaitable[T] as Never for coroutines
+            self.app.call_from_thread(self._show_reference, reference)
 
     def _show_reference(self, text: str) -> None:
         from centaur_tui.ui.screens.dialogs import HelpDialog
