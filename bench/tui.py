@@ -153,6 +153,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=Path, default=ROOT / "sessions", help="Sessions folder for the launch.")
     parser.add_argument("--rounds", type=int, default=20, help="Launches, and next-comparison moves.")
+    parser.add_argument("--no-results", action="store_true", help="Skip the results screen (the slowest part).")
     args = parser.parse_args()
 
     walls, inner, listed = bench_launch(args.sessions, max(3, args.rounds // 4))
@@ -176,7 +177,8 @@ def main() -> None:
         f"median at {statistics.median(both) / NEXT_TARGET_S:.2f} of the target, "
         f"max at {max(both) / NEXT_TARGET_S:.2f}"
     )
-    bench_results()
+    if not args.no_results:
+        bench_results()
 
 
 # -- results screen at the paper's scale (issue 7) -------------------------------------------------
