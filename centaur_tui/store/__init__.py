@@ -16,66 +16,161 @@ module, took 61 ms median (43 ms at best) against 2 ms for sqlite3: 20 fresh int
 each, load average 4 on 2 cores (203 ms against 14 ms in a busier minute; 1.1 s with pandas
 not hidden). With the domain already loaded, as in the CLI, `import centaur_tui.store` went
 from 44 ms to 27 ms median. Everything here uses the standard library's sqlite3.
+
+Names are loaded on first use (PEP 562 `__getattr__`): the home screen needs `Store` and the
+session overview's counts, not packets, imports, audits or work queues, and importing every
+module up front cost about 50 ms of a 0.45 s launch (`python -X importtime`, issue 14).
 """
 
-from centaur_tui.store.assignments import ExpertStore, SessionState
-from centaur_tui.store.audit import (
-    AuditComparison,
-    AuditJudgment,
-    CellAudit,
-    LeftOut,
-    calls_of,
-    cell_audit,
-    errors_of,
-    left_out,
-)
-from centaur_tui.store.checks import ExpertChecks, check_rows, seat_rows
-from centaur_tui.store.db import JudgeNameClashError, Store
-from centaur_tui.store.importer import (
-    MANIFEST,
-    ImportConflictError,
-    ImportFileError,
-    ImportRules,
-    ImportSummary,
-    JudgeTally,
-    check_manifest,
-    export_fingerprint,
-    export_manifest,
-    import_export,
-    read_export,
-    store_judgments,
-)
-from centaur_tui.store.judging import STATES, JudgingError, JudgingSource, SessionJudging, expert_record
-from centaur_tui.store.lock import SessionLock, lock_holder, lock_path
-from centaur_tui.store.masking import masking_log, read_blinding_file, session_blinding, work_masking_log
-from centaur_tui.store.outcomes import clear_in_flight, final_errors, mark_in_flight, stored_facts, take_interrupted
-from centaur_tui.store.packets import (
-    PacketError,
-    PacketExport,
-    PacketImport,
-    PacketJudging,
-    PacketRefused,
-    export_packet,
-    import_packet,
-    session_fingerprint,
-)
-from centaur_tui.store.report_reads import (
-    comparison_lengths,
-    comparison_texts,
-    fingerprint,
-    option_score_rows,
-    report_inputs,
-)
-from centaur_tui.store.schema import PACKET_FORMAT, PACKET_VERSION, SCHEMA_VERSION
-from centaur_tui.store.work import (
-    SessionWork,
-    WorkDraft,
-    WorkError,
-    WorkItem,
-    WorkQueueItem,
-    WorkStore,
-    word_count,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from centaur_tui.store.assignments import ExpertStore, SessionState
+    from centaur_tui.store.audit import (
+        AuditComparison,
+        AuditJudgment,
+        CellAudit,
+        LeftOut,
+        calls_of,
+        cell_audit,
+        errors_of,
+        left_out,
+    )
+    from centaur_tui.store.checks import ExpertChecks, check_rows, seat_rows
+    from centaur_tui.store.db import JudgeNameClashError, Store
+    from centaur_tui.store.importer import (
+        MANIFEST,
+        ImportConflictError,
+        ImportFileError,
+        ImportRules,
+        ImportSummary,
+        JudgeTally,
+        check_manifest,
+        export_fingerprint,
+        export_manifest,
+        import_export,
+        read_export,
+        store_judgments,
+    )
+    from centaur_tui.store.judging import STATES, JudgingError, JudgingSource, SessionJudging, expert_record
+    from centaur_tui.store.lock import SessionLock, lock_holder, lock_path
+    from centaur_tui.store.masking import masking_log, read_blinding_file, session_blinding, work_masking_log
+    from centaur_tui.store.outcomes import clear_in_flight, final_errors, mark_in_flight, stored_facts, take_interrupted
+    from centaur_tui.store.packets import (
+        PacketError,
+        PacketExport,
+        PacketImport,
+        PacketJudging,
+        PacketRefused,
+        export_packet,
+        import_packet,
+        session_fingerprint,
+    )
+    from centaur_tui.store.report_reads import (
+        comparison_lengths,
+        comparison_texts,
+        fingerprint,
+        option_score_rows,
+        report_inputs,
+    )
+    from centaur_tui.store.schema import PACKET_FORMAT, PACKET_VERSION, SCHEMA_VERSION
+    from centaur_tui.store.work import (
+        SessionWork,
+        WorkDraft,
+        WorkError,
+        WorkItem,
+        WorkQueueItem,
+        WorkStore,
+        word_count,
+    )
+
+_MODULE_OF = {
+    "AuditComparison": "audit",
+    "AuditJudgment": "audit",
+    "CellAudit": "audit",
+    "ExpertChecks": "checks",
+    "ExpertStore": "assignments",
+    "ImportConflictError": "importer",
+    "ImportFileError": "importer",
+    "ImportRules": "importer",
+    "ImportSummary": "importer",
+    "JudgeNameClashError": "db",
+    "JudgeTally": "importer",
+    "JudgingError": "judging",
+    "JudgingSource": "judging",
+    "LeftOut": "audit",
+    "MANIFEST": "importer",
+    "PACKET_FORMAT": "schema",
+    "PACKET_VERSION": "schema",
+    "PacketError": "packets",
+    "PacketExport": "packets",
+    "PacketImport": "packets",
+    "PacketJudging": "packets",
+    "PacketRefused": "packets",
+    "SCHEMA_VERSION": "schema",
+    "STATES": "judging",
+    "SessionJudging": "judging",
+    "SessionLock": "lock",
+    "SessionState": "assignments",
+    "SessionWork": "work",
+    "Store": "db",
+    "WorkDraft": "work",
+    "WorkError": "work",
+    "WorkItem": "work",
+    "WorkQueueItem": "work",
+    "WorkStore": "work",
+    "calls_of": "audit",
+    "cell_audit": "audit",
+    "check_manifest": "importer",
+    "check_rows": "checks",
+    "clear_in_flight": "outcomes",
+    "comparison_lengths": "report_reads",
+    "comparison_texts": "report_reads",
+    "errors_of": "audit",
+    "expert_record": "judging",
+    "export_fingerprint": "importer",
+    "export_manifest": "importer",
+    "export_packet": "packets",
+    "final_errors": "outcomes",
+    "fingerprint": "report_reads",
+    "import_export": "importer",
+    "import_packet": "packets",
+    "left_out": "audit",
+    "lock_holder": "lock",
+    "lock_path": "lock",
+    "mark_in_flight": "outcomes",
+    "masking_log": "masking",
+    "option_score_rows": "report_reads",
+    "read_blinding_file": "masking",
+    "read_export": "importer",
+    "report_inputs": "report_reads",
+    "seat_rows": "checks",
+    "session_blinding": "masking",
+    "session_fingerprint": "packets",
+    "store_judgments": "importer",
+    "stored_facts": "outcomes",
+    "take_interrupted": "outcomes",
+    "word_count": "work",
+    "work_masking_log": "masking",
+}
+"""Where each public name lives (its module under centaur_tui.store)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # the next lookup is a plain module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))
+
 
 __all__ = [
     "MANIFEST",
