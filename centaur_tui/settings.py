@@ -43,6 +43,17 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     """`CENTAUR_LOG_LEVEL`: the least severe level written to the log file (DEBUG, INFO, WARNING, ERROR)."""
 
+    theme: str = "default"
+    """`CENTAUR_THEME`: the app's colours, `default` or `high-contrast` (`centaur tui --theme` overrides it)."""
+
+    @field_validator("theme")
+    @classmethod
+    def _known_theme(cls, value: str) -> str:
+        theme = value.strip().lower()
+        if theme not in ("default", "high-contrast"):
+            raise ValueError(f"unknown theme {value!r}: use default or high-contrast")
+        return theme
+
     @field_validator("log_level")
     @classmethod
     def _known_level(cls, value: str) -> str:

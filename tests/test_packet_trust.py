@@ -237,6 +237,25 @@ TAMPERING: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
         lambda p: edit(p, "UPDATE packet_meta SET value = 'abc' WHERE key = 'version'"),
         ("packet_meta version 'abc'",),
     ),
+    "active seconds abc": (third("active_seconds", "abc"), ("item 3", "field active_seconds", "not a number")),
+    "active seconds negative": (third("active_seconds", -1.0), ("item 3", "field active_seconds", "at least 0")),
+    "active seconds over the time spent": (
+        third("active_seconds", 99.0),
+        ("item 3", "field active_seconds", "more than the time spent (12.5)"),
+    ),
+    "confirmed_lower 2": (third("confirmed_lower", 2), ("item 3", "field confirmed_lower", "2 is not 0 or 1")),
+    "guidelines added to the packet's meta": (
+        lambda p: edit(p, "INSERT INTO packet_meta (key, value) VALUES ('guidelines', 'Always pick option 1.')"),
+        ("packet_meta: changed after export",),
+    ),
+    "idle time changed in the packet's meta": (
+        lambda p: edit(p, "UPDATE packet_meta SET value = '3600.0' WHERE key = 'idle_s'"),
+        ("packet_meta: changed after export",),
+    ),
+    "packet_meta version 2 (before issue 14)": (
+        lambda p: edit(p, "UPDATE packet_meta SET value = '2' WHERE key = 'version'"),
+        ("packet_meta version '2'", "export the packet again"),
+    ),
     "truncated file": (lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), ("bob.packet",)),
     "garbage file": (lambda p: p.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 8), ("not a",)),
     "text file": (lambda p: p.write_text("not a database"), ("not a judging packet",)),

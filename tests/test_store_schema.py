@@ -98,7 +98,8 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     # migration 5 adds a random 32-hex-digit session_id to meta; migration 6 adds calls_in_flight;
     # migration 8 adds a NULL served_model (not recorded) as the last column of calls; migration 9
     # adds origin 'generated' as the last column of outputs (every output of an old file was generated);
-    # migration 11 adds NULL cached_tokens and deployment after served_model.
+    # migration 11 adds NULL cached_tokens and deployment after served_model; migration 12 the
+    # expert's seat (below).
     assert meta["schema_version"] == str(SCHEMA_VERSION) and "expert_schema_version" not in meta
     assert re.fullmatch(r"[0-9a-f]{32}", meta["session_id"])
     old_meta = {k: v for k, v in before.pop("meta") if k not in ("schema_version", "expert_schema_version")}
@@ -115,6 +116,13 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     assert after.pop("work_maskings") == []
     # Migration 10 adds the empty tables of batch mode.
     assert after.pop("batches") == [] and after.pop("batch_requests") == []
+    # Migration 12 adds NULL active_seconds and lower_average_confirmed (not recorded) to
+    # judgments, a NULL active_seconds to expert_drafts, and the empty expert_checks table.
+    assert all(row[-2:] == (None, None) for row in after["judgments"])
+    after["judgments"] = [row[:-2] for row in after["judgments"]]
+    assert all(row[-1] is None for row in after["expert_drafts"])
+    after["expert_drafts"] = [row[:-1] for row in after["expert_drafts"]]
+    assert after.pop("expert_checks") == []
     assert after == before  # every other row of every table, unchanged
     assert sum(len(rows) for rows in before.values()) == 826  # the fixture as committed
 

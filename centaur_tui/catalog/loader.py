@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from centaur_tui.domain.blinding import blinding_for, blinding_problem
+from centaur_tui.domain.blinding import blinding_for, blinding_problem, clean_text
 from centaur_tui.domain.errors import ConfigError
 from centaur_tui.domain.session import Session
 from centaur_tui.domain.study import Study
@@ -229,6 +229,7 @@ def load_session(path: Path | str) -> Study:
     database = (path.parent / (session.database or f"{session.name}.db")).resolve()
     _check_database_folder(database, path)
     tasks = {t: all_tasks[t] for t in session.tasks}
+    guidelines = _read_guidelines(path, session.judging.expert_guidelines)
     log.info(
         "session %s read from %s: %d task(s), %d run(s), database %s",
         session.name,
@@ -237,4 +238,46 @@ def load_session(path: Path | str) -> Study:
         session.runs,
         database,
     )
-    return Study(session=session, tasks=tasks, universal=universal, session_file=path.resolve(), database=database)
+    return Study(
+        session=session,
+        tasks=tasks,
+        universal=universal,
+        session_file=path.resolve(),
+        database=database,
+        guidelines=guidelines,
+    )
+
+
+MAX_GUIDELINES_CHARS = 100_000
+"""Like every text of a session file: guidelines are read whole and shown whole."""
+
+
+def _read_guidelines(path: Path, name: str | None) -> str | None:
+    """The expert guidelines file named by `judging.expert_guidelines` (relative to the session file), checked."""
+    if name is None:
+        return None
+    field = "judging.expert_guidelines"
+    target = path.parent / name
+    try:
+        with target.open("rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise ConfigError(str(path), field, f"{target}: file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(str(path), field, f"{target} is a folder, not a Markdown file") from None
+    except OSError as exc:
+        raise ConfigError(str(path), field, f"{target}: cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigError(str(path), field, f"{target}: larger than {MAX_FILE_BYTES:,} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            str(path), field, f"{target}: not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line})"
+        ) from None
+    if len(text) > MAX_GUIDELINES_CHARS:
+        raise ConfigError(str(path), field, f"{target}: {len(text):,} characters; at most {MAX_GUIDELINES_CHARS:,}")
+    if not text.strip():
+        raise ConfigError(str(path), field, f"{target} is empty")
+    return clean_text(text)

@@ -38,14 +38,22 @@ def say_simulated() -> None:
     click.secho(SIMULATED_BANNER, fg="yellow")
 
 
-def open_app(session: str | None = None, expert: str | None = None, run: bool = False) -> None:
-    """Run the app until the user quits; textual is imported only here."""
+def open_app(
+    session: str | None = None, expert: str | None = None, run: bool = False, theme: str | None = None
+) -> None:
+    """Run the app until the user quits; textual is imported only here.
+
+    Args:
+        theme: "default" or "high-contrast"; None: `CENTAUR_THEME` (default: "default").
+    """
+    from centaur_tui.settings import settings
     from centaur_tui.ui.app import create_app
 
     path = resolve_session(session) if session else None
     if path is not None and not path.exists():
         raise CentaurError(f"{path}: no such session file", title="Unknown session")
-    create_app(sessions_dir=sessions_dir(), session=path, expert=expert, run=run).run()
+    chosen = theme or settings().theme
+    create_app(sessions_dir=sessions_dir(), session=path, expert=expert, run=run, theme=chosen).run()
 
 
 @click.group(cls=CentaurGroup, invoke_without_command=True)

@@ -110,14 +110,22 @@ def packet_import(session: str, file: Path, expert_id: str | None) -> None:
 
 @click.command()
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
-def judge(file: Path) -> None:
+@click.option(
+    "--theme",
+    type=click.Choice(["default", "high-contrast"]),
+    default=None,
+    help="Colours: default, or high-contrast (white on black); default: CENTAUR_THEME, else default. f9 switches.",
+)
+def judge(file: Path, theme: str | None) -> None:
     """Judge a packet file in the app (on any machine); results are saved into the file."""
     from centaur_tui.services.exchange import open_packet
+    from centaur_tui.settings import settings
 
+    chosen = theme or settings().theme
     source = open_packet(file)
     from centaur_tui.ui.app import create_app
 
     try:
-        create_app(judging=source).run()
+        create_app(judging=source, theme=chosen).run()
     finally:
         source.close()

@@ -99,6 +99,13 @@ RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
     show_default=True,
     help="Fewest expert comparisons of a candidate for the prediction-powered ranking to order it.",
 )
+@click.option(
+    "--min-gold-pass",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Leave out of every statistic the experts whose gold-check pass rate is below this "
+    "(default: the session's judging.expert_min_gold_pass; the report says who and why).",
+)
 @click.option("--quiet", is_flag=True, help="Print nothing but the files written.")
 def report(
     session: str,
@@ -117,6 +124,7 @@ def report(
     ppr_lam: str,
     ppr_any_subset: bool,
     ppr_min_labeled: int,
+    min_gold_pass: float | None,
     quiet: bool,
 ) -> None:
     """Print every statistic of a session: rankings, best by task, cross-mode, reliability, validity."""
@@ -141,6 +149,7 @@ def report(
     }
     rep = session_report(
         study,
+        min_gold_pass=min_gold_pass,
         rank_method=rank_method,
         judge_kinds=kinds,
         bootstrap=bootstrap,

@@ -11,8 +11,14 @@ from centaur_tui.cli.app import open_app
 @click.argument("session", required=False)
 @click.option("--expert", default=None, help="Open this expert's judging queue at once (needs SESSION).")
 @click.option("--run", "run", is_flag=True, help="Start the session's pipeline on opening when calls are left.")
-def tui(session: str | None, expert: str | None, run: bool) -> None:
+@click.option(
+    "--theme",
+    type=click.Choice(["default", "high-contrast"]),
+    default=None,
+    help="Colours: default, or high-contrast (white on black); default: CENTAUR_THEME, else default. f9 switches.",
+)
+def tui(session: str | None, expert: str | None, run: bool, theme: str | None) -> None:
     """Open the app: the sessions in sessions/, or one session's overview."""
     if expert and not session:
         raise click.UsageError("--expert needs a SESSION")
-    open_app(session, expert=expert, run=run)
+    open_app(session, expert=expert, run=run, theme=theme)

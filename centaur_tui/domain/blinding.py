@@ -569,6 +569,9 @@ class QueueItem:
     position: int
     state: QueueState
     task_title: str
+    practice: bool = False
+    """A practice comparison (not counted; its reference verdict is shown after it). Gold checks are
+    not marked here or anywhere the screen can see."""
 
 
 @dataclass(frozen=True)
@@ -594,6 +597,11 @@ class Draft:
     winner: Winner | None = None
     rationale: str = ""
     seconds: float = 0.0
+    active_seconds: float | None = None
+    """Of `seconds`, the time with a key or click at most `judging.expert_idle_s` before (idle excluded);
+    None: not measured (a packet result, a draft saved before active time was kept)."""
+    confirmed_lower: bool = False
+    """The expert confirmed a winner whose rubric average is the lower one (asked on submit)."""
 
     def score(self, dimension: str, option: int) -> int | None:
         pair = self.scores.get(dimension)

@@ -119,6 +119,11 @@ class JudgmentRecord:
     revision: int = 0
     seconds: float | None = None
     id: int | None = None
+    active_seconds: float | None = None
+    """Experts: time on the comparison without idle periods (None: not measured, e.g. LLM judges)."""
+    lower_average_confirmed: bool | None = None
+    """Experts: the winner has the lower rubric average and the expert confirmed it (True), the winner does not
+    have the lower average (False), or it has and no confirmation was recorded (None; also LLM judges)."""
 
 
 @dataclass(frozen=True)

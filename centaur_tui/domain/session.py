@@ -363,6 +363,42 @@ class JudgingParams(Strict):
         description="Set a comparison aside from expert queues when masking its two outputs replaces more than this "
         "many identity phrases (None: no limit), as Chatbot Arena drops battles with a leaked identity.",
     )
+    expert_guidelines: str | None = Field(
+        None,
+        max_length=1000,
+        description="Markdown file of guidelines for experts, relative to the session file; shown before the first "
+        "comparison and on a key (None: no guidelines).",
+    )
+    expert_practice: int = Field(
+        0,
+        strict=True,
+        ge=0,
+        le=20,
+        description="Practice comparisons at the head of each expert's queue, each followed by its reference verdict; "
+        "never counted (stored apart from judgments).",
+    )
+    expert_gold_rate: float = Field(
+        0.0,
+        strict=True,
+        ge=0.0,
+        le=0.5,
+        description="Gold checks per assigned comparison mixed into each expert's queue (a deliverable against a "
+        "degraded copy of itself; the intact one should win); never counted in statistics.",
+    )
+    expert_min_gold_pass: float | None = Field(
+        None,
+        strict=True,
+        ge=0.0,
+        le=1.0,
+        description="The report leaves out experts whose gold-check pass rate is below this (None: keep everyone).",
+    )
+    expert_idle_s: float = Field(
+        60.0,
+        strict=True,
+        ge=5.0,
+        le=3600.0,
+        description="Seconds without a key or click after which time on a comparison stops counting as active.",
+    )
 
     @property
     def reask_cap(self) -> int:

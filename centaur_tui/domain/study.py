@@ -18,6 +18,8 @@ class Study:
     universal: Universal
     session_file: Path
     database: Path
+    guidelines: str | None = None
+    """The text of `judging.expert_guidelines` (Markdown), read when the session was loaded."""
 
     def task(self, task_id: str) -> Task:
         return self.tasks[task_id]

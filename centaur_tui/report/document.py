@@ -801,6 +801,41 @@ class HumanWorkersSection(_Model):
     deliverables: int
 
 
+class SeatRow(_Model):
+    """One expert at work: judgments, lower-average winners, times, practice and gold checks."""
+
+    expert: str
+    judgments: int
+    lower_average: int
+    lower_average_confirmed: int
+    median_seconds: float | None
+    median_active_seconds: float | None
+    active_measured: int
+    practice_made: int
+    practice_judged: int
+    gold_made: int
+    gold_judged: int
+    gold_passed: int
+    gold_pass_rate: float | None
+    left_out: bool
+
+
+class SeatSection(_Model):
+    """Experts at work (issue 14): per expert, and who the statistics leave out for a low gold-check pass rate.
+
+    `lower_average`: judgments whose winner has the lower rubric average of the two options;
+    `lower_average_confirmed`: of those, the ones the expert confirmed when asked (the rest
+    came through a front end that does not ask). Practice and gold verdicts are stored apart
+    from judgments and never counted in any statistic.
+    """
+
+    rows: list[SeatRow]
+    min_gold_pass: float | None
+    left_out: list[str]
+    left_out_judgments: int
+    note: str | None
+
+
 class OutcomeRow(_Model):
     """How many planned items (of a stage, a judge or a mode's judgments) ended in each outcome."""
 
@@ -854,6 +889,7 @@ class ReportDocument(_Model):
     ppr: PPRSection | None = None
     human_workers: HumanWorkersSection | None = None
     outcomes: OutcomesSection | None = None
+    seat: SeatSection | None = None
 
     @property
     def schema_name(self) -> str:
@@ -868,6 +904,11 @@ class ReportDocument(_Model):
         """This document with the human-worker arm's section (`stats.human_arm.human_arm_doc`) added."""
         value = section if isinstance(section, HumanWorkersSection) else HumanWorkersSection.from_dict(section)
         return self.model_copy(update={"human_workers": value})
+
+    def with_seat(self, section: dict[str, Any] | SeatSection) -> ReportDocument:
+        """This document with the experts-at-work section (`services.report.seat_section`) added."""
+        value = section if isinstance(section, SeatSection) else SeatSection.from_dict(section)
+        return self.model_copy(update={"seat": value})
 
     def with_outcomes(self, section: dict[str, Any] | OutcomesSection) -> ReportDocument:
         """This document with the planned items' outcomes, and `missing` judgments in the `excluded` denominators.

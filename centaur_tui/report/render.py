@@ -182,7 +182,64 @@ def sections(document: Doc) -> list[Section]:
     out += _validity_sections(doc)
     out += _expert_sections(doc)
     out += _ppr_sections(doc)
+    if doc.get("seat"):
+        out.append(_seat_section(doc, doc["seat"]))
     return out
+
+
+def _seconds(v: Any) -> str:
+    if _missing(v):
+        return "-"
+    minutes, secs = divmod(round(v), 60)
+    return f"{minutes}:{secs:02d}"
+
+
+def _seat_section(doc: dict[str, Any], seat: dict[str, Any]) -> Section:
+    s = Section(_title(doc, "Experts at work"))
+    s.notes.append(
+        "Per expert: current judgments; lower avg: winners with the lower rubric average of the two options "
+        "(confirmed: of those, confirmed when the judging screen asked); median time per judgment, wall and "
+        "active (idle periods left out; n: judgments with active time measured); practice and gold checks "
+        "(a deliverable against a degraded copy of itself: the intact one should win), judged and passed. "
+        "Practice and gold verdicts are stored apart and never counted in any statistic."
+    )
+    threshold = seat.get("min_gold_pass")
+    if threshold is None:
+        s.notes.append("No gold-check threshold: every expert's judgments are used.")
+    elif not seat["left_out"]:
+        s.notes.append(f"Gold-check threshold {threshold:.2f}: no expert left out.")
+    if seat.get("note"):
+        s.notes.append(seat["note"])
+    s.headers = [
+        "expert",
+        "judgments",
+        "lower avg",
+        "confirmed",
+        "median wall",
+        "median active",
+        "n active",
+        "practice",
+        "gold passed",
+        "gold pass rate",
+        "used",
+    ]
+    for r in seat["rows"]:
+        s.rows.append(
+            [
+                r["expert"],
+                num(r["judgments"]),
+                num(r["lower_average"]),
+                num(r["lower_average_confirmed"]),
+                _seconds(r["median_seconds"]),
+                _seconds(r["median_active_seconds"]),
+                num(r["active_measured"]),
+                f"{r['practice_judged']}/{r['practice_made']}",
+                f"{r['gold_passed']}/{r['gold_judged']}" + (f" of {r['gold_made']}" if r["gold_made"] else ""),
+                num(r["gold_pass_rate"]) if r["gold_pass_rate"] is not None else "-",
+                "left out" if r["left_out"] else "yes",
+            ]
+        )
+    return s
 
 
 def _task_header(name: str, width: int = 12) -> str:

@@ -116,7 +116,12 @@ def with_human_workers(study: Study, store: Store, report: Report, always: bool 
 
 
 def session_report(
-    study: Study, store: Store | None = None, *, human_workers: bool | None = None, **options: Any
+    study: Study,
+    store: Store | None = None,
+    *,
+    human_workers: bool | None = None,
+    min_gold_pass: float | None = None,
+    **options: Any,
 ) -> Report:
     """A session's full report: every statistic, and the human-worker arm for sessions that declare `[human_workers]`.
 
@@ -128,6 +133,8 @@ def session_report(
             database is opened and closed here.
         human_workers: Add the human-worker section: None, when the session declares
             `[human_workers]`; True, always; False, never.
+        min_gold_pass: Leave out the experts whose gold-check pass rate is below this (None:
+            the session's `judging.expert_min_gold_pass`); the seat section says who and why.
         **options: `stats.report.ReportOptions` fields (`centaur report`'s options); by
             default the CLI's defaults, which the results screen shows.
 
@@ -139,8 +146,8 @@ def session_report(
 
         require_database(study)
         with Store(study.database, readonly=True) as opened:
-            return _session_report(study, opened, human_workers, options)
-    return _session_report(study, store, human_workers, options)
+            return _session_report(study, opened, human_workers, options, min_gold_pass)
+    return _session_report(study, store, human_workers, options, min_gold_pass)
 
 
 def outcomes_section(study: Study, store: Store) -> dict[str, Any]:
@@ -172,15 +179,114 @@ def outcomes_section(study: Study, store: Store) -> dict[str, Any]:
     return section
 
 
-def _session_report(study: Study, store: Store, human_workers: bool | None, options: dict[str, Any]) -> Report:
+def seat_section(study: Study, store: Store, min_gold_pass: float | None = None) -> dict[str, Any]:
+    """Experts at work: per expert judgments, lower-average winners, median times, practice and gold checks.
+
+    Args:
+        study: The session (its experts, and `judging.expert_min_gold_pass`).
+        store: Its open store.
+        min_gold_pass: Leave out of every statistic the experts whose gold-check pass rate is
+            below this; None: the session's `judging.expert_min_gold_pass` (None there too:
+            nobody is left out). An expert with no gold check judged is kept, and the note says so.
+    """
+    from statistics import median
+
+    from centaur_tui.store import check_rows, seat_rows
+
+    threshold = study.session.judging.expert_min_gold_pass if min_gold_pass is None else min_gold_pass
+    judged: dict[str, list[dict[str, Any]]] = {}
+    for r in seat_rows(store):
+        judged.setdefault(r["expert"], []).append(r)
+    checks: dict[tuple[str, str], dict[str, Any]] = {(r["expert"], r["kind"]): r for r in check_rows(store)}
+    names = [e.id for e in study.session.experts]
+    names += sorted({*judged, *(k[0] for k in checks)} - set(names))
+    rows: list[dict[str, Any]] = []
+    unknown: list[str] = []
+    for name in names:
+        mine = judged.get(name, [])
+        gold = checks.get((name, "gold"), {})
+        practice = checks.get((name, "practice"), {})
+        if not mine and not gold and not practice:
+            continue
+
+        def lower(r: dict[str, Any]) -> bool:
+            one, two = r["option1_mean"], r["option2_mean"]
+            if one is None or two is None:
+                return False
+            return (r["winner"] == r["option1"] and one < two) or (r["winner"] == r["option2"] and two < one)
+
+        seconds = [r["seconds"] for r in mine if r["seconds"] is not None]
+        active = [r["active_seconds"] for r in mine if r["active_seconds"] is not None]
+        gold_judged, gold_passed = int(gold.get("judged", 0)), int(gold.get("passed", 0))
+        rate = gold_passed / gold_judged if gold_judged else None
+        out = threshold is not None and rate is not None and rate < threshold
+        if threshold is not None and rate is None:
+            unknown.append(name)
+        rows.append(
+            {
+                "expert": name,
+                "judgments": len(mine),
+                "lower_average": sum(lower(r) for r in mine),
+                "lower_average_confirmed": sum(lower(r) and r["lower_average_confirmed"] == 1 for r in mine),
+                "median_seconds": float(median(seconds)) if seconds else None,
+                "median_active_seconds": float(median(active)) if active else None,
+                "active_measured": len(active),
+                "practice_made": int(practice.get("made", 0)),
+                "practice_judged": int(practice.get("judged", 0)),
+                "gold_made": int(gold.get("made", 0)),
+                "gold_judged": gold_judged,
+                "gold_passed": gold_passed,
+                "gold_pass_rate": rate,
+                "left_out": out,
+            }
+        )
+    left = [r for r in rows if r["left_out"]]
+    notes: list[str] = []
+    if left:
+        who = ", ".join(
+            f"{r['expert']} {r['gold_pass_rate']:.2f} ({r['gold_passed']} of {r['gold_judged']})" for r in left
+        )
+        notes.append(
+            f"{len(left)} expert(s) left out of every statistic, with their {sum(r['judgments'] for r in left):,} "
+            f"judgment(s): gold-check pass rate below {threshold:.2f}: {who}."
+        )
+    if unknown:
+        notes.append(f"Kept without a gold-check pass rate (no gold check judged): {', '.join(unknown)}.")
+    return {
+        "rows": rows,
+        "min_gold_pass": threshold,
+        "left_out": [r["expert"] for r in left],
+        "left_out_judgments": sum(r["judgments"] for r in left),
+        "note": " ".join(notes) or None,
+    }
+
+
+def without_judges(rows: dict[str, Any], judges: set[str]) -> dict[str, Any]:
+    """The report inputs without these experts' judgments (left out for a low gold-check pass rate)."""
+    if not judges:
+        return rows
+    from centaur_tui.domain.records import RowTable
+
+    table = rows["judgment_rows"]
+    judge, kind = table.columns.index("judge"), table.columns.index("judge_kind")
+    kept = [r for r in table.rows if not (r[kind] == "expert" and r[judge] in judges)]
+    return {**rows, "judgment_rows": RowTable(table.columns, kept)}
+
+
+def _session_report(
+    study: Study, store: Store, human_workers: bool | None, options: dict[str, Any], min_gold_pass: float | None = None
+) -> Report:
     from dataclasses import replace
 
+    seat = seat_section(study, store, min_gold_pass)
     with ThreadPoolExecutor(1, thread_name_prefix="report-read") as pool:
         meta, rows = load_report_inputs(study, pool, store)
+        rows = without_judges(rows, set(seat["left_out"]))
         # Built after the reads started: on a cold start the score aggregate (SQLite, no GIL)
         # runs while pandas and scipy load (about 1.1 s).
         report = report_from_rows(study, meta, rows, **options)
-    report = replace(report, document=report.document.with_outcomes(outcomes_section(study, store)))
+    document = report.document.with_outcomes(outcomes_section(study, store))
+    report = replace(report, document=document.with_seat(seat) if seat["rows"] else document)
     if human_workers is False:
         return report
     return with_human_workers(study, store, report, always=bool(human_workers))

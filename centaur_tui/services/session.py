@@ -8,7 +8,7 @@ and "a run refuses when a key is missing" are written once.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -139,6 +139,8 @@ class SessionOverview:
     """Per expert (tasks assigned, deliverables submitted) for sessions with `[human_workers]`, else None."""
     llm_invalid: int = 0
     """LLM judgments stored invalid, of `llm_judgments` (the overview's invalid column)."""
+    seat: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    """Per expert (lower-average winners, gold checks judged, gold checks passed), as the report's seat section."""
 
 
 def overview(study: Study, store: Store | None) -> SessionOverview:
@@ -168,7 +170,17 @@ def overview(study: Study, store: Store | None) -> SessionOverview:
         simulated=summary.simulated,
         work=WorkStore(store).workload() if study.session.human_workers is not None else None,
         llm_invalid=summary.llm_invalid,
+        seat=_seat(study, store),
     )
+
+
+def _seat(study: Study, store: Store) -> dict[str, tuple[int, int, int]]:
+    from centaur_tui.services.report import seat_section
+
+    return {
+        r["expert"]: (r["lower_average"], r["gold_judged"], r["gold_passed"])
+        for r in seat_section(study, store)["rows"]
+    }
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,9 @@ def open_judging(study: Study, store: Store, expert_id: str) -> SessionJudging:
     """
     from centaur_tui.store import SessionJudging
 
-    return SessionJudging(store, study, expert(study, store, expert_id))
+    source = SessionJudging(store, study, expert(study, store, expert_id))
+    source.prepare_checks()  # practice and gold places (judging.expert_practice, expert_gold_rate)
+    return source
 
 
 def expert_queue(study: Study, store: Store, expert_id: str) -> list[QueueItem]:

@@ -1,6 +1,6 @@
 """Provides the bookkeeping of batch mode: every batch sent through a provider's batch API and each request in it.
 
-The life of a batch (migration 9), each step committed before the next leaves this process:
+The life of a batch (migration 10), each step committed before the next leaves this process:
 
 1. `open_batch`: the batch (state `preparing`) and every request (custom_id, content address,
    messages, params; state `pending`) in one transaction, before anything is uploaded;

@@ -18,6 +18,7 @@ from centaur_tui.domain.records import JudgmentRecord, ScoreRecord
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.task import Rubric
+from centaur_tui.store.checks import ExpertChecks
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 from centaur_tui.store.masking import log_maskings, session_blinding
@@ -91,6 +92,7 @@ def expert_record(
         scores.append(ScoreRecord(second, d.id, rubric.kind(d.id), s2))
     n = len(rubric.all)
     winner = {"option_1": first, "option_2": second}.get(draft.winner or "", "tie")
+    means = (sum(s.score for s in scores[0::2]) / n, sum(s.score for s in scores[1::2]) / n)
     return JudgmentRecord(
         comparison_id=comparison_id,
         judge=expert,
@@ -100,8 +102,8 @@ def expert_record(
         option1=first,
         option2=second,
         winner=winner,
-        option1_mean=sum(s.score for s in scores[0::2]) / n,
-        option2_mean=sum(s.score for s in scores[1::2]) / n,
+        option1_mean=means[0],
+        option2_mean=means[1],
         valid=True,
         invalid_reason=None,
         rationale=draft.rationale.strip(),
@@ -109,7 +111,25 @@ def expert_record(
         attempts=1,
         scores=tuple(scores),
         seconds=round(draft.seconds, 1),
+        active_seconds=None if draft.active_seconds is None else round(min(draft.active_seconds, draft.seconds), 1),
+        lower_average_confirmed=lower_average_confirmed(draft, means),
     )
+
+
+def lower_average(winner: str | None, means: tuple[float, float]) -> bool:
+    """Whether the chosen winner (option_1 / option_2) has the lower rubric average of the two."""
+    if winner == "option_1":
+        return means[0] < means[1]
+    if winner == "option_2":
+        return means[1] < means[0]
+    return False
+
+
+def lower_average_confirmed(draft: Draft, means: tuple[float, float]) -> bool | None:
+    """The stored fact: True, a lower-average winner confirmed; False, not the lower; None, not confirmed."""
+    if not lower_average(draft.winner, means):
+        return False
+    return True if draft.confirmed_lower else None
 
 
 class SessionJudging:
@@ -130,6 +150,10 @@ class SessionJudging:
         self.blinding = blinding or session_blinding(study)
         self.simulated = store.meta().get("simulated", "true" if study.session.simulated else "false") == "true"
         self.min_rationale = study.session.judging.expert_min_rationale
+        self.idle_seconds = study.session.judging.expert_idle_s
+        self.guidelines = self.blinding.mask(study.guidelines)[0] if study.guidelines else None
+        """The session's expert guidelines (Markdown, identities masked): shown first and on a key."""
+        self.checks = ExpertChecks(store, study, expert)
         self.masked = 0
         """Masks inserted by `item()` so far (the log keeps one row per phrase, not per occurrence)."""
 
@@ -144,8 +168,44 @@ class SessionJudging:
             raise JudgingError(f"no such place in {self.expert.name}'s queue")
         return rows[0]
 
+    def prepare_checks(self) -> int:
+        """Make the practice and gold places the session asks for (`ExpertChecks.ensure`); how many were made."""
+        return self.checks.ensure()
+
     def queue(self) -> list[QueueItem]:
-        rows = self.store.read(
+        """The queue: practice places first, then the comparisons with the gold checks among them.
+
+        Positions are renumbered 1..N in that order, so nothing in a place tells a gold check
+        from a comparison but its opaque key, which no screen shows.
+        """
+        placed: list[tuple[tuple[int, int, int, int], QueueItem]] = []
+        for r in self._assignment_rows():
+            item = QueueItem(
+                str(r["id"]),
+                0,
+                queue_state(r["state"], bool(r["done"])),  # type: ignore[arg-type]
+                self.study.task(r["task"]).title,
+            )
+            placed.append(((1, r["position"], 0, 0), item))
+        for c in self.checks.places():
+            practice = c.kind == "practice"
+            item = QueueItem(
+                c.token,
+                0,
+                queue_state(c.state, c.done),  # type: ignore[arg-type]
+                self.study.task(c.task).title,
+                practice=practice,
+            )
+            placed.append(((0, c.ordinal, 0, 0) if practice else (1, c.after_position, 1, c.ordinal), item))
+        placed.sort(key=lambda p: p[0])
+        return [replace(item, position=i) for i, (_, item) in enumerate(placed, start=1)]
+
+    def reference(self, key: str) -> str | None:
+        """The reference verdict of a judged practice place (Markdown); None for any other place."""
+        return self.checks.reference(key) if self.checks.owns(key) else None
+
+    def _assignment_rows(self) -> list[dict[str, Any]]:
+        return self.store.read(
             "SELECT a.id, a.position, a.state, c.task, EXISTS (SELECT 1 FROM judgments j"
             " WHERE j.comparison_id = a.comparison_id AND j.judge = a.expert AND j.presentation = a.presentation"
             " AND j.judge_kind = 'expert') AS done"
@@ -153,17 +213,13 @@ class SessionJudging:
             " WHERE a.expert = ? ORDER BY a.position",
             (self.expert.id,),
         )
-        return [
-            QueueItem(
-                str(r["id"]),
-                r["position"],
-                queue_state(r["state"], bool(r["done"])),  # type: ignore[arg-type]
-                self.study.task(r["task"]).title,
-            )
-            for r in rows
-        ]
 
     def item(self, key: str) -> JudgingItem:
+        if self.checks.owns(key):
+            check = self.checks.item(key, self.blinding, self.min_rationale)
+            if check is None:
+                raise JudgingError(f"no such place in {self.expert.name}'s queue")
+            return check
         a = self._assignment(key)
         task = self.study.task(a["task"])
         ids = (a["output_b"], a["output_a"]) if a["flipped"] else (a["output_a"], a["output_b"])
@@ -189,15 +245,19 @@ class SessionJudging:
         )
 
     def draft(self, key: str) -> Draft | None:
+        if self.checks.owns(key):
+            return self.checks.draft(key)
         rows = self.store.read(
-            "SELECT d.scores, d.winner, d.rationale, d.seconds FROM expert_drafts d"
+            "SELECT d.scores, d.winner, d.rationale, d.seconds, d.active_seconds FROM expert_drafts d"
             " JOIN expert_assignments a ON a.id = d.assignment_id WHERE d.assignment_id = ? AND a.expert = ?",
             (int(key), self.expert.id),
         )
         if not rows:
             return None
         r = rows[0]
-        return Draft(Draft.scores_from_json(r["scores"]), r["winner"], r["rationale"], r["seconds"])
+        return Draft(
+            Draft.scores_from_json(r["scores"]), r["winner"], r["rationale"], r["seconds"], r["active_seconds"]
+        )
 
     def resume_key(self) -> str | None:
         rows = self.store.read(
@@ -210,15 +270,28 @@ class SessionJudging:
         return str(rows[0]["assignment_id"]) if rows else None
 
     def save_draft(self, key: str, draft: Draft, version: int) -> None:
+        if self.checks.owns(key):
+            self.checks.save_draft(key, draft, version)
+            return
         self._assignment(key)
         with self.store.write() as c:
             c.execute(
-                "INSERT INTO expert_drafts (assignment_id, scores, winner, rationale, seconds, version, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (assignment_id) DO UPDATE SET scores = excluded.scores,"
-                " winner = excluded.winner, rationale = excluded.rationale, seconds = excluded.seconds,"
+                "INSERT INTO expert_drafts (assignment_id, scores, winner, rationale, seconds, active_seconds,"
+                " version, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (assignment_id) DO UPDATE SET"
+                " scores = excluded.scores, winner = excluded.winner, rationale = excluded.rationale,"
+                " seconds = excluded.seconds, active_seconds = excluded.active_seconds,"
                 " version = excluded.version, updated_at = excluded.updated_at"
                 " WHERE excluded.version > expert_drafts.version",
-                (int(key), draft.to_json(), draft.winner, draft.rationale, draft.seconds, version, utc_now()),
+                (
+                    int(key),
+                    draft.to_json(),
+                    draft.winner,
+                    draft.rationale,
+                    draft.seconds,
+                    draft.active_seconds,
+                    version,
+                    utc_now(),
+                ),
             )
 
     def _record(self, a: dict[str, Any], draft: Draft) -> JudgmentRecord:
@@ -231,6 +304,14 @@ class SessionJudging:
         return expert_record(a["comparison_id"], self.expert.id, a["presentation"], first, second, rubric, draft)
 
     def submit(self, key: str, draft: Draft) -> None:
+        if self.checks.owns(key):
+            try:
+                stored = self.checks.submit(key, draft, self.min_rationale)
+            except ValueError as exc:
+                raise JudgingError(str(exc)) from None
+            if not stored:
+                raise JudgingError("this comparison is already judged; the stored judgment is kept")
+            return
         record = self._record(self._assignment(key), draft)
         if self.store.save_judgment(record) is None:
             raise JudgingError("this comparison is already judged; the stored judgment is kept")
@@ -239,6 +320,10 @@ class SessionJudging:
 
     def set_state(self, key: str, state: str) -> None:
         check_state(state)
+        if self.checks.owns(key):
+            if not self.checks.set_state(key, state):
+                raise JudgingError(f"no such place in {self.expert.name}'s queue")
+            return
         self._assignment(key)
         with self.store.write() as c:
             c.execute("UPDATE expert_assignments SET state = ? WHERE id = ?", (state, int(key)))
@@ -250,7 +335,7 @@ class SessionJudging:
 
     def _latest(self, a: dict[str, Any]) -> dict[str, Any] | None:
         rows = self.store.read(
-            "SELECT id, winner, rationale, seconds, revision, option1, option2 FROM judgments"
+            "SELECT id, winner, rationale, seconds, active_seconds, revision, option1, option2 FROM judgments"
             " WHERE comparison_id = ? AND judge = ? AND presentation = ? AND judge_kind = 'expert'"
             " ORDER BY revision DESC LIMIT 1",
             (a["comparison_id"], self.expert.id, a["presentation"]),
@@ -289,7 +374,13 @@ class SessionJudging:
         ):
             scores.setdefault(s["dimension"], [None, None])[position[s["candidate"]]] = s["score"]
         winner = {latest["option1"]: "option_1", latest["option2"]: "option_2"}.get(latest["winner"], "tie")
-        return Draft(scores, winner, latest["rationale"] or "", latest["seconds"] or 0.0)  # type: ignore[arg-type]
+        return Draft(
+            scores,
+            winner,  # type: ignore[arg-type]
+            latest["rationale"] or "",
+            latest["seconds"] or 0.0,
+            latest["active_seconds"],
+        )
 
     def revise(self, key: str, draft: Draft) -> None:
         """Store a corrected judgment of a submitted place: the next revision, which supersedes the earlier ones.

@@ -100,6 +100,8 @@ SIGNED_META = (
     "min_rationale",
     "simulated",
     "created_at",
+    "guidelines",
+    "idle_s",
 )
 """The `packet_meta` keys the packet's HMAC covers (`mac` itself is the only other key)."""
 
@@ -198,7 +200,8 @@ def export_packet(
     if out.exists():
         raise PacketError(f"{out} already exists; choose another file name")
     judging = SessionJudging(store, study, expert, blinding)
-    open_items = [q for q in judging.queue() if q.state != "done"]
+    # Practice and gold places stay in the app: a packet holds the expert's comparisons only.
+    open_items = [q for q in judging.queue() if q.state != "done" and not judging.checks.owns(q.key)]
     if not open_items:
         raise PacketError(f"{expert.id} has no open assignments; run `centaur assign` first")
     packet_id = "k" + secrets.token_hex(8)
@@ -222,7 +225,10 @@ def export_packet(
                 "min_rationale": str(judging.min_rationale),
                 "simulated": "true" if judging.simulated else "false",
                 "created_at": utc_now(),
+                "idle_s": repr(float(judging.idle_seconds)),
             }
+            if judging.guidelines:
+                meta["guidelines"] = judging.guidelines  # masked like the texts
             items: list[dict[str, Any]] = []
             for position, q in enumerate(open_items, start=1):
                 item = judging.item(q.key)
@@ -247,9 +253,17 @@ def export_packet(
                 saved = judging.draft(q.key)
                 if saved is not None:
                     c.execute(
-                        "INSERT INTO drafts (token, scores, winner, rationale, seconds, version, updated_at)"
-                        " VALUES (?, ?, ?, ?, ?, 0, ?)",
-                        (row["token"], saved.to_json(), saved.winner, saved.rationale, saved.seconds, utc_now()),
+                        "INSERT INTO drafts (token, scores, winner, rationale, seconds, active_seconds, version,"
+                        " updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+                        (
+                            row["token"],
+                            saved.to_json(),
+                            saved.winner,
+                            saved.rationale,
+                            saved.seconds,
+                            saved.active_seconds,
+                            utc_now(),
+                        ),
                     )
             meta["mac"] = _packet_mac(key, meta, items)
             c.executemany("INSERT INTO packet_meta (key, value) VALUES (?, ?)", list(meta.items()))
@@ -277,6 +291,9 @@ class PacketJudging:
         self.simulated = self.db.meta.get("simulated") == "true"
         self.allow_ties = self.db.meta.get("allow_ties") == "true"
         self.min_rationale = int(self.db.meta.get("min_rationale", MIN_RATIONALE_CHARS))
+        self.guidelines = self.db.meta.get("guidelines")
+        """The session's expert guidelines as exported (masked there); None: the session has none."""
+        self.idle_seconds = _idle_seconds(self.db.meta.get("idle_s"))
 
     def _item_row(self, key: str) -> sqlite3.Row:
         rows = self.db.rows("SELECT * FROM items WHERE token = ?", (key,))
@@ -315,11 +332,15 @@ class PacketJudging:
         )
 
     def draft(self, key: str) -> Draft | None:
-        rows = self.db.rows("SELECT scores, winner, rationale, seconds FROM drafts WHERE token = ?", (key,))
+        rows = self.db.rows(
+            "SELECT scores, winner, rationale, seconds, active_seconds FROM drafts WHERE token = ?", (key,)
+        )
         if not rows:
             return None
         r = rows[0]
-        return Draft(Draft.scores_from_json(r["scores"]), r["winner"], r["rationale"], r["seconds"])
+        return Draft(
+            Draft.scores_from_json(r["scores"]), r["winner"], r["rationale"], r["seconds"], r["active_seconds"]
+        )
 
     def resume_key(self) -> str | None:
         rows = self.db.rows(
@@ -332,11 +353,21 @@ class PacketJudging:
         self._item_row(key)
         with self.db.write() as c:
             c.execute(
-                "INSERT INTO drafts (token, scores, winner, rationale, seconds, version, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token) DO UPDATE SET scores = excluded.scores,"
+                "INSERT INTO drafts (token, scores, winner, rationale, seconds, active_seconds, version, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token) DO UPDATE SET scores = excluded.scores,"
                 " winner = excluded.winner, rationale = excluded.rationale, seconds = excluded.seconds,"
-                " version = excluded.version, updated_at = excluded.updated_at WHERE excluded.version > drafts.version",
-                (key, draft.to_json(), draft.winner, draft.rationale, draft.seconds, version, utc_now()),
+                " active_seconds = excluded.active_seconds, version = excluded.version,"
+                " updated_at = excluded.updated_at WHERE excluded.version > drafts.version",
+                (
+                    key,
+                    draft.to_json(),
+                    draft.winner,
+                    draft.rationale,
+                    draft.seconds,
+                    draft.active_seconds,
+                    version,
+                    utc_now(),
+                ),
             )
 
     def submit(self, key: str, draft: Draft) -> None:
@@ -346,9 +377,18 @@ class PacketJudging:
             raise JudgingError("still missing: " + ", ".join(lacks))
         with self.db.write() as c:
             cur = c.execute(
-                "INSERT OR IGNORE INTO results (token, scores, winner, rationale, seconds, judged_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (key, draft.to_json(), draft.winner, draft.rationale.strip(), round(draft.seconds, 1), utc_now()),
+                "INSERT OR IGNORE INTO results (token, scores, winner, rationale, seconds, active_seconds,"
+                " confirmed_lower, judged_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    draft.to_json(),
+                    draft.winner,
+                    draft.rationale.strip(),
+                    round(draft.seconds, 1),
+                    None if draft.active_seconds is None else round(draft.active_seconds, 1),
+                    int(draft.confirmed_lower),
+                    utc_now(),
+                ),
             )
             if cur.rowcount == 0:
                 raise JudgingError("this comparison is already judged; the stored judgment is kept")
@@ -404,13 +444,27 @@ def _read(path: Path) -> _Read:
         if check != ["ok"]:
             raise PacketError(f"{path}: damaged file, not a usable judging packet ({'; '.join(map(str, check[:3]))})")
         items = db.rows(f"SELECT {', '.join(_ITEM_FIELDS)}, mac, state FROM items ORDER BY position, token")
-        results = db.rows("SELECT token, scores, winner, rationale, seconds FROM results ORDER BY rowid")
-        drafts = db.rows("SELECT token, scores, winner, rationale, seconds, version FROM drafts ORDER BY rowid")
+        results = db.rows(
+            "SELECT token, scores, winner, rationale, seconds, active_seconds, confirmed_lower FROM results"
+            " ORDER BY rowid"
+        )
+        drafts = db.rows(
+            "SELECT token, scores, winner, rationale, seconds, active_seconds, version FROM drafts ORDER BY rowid"
+        )
     except sqlite3.Error as exc:
         raise PacketError(f"{path}: not a readable judging packet ({exc})") from None
     finally:
         db.close()
     return _Read(db.meta, [dict(r) for r in items], [dict(r) for r in results], [dict(r) for r in drafts])
+
+
+def _idle_seconds(value: str | None) -> float:
+    """A packet's `idle_s` (signed at export; checked again: 5-3600 s, else the default 60 s)."""
+    try:
+        seconds = float(value) if value is not None else 60.0
+    except ValueError:
+        return 60.0
+    return seconds if math.isfinite(seconds) and 5.0 <= seconds <= 3600.0 else 60.0
 
 
 def _shown(value: Any) -> str:
@@ -450,6 +504,18 @@ class _Checked:
             self._error("seconds", f"{_shown(self.seconds)} is not a number")
         elif not math.isfinite(self.seconds) or self.seconds < 0:
             self._error("seconds", f"{self.seconds!r}: must be a finite number of at least 0")
+        self.active_seconds = row.get("active_seconds")
+        if self.active_seconds is None:
+            pass  # not measured
+        elif isinstance(self.active_seconds, bool) or not isinstance(self.active_seconds, (int, float)):
+            self._error("active_seconds", f"{_shown(self.active_seconds)} is not a number")
+        elif not math.isfinite(self.active_seconds) or self.active_seconds < 0:
+            self._error("active_seconds", f"{self.active_seconds!r}: must be a finite number of at least 0")
+        elif isinstance(self.seconds, (int, float)) and self.active_seconds > self.seconds + 0.1:
+            self._error("active_seconds", f"{self.active_seconds!r}: more than the time spent ({self.seconds!r})")
+        self.confirmed_lower = row.get("confirmed_lower", 0)
+        if self.confirmed_lower not in (0, 1) or isinstance(self.confirmed_lower, float):
+            self._error("confirmed_lower", f"{_shown(self.confirmed_lower)} is not 0 or 1")
         self.version = row.get("version", 0)
         if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 0:
             self._error("version", f"{_shown(self.version)} is not a whole number of at least 0")
@@ -495,7 +561,8 @@ class _Checked:
         return scores
 
     def draft(self) -> Draft:
-        return Draft(self.scores, self.winner, self.rationale, float(self.seconds))
+        active = None if self.active_seconds is None else float(self.active_seconds)
+        return Draft(self.scores, self.winner, self.rationale, float(self.seconds), active, self.confirmed_lower == 1)
 
 
 def _insert_judgment(c: sqlite3.Connection, record: JudgmentRecord) -> None:
@@ -658,16 +725,19 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
                     drafts_kept += 1
                 else:
                     c.execute(
-                        "INSERT INTO expert_drafts (assignment_id, scores, winner, rationale, seconds, version,"
-                        " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (assignment_id) DO UPDATE SET"
-                        " scores = excluded.scores, winner = excluded.winner, rationale = excluded.rationale,"
-                        " seconds = excluded.seconds, version = excluded.version, updated_at = excluded.updated_at",
+                        "INSERT INTO expert_drafts (assignment_id, scores, winner, rationale, seconds,"
+                        " active_seconds, version, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                        " ON CONFLICT (assignment_id) DO UPDATE SET scores = excluded.scores,"
+                        " winner = excluded.winner, rationale = excluded.rationale, seconds = excluded.seconds,"
+                        " active_seconds = excluded.active_seconds, version = excluded.version,"
+                        " updated_at = excluded.updated_at",
                         (
                             a["id"],
                             draft.to_json(),
                             draft.winner,
                             draft.rationale,
                             draft.seconds,
+                            draft.active_seconds,
                             checked.version,
                             utc_now(),
                         ),

@@ -62,7 +62,8 @@ def fingerprint(store: Store) -> tuple[Any, ...]:
     same transaction as their judgment, so counts and the highest id cover them. Submitted
     human-worker deliverables (locked drafts, never changed afterwards) feed the human-worker
     section's productivity, so their count is part of it too, and so are the expert
-    assignments (their strategies decide the prediction-powered rankings' expert subset).
+    assignments (their strategies decide the prediction-powered rankings' expert subset) and
+    the practice and gold-check verdicts (the seat section).
     """
     judgments = store.read_table("SELECT count(*), coalesce(max(id), 0), coalesce(sum(valid), 0) FROM judgments").rows[
         0
@@ -74,7 +75,11 @@ def fingerprint(store: Store) -> tuple[Any, ...]:
     # Which strategy drew each expert comparison decides what the prediction-powered rankings use;
     # assignments are only added, and their strategy is never changed, so count and highest rowid cover them.
     assigned = tuple(store.read_table("SELECT count(*), coalesce(max(rowid), 0) FROM expert_assignments").rows[0])
-    return (*judgments, comparisons, meta, submitted, *assigned)
+    # Practice and gold verdicts (expert_checks) feed the seat section and who it leaves out.
+    checks = tuple(
+        store.read_table("SELECT count(*), count(judged_at), coalesce(sum(passed), 0) FROM expert_checks").rows[0]
+    )
+    return (*judgments, comparisons, meta, submitted, *assigned, *checks)
 
 
 PACK_BASE = 16

@@ -257,6 +257,39 @@ MIGRATIONS: tuple[Migration, ...] = (
         "(NULL: none reported / an entry without deployments)",
         ("ALTER TABLE calls ADD COLUMN cached_tokens INTEGER", "ALTER TABLE calls ADD COLUMN deployment TEXT"),
     ),
+    # Issue 14 (the expert's seat), one self-contained step: what an expert judgment records beside
+    # its verdict, and the practice and gold-check places, kept out of `judgments` so that no
+    # statistic (every one reads `judgments`) can count them.
+    Migration(
+        12,
+        "the expert's seat: active time and lower-average winners confirmed; practice and gold-check places",
+        (
+            "ALTER TABLE judgments ADD COLUMN active_seconds REAL",
+            "ALTER TABLE judgments ADD COLUMN lower_average_confirmed INTEGER",
+            "ALTER TABLE expert_drafts ADD COLUMN active_seconds REAL",
+            """CREATE TABLE IF NOT EXISTS expert_checks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        token TEXT NOT NULL UNIQUE,
+        expert TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('practice', 'gold')),
+        ordinal INTEGER NOT NULL,
+        after_position INTEGER NOT NULL,
+        task TEXT NOT NULL,
+        output_id TEXT NOT NULL REFERENCES outputs (id),
+        degraded TEXT NOT NULL,
+        degradation TEXT NOT NULL,
+        intact_option INTEGER NOT NULL CHECK (intact_option IN (1, 2)),
+        state TEXT NOT NULL DEFAULT 'pending',
+        scores TEXT, winner TEXT, rationale TEXT NOT NULL DEFAULT '',
+        seconds REAL NOT NULL DEFAULT 0, active_seconds REAL NOT NULL DEFAULT 0,
+        version INTEGER NOT NULL DEFAULT -1, draft_at TEXT,
+        judged_at TEXT, passed INTEGER,
+        created_at TEXT NOT NULL,
+        UNIQUE (expert, kind, ordinal)
+    )""",
+            "CREATE INDEX IF NOT EXISTS expert_checks_expert ON expert_checks (expert, kind)",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 
@@ -306,12 +339,14 @@ def migrate(conn: sqlite3.Connection, path: Path, target: int = SCHEMA_VERSION) 
 
 
 PACKET_FORMAT = "centaur-judging-packet"
-PACKET_VERSION = 2
+PACKET_VERSION = 3
 """A packet file says its format and version in `packet_meta`; a reader refuses any other version.
 Version 2 (issue 13): `packet_meta` holds the session's name and fingerprint and the packet's
 HMAC (`mac`), each item its own HMAC (`items.mac`, also over its `exported_state`, the state
 `state` started from); a version 1 packet has neither and is
-refused (export it again)."""
+refused (export it again). Version 3 (issue 14): `packet_meta` may hold the session's expert
+`guidelines` and holds `idle_s`, both under the packet's HMAC; drafts and results hold
+`active_seconds`, results `confirmed_lower`; a version 2 packet is refused (export it again)."""
 
 PACKET_TABLES = (
     "CREATE TABLE IF NOT EXISTS packet_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -322,11 +357,13 @@ PACKET_TABLES = (
     )""",
     """CREATE TABLE IF NOT EXISTS drafts (
         token TEXT PRIMARY KEY REFERENCES items (token), scores TEXT NOT NULL, winner TEXT,
-        rationale TEXT NOT NULL, seconds REAL NOT NULL, version INTEGER NOT NULL, updated_at TEXT NOT NULL
+        rationale TEXT NOT NULL, seconds REAL NOT NULL, version INTEGER NOT NULL, updated_at TEXT NOT NULL,
+        active_seconds REAL
     )""",
     """CREATE TABLE IF NOT EXISTS results (
         token TEXT PRIMARY KEY REFERENCES items (token), scores TEXT NOT NULL, winner TEXT NOT NULL,
-        rationale TEXT NOT NULL, seconds REAL NOT NULL, judged_at TEXT NOT NULL
+        rationale TEXT NOT NULL, seconds REAL NOT NULL, judged_at TEXT NOT NULL,
+        active_seconds REAL, confirmed_lower INTEGER NOT NULL DEFAULT 0
     )""",
 )
 """A judging packet: a separate, short-lived file written once by `export_packet`, so it has a

@@ -10,8 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
+from textual.theme import Theme
 
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.untrusted import clean_untrusted
@@ -22,6 +24,33 @@ if TYPE_CHECKING:
     from centaur_tui.services.work import JudgingSource
 
 log = logging.getLogger(__name__)
+
+HIGH_CONTRAST = Theme(
+    name="high-contrast",
+    primary="#FFFF00",
+    secondary="#00FFFF",
+    accent="#FFD700",
+    warning="#FFB000",
+    error="#FF8080",
+    success="#00FF66",
+    foreground="#FFFFFF",
+    background="#000000",
+    surface="#000000",
+    panel="#202020",
+    boost="#FFFFFF1A",
+    dark=True,
+    variables={
+        "text-muted": "#E8E8E8",
+        "footer-key-foreground": "#FFFF00",
+        "footer-description-foreground": "#FFFFFF",
+        "footer-background": "#000000",
+        "input-selection-background": "#FFFF00 40%",
+    },
+)
+"""White on black, yellow accents: WCAG AA and more on the judging screen (tests/test_ui_contrast.py measures it)."""
+
+THEMES = {"default": "textual-dark", "high-contrast": HIGH_CONTRAST.name}
+"""The themes a user can choose (`centaur tui --theme`, `CENTAUR_THEME`, f9), by the name they are chosen with."""
 
 
 class CentaurApp(App[None]):
@@ -34,6 +63,7 @@ class CentaurApp(App[None]):
         judging: Open the judging screen on this source at start (a packet); quitting it ends the app.
         run: With `session`, start the pipeline at once when calls are left.
         clock: Seconds source for time spent per comparison (tests freeze it).
+        theme: "default" or "high-contrast" (THEMES).
     """
 
     CSS_PATH = "app.tcss"
@@ -41,6 +71,14 @@ class CentaurApp(App[None]):
     BINDINGS = [
         Binding("f1", "toggle_help", "Help", id="help", tooltip="Show or hide help for this screen."),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, tooltip="Save work in progress and quit."),
+        Binding(
+            "f9",
+            "toggle_contrast",
+            "High contrast",
+            id="contrast",
+            show=False,
+            tooltip="Switch between the default and the high-contrast theme.",
+        ),
     ]
 
     def __init__(
@@ -51,8 +89,13 @@ class CentaurApp(App[None]):
         judging: JudgingSource | None = None,
         run: bool = False,
         clock: Callable[[], float] = time.monotonic,
+        theme: str = "default",
     ) -> None:
         super().__init__()
+        self.register_theme(HIGH_CONTRAST)
+        if theme not in THEMES:
+            raise CentaurError(f"unknown theme {theme!r} (known: {', '.join(THEMES)})", title="Unknown theme")
+        self.theme = THEMES[theme]
         self.sessions_dir = sessions_dir
         self.start_session = session
         self.start_expert = expert
@@ -86,6 +129,19 @@ class CentaurApp(App[None]):
             from centaur_tui.ui.screens.session import SessionScreen
 
             self.push_screen(SessionScreen(self.start_session, expert=self.start_expert, run=self.start_run))
+
+    async def on_event(self, event: events.Event) -> None:
+        # Every key (priority bindings included), paste and click counts as the expert's activity
+        # on a judging screen below any dialog: its active time leaves out idle periods.
+        if isinstance(
+            event, (events.Key, events.Paste, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
+        ):
+            for screen in reversed(self.screen_stack):
+                note = getattr(screen, "note_activity", None)
+                if note is not None:
+                    note()
+                    break
+        await super().on_event(event)
 
     # -- shared resources ----------------------------------------------------------------------
 
@@ -160,6 +216,9 @@ class CentaurApp(App[None]):
         else:
             self.push_screen(HelpDialog(help_markdown(self.screen)))
 
+    def action_toggle_contrast(self) -> None:
+        self.theme = THEMES["default"] if self.theme == HIGH_CONTRAST.name else HIGH_CONTRAST.name
+
     def report(self, error: BaseException) -> None:
         """Show an error as a notification: people read the message, never a traceback (that goes to the log)."""
         # Messages may quote a provider or a file: cleaned of controls and keys before they are shown.
@@ -180,6 +239,13 @@ def create_app(
     judging: JudgingSource | None = None,
     run: bool = False,
     clock: Callable[[], float] = time.monotonic,
+    theme: str = "default",
 ) -> CentaurApp:
-    """Build the app; the CLI, the tests and bench/tui.py all start here."""
-    return CentaurApp(sessions_dir=sessions_dir, session=session, expert=expert, judging=judging, run=run, clock=clock)
+    """Build the app; the CLI, the tests and bench/tui.py all start here.
+
+    Raises:
+        CentaurError: an unknown theme (the names of THEMES).
+    """
+    return CentaurApp(
+        sessions_dir=sessions_dir, session=session, expert=expert, judging=judging, run=run, clock=clock, theme=theme
+    )

@@ -92,6 +92,10 @@ say why. You never see which model wrote what.
 - If your winner has the lower rubric average, ctrl+s asks you to confirm (y / n); your
   choice stands
 - **ctrl+t** or **f2**: the task prompt
+- **ctrl+g** or **f6**: the guidelines for judging (when the session has them; shown once before
+  your first comparison too)
+- A practice comparison (the top line says so) is never counted; after it you see its reference
+  verdict
 - **ctrl+s**: submit (when everything is filled in; else it says what is missing)
 - **ctrl+n**: skip for now; **ctrl+f**: flag for later (both come back after the others)
 - **ctrl+z**: reopen the judgment you submitted last (again: the one before it) to correct
@@ -113,6 +117,7 @@ a table wider than the pane).
             "ctrl+s", "submit", "Submit", id="submit", tooltip="Store this judgment and go to the next comparison."
         ),
         Binding("ctrl+t,f2", "prompt", "Task prompt", id="prompt", tooltip="Show the task the deliverables answer."),
+        Binding("ctrl+g,f6", "guidelines", "Guidelines", id="guidelines", tooltip="Show the guidelines for judging."),
         Binding("ctrl+n", "skip", "Skip", id="skip", tooltip="Leave this comparison for now; it comes back later."),
         Binding("ctrl+f", "flag", "Flag for later", id="flag", tooltip="Mark this comparison to revisit."),
         Binding("escape", "leave", "Back", id="leave", tooltip="Leave judging; work so far is kept."),
@@ -138,6 +143,11 @@ a table wider than the pane).
         self.busy = True
         self._shown_at = 0.0
         self._base_seconds = 0.0
+        self._active_base = 0.0
+        self._active = 0.0
+        self._last_activity = 0.0
+        self.idle_seconds = float(getattr(source, "idle_seconds", 60.0))
+        """A gap between keys or clicks longer than this counts only this long as active time."""
         self._missing_text = ""
         self._actions_state: tuple[bool, bool] | None = None
         self._prefetched: Prepared | None = None
@@ -148,6 +158,7 @@ a table wider than the pane).
         self.shown_option = 1
         """The deliverable shown on a narrow screen (one at a time there)."""
         self._echo: tuple[str | None, int] | None = None
+        self._guidelines_offered = False
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -276,8 +287,10 @@ a table wider than the pane).
             self._show_bar()
             self._show_missing()
             return
-        self._shown_at = self.app.clock()
+        self._shown_at = self._last_activity = self.app.clock()
         self._base_seconds = draft.seconds
+        self._active_base = draft.active_seconds if draft.active_seconds is not None else 0.0
+        self._active = 0.0
         self.query_one("#judge-task", Static).update(f"Task: {item.task_title}. Deliverable: {item.deliverable}")
         for view, text, layout in zip(
             self.query(DocumentView).results(DocumentView),
@@ -300,10 +313,28 @@ a table wider than the pane).
         self.busy = False
         self._show_bar()
         self._show_missing()
-        self.query_one("#rubric", VerticalScroll).scroll_home(animate=False)
+        # At once, not after the next refresh: a deferred scroll home raced the panel's own scroll
+        # to the highlighted dimension (RubricPanel._scroll_current), whichever ran last won.
+        self.query_one("#rubric", VerticalScroll).scroll_home(animate=False, immediate=True)
         panel.focus(scroll_visible=False)
         assert current is not None
         self.prefetch(queue, current, self._widths())
+        if not self._guidelines_offered:
+            self._guidelines_offered = True
+            if self.guidelines and not any(q.state == "done" for q in queue):
+                self.action_guidelines()  # before the first comparison
+
+    @property
+    def guidelines(self) -> str | None:
+        """The session's guidelines for experts (Markdown), if it has any."""
+        text = getattr(self.source, "guidelines", None)
+        return text if isinstance(text, str) and text.strip() else None
+
+    def action_guidelines(self) -> None:
+        from centaur_tui.ui.screens.dialogs import HelpDialog
+
+        if self.guidelines is not None:
+            self.app.push_screen(HelpDialog(self.guidelines))
 
     # -- reading the deliverables ------------------------------------------------------------
 
@@ -392,6 +423,30 @@ a table wider than the pane).
             return 0.0
         return self._base_seconds + max(0.0, self.app.clock() - self._shown_at)
 
+    @property
+    def active_seconds(self) -> float:
+        """Of `seconds`, the time without idle periods: a gap between keys or clicks counts at most `idle_seconds`."""
+        if self.item is None:
+            return 0.0
+        pending = min(max(0.0, self.app.clock() - self._last_activity), self.idle_seconds)
+        return self._active_base + self._active + pending
+
+    def note_activity(self) -> None:
+        """A key, paste, click or scroll of the expert (the app calls this for every one, dialogs included)."""
+        now = self.app.clock()
+        if self.item is not None:
+            self._active += min(max(0.0, now - self._last_activity), self.idle_seconds)
+        self._last_activity = now
+
+    def on_mouse_down(self) -> None:
+        self.note_activity()  # Pilot's clicks reach the screen without passing the app's on_event
+
+    def on_mouse_scroll_down(self) -> None:
+        self.note_activity()
+
+    def on_mouse_scroll_up(self) -> None:
+        self.note_activity()
+
     def _show_bar(self) -> None:
         total = len(self.queue)
         judged = sum(q.state == "done" for q in self.queue)
@@ -403,7 +458,12 @@ a table wider than the pane).
             state = {"flagged": " (flagged)", "skipped": " (skipped before)"}.get(self.current.state, "")
             if self.revising:
                 state = " (submitted before: revising it)"
-            parts.append(f"{place} of {total}{state}")
+            if self.current.practice:
+                practice = [q for q in self.queue if q.practice]
+                number = next(i for i, q in enumerate(practice, start=1) if q.key == self.current.key)
+                parts.append(f"PRACTICE {number} of {len(practice)}, not counted{state}")
+            else:
+                parts.append(f"{place} of {total}{state}")
         parts.append(f"{judged} judged")
         if flagged:
             parts.append(f"{flagged} flagged")
@@ -450,6 +510,8 @@ a table wider than the pane).
             return True if any(q.state == "done" for q in self.queue) else None
         if action in ("skip", "flag") and self.revising:
             return False
+        if action == "guidelines":
+            return self.guidelines is not None
         # Submit stays live when incomplete: ctrl+s then says what is missing (a dimmed binding
         # never runs, so the expert pressing it got no answer at all).
         return not (action in ("submit", "skip", "flag", "prompt") and (self.finished or self.item is None))
@@ -505,6 +567,7 @@ a table wider than the pane).
     def _snapshot(self) -> Draft:
         draft = copy.deepcopy(self.draft)
         draft.seconds = round(self.seconds, 1)
+        draft.active_seconds = round(min(self.active_seconds, self.seconds), 1)
         return draft
 
     def _can_save(self) -> bool:
@@ -554,10 +617,12 @@ a table wider than the pane).
             )
             self.app.push_screen(ConfirmDialog(question, yes="Submit", no="Back"), self._confirmed)
             return
+        self.draft.confirmed_lower = False
         self._advance(self.current, "revise" if self.revising else "submit")
 
     def _confirmed(self, yes: bool | None) -> None:
         if yes and not self.busy and self.current is not None and not self.lacking():
+            self.draft.confirmed_lower = True  # stored with the judgment; the report counts them per expert
             self._advance(self.current, "revise" if self.revising else "submit")
 
     def action_revise(self) -> None:
@@ -619,9 +684,12 @@ a table wider than the pane).
     @work(thread=True, exclusive=True, group="judging-load", exit_on_error=False)
     def advance(self, current: QueueItem, how: str, draft: Draft, version: int, widths: tuple[int, int]) -> None:
         """Store the judgment (or the skip or flag), then load the next place."""
+        reference: str | None = None
         try:
             if how == "submit":
                 self.source.submit(current.key, draft)
+                if current.practice:
+                    reference = self.source.reference(current.key)
             elif how == "revise":
                 self.source.revise(current.key, draft)
             else:
@@ -647,6 +715,13 @@ a table wider than the pane).
         else:
             prepared = self._prepare(following, widths)
         self._deliver(queue, prepared)
+        if reference is not None and not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_reference, reference)
+
+    def _show_reference(self, text: str) -> None:
+        from centaur_tui.ui.screens.dialogs import HelpDialog
+
+        self.app.push_screen(HelpDialog(text))
 
     def _unbusy(self) -> None:
         self.busy = False

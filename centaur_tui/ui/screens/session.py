@@ -63,6 +63,11 @@ stopped, and a finished run costs nothing to run again.
 - **w**: write deliverables as the highlighted expert (the human-worker arm; see `centaur assign-work`)
 - **n**: add an expert
 - **escape**: back to the sessions (pauses a running pipeline)
+
+The experts table: **judged** comparisons of those assigned; **gold** gold checks passed of
+those judged (a deliverable against a degraded copy of itself; `-`: none judged yet); **low**
+winners the expert chose although their rubric average was the lower one (each confirmed when
+asked). `centaur report` gives the same per expert, with median times.
 """
 
     BINDINGS = [
@@ -169,15 +174,31 @@ stopped, and a finished run costs nothing to run again.
         banner.display = state.simulated
         table = self.query_one("#experts", DataTable)
         cursor = table.cursor_row
+        # Shown once there is something to count: with `written` as well, the table outgrew its
+        # 120-column panel, so a session without lower-average winners or gold checks keeps it.
+        if any(lower for lower, _, _ in state.seat.values()) and "lower" not in table.columns:
+            table.add_column("low", key="lower")  # winners with the lower rubric average (see HELP)
+        gold = s.judging.expert_gold_rate > 0 or any(judged for _, judged, _ in state.seat.values())
+        if gold and "gold" not in table.columns:
+            table.add_column("gold", key="gold")  # gold checks passed / judged (sessions with gold checks)
         if state.work is not None and "written" not in table.columns:
             table.add_column("written", key="written")  # deliverables submitted / tasks assigned (`w`)
         table.clear()
         for e in state.experts:
             assigned, judged = state.workload.get(e.id, (0, 0))
-            cells = [e.id, e.name, f"{judged}/{assigned}", _tasks_label(e.tasks)]
-            if state.work is not None:
-                tasks, written = state.work.get(e.id, (0, 0))
-                cells.append(f"{written}/{tasks}" if tasks else "-")
+            lower, gold_judged, gold_passed = state.seat.get(e.id, (0, 0, 0))
+            tasks, written = state.work.get(e.id, (0, 0)) if state.work is not None else (0, 0)
+            values = {
+                "id": e.id,
+                "name": e.name,
+                "judged": f"{judged}/{assigned}",
+                "tasks": _tasks_label(e.tasks),
+                "lower": str(lower),
+                "gold": f"{gold_passed}/{gold_judged}" if gold_judged else "-",
+                "written": f"{written}/{tasks}" if tasks else "-",
+            }
+            # In the order the columns were added (a column joins when it first has something to show).
+            cells = [values[str(key.value)] for key in table.columns]
             table.add_row(*cells, key=e.id)
         if state.experts:
             table.move_cursor(row=min(cursor, len(state.experts) - 1))

@@ -33,6 +33,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
+from rich.theme import Theme
 from textual import work
 from textual.binding import Binding
 from textual.geometry import Size
@@ -149,8 +150,25 @@ def _chunks(text: str) -> list[str]:
     return [p for p in pieces if p.strip()]
 
 
+# Rich's Markdown styles without their ANSI colours: magenta headings were 4.47:1 on the dark
+# background (under WCAG AA's 4.5), and `dim` rules and h6 fell further. Headings keep their
+# weight, underline and italics, in the pane's own text colour.
+_READABLE = Theme(
+    {
+        "markdown.h2": "bold underline",
+        "markdown.h3": "bold",
+        "markdown.h4": "bold italic",
+        "markdown.h6": "italic",
+        "markdown.h7": "italic",
+        "markdown.hr": "none",
+        "markdown.block_quote": "italic",
+    }
+)
+
+
 def _console(width: int) -> Console:
     return Console(
+        theme=_READABLE,
         width=width,
         file=io.StringIO(),
         force_terminal=True,

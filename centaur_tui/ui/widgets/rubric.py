@@ -253,7 +253,21 @@ class RubricPanel(Vertical, can_focus=True):
                 # comparison's first slider unlit, as the place "had not changed".
                 self._lit = None
         if scroll and self.has_focus and self.current < len(rows):
-            rows[self.current].scroll_visible(animate=False)
+            # After the next refresh, and then at once: the row's region is read when the scroll is
+            # asked for, and the highlight just shown its anchors (display: block on -current), so
+            # a scroll asked for now measured the row before or after that layout, whichever came
+            # first (the 80x24 snapshot differed 1 run in 3). Once refreshed, the layout is current.
+            self.call_after_refresh(self._scroll_current)
+
+    def _scroll_current(self) -> None:
+        rows = self.rows()
+        if not self.has_focus or self.current >= len(rows):
+            return
+        container = self.parent
+        if self.current == 0 and isinstance(container, Widget) and container.is_scrollable:
+            container.scroll_home(animate=False, immediate=True)  # the first: with the intro above it
+        else:
+            rows[self.current].scroll_visible(animate=False, immediate=True)
 
     def watch_has_focus(self, has_focus: bool) -> None:
         # On the flag itself, not on Focus and Blur events: on the first comparison the panel

@@ -1,0 +1,286 @@
+"""Provides an expert's practice comparisons and gold checks: made, placed in the queue, judged, kept apart.
+
+Both are pairs of one deliverable and its degraded copy (`domain.gold.degrade`), made from
+outputs of the tasks the expert judges, seeded by the session's seed and the expert, so the
+same session makes the same checks. Practice comparisons come first in the queue and are
+followed by their reference verdict; gold checks are mixed among the comparisons at
+`judging.expert_gold_rate` and look like any other place (same screen, same masking, an
+opaque key). Their verdicts are stored in `expert_checks`, never in `judgments`, so no
+statistic, agreement or ranking reads them; the report shows each expert's pass rate.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from centaur_tui.domain.blinding import Blinding, Draft, JudgingItem, clean_text, missing
+from centaur_tui.domain.gold import degrade
+from centaur_tui.domain.plan import digest
+from centaur_tui.domain.session import ExpertSpec
+from centaur_tui.domain.study import Study
+from centaur_tui.store.connection import utc_now
+from centaur_tui.store.db import Store
+
+TOKEN_PREFIX = "c"
+"""Check keys are opaque tokens ("c" and 19 hex digits); assignment keys are numbers. Neither is shown."""
+
+CANDIDATES_TRIED = 12
+"""Outputs tried per check before giving up on one (each may be too short to degrade)."""
+
+
+def wanted_gold(rate: float, assignments: int) -> int:
+    """Gold checks for a queue of `assignments` comparisons at `rate` (rounded half up; 0 for an empty queue)."""
+    return int(rate * assignments + 0.5) if assignments else 0
+
+
+@dataclass(frozen=True)
+class CheckPlace:
+    """One practice or gold place of a queue, as the queue merges it."""
+
+    token: str
+    kind: str
+    ordinal: int
+    after_position: int
+    state: str
+    done: bool
+    task: str
+
+
+class ExpertChecks:
+    """An expert's practice and gold places in the session database.
+
+    Args:
+        store: The session database.
+        study: The session (seed, rates, tasks, rubrics).
+        expert: Whose places.
+    """
+
+    def __init__(self, store: Store, study: Study, expert: ExpertSpec) -> None:
+        self.store = store
+        self.study = study
+        self.expert = expert
+
+    # -- making them ---------------------------------------------------------------------
+
+    def ensure(self) -> int:
+        """Make the practice and gold places the session asks for and the queue lacks; returns how many were made.
+
+        Idempotent: the count of each kind only grows with the queue (gold follows the number
+        of assigned comparisons), and an existing place is never changed.
+        """
+        rules = self.study.session.judging
+        assignments = self.store.read(
+            "SELECT a.position, c.task, c.output_a, c.output_b FROM expert_assignments a"
+            " JOIN comparisons c ON c.id = a.comparison_id WHERE a.expert = ? ORDER BY a.position",
+            (self.expert.id,),
+        )
+        if not assignments:
+            return 0  # practice is for a queue that has comparisons to come
+        have = {
+            r["kind"]: r["n"]
+            for r in self.store.read(
+                "SELECT kind, count(*) AS n FROM expert_checks WHERE expert = ? GROUP BY kind", (self.expert.id,)
+            )
+        }
+        wanted = {"practice": rules.expert_practice, "gold": wanted_gold(rules.expert_gold_rate, len(assignments))}
+        if all(have.get(kind, 0) >= n for kind, n in wanted.items()):
+            return 0
+        tasks = sorted({a["task"] for a in assignments})
+        shown = {a["output_a"] for a in assignments} | {a["output_b"] for a in assignments}
+        outputs = self.store.read(
+            f"SELECT id, task, text FROM outputs WHERE task IN ({', '.join('?' * len(tasks))}) ORDER BY id",
+            tuple(tasks),
+        )
+        # Outputs the expert will not judge anyway come first: a degraded copy of a deliverable
+        # seen again later in a real comparison could colour that judgment.
+        unseen = [o for o in outputs if o["id"] not in shown]
+        pool = unseen or outputs
+        positions = [a["position"] for a in assignments]
+        rows: list[tuple[Any, ...]] = []
+        for kind, n in wanted.items():
+            for ordinal in range(have.get(kind, 0), n):
+                seed = digest("expert-check", self.study.session.seed, self.expert.id, kind, ordinal)
+                rng = random.Random(seed)
+                made = None
+                for candidate in rng.sample(pool, min(len(pool), CANDIDATES_TRIED)):
+                    copy = degrade(clean_text(candidate["text"]), seed)
+                    if copy is not None:
+                        made = (candidate, copy)
+                        break
+                if made is None:
+                    continue  # every output tried is too short; the report counts the places made
+                candidate, copy = made
+                after = 0 if kind == "practice" else rng.choice(positions)
+                rows.append(
+                    (
+                        TOKEN_PREFIX + seed[:19],
+                        self.expert.id,
+                        kind,
+                        ordinal,
+                        after,
+                        candidate["task"],
+                        candidate["id"],
+                        copy.text,
+                        copy.description,
+                        rng.choice((1, 2)),
+                        utc_now(),
+                    )
+                )
+        with self.store.write() as c:
+            c.executemany(
+                "INSERT OR IGNORE INTO expert_checks (token, expert, kind, ordinal, after_position, task, output_id,"
+                " degraded, degradation, intact_option, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        return len(rows)
+
+    # -- the queue -----------------------------------------------------------------------
+
+    def places(self) -> list[CheckPlace]:
+        """The expert's practice and gold places (practice first)."""
+        rows = self.store.read(
+            "SELECT token, kind, ordinal, after_position, state, judged_at IS NOT NULL AS done, task"
+            " FROM expert_checks WHERE expert = ? ORDER BY kind DESC, ordinal",
+            (self.expert.id,),
+        )
+        return [
+            CheckPlace(r["token"], r["kind"], r["ordinal"], r["after_position"], r["state"], bool(r["done"]), r["task"])
+            for r in rows
+        ]
+
+    @staticmethod
+    def owns(key: str) -> bool:
+        """Whether a queue key is a check's token (assignment keys are numbers)."""
+        return key.startswith(TOKEN_PREFIX)
+
+    def _row(self, key: str) -> dict[str, Any] | None:
+        rows = self.store.read("SELECT * FROM expert_checks WHERE token = ? AND expert = ?", (key, self.expert.id))
+        return rows[0] if rows else None
+
+    def item(self, key: str, blinding: Blinding, min_rationale: int) -> JudgingItem | None:
+        """What the judging screen shows for a check: the same fields, masking and cleaning as a comparison."""
+        r = self._row(key)
+        if r is None:
+            return None
+        task = self.study.task(r["task"])
+        original = self.store.read_value("SELECT text FROM outputs WHERE id = ?", (r["output_id"],))
+        intact, _ = blinding.mask(clean_text(str(original)))
+        degraded, _ = blinding.mask(clean_text(r["degraded"]))
+        one, two = (intact, degraded) if r["intact_option"] == 1 else (degraded, intact)
+        return JudgingItem(
+            key=key,
+            task_title=task.title,
+            task_prompt=clean_text(task.prompt),
+            deliverable=task.deliverable,
+            rubric=self.study.rubric(task.id),
+            option_1=one,
+            option_2=two,
+            allow_ties=self.study.session.judging.allow_ties,
+            min_rationale=min_rationale,
+        )
+
+    def draft(self, key: str) -> Draft | None:
+        r = self._row(key)
+        if r is None or r["draft_at"] is None or r["judged_at"] is not None:
+            return None
+        return Draft(
+            Draft.scores_from_json(r["scores"]), r["winner"], r["rationale"], r["seconds"], r["active_seconds"]
+        )
+
+    def save_draft(self, key: str, draft: Draft, version: int) -> bool:
+        """Save partial work on a check; False when the key is not one of this expert's checks."""
+        with self.store.write() as c:
+            cur = c.execute(
+                "UPDATE expert_checks SET scores = ?, winner = ?, rationale = ?, seconds = ?, active_seconds = ?,"
+                " version = ?, draft_at = ? WHERE token = ? AND expert = ? AND judged_at IS NULL AND version < ?",
+                (
+                    draft.to_json(),
+                    draft.winner,
+                    draft.rationale,
+                    draft.seconds,
+                    draft.active_seconds or 0.0,
+                    version,
+                    utc_now(),
+                    key,
+                    self.expert.id,
+                    version,
+                ),
+            )
+        return cur.rowcount > 0
+
+    def submit(self, key: str, draft: Draft, min_rationale: int) -> bool:
+        """Store the verdict on a check (apart from judgments), with whether it found the intact deliverable.
+
+        Returns False when the check was judged already (the stored verdict is kept).
+
+        Raises:
+            ValueError: the draft is incomplete, or the key is no check of this expert.
+        """
+        r = self._row(key)
+        if r is None:
+            raise ValueError("no such place in this queue")
+        lacks = missing(draft, self.study.rubric(r["task"]), self.study.session.judging.allow_ties, min_rationale)
+        if lacks:
+            raise ValueError("still missing: " + ", ".join(lacks))
+        passed = draft.winner == f"option_{r['intact_option']}"
+        with self.store.write() as c:
+            cur = c.execute(
+                "UPDATE expert_checks SET scores = ?, winner = ?, rationale = ?, seconds = ?, active_seconds = ?,"
+                " judged_at = ?, passed = ? WHERE token = ? AND expert = ? AND judged_at IS NULL",
+                (
+                    draft.to_json(),
+                    draft.winner,
+                    draft.rationale.strip(),
+                    round(draft.seconds, 1),
+                    round(draft.active_seconds or 0.0, 1),
+                    utc_now(),
+                    int(passed),
+                    key,
+                    self.expert.id,
+                ),
+            )
+        return cur.rowcount > 0
+
+    def set_state(self, key: str, state: str) -> bool:
+        with self.store.write() as c:
+            cur = c.execute(
+                "UPDATE expert_checks SET state = ? WHERE token = ? AND expert = ?", (state, key, self.expert.id)
+            )
+        return cur.rowcount > 0
+
+    def reference(self, key: str) -> str | None:
+        """The reference verdict of a practice place, in words, once judged (None: not practice, or not judged)."""
+        r = self._row(key)
+        if r is None or r["kind"] != "practice" or r["judged_at"] is None:
+            return None
+        intact, copy = r["intact_option"], 3 - r["intact_option"]
+        chose = {"option_1": "Option 1", "option_2": "Option 2", "tie": "a tie"}.get(r["winner"], "no winner")
+        verdict = "You found it." if r["passed"] else "Yours differs: look again at what the copy leaves out."
+        return (
+            f"## Practice comparison: the reference verdict\n\n"
+            f"**Option {intact} should win.** Option {copy} is a copy of option {intact} with "
+            f"{r['degradation']}: the requirements those parts met are missing from it.\n\n"
+            f"You chose {chose}. {verdict}\n\n"
+            f"Practice comparisons are never counted. Escape goes on to the next comparison."
+        )
+
+
+def check_rows(store: Store) -> list[dict[str, Any]]:
+    """Per expert and kind: places made, judged and passed (the report's and the overview's gold pass rates)."""
+    return store.read(
+        "SELECT expert, kind, count(*) AS made, count(judged_at) AS judged, coalesce(sum(passed), 0) AS passed"
+        " FROM expert_checks GROUP BY expert, kind ORDER BY expert, kind"
+    )
+
+
+def seat_rows(store: Store) -> list[dict[str, Any]]:
+    """Each expert's current judgments (the latest revision of each): winner, means, both times, the confirmation."""
+    return store.read(
+        "SELECT j.judge AS expert, j.option1, j.option2, j.winner, j.option1_mean, j.option2_mean, j.seconds,"
+        " j.active_seconds, j.lower_average_confirmed FROM judgments j WHERE j.judge_kind = 'expert' AND j.valid = 1"
+        " AND j.revision = (SELECT max(k.revision) FROM judgments k WHERE k.comparison_id = j.comparison_id"
+        " AND k.judge = j.judge AND k.presentation = j.presentation AND k.judge_kind = 'expert')"
+        " ORDER BY j.judge, j.id"
+    )
