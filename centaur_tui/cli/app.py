@@ -38,14 +38,16 @@ def say_simulated() -> None:
     click.secho(SIMULATED_BANNER, fg="yellow")
 
 
-def open_app(session: str | None = None, expert: str | None = None, run: bool = False) -> None:
+def open_app(
+    session: str | None = None, expert: str | None = None, run: bool = False, expert_only: bool = False
+) -> None:
     """Run the app until the user quits; textual is imported only here."""
     from centaur_tui.ui.app import create_app
 
     path = resolve_session(session) if session else None
     if path is not None and not path.exists():
         raise CentaurError(f"{path}: no such session file", title="Unknown session")
-    create_app(sessions_dir=sessions_dir(), session=path, expert=expert, run=run).run()
+    create_app(sessions_dir=sessions_dir(), session=path, expert=expert, run=run, expert_only=expert_only).run()
 
 
 @click.group(cls=CentaurGroup, invoke_without_command=True)

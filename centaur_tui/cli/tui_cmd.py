@@ -11,8 +11,18 @@ from centaur_tui.cli.app import open_app
 @click.argument("session", required=False)
 @click.option("--expert", default=None, help="Open this expert's judging queue at once (needs SESSION).")
 @click.option("--run", "run", is_flag=True, help="Start the session's pipeline on opening when calls are left.")
-def tui(session: str | None, expert: str | None, run: bool) -> None:
+@click.option(
+    "--expert-only",
+    is_flag=True,
+    help="With --expert: only that expert's queues (judging, writing), no pipeline or results; what `centaur serve` "
+    "runs for each browser.",
+)
+def tui(session: str | None, expert: str | None, run: bool, expert_only: bool) -> None:
     """Open the app: the sessions in sessions/, or one session's overview."""
     if expert and not session:
         raise click.UsageError("--expert needs a SESSION")
-    open_app(session, expert=expert, run=run)
+    if expert_only and not expert:
+        raise click.UsageError("--expert-only needs --expert")
+    if expert_only and run:
+        raise click.UsageError("--expert-only runs no pipeline: leave out --run")
+    open_app(session, expert=expert, run=run, expert_only=expert_only)

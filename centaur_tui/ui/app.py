@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.binding import Binding
@@ -24,6 +24,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+class ExpertOnlyError(CentaurError):
+    """An expert-only app was asked to open a screen that is not the expert's (a bug, or an attempt)."""
+
+    title = "Not available"
+
+
 class CentaurApp(App[None]):
     """The centaur-tui app: sessions, their pipeline, and blind expert judging.
 
@@ -34,6 +40,10 @@ class CentaurApp(App[None]):
         judging: Open the judging screen on this source at start (a packet); quitting it ends the app.
         run: With `session`, start the pipeline at once when calls are left.
         clock: Seconds source for time spent per comparison (tests freeze it).
+        expert_only: With `session` and `expert`: the app of that one expert (`centaur serve`):
+            it opens their queues and refuses every screen not marked `EXPERT_SAFE` (the
+            session overview, assignment, results, audit), has no command palette, and so
+            reaches no pipeline run and no LLM call.
     """
 
     CSS_PATH = "app.tcss"
@@ -51,8 +61,15 @@ class CentaurApp(App[None]):
         judging: JudgingSource | None = None,
         run: bool = False,
         clock: Callable[[], float] = time.monotonic,
+        expert_only: bool = False,
     ) -> None:
+        if expert_only and (session is None or not expert):
+            raise ValueError("expert_only needs a session and an expert")
         super().__init__()
+        self.expert_only = expert_only
+        if expert_only:
+            # Its commands (themes, keys, screenshots) are no expert's business; ctrl+p is the browser's print.
+            self.use_command_palette = False
         self.sessions_dir = sessions_dir
         self.start_session = session
         self.start_expert = expert
@@ -76,6 +93,12 @@ class CentaurApp(App[None]):
 
         self.freeze_long_lived()
 
+        if self.expert_only:
+            from centaur_tui.ui.screens.expert_home import ExpertHomeScreen
+
+            assert self.start_session is not None and self.start_expert is not None
+            self.push_screen(ExpertHomeScreen(self.start_session, self.start_expert))
+            return
         if self.start_judging is not None:
             from centaur_tui.ui.screens.judging import JudgingScreen
 
@@ -86,6 +109,14 @@ class CentaurApp(App[None]):
             from centaur_tui.ui.screens.session import SessionScreen
 
             self.push_screen(SessionScreen(self.start_session, expert=self.start_expert, run=self.start_run))
+
+    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
+        """Textual's push_screen; in expert-only mode a screen not marked `EXPERT_SAFE` is refused."""
+        if self.expert_only and not getattr(screen, "EXPERT_SAFE", False):
+            name = screen if isinstance(screen, str) else type(screen).__name__
+            log.warning("expert-only app refused to open %s", name)
+            raise ExpertOnlyError(f"{name} is not open to experts")
+        return super().push_screen(screen, *args, **kwargs)
 
     # -- shared resources ----------------------------------------------------------------------
 
@@ -180,6 +211,15 @@ def create_app(
     judging: JudgingSource | None = None,
     run: bool = False,
     clock: Callable[[], float] = time.monotonic,
+    expert_only: bool = False,
 ) -> CentaurApp:
-    """Build the app; the CLI, the tests and bench/tui.py all start here."""
-    return CentaurApp(sessions_dir=sessions_dir, session=session, expert=expert, judging=judging, run=run, clock=clock)
+    """Build the app; the CLI, the tests, bench/tui.py and the browser server's app processes all start here."""
+    return CentaurApp(
+        sessions_dir=sessions_dir,
+        session=session,
+        expert=expert,
+        judging=judging,
+        run=run,
+        clock=clock,
+        expert_only=expert_only,
+    )

@@ -75,6 +75,8 @@ class JudgingScreen(DraftAutosave, CentaurScreen):
         standalone: The app was opened on this screen (a packet): leaving it quits the app.
     """
 
+    EXPERT_SAFE = True
+
     HELP = """\
 ## Judging
 

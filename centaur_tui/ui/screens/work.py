@@ -52,6 +52,8 @@ class DeliverableEditor(TextArea):
 class ConfirmSubmit(CentaurModal):
     """Ask before a deliverable is locked."""
 
+    EXPERT_SAFE = True
+
     BINDINGS = [
         Binding("y", "answer(True)", "Submit"),
         Binding("n,escape", "answer(False)", "Keep editing"),
@@ -91,6 +93,8 @@ class SubmittedView(CentaurScreen):
         source: The expert's work queue (`centaur_tui.services.work.open_work`).
         items: The submitted places of the queue (`locked`), in queue order.
     """
+
+    EXPERT_SAFE = True
 
     HELP = """\
 ## Submitted deliverables
@@ -157,6 +161,8 @@ class WorkScreen(DraftAutosave, CentaurScreen):
     Args:
         source: The expert's work queue (`centaur_tui.services.work.open_work`).
     """
+
+    EXPERT_SAFE = True
 
     HELP = """\
 ## Writing a deliverable
