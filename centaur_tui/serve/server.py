@@ -143,7 +143,7 @@ class ExpertAppService(AppService):
                 await process.wait()
 
 
-@dataclass
+@dataclass(eq=False)
 class Connection:
     """One browser connection: its expert, its token (to watch for revocation) and its app process."""
 

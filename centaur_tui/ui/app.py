@@ -70,6 +70,7 @@ class CentaurApp(App[None]):
         if expert_only:
             # Its commands (themes, keys, screenshots) are no expert's business; ctrl+p is the browser's print.
             self.use_command_palette = False
+            self._bindings.key_to_bindings.pop(self.COMMAND_PALETTE_BINDING, None)  # so the footer offers no ^p
         self.sessions_dir = sessions_dir
         self.start_session = session
         self.start_expert = expert

@@ -142,7 +142,7 @@ class PromptDialog(CentaurModal):
 
     BINDINGS = [
         Binding("escape", "close", "Close"),
-        Binding("ctrl+t,f2", "close", "Close", show=False),
+        Binding("f2", "close", "Close", show=False),
     ]
 
     def __init__(self, item: JudgingItem) -> None:

@@ -51,7 +51,7 @@ READING_BINDINGS = [
     Binding("f4", "read(2)", "Option 2", id="read-2", group=READ, tooltip="Read option 2 at full width."),
     Binding("f5", "differences", "Differences", id="differences", group=READ, tooltip="What differs between the two."),
     Binding(
-        "ctrl+l", "link_scrolling", "Link scroll", id="link", tooltip="Scroll both deliverables together (or not)."
+        "ctrl+g", "link_scrolling", "Link scroll", id="link", tooltip="Scroll both deliverables together (or not)."
     ),
     Binding(
         "ctrl+o", "other_option", "Other option", id="other", tooltip="Show the other deliverable (narrow screens)."
@@ -93,20 +93,22 @@ say why. You never see which model wrote what.
   winner proposed from the rubric averages; either way you go on to the rationale
 - If your winner has the lower rubric average, ctrl+s asks you to confirm (y / n); your
   choice stands
-- **ctrl+t** or **f2**: the task prompt
+- **f2**: the task prompt
 - **ctrl+s**: submit (when everything is filled in; else it says what is missing)
-- **ctrl+n**: skip for now; **ctrl+f**: flag for later (both come back after the others)
+- **ctrl+b**: skip for now; **ctrl+f**: flag for later (both come back after the others)
 - **ctrl+z**: reopen the judgment you submitted last (again: the one before it) to correct
   it; ctrl+s stores the correction (your earlier judgment stays on record, superseded);
   escape goes back to where you were and leaves it unchanged
 - **escape**: back; your work so far is kept
+- Paste into the rationale with ctrl+v (in a browser: ctrl+v or the browser's paste);
+  ctrl+backspace deletes a word (in a browser ctrl+w closes the tab: your work is saved)
 
 Click a deliverable and scroll it with the arrows, page keys or the mouse wheel (left / right:
 a table wider than the pane).
 
 - **f3 / f4**: option 1 / option 2 at full width; **f5**: what differs between the two
   (lines only in option 1 are marked 1, only in option 2 marked 2); escape comes back here
-- **ctrl+l**: scroll the two deliverables together (again: separately)
+- **ctrl+g**: scroll the two deliverables together (again: separately)
 - **ctrl+o** (narrow screens, one deliverable at a time): show the other option
 """
 
@@ -114,8 +116,10 @@ a table wider than the pane).
         Binding(
             "ctrl+s", "submit", "Submit", id="submit", tooltip="Store this judgment and go to the next comparison."
         ),
-        Binding("ctrl+t,f2", "prompt", "Task prompt", id="prompt", tooltip="Show the task the deliverables answer."),
-        Binding("ctrl+n", "skip", "Skip", id="skip", tooltip="Leave this comparison for now; it comes back later."),
+        # No ctrl+t, ctrl+n, ctrl+w or ctrl+l here: a browser keeps them (new tab, new window, close,
+        # address bar) and `centaur serve` shows this screen in one (tests/test_serve.py checks).
+        Binding("f2", "prompt", "Task prompt", id="prompt", tooltip="Show the task the deliverables answer."),
+        Binding("ctrl+b", "skip", "Skip", id="skip", tooltip="Leave this comparison for now; it comes back later."),
         Binding("ctrl+f", "flag", "Flag for later", id="flag", tooltip="Mark this comparison to revisit."),
         Binding("escape", "leave", "Back", id="leave", tooltip="Leave judging; work so far is kept."),
         Binding(
