@@ -81,6 +81,10 @@ SECURITY_HEADERS = {
     ),
 }
 
+EXPERT = web.RequestKey("expert", str)
+"""The request's expert: the owner of its cookie's link (set by the guard, read by the handlers)."""
+TOKEN = web.RequestKey("token", str)
+
 FORBIDDEN_PAGE = "403 Forbidden: open your personal link again, or ask the researcher for a new one.\n"
 
 
@@ -242,8 +246,8 @@ class ExpertServer:
             if expert_id is None:
                 log.info("%s %s: 403 (no valid link cookie)", request.method, redact(request.path))
                 return self._forbidden()
-            request["expert"] = expert_id
-            request["token"] = token
+            request[EXPERT] = expert_id
+            request[TOKEN] = str(token)
             try:
                 response = await handler(request)
             except web.HTTPException as exc:
@@ -306,7 +310,7 @@ class ExpertServer:
 
     async def _websocket(self, request: web.Request) -> web.StreamResponse:
         """The app process of the cookie's expert, driven through textual-serve's protocol."""
-        expert_id, token = request["expert"], request["token"]
+        expert_id, token = request[EXPERT], request[TOKEN]
         if not self._same_origin(request):
             log.info("websocket of %s from another origin: 403", expert_id)
             return self._forbidden()
