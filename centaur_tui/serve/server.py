@@ -134,17 +134,28 @@ class ExpertAppService(AppService):
         return self._process.pid if self._process is not None else None
 
     async def stop(self) -> None:
-        """Ask the app to quit (it saves the draft on its way out); kill it if it takes longer than STOP_SECONDS."""
+        """Ask the app to quit and wait until it has (it saves drafts on its way out); kill it after STOP_SECONDS.
+
+        textual-serve's own `stop` returns when the app's output closes, which Textual's web
+        driver does before the app has unmounted its screens: waiting only for that, and then
+        killing, lost the draft saved on the way out (the browser test saw it).
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STOP_SECONDS
+        process = self._process
         try:
             await asyncio.wait_for(super().stop(), STOP_SECONDS)
+            if process is not None:
+                await asyncio.wait_for(process.wait(), max(0.1, deadline - loop.time()))
         except TimeoutError:
             log.warning("app process of %s did not quit in %.0f s: killed", self.expert_id, STOP_SECONDS)
         finally:
-            process = self._process
             if process is not None and process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
                 await process.wait()
+            if process is not None:
+                log.info("app process of %s exited with status %s", self.expert_id, process.returncode)
 
 
 @dataclass(eq=False)

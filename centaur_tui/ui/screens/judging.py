@@ -479,6 +479,19 @@ a table wider than the pane).
         one, two = (sum(v for v in side if v is not None) / len(dims) for side in scores)
         return one, two
 
+    def proposal_now(self) -> str | None:
+        """The winner the sliders on screen propose, read from the widgets (their Changed messages may be queued)."""
+        if self.item is None:
+            return None
+        rows = self.query_one("#rubric-panel", RubricPanel).rows()
+        values = [[row.value(option) for row in rows] for option in (1, 2)]
+        if not rows or any(v is None for side in values for v in side):
+            return None
+        one, two = (sum(v for v in side if v is not None) for side in values)
+        if one != two:
+            return "option_1" if one > two else "option_2"
+        return "tie" if self.item.allow_ties else None
+
     def _propose(self) -> None:
         """Offer the winner the scores suggest (enter takes it); the expert's pick stays theirs."""
         means = self.averages()
