@@ -115,7 +115,7 @@ class Client:
         deadline = time.perf_counter() + timeout
         while needle not in self.text[since:]:
             if time.perf_counter() > deadline:
-                raise TimeoutError(f"{self.expert}: {needle!r} never drawn")
+                raise TimeoutError(f"{self.expert}: {needle!r} never drawn; last output: {self.text[-1500:]!r}")
             await asyncio.sleep(0.002)
         return time.perf_counter()
 
@@ -144,11 +144,11 @@ class Client:
                         await keys("7" if i % 2 == 0 else "5")
                         await asyncio.sleep(self.pace)
                     await keys("\r")  # enter: the proposed winner
+                    typed = len(self.text)
                     for ch in RATIONALE:
                         await keys(ch)
                         await asyncio.sleep(self.pace / 2)
-                    mark = len(self.text)
-                    await self.wait_for("Complete:", mark - 2000 if mark > 2000 else 0)
+                    await self.wait_for("Complete:", typed)
                     mark = len(self.text)
                     sent = time.perf_counter()
                     await keys("\x13")  # ctrl+s
