@@ -238,6 +238,7 @@ def main() -> None:
         if pipeline_running:
             pipeline.send_signal(signal.SIGINT)
         out, _ = pipeline.communicate(timeout=60)
+        (Path(os.environ.get("BENCH_SERVE_PIPELINE_LOG", os.devnull))).write_text(out, encoding="utf-8")
         logged = log_file.read_text(encoding="utf-8") if log_file.exists() else ""
         locks = len(re.findall(r"database is locked|DatabaseLockedError", logged + out))
         print(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+import json
 import os
+import re
 import sqlite3
 from pathlib import Path
 
@@ -361,3 +364,82 @@ def test_expert_only_needs_a_session_and_an_expert(session: Path) -> None:
     assert result.exit_code == 2 and "--expert-only needs --expert" in result.output
     result = CliRunner().invoke(cli, ["tui", str(session), "--expert", "ann", "--expert-only", "--run"])
     assert result.exit_code == 2
+
+
+@pytest.mark.slow
+async def test_a_real_app_process_speaks_the_protocol_and_ignores_malformed_messages(served) -> None:
+    client, server, tokens, _study = served
+    ws = await client.ws_connect("/ws?width=100&height=30", headers=_cookie(tokens["ann"]))
+    first = await ws.receive(timeout=30)
+    assert first.type.name == "BINARY" and first.data  # the app draws
+    [connection] = server.connections
+    pid = connection.service.pid
+    assert pid is not None and b"--expert=ann" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    for hostile in (
+        "not json",
+        "{}",
+        "[]",
+        "[1, 2]",
+        '["stdin"]',
+        '["stdin", 5]',
+        '["resize", "big"]',
+        '["resize", {"width": -4, "height": 1e9}]',
+        '["unknown", {}]',
+        '["blur"]',
+        '["focus"]',
+    ):
+        await ws.send_str(hostile)
+    await ws.send_bytes(b"\x00\xff binary is ignored")
+    await ws.send_str('["ping", "still here"]')
+    while True:
+        message = await ws.receive(timeout=10)
+        if message.type.name == "TEXT":
+            assert json.loads(message.data) == ["pong", "still here"]
+            break
+    await ws.close()
+    for _ in range(300):
+        if not server.connections:
+            break
+        await asyncio.sleep(0.05)
+    assert not server.connections  # the app process was waited for: it has exited
+    status = Path(f"/proc/{pid}/status")
+    assert not status.exists() or b"zombie" in status.read_bytes().lower()
+
+
+def test_the_serve_command_prints_each_link_once_and_warns_off_loopback(session: Path, monkeypatch) -> None:
+    import centaur_tui.serve as serve_package
+
+    seen: list[tuple[str, int]] = []
+
+    def fake_run(server: ExpertServer, host: str, port: int, ready) -> None:
+        seen.append((host, port))
+        ready("http://127.0.0.1:8123")
+
+    monkeypatch.setattr(serve_package, "run_server", fake_run)
+    runner = CliRunner()
+    first = runner.invoke(cli, ["serve", str(session), "--port", "8123"])
+    assert first.exit_code == 0, first.output
+    links = re.findall(r"http://127\.0\.0\.1:8123/e/(\S+)", first.output)
+    assert len(links) == 2 and all(well_formed(t) for t in links)
+    again = runner.invoke(cli, ["serve", str(session), "--host", "0.0.0.0", "--public-url", "http://x.example"])
+    assert again.exit_code == 0 and "stands" in again.output and not any(t in again.output for t in links)
+    assert "without HTTPS" in again.output
+    assert seen == [("127.0.0.1", 8123), ("0.0.0.0", 8000)]
+    bad = runner.invoke(cli, ["serve", str(session), "--public-url", "judge.example.org"])
+    assert bad.exit_code == 2 and "--public-url" in bad.output and "Traceback" not in bad.output
+
+
+async def test_binding_a_taken_port_is_a_clear_error(session: Path) -> None:
+    from centaur_tui.serve.server import ServeError
+
+    study = load_session(session)
+    reader = Store(study.database, readonly=True)
+    server = ExpertServer(study.session_file, reader)
+    runner, base = await server.start("127.0.0.1", 0)
+    try:
+        port = int(base.rsplit(":", 1)[1])
+        with pytest.raises(ServeError, match=f"127.0.0.1:{port}"):
+            await ExpertServer(study.session_file, reader).start("127.0.0.1", port)
+    finally:
+        await runner.cleanup()
+        reader.close()

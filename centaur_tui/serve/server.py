@@ -112,6 +112,11 @@ class ExpertAppService(AppService):
         super().__init__(" ".join(argv), **kwargs)
         self.argv = argv
         self.expert_id = expert_id
+        # Once the browser is gone, writing to its socket raises, which ended textual-serve's
+        # reading of the app's output: the app, still saving on its way out, could then block
+        # on a full pipe. Output for a closed socket is dropped instead, read until the app exits.
+        self.remote_write_bytes = _dropping_when_closed(self.remote_write_bytes)
+        self.remote_write_str = _dropping_when_closed(self.remote_write_str)
 
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
         textual = super()._build_environment(width=width, height=height)  # a copy of os.environ plus its own
@@ -149,6 +154,8 @@ class ExpertAppService(AppService):
                 await asyncio.wait_for(process.wait(), max(0.1, deadline - loop.time()))
         except TimeoutError:
             log.warning("app process of %s did not quit in %.0f s: killed", self.expert_id, STOP_SECONDS)
+        except Exception:
+            log.exception("stopping the app process of %s failed", self.expert_id)
         finally:
             if process is not None and process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
@@ -156,6 +163,16 @@ class ExpertAppService(AppService):
                 await process.wait()
             if process is not None:
                 log.info("app process of %s exited with status %s", self.expert_id, process.returncode)
+
+
+def _dropping_when_closed(write: Callable[[Any], Awaitable[None]]) -> Callable[[Any], Awaitable[None]]:
+    """A websocket writer that drops what is written once the socket has closed (instead of raising)."""
+
+    async def quiet(data: Any) -> None:
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await write(data)
+
+    return quiet
 
 
 @dataclass(eq=False)
@@ -353,8 +370,10 @@ class ExpertServer:
             log.exception("connection of %s failed", expert_id)
         finally:
             watch.cancel()
-            self.connections.discard(connection)
-            await service.stop()
+            try:
+                await service.stop()  # the app saves and exits; counted until then (max_apps)
+            finally:
+                self.connections.discard(connection)
             log.info("app process for %s ended", expert_id)
         return websocket
 
