@@ -30,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -69,9 +70,16 @@ def prepare(folder: Path, experts: int, judgments: int) -> Path:
             spec = pool.expert(study, f"e{i}")
             planned = plan_assignments(pool.pool(), spec, pool.existing(), judgments, "stratified", study.session.seed)
             pool.add_assignments(spec.id, planned)
-    # A second run for the pipeline to work through during the benchmark (slow calls: it keeps writing).
+    # Three more runs for the pipeline to work through during the benchmark: 252 calls, 2 at a
+    # time, 0.5 s each, so it keeps writing for about a minute.
     path.write_text(
-        small_session_toml(name="bench", runs=2, extra=extra, faults="latency_s = 0.05\nlatency_jitter = 0.5"),
+        small_session_toml(
+            name="bench",
+            runs=4,
+            extra=extra,
+            faults="latency_s = 0.5\nlatency_jitter = 0.5",
+            limits="concurrency = 2\nper_model_concurrency = 2\nbackoff_base_s = 0.0\nbackoff_max_s = 0.0",
+        ),
         encoding="utf-8",
     )
     return path
@@ -218,6 +226,12 @@ def main() -> None:
         pipeline = subprocess.Popen(
             [*cmd, "run", str(path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )
+        assert pipeline.stdout is not None
+        for line in pipeline.stdout:  # the clients start once the pipeline is sending calls
+            if line.startswith("["):
+                break
+        pipeline_lines: list[str] = []
+        threading.Thread(target=lambda: pipeline_lines.extend(pipeline.stdout), daemon=True).start()  # type: ignore[arg-type]
         started = time.perf_counter()
         load_before = os.getloadavg()[0]
         clients, rss = asyncio.run(bench(base, links, args.judgments, dimensions, args.pace))
@@ -237,7 +251,9 @@ def main() -> None:
         p95 = latencies[max(0, round(0.95 * len(latencies)) - 1)]
         if pipeline_running:
             pipeline.send_signal(signal.SIGINT)
-        out, _ = pipeline.communicate(timeout=60)
+        pipeline.wait(timeout=60)
+        time.sleep(0.5)
+        out = "".join(pipeline_lines)
         (Path(os.environ.get("BENCH_SERVE_PIPELINE_LOG", os.devnull))).write_text(out, encoding="utf-8")
         logged = log_file.read_text(encoding="utf-8") if log_file.exists() else ""
         locks = len(re.findall(r"database is locked|DatabaseLockedError", logged + out))

@@ -212,7 +212,16 @@ def test_an_expert_judges_a_comparison_completely_by_keyboard(served: Served, br
         # Enter at once: it once came before the screen had the last scores (0.5 s behind under
         # load) and was lost; the picker now reads the proposal from the sliders (`proposal_now`).
         page.keyboard.press("Enter")  # the winner the scores propose: option 1 (7 against 5)
-        page.keyboard.type(RATIONALE, delay=20)
+        typed, pasted = RATIONALE[:13], RATIONALE[13:]
+        page.keyboard.type(typed, delay=20)
+        # The browser's paste (ctrl+v, its menu): xterm.js sends it as a bracketed paste.
+        page.evaluate(
+            """text => { const area = document.querySelector('.xterm-helper-textarea');
+                const data = new DataTransfer(); data.setData('text/plain', text);
+                const paste = new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true});
+                area.dispatchEvent(paste); }""",
+            pasted,
+        )
         _wait(lambda: (d := _draft(served, "ann")) and _scored(d[1]) == 2 * dimensions, "the complete draft")
         _shot(page, "judging-complete")
         page.keyboard.press("Control+s")
