@@ -235,6 +235,10 @@ async def test_revoking_a_link_closes_its_open_connection(served) -> None:
         message = await ws.receive(timeout=5)
         assert ws.closed or message.type.name in ("CLOSE", "CLOSED", "CLOSING")
         assert ws.close_code == 4403
+        for _ in range(100):  # the handler ends the app (none here) before it forgets the connection
+            if not server.connections:
+                break
+            await asyncio.sleep(0.05)
     finally:
         ExpertAppService.start = original  # type: ignore[method-assign]
     assert not server.connections
@@ -347,6 +351,10 @@ async def test_the_expert_only_app_opens_the_queue_and_refuses_every_other_scree
             app.push_screen(SessionScreen(session))
         with pytest.raises(ExpertOnlyError):
             app.push_screen(ResultsScreen(load_session(session), runner=lambda: None))
+        with pytest.raises(ExpertOnlyError):
+            app.switch_screen(SessionScreen(session))
+        with pytest.raises(ExpertOnlyError):
+            app.push_screen("_default")  # a named screen is no expert screen either
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, ExpertHomeScreen)

@@ -245,6 +245,14 @@ def test_an_expert_judges_a_comparison_completely_by_keyboard(served: Served, br
         assert len(scores) == 2 * dimensions
         time.sleep(0.5)
         _shot(page, "judging-next")
+        # f5 (differences) is the terminal's, not the browser's reload: xterm.js keeps it.
+        loads: list[str] = []
+        page.on("load", lambda _page: loads.append("load"))
+        page.keyboard.press("F5")
+        time.sleep(1.0)
+        _shot(page, "differences")
+        page.keyboard.press("Escape")
+        assert loads == []
     finally:
         context.close()
 

@@ -112,13 +112,21 @@ class CentaurApp(App[None]):
 
             self.push_screen(SessionScreen(self.start_session, expert=self.start_expert, run=self.start_run))
 
-    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
-        """Textual's push_screen; in expert-only mode a screen not marked `EXPERT_SAFE` is refused."""
+    def _expert_may_open(self, screen: Any) -> None:
         if self.expert_only and not getattr(screen, "EXPERT_SAFE", False):
             name = screen if isinstance(screen, str) else type(screen).__name__
             log.warning("expert-only app refused to open %s", name)
             raise ExpertOnlyError(f"{name} is not open to experts")
+
+    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
+        """Textual's push_screen; in expert-only mode a screen not marked `EXPERT_SAFE` is refused."""
+        self._expert_may_open(screen)
         return super().push_screen(screen, *args, **kwargs)
+
+    def switch_screen(self, screen: Any) -> Any:
+        """Textual's switch_screen, refused like `push_screen` in expert-only mode."""
+        self._expert_may_open(screen)
+        return super().switch_screen(screen)
 
     # -- shared resources ----------------------------------------------------------------------
 
