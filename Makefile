@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test test-fast check format bench tui
+.PHONY: install browser demo test test-fast check format bench tui
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -11,7 +11,21 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	$(BIN)/pip install --quiet -c requirements.lock -e '.[dev]'
 	touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed browser
+
+# The browser tests of `centaur serve` (tests/test_serve_browser.py) drive Debian's headless
+# Chromium through Playwright (its own browser downloads are not reachable here). Installed when
+# missing and apt-get can run (root, or sudo without a password); otherwise the tests say why
+# they skip. Quiet, and a no-op once installed.
+BROWSER := /usr/lib/chromium/chromium-headless-shell
+browser:
+	@if [ ! -x $(BROWSER) ] && command -v apt-get >/dev/null 2>&1; then \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO="sudo -n"; \
+		echo "installing chromium-headless-shell (browser tests of centaur serve)"; \
+		( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+			--no-install-recommends chromium-headless-shell ) >/dev/null 2>&1 \
+			|| echo "chromium-headless-shell could not be installed: the browser tests will be skipped"; \
+	fi
 
 demo: install
 	$(BIN)/centaur demo
@@ -41,3 +55,6 @@ format: install
 
 bench: install
 	$(BIN)/python bench/pipeline.py
+
+bench-serve: install
+	$(BIN)/python bench/serve.py

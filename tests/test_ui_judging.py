@@ -88,7 +88,7 @@ async def test_quitting_mid_comparison_and_reopening_restores_the_values(tmp_pat
     _app, running = open_judging(path, clock=clock)
     async with running as pilot:
         await settle(pilot)
-        await pilot.press("ctrl+n")  # skip the first: the place to resume is the second one
+        await pilot.press("ctrl+b")  # skip the first: the place to resume is the second one
         screen = await settle(pilot)
         await pilot.press("6", "right", "right")  # option 1 = 6; option 2 starts at 5, then 6
         await pilot.press("tab", "9", "2")  # next dimension: 9 and 2
@@ -210,7 +210,7 @@ async def test_skip_and_flag_come_back_after_the_others(tmp_path: Path) -> None:
     async with running as pilot:
         screen = await settle(pilot)
         keys = []
-        for action in ("ctrl+n", "ctrl+f"):
+        for action in ("ctrl+b", "ctrl+f"):
             keys.append(screen.current.key)
             await pilot.press(action)
             screen = await settle(pilot)
@@ -274,7 +274,7 @@ async def test_no_state_of_the_judging_screen_shows_an_identity(tmp_path: Path) 
         _assert_blind(app, identities)  # empty
         await pilot.press("7", "3", "right")
         _assert_blind(app, identities)  # partly filled
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await pilot.pause()
         _assert_blind(app, identities)  # task prompt dialog
         await pilot.press("escape", "f1")
@@ -298,9 +298,9 @@ async def test_no_state_of_the_judging_screen_shows_an_identity(tmp_path: Path) 
     app, running = open_judging(path, expert="bob", size=(80, 24))
     async with running as pilot:
         await settle(pilot)
-        await pilot.press("ctrl+n")  # a fresh one (the others are judged)
+        await pilot.press("ctrl+b")  # a fresh one (the others are judged)
         await settle(pilot)
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await pilot.pause()
         _assert_blind(app, identities)  # narrow layout with the prompt
 
@@ -506,7 +506,7 @@ async def test_f1_help_is_shown_in_full_without_squeezing_the_deliverables(tmp_p
 
         assert isinstance(app.screen, HelpDialog)
         help_text = app.screen.text
-        for key_line in ("tab / shift+tab", "ctrl+z", "escape", "ctrl+n", "**^s**: Submit", "**esc**: Back"):
+        for key_line in ("tab / shift+tab", "ctrl+z", "escape", "ctrl+b", "**^s**: Submit", "**esc**: Back"):
             assert key_line in help_text
         await pilot.press("end")  # scrollable by keyboard: its end is reachable
         await pilot.pause()

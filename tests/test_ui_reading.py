@@ -283,7 +283,7 @@ async def test_linked_scrolling_moves_both_deliverables_together(tmp_path: Path)
         await wait_for(pilot, lambda: one.scroll_y > 0, "option 1 scrolled")
         await pilot.pause()
         assert two.scroll_y == 0  # separately, by default
-        await pilot.press("ctrl+l", "pagedown", "down", "down")
+        await pilot.press("ctrl+g", "pagedown", "down", "down")
         await wait_for(pilot, lambda: two.scroll_y == one.scroll_y, "option 2 following option 1")
         assert screen.linked and "scrolling together" in str(one.border_title)
         two.focus()
@@ -291,7 +291,7 @@ async def test_linked_scrolling_moves_both_deliverables_together(tmp_path: Path)
         await pilot.press("end")
         await wait_for(pilot, lambda: one.scroll_y == two.scroll_y == two.max_scroll_y, "option 1 following option 2")
         bottom = two.max_scroll_y
-        await pilot.press("ctrl+l", "home")
+        await pilot.press("ctrl+g", "home")
         await wait_for(pilot, lambda: two.scroll_y == 0, "option 2 at its top")
         await pilot.pause()
         assert one.scroll_y == bottom and not screen.linked  # separately again
@@ -321,6 +321,6 @@ async def test_the_assistance_text_shows_tables_whole_and_plain_lines_kept(tmp_p
             if "Draft return" in view.rendered_text:
                 _cells_whole(view.rendered_text)
                 return
-            await pilot.press("ctrl+n")
+            await pilot.press("ctrl+b")
             await wait_for(pilot, lambda: not app.screen.busy, "the next task")
         raise AssertionError("no task showed the assistance text")

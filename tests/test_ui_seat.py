@@ -252,7 +252,7 @@ async def test_guidelines_are_shown_before_the_first_comparison_and_on_a_key(tmp
         screen = await settle(pilot)
         assert screen.check_action("guidelines", ()) is True
         assert "Guidelines" in app.screen_text()  # in the footer
-        await pilot.press("ctrl+g")
+        await pilot.press("f6")
         await pilot.pause()
         assert isinstance(app.screen, HelpDialog) and "How we judge" in app.screen.text
         await pilot.press("escape")
@@ -274,7 +274,7 @@ async def test_no_guidelines_key_without_guidelines(tmp_path: Path) -> None:
     async with running as pilot:
         screen = await settle(pilot)
         assert screen.check_action("guidelines", ()) is False
-        await pilot.press("ctrl+g")
+        await pilot.press("f6")
         await pilot.pause()
         assert app.screen is screen
 

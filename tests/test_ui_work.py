@@ -143,7 +143,7 @@ async def test_worker_never_sees_which_model_wrote_the_assistance_text(tmp_path:
             if "advice from" in shown:
                 assert "[@click=app.quit]" in shown  # markup shown as text, not a live action
             await pilot.press(*keys("x"))
-            await pilot.press("ctrl+n")
+            await pilot.press("ctrl+b")
             await wait_for(pilot, lambda: not screen.busy, "the next task")
         assert seen >= 1
 

@@ -39,12 +39,17 @@ def say_simulated() -> None:
 
 
 def open_app(
-    session: str | None = None, expert: str | None = None, run: bool = False, theme: str | None = None
+    session: str | None = None,
+    expert: str | None = None,
+    run: bool = False,
+    theme: str | None = None,
+    expert_only: bool = False,
 ) -> None:
     """Run the app until the user quits; textual is imported only here.
 
     Args:
         theme: "default" or "high-contrast"; None: `CENTAUR_THEME` (default: "default").
+        expert_only: the app of one expert (`centaur serve`): their queues only.
     """
     from centaur_tui.settings import settings
     from centaur_tui.ui.app import create_app
@@ -53,7 +58,9 @@ def open_app(
     if path is not None and not path.exists():
         raise CentaurError(f"{path}: no such session file", title="Unknown session")
     chosen = theme or settings().theme
-    create_app(sessions_dir=sessions_dir(), session=path, expert=expert, run=run, theme=chosen).run()
+    create_app(
+        sessions_dir=sessions_dir(), session=path, expert=expert, run=run, theme=chosen, expert_only=expert_only
+    ).run()
 
 
 @click.group(cls=CentaurGroup, invoke_without_command=True)

@@ -14,6 +14,7 @@ from centaur_tui.cli.expert_cmd import assign, judge, packet
 from centaur_tui.cli.import_cmd import import_, import_outputs
 from centaur_tui.cli.plan_cmd import plan
 from centaur_tui.cli.report_cmd import report
+from centaur_tui.cli.serve_cmd import expert, serve
 from centaur_tui.cli.session_cmd import check, demo, export, run, tasks_cmd
 from centaur_tui.cli.tui_cmd import tui
 from centaur_tui.cli.work_cmd import assign_work, judge_work, work_report
@@ -41,6 +42,8 @@ for command in (
     assign_work,
     judge_work,
     work_report,
+    serve,
+    expert,
 ):
     cli.add_command(command)
 

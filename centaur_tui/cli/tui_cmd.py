@@ -17,8 +17,18 @@ from centaur_tui.cli.app import open_app
     default=None,
     help="Colours: default, or high-contrast (white on black); default: CENTAUR_THEME, else default. f9 switches.",
 )
-def tui(session: str | None, expert: str | None, run: bool, theme: str | None) -> None:
+@click.option(
+    "--expert-only",
+    is_flag=True,
+    help="With --expert: only that expert's queues (judging, writing), no pipeline or results; what `centaur serve` "
+    "runs for each browser.",
+)
+def tui(session: str | None, expert: str | None, run: bool, theme: str | None, expert_only: bool) -> None:
     """Open the app: the sessions in sessions/, or one session's overview."""
     if expert and not session:
         raise click.UsageError("--expert needs a SESSION")
-    open_app(session, expert=expert, run=run, theme=theme)
+    if expert_only and not expert:
+        raise click.UsageError("--expert-only needs --expert")
+    if expert_only and run:
+        raise click.UsageError("--expert-only runs no pipeline: leave out --run")
+    open_app(session, expert=expert, run=run, theme=theme, expert_only=expert_only)

@@ -5,9 +5,9 @@ connection and the pipeline's tables), `schema` (every table, as numbered migrat
 `connection` (how a file is opened and written), `assignments` (experts and their judging
 queues), `judging` (an expert's judging in the session database), `masking` (blinding and the
 masking log), `packets` (judging packets), `work` (experts as workers), `importer` (importing
-exported judgments), `lock` (one run per session), `report_reads` (what the report reads),
-`outcomes` (what every planned item's outcome is derived from; calls in flight), `audit` (what
-the audit screens read).
+exported judgments), `links` (experts' personal links for `centaur serve`), `lock` (one run
+per session), `report_reads` (what the report reads), `outcomes` (what every planned item's
+outcome is derived from; calls in flight), `audit` (what the audit screens read).
 
 sqlite-utils was dropped (it was kept for `Database.query`, dict rows, which `Store.read`
 does in four lines): its `Migrations` runs each migration under a plain `BEGIN` (see
@@ -81,6 +81,7 @@ if TYPE_CHECKING:
         store_judgments,
     )
     from centaur_tui.store.judging import STATES, JudgingError, JudgingSource, SessionJudging, expert_record
+    from centaur_tui.store.links import LinkState, LinkStore
     from centaur_tui.store.lock import SessionLock, lock_holder, lock_path
     from centaur_tui.store.masking import masking_log, read_blinding_file, session_blinding, work_masking_log
     from centaur_tui.store.outcomes import clear_in_flight, final_errors, mark_in_flight, stored_facts, take_interrupted
@@ -123,6 +124,8 @@ _MODULE_OF = {
     "JudgingError": "judging",
     "JudgingSource": "judging",
     "LeftOut": "audit",
+    "LinkState": "links",
+    "LinkStore": "links",
     "MANIFEST": "importer",
     "OutputsSummary": "imported",
     "PACKET_FORMAT": "schema",
@@ -239,6 +242,8 @@ __all__ = [
     "JudgingError",
     "JudgingSource",
     "LeftOut",
+    "LinkState",
+    "LinkStore",
     "OutputsSummary",
     "PacketError",
     "PacketExport",

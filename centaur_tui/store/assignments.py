@@ -82,6 +82,24 @@ class ExpertStore:
                 (expert.id, expert.name, json.dumps(list(expert.tasks)), utc_now()),
             )
 
+    def last_activity(self, expert_id: str) -> tuple[str | None, str | None]:
+        """When the expert last saved judging work and writing work (drafts, judgments): ISO times or None.
+
+        Where the expert was when a browser connection dropped: the newer of the two.
+        """
+        judging = self.store.read_value(
+            "SELECT max(t) FROM (SELECT max(d.updated_at) AS t FROM expert_drafts d JOIN expert_assignments a"
+            " ON a.id = d.assignment_id WHERE a.expert = ?1 UNION ALL SELECT max(created_at) FROM judgments"
+            " WHERE judge = ?1 AND judge_kind = 'expert')",
+            (expert_id,),
+        )
+        writing = self.store.read_value(
+            "SELECT max(d.updated_at) FROM work_drafts d JOIN work_assignments a ON a.id = d.assignment_id"
+            " WHERE a.expert = ?",
+            (expert_id,),
+        )
+        return judging, writing
+
     # -- assignment -------------------------------------------------------------------------
 
     def judged_unassigned(self, expert_id: str) -> set[str]:

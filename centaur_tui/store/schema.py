@@ -290,6 +290,20 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX IF NOT EXISTS expert_checks_expert ON expert_checks (expert, kind)",
         ),
     ),
+    # `centaur serve`: each expert's personal link. Only the SHA-256 of its token is stored (a
+    # copy of the database opens no queue); a renewed or revoked link keeps its row with
+    # `revoked_at` set, so the database says which links existed and when they ended.
+    Migration(
+        13,
+        "the experts' personal links for `centaur serve` (token hashes only, revocations kept)",
+        (
+            """CREATE TABLE IF NOT EXISTS expert_links (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, expert TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL, revoked_at TEXT
+    )""",
+            "CREATE INDEX IF NOT EXISTS expert_links_expert ON expert_links (expert, revoked_at)",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

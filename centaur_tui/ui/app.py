@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App
@@ -53,6 +54,12 @@ THEMES = {"default": "textual-dark", "high-contrast": HIGH_CONTRAST.name}
 """The themes a user can choose (`centaur tui --theme`, `CENTAUR_THEME`, f9), by the name they are chosen with."""
 
 
+class ExpertOnlyError(CentaurError):
+    """An expert-only app was asked to open a screen that is not the expert's (a bug, or an attempt)."""
+
+    title = "Not available"
+
+
 class CentaurApp(App[None]):
     """The centaur-tui app: sessions, their pipeline, and blind expert judging.
 
@@ -64,6 +71,10 @@ class CentaurApp(App[None]):
         run: With `session`, start the pipeline at once when calls are left.
         clock: Seconds source for time spent per comparison (tests freeze it).
         theme: "default" or "high-contrast" (THEMES).
+        expert_only: With `session` and `expert`: the app of that one expert (`centaur serve`):
+            it opens their queues and refuses every screen not marked `EXPERT_SAFE` (the
+            session overview, assignment, results, audit), has no command palette, and so
+            reaches no pipeline run and no LLM call.
     """
 
     CSS_PATH = "app.tcss"
@@ -90,12 +101,20 @@ class CentaurApp(App[None]):
         run: bool = False,
         clock: Callable[[], float] = time.monotonic,
         theme: str = "default",
+        expert_only: bool = False,
     ) -> None:
+        if expert_only and (session is None or not expert):
+            raise ValueError("expert_only needs a session and an expert")
         super().__init__()
         self.register_theme(HIGH_CONTRAST)
         if theme not in THEMES:
             raise CentaurError(f"unknown theme {theme!r} (known: {', '.join(THEMES)})", title="Unknown theme")
         self.theme = THEMES[theme]
+        self.expert_only = expert_only
+        if expert_only:
+            # Its commands (themes, keys, screenshots) are no expert's business; ctrl+p is the browser's print.
+            self.use_command_palette = False
+            self._bindings.key_to_bindings.pop(self.COMMAND_PALETTE_BINDING, None)  # so the footer offers no ^p
         self.sessions_dir = sessions_dir
         self.start_session = session
         self.start_expert = expert
@@ -119,6 +138,12 @@ class CentaurApp(App[None]):
 
         self.freeze_long_lived()
 
+        if self.expert_only:
+            from centaur_tui.ui.screens.expert_home import ExpertHomeScreen
+
+            assert self.start_session is not None and self.start_expert is not None
+            self.push_screen(ExpertHomeScreen(self.start_session, self.start_expert))
+            return
         if self.start_judging is not None:
             from centaur_tui.ui.screens.judging import JudgingScreen
 
@@ -142,6 +167,22 @@ class CentaurApp(App[None]):
                     note()
                     break
         await super().on_event(event)
+
+    def _expert_may_open(self, screen: Any) -> None:
+        if self.expert_only and not getattr(screen, "EXPERT_SAFE", False):
+            name = screen if isinstance(screen, str) else type(screen).__name__
+            log.warning("expert-only app refused to open %s", name)
+            raise ExpertOnlyError(f"{name} is not open to experts")
+
+    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
+        """Textual's push_screen; in expert-only mode a screen not marked `EXPERT_SAFE` is refused."""
+        self._expert_may_open(screen)
+        return super().push_screen(screen, *args, **kwargs)
+
+    def switch_screen(self, screen: Any) -> Any:
+        """Textual's switch_screen, refused like `push_screen` in expert-only mode."""
+        self._expert_may_open(screen)
+        return super().switch_screen(screen)
 
     # -- shared resources ----------------------------------------------------------------------
 
@@ -176,6 +217,54 @@ class CentaurApp(App[None]):
         for stop in self._stoppers:
             stop()
         self.exit()
+
+    async def on_exit_app(self) -> None:
+        """Before Textual closes the app (ctrl+q; under `centaur serve`, the browser left): save every draft.
+
+        Runs before Textual's own handler. The keys of a burst already routed to a widget have
+        changed it, but their Changed messages may still be queued on their way to the screen
+        (which records them in its draft): a page reloaded right after a key then lost the last
+        scores (the browser test saw 4 of 5). The screen's queue is drained first, then drafts
+        with unsaved changes are written.
+        """
+        await self._drain_screen(rounds=4, timeout=2.0)
+        log.debug("exiting: screens %s", [(type(s).__name__, getattr(s, "_dirty", None)) for s in self.screen_stack])
+        for screen in self.screen_stack:
+            if getattr(screen, "_dirty", False) and hasattr(screen, "flush"):
+                try:
+                    screen.flush()
+                except Exception as exc:
+                    log.error("draft not saved on exit", exc_info=exc)
+
+    async def _drain_screen(self, rounds: int, timeout: float) -> None:
+        """Wait until the current screen and its widgets handled what was queued (a message bubbles one hop a round)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        for _ in range(rounds):
+            try:
+                nodes = list(self.screen.walk_children(with_self=True))
+            except Exception:  # noqa: BLE001 - no screen left: nothing to drain
+                return
+            pending = 0
+            drained = asyncio.Event()
+
+            def one_done(drained: asyncio.Event = drained) -> None:
+                nonlocal pending
+                pending -= 1
+                if pending == 0:
+                    drained.set()
+
+            for node in nodes:
+                if node.call_later(one_done):
+                    pending += 1
+            remaining = deadline - loop.time()
+            if pending == 0 or remaining <= 0:
+                return
+            try:
+                await asyncio.wait_for(drained.wait(), remaining)
+            except TimeoutError:
+                log.warning("screen still busy after %.1f s on exit: drafts saved as they stand", timeout)
+                return
 
     def on_unmount(self) -> None:
         for stop in self._stoppers:
@@ -240,12 +329,20 @@ def create_app(
     run: bool = False,
     clock: Callable[[], float] = time.monotonic,
     theme: str = "default",
+    expert_only: bool = False,
 ) -> CentaurApp:
-    """Build the app; the CLI, the tests and bench/tui.py all start here.
+    """Build the app; the CLI, the tests, bench/tui.py and the browser server's app processes all start here.
 
     Raises:
         CentaurError: an unknown theme (the names of THEMES).
     """
     return CentaurApp(
-        sessions_dir=sessions_dir, session=session, expert=expert, judging=judging, run=run, clock=clock, theme=theme
+        sessions_dir=sessions_dir,
+        session=session,
+        expert=expert,
+        judging=judging,
+        run=run,
+        clock=clock,
+        theme=theme,
+        expert_only=expert_only,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.binding import ActiveBinding
 from textual.screen import ModalScreen, Screen
@@ -23,6 +23,10 @@ for about six keys, and the app's own came last, after up to nine of the screen'
 class CentaurScreen(ReportsWorkerErrors, Screen[None]):
     """Base of the app's screens: worker errors become notifications; Quit and Help lead the footer."""
 
+    EXPERT_SAFE: ClassVar[bool] = False
+    """The screen may open in expert-only mode (`centaur serve`): it shows one expert's own work and
+    reaches no pipeline, assignment, results or audit screen. Set True on each such screen."""
+
     if TYPE_CHECKING:
         # For type checkers only: `self.app` is our app (store_for, clock, sessions_dir...). At run
         # time Textual's own property answers, unchanged (Textual's typed getter would also assert).
@@ -37,6 +41,9 @@ class CentaurScreen(ReportsWorkerErrors, Screen[None]):
 
 class CentaurModal(ReportsWorkerErrors, ModalScreen):
     """Base of the app's dialogs: worker errors become notifications."""
+
+    EXPERT_SAFE: ClassVar[bool] = False
+    """As `CentaurScreen.EXPERT_SAFE`."""
 
     if TYPE_CHECKING:
         app = getters.app(CentaurApp)  # as in CentaurScreen

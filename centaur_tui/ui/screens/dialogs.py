@@ -139,9 +139,11 @@ class AddExpertDialog(CentaurModal):
 class PromptDialog(CentaurModal):
     """The task prompt and the deliverable asked for, over the judging screen."""
 
+    EXPERT_SAFE = True
+
     BINDINGS = [
         Binding("escape", "close", "Close"),
-        Binding("ctrl+t,f2", "close", "Close", show=False),
+        Binding("f2", "close", "Close", show=False),
     ]
 
     def __init__(self, item: JudgingItem) -> None:
@@ -164,6 +166,8 @@ class PromptDialog(CentaurModal):
 
 class ConfirmDialog(CentaurModal):
     """A yes/no question; dismissed with True (y, or the first button) or False (n, escape, the second)."""
+
+    EXPERT_SAFE = True
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes"),
@@ -208,6 +212,8 @@ def help_markdown(screen: Screen) -> str:
 
 class HelpDialog(CentaurModal):
     """The help of the screen below, in full and scrollable, over it (the side panel cut it after three keys)."""
+
+    EXPERT_SAFE = True
 
     BINDINGS = [Binding("escape,f1,q", "close", "Close")]
 

@@ -51,7 +51,7 @@ READING_BINDINGS = [
     Binding("f4", "read(2)", "Option 2", id="read-2", group=READ, tooltip="Read option 2 at full width."),
     Binding("f5", "differences", "Differences", id="differences", group=READ, tooltip="What differs between the two."),
     Binding(
-        "ctrl+l", "link_scrolling", "Link scroll", id="link", tooltip="Scroll both deliverables together (or not)."
+        "ctrl+g", "link_scrolling", "Link scroll", id="link", tooltip="Scroll both deliverables together (or not)."
     ),
     Binding(
         "ctrl+o", "other_option", "Other option", id="other", tooltip="Show the other deliverable (narrow screens)."
@@ -75,6 +75,8 @@ class JudgingScreen(DraftAutosave, CentaurScreen):
         standalone: The app was opened on this screen (a packet): leaving it quits the app.
     """
 
+    EXPERT_SAFE = True
+
     HELP = """\
 ## Judging
 
@@ -91,24 +93,26 @@ say why. You never see which model wrote what.
   winner proposed from the rubric averages; either way you go on to the rationale
 - If your winner has the lower rubric average, ctrl+s asks you to confirm (y / n); your
   choice stands
-- **ctrl+t** or **f2**: the task prompt
-- **ctrl+g** or **f6**: the guidelines for judging (when the session has them; shown once before
-  your first comparison too)
+- **f2**: the task prompt
+- **f6**: the guidelines for judging (when the session has them; shown once before your first
+  comparison too)
 - A practice comparison (the top line says so) is never counted; after it you see its reference
   verdict
 - **ctrl+s**: submit (when everything is filled in; else it says what is missing)
-- **ctrl+n**: skip for now; **ctrl+f**: flag for later (both come back after the others)
+- **ctrl+b**: skip for now; **ctrl+f**: flag for later (both come back after the others)
 - **ctrl+z**: reopen the judgment you submitted last (again: the one before it) to correct
   it; ctrl+s stores the correction (your earlier judgment stays on record, superseded);
   escape goes back to where you were and leaves it unchanged
 - **escape**: back; your work so far is kept
+- Paste into the rationale with ctrl+v (in a browser: ctrl+v or the browser's paste);
+  ctrl+backspace deletes a word (in a browser ctrl+w closes the tab: your work is saved)
 
 Click a deliverable and scroll it with the arrows, page keys or the mouse wheel (left / right:
 a table wider than the pane).
 
 - **f3 / f4**: option 1 / option 2 at full width; **f5**: what differs between the two
   (lines only in option 1 are marked 1, only in option 2 marked 2); escape comes back here
-- **ctrl+l**: scroll the two deliverables together (again: separately)
+- **ctrl+g**: scroll the two deliverables together (again: separately)
 - **ctrl+o** (narrow screens, one deliverable at a time): show the other option
 """
 
@@ -116,9 +120,11 @@ a table wider than the pane).
         Binding(
             "ctrl+s", "submit", "Submit", id="submit", tooltip="Store this judgment and go to the next comparison."
         ),
-        Binding("ctrl+t,f2", "prompt", "Task prompt", id="prompt", tooltip="Show the task the deliverables answer."),
-        Binding("ctrl+g,f6", "guidelines", "Guidelines", id="guidelines", tooltip="Show the guidelines for judging."),
-        Binding("ctrl+n", "skip", "Skip", id="skip", tooltip="Leave this comparison for now; it comes back later."),
+        # No ctrl+t, ctrl+n, ctrl+w or ctrl+l here: a browser keeps them (new tab, new window, close,
+        # address bar) and `centaur serve` shows this screen in one (tests/test_serve.py checks).
+        Binding("f2", "prompt", "Task prompt", id="prompt", tooltip="Show the task the deliverables answer."),
+        Binding("f6", "guidelines", "Guidelines", id="guidelines", tooltip="Show the guidelines for judging."),
+        Binding("ctrl+b", "skip", "Skip", id="skip", tooltip="Leave this comparison for now; it comes back later."),
         Binding("ctrl+f", "flag", "Flag for later", id="flag", tooltip="Mark this comparison to revisit."),
         Binding("escape", "leave", "Back", id="leave", tooltip="Leave judging; work so far is kept."),
         Binding(
@@ -534,6 +540,19 @@ a table wider than the pane).
             return None
         one, two = (sum(v for v in side if v is not None) / len(dims) for side in scores)
         return one, two
+
+    def proposal_now(self) -> str | None:
+        """The winner the sliders on screen propose, read from the widgets (their Changed messages may be queued)."""
+        if self.item is None:
+            return None
+        rows = self.query_one("#rubric-panel", RubricPanel).rows()
+        values = [[row.value(option) for row in rows] for option in (1, 2)]
+        if not rows or any(v is None for side in values for v in side):
+            return None
+        one, two = (sum(v for v in side if v is not None) for side in values)
+        if one != two:
+            return "option_1" if one > two else "option_2"
+        return "tie" if self.item.allow_ties else None
 
     def _propose(self) -> None:
         """Offer the winner the scores suggest (enter takes it); the expert's pick stays theirs."""

@@ -30,6 +30,8 @@ class ReadingScreen(CentaurScreen):
         show: "1", "2" or "diff".
     """
 
+    EXPERT_SAFE = True
+
     DEFAULT_CSS = """
     ReadingScreen #reading-title {
         height: 1;

@@ -52,6 +52,8 @@ class DeliverableEditor(TextArea):
 class ConfirmSubmit(CentaurModal):
     """Ask before a deliverable is locked."""
 
+    EXPERT_SAFE = True
+
     BINDINGS = [
         Binding("y", "answer(True)", "Submit"),
         Binding("n,escape", "answer(False)", "Keep editing"),
@@ -91,6 +93,8 @@ class SubmittedView(CentaurScreen):
         source: The expert's work queue (`centaur_tui.services.work.open_work`).
         items: The submitted places of the queue (`locked`), in queue order.
     """
+
+    EXPERT_SAFE = True
 
     HELP = """\
 ## Submitted deliverables
@@ -158,6 +162,8 @@ class WorkScreen(DraftAutosave, CentaurScreen):
         source: The expert's work queue (`centaur_tui.services.work.open_work`).
     """
 
+    EXPERT_SAFE = True
+
     HELP = """\
 ## Writing a deliverable
 
@@ -165,17 +171,20 @@ Read the task and the assistance text (if any), then write the deliverable in Ma
 Your work is saved as you type; leaving or quitting loses nothing.
 
 - **ctrl+s**: submit (asks first; a submitted deliverable is locked)
-- **ctrl+n**: next task (this draft is kept)
+- **ctrl+b**: next task (this draft is kept)
 - **f2**: move between the task, the assistance text and the editor
 - **ctrl+o**: read your submitted deliverables (read only)
 - **escape**: back; your draft is kept
+- Paste with ctrl+v (in a browser: ctrl+v or the browser's paste); ctrl+backspace deletes a
+  word (in a browser ctrl+w closes the tab: your draft is saved)
 """
 
     SAVE_DELAY = 0.5
 
     BINDINGS = [
         Binding("ctrl+s", "submit", "Submit", id="submit", tooltip="Lock this deliverable and store it."),
-        Binding("ctrl+n", "next", "Next task", id="next", tooltip="Go to your next open task; this draft is kept."),
+        # Not ctrl+n: a browser opens a new window with it (`centaur serve` shows this screen in one).
+        Binding("ctrl+b", "next", "Next task", id="next", tooltip="Go to your next open task; this draft is kept."),
         Binding("f2", "cycle_focus", "Switch pane", id="cycle", tooltip="Task, assistance text, editor."),
         Binding(
             "ctrl+o", "submitted", "Submitted", id="submitted", tooltip="Read your submitted deliverables (read only)."

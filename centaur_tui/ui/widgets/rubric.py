@@ -439,7 +439,7 @@ class WinnerPicker(Vertical, can_focus=True):
         if action == "pick" and parameters == ("tie",):
             return self.allow_ties
         if action == "confirm":
-            return self.proposed is not None
+            return self.proposed is not None or self._proposal_now() is not None
         return True
 
     def action_pick(self, value: str, advance: bool = True) -> None:
@@ -455,9 +455,20 @@ class WinnerPicker(Vertical, can_focus=True):
             self.value = value
             self.post_message(self.Changed(self, value, advance))
 
+    def _proposal_now(self) -> str | None:
+        """The proposal from the sliders as they stand, when the screen can say (`proposal_now`).
+
+        `proposed` is set when the screen has handled the sliders' Changed messages; in a burst
+        (a browser under load: 0.5 s behind) enter right after the last digit came first, found
+        no proposal and was lost, and the rationale typed next went to this picker.
+        """
+        proposal = getattr(self.screen, "proposal_now", None)
+        return proposal() if callable(proposal) else None
+
     def action_confirm(self) -> None:
-        if self.proposed is not None:
-            self.action_pick(self.proposed)
+        proposed = self.proposed or self._proposal_now()
+        if proposed is not None:
+            self.action_pick(proposed)
 
     def action_cycle(self, step: int) -> None:
         choices = self.choices
