@@ -641,7 +641,8 @@ def read_winner_judgments(
             bad = label_problem(name)
             if bad is None and mode is not None and name not in candidates_for(session, mode):
                 known = ", ".join(candidates_for(session, mode)) or "none"
-                bad = f"{name!r} is not a {mode} candidate of this session (its candidates: {known})"
+                article = "an" if mode[0] in "aeiou" else "a"
+                bad = f"{name!r} is not {article} {mode} candidate of this session (its candidates: {known})"
             if bad is None and name in session.imported_names:
                 bad = _candidate_problem(session, name, mode or "automation", blinding, checked)
             if bad is not None:
