@@ -68,8 +68,9 @@ class Budget:
             self.stopped = True
         self.reserved.pop(key, None)
         self.refused += 1
+        digits = 2 if self.limit >= 0.01 else 4
         raise BudgetExceeded(
-            f"not sent: max_cost_usd = ${self.limit:,.2f} would be passed (spent ${self.spent:,.4f}, "
+            f"not sent: max_cost_usd = ${self.limit:,.{digits}f} would be passed (spent ${self.spent:,.4f}, "
             f"in flight up to ${sum(self.reserved.values()):,.4f}, this call up to ${worst_usd:,.4f})"
         )
 
