@@ -122,6 +122,10 @@ def _open(browser: object, url: str, size: tuple[int, int] = (1400, 900)):
     context = browser.new_context(viewport={"width": size[0], "height": size[1]})  # type: ignore[attr-defined]
     page = context.new_page()
     response = page.goto(url)
+    if "/e/" in url and response is not None and response.ok:
+        # The link's page moves on to / by a meta refresh: wait for it, or the test's next
+        # navigation races it ("interrupted by another navigation", seen once in a full run).
+        page.wait_for_url(lambda address: "/e/" not in address, timeout=30_000)
     return context, page, response
 
 
