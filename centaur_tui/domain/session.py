@@ -494,6 +494,15 @@ class BatchSettings(Strict):
     )
 
 
+def _check_candidate_names(names: list[str], what: str) -> None:
+    """Names of one list of candidates (models, imported candidates): unique, and never the unaided worker's."""
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"duplicate {what} names: {', '.join(dupes)}")
+    if PLAIN in names:
+        raise ValueError(f"{PLAIN!r} is reserved for the unaided worker")
+
+
 class Session(Strict):
     """One study: its tasks, candidate models, worker, judges, experts, runs and seed."""
 
@@ -526,12 +535,7 @@ class Session(Strict):
     @field_validator("models")
     @classmethod
     def _unique_models(cls, v: tuple[ModelSpec, ...]) -> tuple[ModelSpec, ...]:
-        names = [m.name for m in v]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"duplicate model names: {', '.join(dupes)}")
-        if PLAIN in names:
-            raise ValueError(f"{PLAIN!r} is reserved for the unaided worker")
+        _check_candidate_names([m.name for m in v], "model")
         if v and not any(m.automation or m.augmentation for m in v):
             raise ValueError("no model takes part in automation or augmentation")
         return v
@@ -539,12 +543,7 @@ class Session(Strict):
     @field_validator("candidates")
     @classmethod
     def _unique_candidates(cls, v: tuple[ImportedCandidate, ...]) -> tuple[ImportedCandidate, ...]:
-        names = [c.name for c in v]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"duplicate candidate names: {', '.join(dupes)}")
-        if PLAIN in names:
-            raise ValueError(f"{PLAIN!r} is reserved for the unaided worker")
+        _check_candidate_names([c.name for c in v], "candidate")
         for c in v:
             if not (c.automation or c.augmentation):
                 raise ValueError(f"candidate {c.name!r} takes part in neither automation nor augmentation")
