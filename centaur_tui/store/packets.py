@@ -485,7 +485,7 @@ class _Checked:
         self.winner = row["winner"]
         allowed = ("option_1", "option_2", "tie") if allow_ties else ("option_1", "option_2")
         if self.winner is None and not complete:
-            pass
+            pass  # a draft may have no winner yet
         elif self.winner == "tie" and not allow_ties:
             self._error("winner", "a tie, but this session does not allow ties (judging.allow_ties = false)")
         elif self.winner not in allowed:

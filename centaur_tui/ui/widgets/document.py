@@ -115,7 +115,7 @@ def is_markdown(text: str) -> bool:
         try:
             json.loads(stripped)
         except ValueError:
-            pass
+            pass  # a bracket that opens no JSON: judged as text below
         else:
             return False
     for token in _parser().parse(text):
