@@ -13,32 +13,12 @@ from typing import Any
 
 from centaur_tui.domain.plan import MODES
 from centaur_tui.store import MANIFEST, Store, batched_judgment_ids, export_manifest
+from centaur_tui.store.importer import OPTIONAL_JUDGMENT_COLUMNS, REQUIRED_JUDGMENT_COLUMNS, SCORE_COLUMNS
 
-JUDGMENT_COLUMNS = (
-    "run",
-    "task",
-    "mode",
-    "comparison_id",
-    "judge",
-    "judge_kind",
-    "judge_family",
-    "option1",
-    "option2",
-    "winner",
-    "option1_mean",
-    "option2_mean",
-    "valid",
-    "invalid_reason",
-    "rationale",
-    # Beyond the documented columns, so an export re-imports exactly:
-    "judgment_id",
-    "presentation",
-    "revision",
-    "attempts",
-    "seconds",
-    "batch",  # true: the judge call was answered in a provider batch (batch mode)
-)
-SCORE_COLUMNS = ("comparison_id", "judge", "candidate", "dimension", "dimension_kind", "score", "judgment_id")
+# The columns `centaur import` reads, in that order: the documented ones, then those that make an
+# export re-import exactly (judgment_id, presentation, revision, attempts, seconds; batch: the
+# judge call was answered in a provider batch). One list, so export and import cannot drift.
+JUDGMENT_COLUMNS = (*REQUIRED_JUDGMENT_COLUMNS, *OPTIONAL_JUDGMENT_COLUMNS)
 OUTPUT_COLUMNS = ("run", "task", "mode", "candidate", "worker", "text", "assistance_text", "output_id")
 
 
