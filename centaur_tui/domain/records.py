@@ -7,6 +7,31 @@ from typing import Any, Literal
 
 from centaur_tui.domain.judgment import JudgeKind
 
+# The columns of a judgments export (judgments.csv) and of its scores (scores.csv): what
+# `centaur export` writes, what `centaur import` reads, and what the statistics' frames hold.
+REQUIRED_JUDGMENT_COLUMNS = (
+    "run",
+    "task",
+    "mode",
+    "comparison_id",
+    "judge",
+    "judge_kind",
+    "judge_family",
+    "option1",
+    "option2",
+    "winner",
+    "option1_mean",
+    "option2_mean",
+    "valid",
+    "invalid_reason",
+    "rationale",
+)
+"""The documented columns of judgments.csv, each required on import."""
+OPTIONAL_JUDGMENT_COLUMNS = ("judgment_id", "presentation", "revision", "attempts", "seconds", "batch")
+"""Written by every export so that it re-imports exactly (batch: answered in a provider batch); optional on import."""
+SCORE_COLUMNS = ("comparison_id", "judge", "candidate", "dimension", "dimension_kind", "score", "judgment_id")
+"""The columns of scores.csv and of the statistics' score frame."""
+
 
 @dataclass(frozen=True)
 class CallRecord:

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from centaur_tui.domain.plan import MODES
+from centaur_tui.domain.records import OPTIONAL_JUDGMENT_COLUMNS, REQUIRED_JUDGMENT_COLUMNS, SCORE_COLUMNS
 from centaur_tui.store import MANIFEST, Store, batched_judgment_ids, export_manifest
-from centaur_tui.store.importer import OPTIONAL_JUDGMENT_COLUMNS, REQUIRED_JUDGMENT_COLUMNS, SCORE_COLUMNS
 
 # The columns `centaur import` reads, in that order: the documented ones, then those that make an
 # export re-import exactly (judgment_id, presentation, revision, attempts, seconds; batch: the

@@ -28,33 +28,19 @@ import numpy as np
 import pandas as pd
 
 from centaur_tui.domain.plan import MODES
-from centaur_tui.domain.records import RowTable
+from centaur_tui.domain.records import (
+    OPTIONAL_JUDGMENT_COLUMNS,
+    REQUIRED_JUDGMENT_COLUMNS,
+    SCORE_COLUMNS,
+    RowTable,
+)
 from centaur_tui.domain.session import PLAIN, Session
 
 STATUSES = ("ok", "invalid", "superseded", "other_kind", "ineligible", "unknown_comparison", "malformed")
 """Every value of the judgments frame's `status` column, `ok` first."""
 
-JUDGMENT_COLUMNS = (
-    "run",
-    "task",
-    "mode",
-    "comparison_id",
-    "judge",
-    "judge_kind",
-    "judge_family",
-    "option1",
-    "option2",
-    "winner",
-    "option1_mean",
-    "option2_mean",
-    "valid",
-    "invalid_reason",
-    "rationale",
-    "judgment_id",
-    "presentation",
-    "revision",
-)
-SCORE_COLUMNS = ("comparison_id", "judge", "candidate", "dimension", "dimension_kind", "score", "judgment_id")
+JUDGMENT_COLUMNS = (*REQUIRED_JUDGMENT_COLUMNS, *OPTIONAL_JUDGMENT_COLUMNS[:3])
+"""The judgments frame: the export's documented columns, then judgment_id, presentation, revision."""
 DIM_PREFIX = "dim:"
 """Prefix of the option-scores columns holding one general dimension's score."""
 PACK_BASE = 16

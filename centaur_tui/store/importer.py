@@ -33,31 +33,19 @@ from typing import Any, cast
 
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.plan import Comparison, Mode, digest, eligible_judges
-from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRecord
+from centaur_tui.domain.records import (
+    OPTIONAL_JUDGMENT_COLUMNS,
+    REQUIRED_JUDGMENT_COLUMNS,
+    SCORE_COLUMNS,
+    ComparisonRecord,
+    JudgmentRecord,
+    ScoreRecord,
+)
 from centaur_tui.domain.session import ExpertSpec, Session
 from centaur_tui.domain.task import Rubric
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 
-REQUIRED_JUDGMENT_COLUMNS = (
-    "run",
-    "task",
-    "mode",
-    "comparison_id",
-    "judge",
-    "judge_kind",
-    "judge_family",
-    "option1",
-    "option2",
-    "winner",
-    "option1_mean",
-    "option2_mean",
-    "valid",
-    "invalid_reason",
-    "rationale",
-)
-OPTIONAL_JUDGMENT_COLUMNS = ("judgment_id", "presentation", "revision", "attempts", "seconds", "batch")
-SCORE_COLUMNS = ("comparison_id", "judge", "candidate", "dimension", "dimension_kind", "score", "judgment_id")
 JUDGE_KINDS = ("llm", "expert")
 MAX_PROBLEMS = 25
 """Problems listed in one error message; the rest are counted."""
