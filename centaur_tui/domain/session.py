@@ -411,13 +411,25 @@ class StatisticsParams(Strict):
     """Defaults of the report's statistics that a study fixes in advance (`centaur report` flags override them)."""
 
     alt_epsilon: float = Field(
-        REPORT_DEFAULTS.alt_epsilon, strict=True, ge=0.0, le=1.0, description="Alt-test cost-benefit margin (0.2 experts, 0.1 crowd)."
+        REPORT_DEFAULTS.alt_epsilon,
+        strict=True,
+        ge=0.0,
+        le=1.0,
+        description="Alt-test cost-benefit margin (0.2 experts, 0.1 crowd).",
     )
     alt_min_experts_per_item: int = Field(
-        REPORT_DEFAULTS.alt_min_experts_per_item, strict=True, ge=2, le=1000, description="Alt-test: fewest experts on a comparison (the authors allow 2)."
+        REPORT_DEFAULTS.alt_min_experts_per_item,
+        strict=True,
+        ge=2,
+        le=1000,
+        description="Alt-test: fewest experts on a comparison (the authors allow 2).",
     )
     ppr_alpha: float = Field(
-        REPORT_DEFAULTS.ppr_alpha, strict=True, gt=0.0, lt=1.0, description="Prediction-powered rank-sets: coverage >= 1 - alpha."
+        REPORT_DEFAULTS.ppr_alpha,
+        strict=True,
+        gt=0.0,
+        lt=1.0,
+        description="Prediction-powered rank-sets: coverage >= 1 - alpha.",
     )
     ppr_method: PPRMethod = Field(REPORT_DEFAULTS.ppr_method, description="Rank-sets' simultaneous intervals.")
 

@@ -751,7 +751,16 @@ class Validity(_Model):
 class ExpertsSection(_WithAbsent):
     """Experts vs LLM judges; the sub-sections are absent (not null) when no expert judged."""
 
-    ABSENT_WHEN_NONE = ("counts", "agreement", "loo_majority", "panel_majority", "rankings", "bias", "alt_test", "headline")
+    ABSENT_WHEN_NONE = (
+        "counts",
+        "agreement",
+        "loo_majority",
+        "panel_majority",
+        "rankings",
+        "bias",
+        "alt_test",
+        "headline",
+    )
 
     present: bool
     note: str | None
@@ -951,6 +960,7 @@ class ReportDocument(_WithAbsent):
         rows of the whole session and of each mode, and the per-judge rows of choice-rubric
         consistency and position bias.
         """
+
         def missing(row: OutcomeRow | None) -> int:
             return row.missing if row is not None else 0
 

@@ -23,18 +23,6 @@ import pandas as pd
 from scipy import sparse, stats
 
 from centaur_tui.domain.report_options import REPORT_DEFAULTS
-from centaur_tui.stats.agreement import (
-    CHANCE_DECISIVE,
-    CHANCE_WITH_TIES,
-    block_agreement,
-    code_counts,
-    group_alpha,
-    kappa_from_confusion,
-    kappa_table,
-    majority,
-)
-from centaur_tui.stats.alt_test import EPSILON, FDR_Q, MIN_ITEMS, alt_test
-from centaur_tui.stats.bradley_terry import bradley_terry, fit_strengths
 from centaur_tui.report.document import (
     AgreementBlockRow,
     AlphaRow,
@@ -51,10 +39,10 @@ from centaur_tui.report.document import (
     HeadlineRow,
     HeadlineTable,
     KappaRow,
-    LeniencyRow,
-    LeniencyTable,
     LengthBiasRow,
     LengthBiasTable,
+    LeniencyRow,
+    LeniencyTable,
     LooMajorityRow,
     LooMajorityTable,
     PanelCandidateRow,
@@ -66,6 +54,18 @@ from centaur_tui.report.document import (
     RepeatsRow,
     RepeatsTable,
 )
+from centaur_tui.stats.agreement import (
+    CHANCE_DECISIVE,
+    CHANCE_WITH_TIES,
+    block_agreement,
+    code_counts,
+    group_alpha,
+    kappa_from_confusion,
+    kappa_table,
+    majority,
+)
+from centaur_tui.stats.alt_test import EPSILON, FDR_Q, MIN_ITEMS, alt_test
+from centaur_tui.stats.bradley_terry import bradley_terry, fit_strengths
 from centaur_tui.stats.common import bootstrap_weights, interval, json_value, percentile_interval, rows
 from centaur_tui.stats.frames import Frames, status_counts
 from centaur_tui.stats.rankings import TIE_DIGITS

@@ -92,9 +92,7 @@ def productivity(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return out.reset_index()[columns]
 
 
-def human_arm_section(
-    document: ReportDocument, productivity_rows: list[dict[str, Any]]
-) -> HumanWorkersSection:
+def human_arm_section(document: ReportDocument, productivity_rows: list[dict[str, Any]]) -> HumanWorkersSection:
     """The human-worker section: rankings, their correlation, productivity."""
     table = productivity(productivity_rows)
     return HumanWorkersSection(

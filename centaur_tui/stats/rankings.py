@@ -6,7 +6,6 @@ Follows STATISTICS.md, "Rankings" 1-7. Lower ranks are better (1 = best) everywh
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import numpy as np
 import pandas as pd

@@ -212,7 +212,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
     winner_only = int((unscored & (j["status"] == "ok").to_numpy()).sum())
     winner_only_all = int((unscored & j["status"].isin(["ok", "other_kind"]).to_numpy()).sum())
     document = ReportDocument(
-        schema=SCHEMA,
+        schema_=SCHEMA,
         session=design.session,
         simulated=bool(design.simulated),
         banner=SIMULATED_BANNER if design.simulated else None,
