@@ -1139,8 +1139,9 @@ def experts_vs_llm(frames: Frames, options: ExpertOptions | None = None) -> Expe
         options: Method choices.
 
     Returns:
-        The section as `doc` (JSON-ready: NaN is None, with a reason beside it) and its frames
-        as `tables`. Without expert judgments, `doc` only says so.
+        The typed section as `section` (an undefined number is None, with a reason beside it;
+        a part not computed is None) and its frames as `tables`. Without expert judgments, the
+        section only says so.
     """
     options = options or ExpertOptions()
     opts = ExpertOptionsDoc(
