@@ -9,39 +9,57 @@ from typing import Any
 import pytest
 from matplotlib.figure import Figure
 
+from centaur_tui.report.document import (
+    ExpertAgreement,
+    ExpertCounts,
+    ExpertsSection,
+    KappaRow,
+    PanelCandidateRow,
+    PanelRankingRow,
+    PanelRankings,
+    ReportDocument,
+)
 from centaur_tui.stats import figures
 
 
-def experts_doc(n_experts: int, n_llms: int, candidates: list[str], ranks: list[float], simulated: bool) -> dict:
+def experts_doc(
+    n_experts: int, n_llms: int, candidates: list[str], ranks: list[float], simulated: bool
+) -> ReportDocument:
+    """A document holding only what Figures 16 and 17 read (`model_construct`: the rest is beside the point)."""
     names = [f"expert_{i}" for i in range(n_experts)] + [f"judge-model-{i}" for i in range(n_llms)]
     kappa = [
-        {"judge_1": a, "judge_2": b, "agreement": (i + k) % 10 / 10, "n": 7 + i + k}
+        KappaRow.model_construct(judge_1=a, judge_2=b, agreement=(i + k) % 10 / 10, n=7 + i + k)
         for (i, a), (k, b) in itertools.combinations(enumerate(names), 2)
     ]
     rows, cells = [], []
     for mode in ("automation", "augmentation"):
         rows.append(
-            {"mode": mode, "task": "(all tasks)", "spearman": 0.8, "spearman_ci_low": 0.5, "spearman_ci_high": 0.95}
-            | {"n": len(candidates)}
+            PanelRankingRow.model_construct(
+                mode=mode,
+                task="(all tasks)",
+                spearman=0.8,
+                spearman_ci_low=0.5,
+                spearman_ci_high=0.95,
+                n=len(candidates),
+            )
         )
         for task in ("(all tasks)", "t1"):
             for c, r in zip(candidates, ranks, strict=True):
-                cells.append({"mode": mode, "task": task, "candidate": c, "expert_rank": r, "llm_rank": r})
-    return {
-        "simulated": simulated,
-        "experts": {
-            "counts": {
-                "experts": names[:n_experts],
-                "llm_judges": names[n_experts:],
-                "reference_comparisons": 12345,
-            },
-            "agreement": {"kappa": kappa},
-            "rankings": {"rows": rows, "candidates": cells},
-        },
-    }
+                cells.append(
+                    PanelCandidateRow.model_construct(mode=mode, task=task, candidate=c, expert_rank=r, llm_rank=r)
+                )
+    experts = ExpertsSection.model_construct(
+        present=True,
+        counts=ExpertCounts.model_construct(
+            experts=names[:n_experts], llm_judges=names[n_experts:], reference_comparisons=12345
+        ),
+        agreement=ExpertAgreement.model_construct(kappa=kappa),
+        rankings=PanelRankings.model_construct(rows=rows, candidates=cells),
+    )
+    return ReportDocument.model_construct(simulated=simulated, experts=experts)
 
 
-def drawn(monkeypatch, draw: Any, doc: dict, path: Path) -> Figure:
+def drawn(monkeypatch, draw: Any, doc: ReportDocument, path: Path) -> Figure:
     shown: list[Figure] = []
     real = figures.save
 

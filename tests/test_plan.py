@@ -105,9 +105,10 @@ def test_simulated_experts_give_agreement_intervals_covering_the_simulation_and_
     assert {r["finding"] for r in ex["headline"]["rows"]} == {"best solver", "best assistant", "plain beats assisted"}
     length = next(r for r in ex["bias"]["length"]["rows"] if r["judge"] == "sim_expert_1")
     assert length["share_longer"] is not None or length["reason"] == "output lengths not given to the statistics"
+    from centaur_tui.report import ReportDocument
     from centaur_tui.stats.figures import agreement_matrix, expert_rank_scatter
 
-    doc = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    doc = ReportDocument.from_json((tmp_path / "r.json").read_text(encoding="utf-8"))
     for draw, name in ((agreement_matrix, "a.png"), (expert_rank_scatter, "b.png")):
         assert draw(doc, tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

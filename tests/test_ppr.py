@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +15,12 @@ from centaur_tui.stats import ppr
 from centaur_tui.stats.synthetic import ppr_studies
 
 DATA = Path(__file__).parent / "data"
+
+
+def _as_dict(result: tuple[Any, dict]) -> tuple[dict, dict]:
+    """The section as its JSON-ready dict (these tests check the JSON `centaur report --json` writes)."""
+    section, tables = result
+    return section.to_dict(), tables
 
 
 def test_estimate_by_hand_two_candidates() -> None:
@@ -176,7 +183,9 @@ def _study() -> tuple[object, list[dict[str, str]]]:
 
 def test_report_section_by_hand_uses_only_random_draws() -> None:
     d, rows = _study()
-    section, _ = ppr.prediction_powered(d.frames(assignment_rows=rows), ppr.PPROptions(lam="one", min_labeled=1))  # type: ignore[attr-defined]
+    section, _ = _as_dict(
+        ppr.prediction_powered(d.frames(assignment_rows=rows), ppr.PPROptions(lam="one", min_labeled=1))
+    )  # type: ignore[attr-defined]
     json.dumps(section, allow_nan=False)
     assert section["expert_verdicts"] == 4 and section["expert_verdicts_used"] == 3
     assert section["excluded_not_random"] == {"stratified": 1}
@@ -194,13 +203,13 @@ def test_report_section_by_hand_uses_only_random_draws() -> None:
 def test_report_section_refuses_non_random_subsets_and_flags_any_subset() -> None:
     d, rows = _study()
     stratified = [{**r, "strategy": "stratified"} for r in rows]
-    section, _ = ppr.prediction_powered(d.frames(assignment_rows=stratified))  # type: ignore[attr-defined]
+    section, _ = _as_dict(ppr.prediction_powered(d.frames(assignment_rows=stratified)))  # type: ignore[attr-defined]
     assert section["present"] and "modes" not in section and section["note"].startswith("Refused")
     assert section["excluded_not_random"] == {"stratified": 4}
     # No assignment at all (imported judgments): not known to be random either.
-    section, _ = ppr.prediction_powered(d.frames())  # type: ignore[attr-defined]
+    section, _ = _as_dict(ppr.prediction_powered(d.frames()))  # type: ignore[attr-defined]
     assert section["excluded_not_random"] == {"(no assignment: imported)": 4} and "modes" not in section
-    flagged, _ = ppr.prediction_powered(d.frames(), ppr.PPROptions(any_subset=True, min_labeled=1))  # type: ignore[attr-defined]
+    flagged, _ = _as_dict(ppr.prediction_powered(d.frames(), ppr.PPROptions(any_subset=True, min_labeled=1)))  # type: ignore[attr-defined]
     assert flagged["expert_verdicts_used"] == 4 and "holds only if" in flagged["note"]
     assert flagged["modes"][0]["labeled"] == 4
 
@@ -237,7 +246,7 @@ def test_figure_of_the_rank_sets(tmp_path: Path) -> None:
 
 def test_candidates_with_too_few_expert_comparisons_are_not_ordered() -> None:
     d, rows = _study()
-    section, _ = ppr.prediction_powered(d.frames(assignment_rows=rows), ppr.PPROptions(min_labeled=3))  # type: ignore[attr-defined]
+    section, _ = _as_dict(ppr.prediction_powered(d.frames(assignment_rows=rows), ppr.PPROptions(min_labeled=3)))  # type: ignore[attr-defined]
     (mode,) = section["modes"]
     assert "fewer than 3 expert comparisons involve A, B, C" in mode["reason"]
     assert all(r["ppr_theta"] is None and (r["ppr_low"], r["ppr_high"]) == (1, 3) for r in mode["rows"])
@@ -249,6 +258,6 @@ def test_only_the_exact_strategy_counts_as_random(strategy: str) -> None:
     hostile = [{**r, "strategy": strategy} for r in rows]
     # An assignment row of a comparison or expert that does not exist changes nothing.
     hostile.append({"expert": "ghost", "comparison_id": "c:nowhere", "strategy": "uniform-random"})
-    section, _ = ppr.prediction_powered(d.frames(assignment_rows=hostile))  # type: ignore[attr-defined]
+    section, _ = _as_dict(ppr.prediction_powered(d.frames(assignment_rows=hostile)))  # type: ignore[attr-defined]
     assert section["expert_verdicts_used"] == 0 and section["note"].startswith("Refused")
     assert sum(section["excluded_not_random"].values()) == 4

@@ -148,8 +148,8 @@ def test_the_session_threshold_applies_and_an_expert_without_gold_is_kept_by_nam
     study = load_session(path)
     with Store(study.database) as store:
         seat = seat_section(study, store)
-    assert seat["left_out"] == [] and seat["min_gold_pass"] == 0.8
-    assert "no gold check judged" in seat["note"] and "ann" in seat["note"]
+    assert seat.left_out == [] and seat.min_gold_pass == 0.8
+    assert seat.note is not None and "no gold check judged" in seat.note and "ann" in seat.note
 
 
 def test_packets_hold_no_practice_or_gold_place(tmp_path: Path) -> None:

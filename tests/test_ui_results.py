@@ -169,15 +169,17 @@ def test_rank_colours_and_scatter() -> None:
     assert lines[4] == "    4 |B" + " " * 19  # worst in both: bottom left
     assert lines[1][7:].index("C") == 10  # Beta: automation 2.5 half-way across, augmentation 2.0 a third down
     assert "A Alpha (1.00, 1.00)" in lines and "B Delta (4.00, 4.00)" in lines
-    doc = {
-        "modes": [
-            {"mode": "automation", "overall": [{"candidate": "A", "mean_rank": 1.5}]},
-            {
-                "mode": "augmentation",
-                "overall": [{"candidate": "A", "mean_rank": 2.0}, {"candidate": "plain", "mean_rank": 1.0}],
-            },
-        ]
-    }
+    from centaur_tui.report.document import ModeReport, OverallRow, ReportDocument
+
+    def mode(name: str, ranks: dict[str, float | None]) -> ModeReport:
+        # Only the fields scatter_points reads (model_construct: the rest of a mode is beside the point).
+        return ModeReport.model_construct(
+            mode=name, overall=[OverallRow.model_construct(candidate=c, mean_rank=r) for c, r in ranks.items()]
+        )
+
+    doc = ReportDocument.model_construct(
+        modes=[mode("automation", {"A": 1.5, "B": None}), mode("augmentation", {"A": 2.0, "B": 1.0, "plain": 1.0})]
+    )
     assert scatter_points(doc) == [("A", 1.5, 2.0)]
 
 

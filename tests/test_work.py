@@ -126,7 +126,8 @@ def test_cli_assign_work(write_session):
 
 
 def test_report_ranks_conditions_for_human_workers_beside_the_worker_model(write_session):
-    from centaur_tui.stats.human_arm import human_arm_doc, human_arm_text, productivity
+    from centaur_tui.report import human_workers_text
+    from centaur_tui.stats.human_arm import human_arm_section, productivity
 
     path = arm_session(write_session)
     study = load_session(path)
@@ -149,18 +150,18 @@ def test_report_ranks_conditions_for_human_workers_beside_the_worker_model(write
     assert "Productivity per condition (6 submitted" in result.output
     from centaur_tui.services.report import session_report
 
-    doc = session_report(study, human_workers=False, bootstrap=0, permutation=False).doc
-    assert HUMAN_MODE in {m["mode"] for m in doc["modes"]}  # its own tournament, apart from the model worker's
-    model_arm = next(m for m in doc["modes"] if m["mode"] == "augmentation")
-    assert set(model_arm["candidates"]) == {"Alpha", "Beta", "Gamma", "Delta", PLAIN}
+    document = session_report(study, human_workers=False, bootstrap=0, permutation=False).document
+    assert HUMAN_MODE in {m.mode for m in document.modes}  # its own tournament, apart from the model worker's
+    model_arm = document.mode("augmentation")
+    assert model_arm is not None and set(model_arm.candidates) == {"Alpha", "Beta", "Gamma", "Delta", PLAIN}
     with Store(study.database) as store:
-        section = human_arm_doc(doc, WorkStore(store).productivity_rows())
-    ranked = [r["condition"] for r in section["assistants"]["rows"]]
+        section = human_arm_section(document, WorkStore(store).productivity_rows())
+    ranked = [r.condition for r in section.assistants.rows]
     assert sorted(ranked) == ["Alpha", "Gamma", PLAIN]
-    assert section["assistants"]["spearman"]["n"] == 3
+    assert section.assistants.spearman.n == 3
     table = productivity(WorkStore(Store(study.database)).productivity_rows())
     assert table.set_index("condition").loc[PLAIN, "mean_seconds"] == 120.0
-    assert "Spearman" in human_arm_text(section)
+    assert "Spearman" in human_workers_text(document.with_human_workers(section))
 
 
 def test_the_work_screen_logs_and_counts_every_mask_it_inserts(write_session):

@@ -14,9 +14,11 @@ from typing import Any
 
 import click
 
+from centaur_tui.domain.report_options import RANK_METHODS, REPORT_DEFAULTS
 from centaur_tui.services.session import open_session
 
-RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
+D = REPORT_DEFAULTS
+"""Every flag's default (`domain.report_options`: the services and the app take the same)."""
 
 
 @click.command()
@@ -27,30 +29,30 @@ RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
 @click.option(
     "--rank-method",
     type=click.Choice(RANK_METHODS),
-    default="mean_win_rate",
+    default=D.rank_method,
     show_default=True,
     help="Within-run rank: mean win rate over judges, per-judge ranks averaged, or pooled win rate.",
 )
 @click.option(
     "--judges",
     type=click.Choice(["llm", "expert", "all"]),
-    default="llm",
+    default=D.judge_kinds[0] if len(D.judge_kinds) == 1 else "all",
     show_default=True,
     help="Which judges' judgments the statistics use.",
 )
 @click.option(
     "--bootstrap",
     type=click.IntRange(0, 100_000),
-    default=200,
+    default=D.bootstrap,
     show_default=True,
     help="Bradley-Terry bootstrap replicates (0: no intervals).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--seed", type=int, default=D.seed, show_default=True, help="Seed of the bootstrap.")
 @click.option("--no-exact-p", is_flag=True, help="Skip the exact permutation p-values of the cross-mode correlations.")
 @click.option(
     "--alt-epsilon",
     type=click.FloatRange(0.0, 1.0),
-    default=0.2,
+    default=D.alt_epsilon,
     show_default=True,
     help="Alternative annotator test: the advantage an expert may keep (0.2 experts, 0.15 skilled, 0.1 crowd); "
     "default: the session's [statistics] alt_epsilon.",
@@ -58,7 +60,7 @@ RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
 @click.option(
     "--alt-min-experts",
     type=click.IntRange(2, 1000),
-    default=3,
+    default=D.alt_min_experts_per_item,
     show_default=True,
     help="Alternative annotator test: fewest experts on a comparison (the authors allow 2); default: the "
     "session's [statistics] alt_min_experts_per_item.",
@@ -66,7 +68,7 @@ RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
 @click.option(
     "--ppr-alpha",
     type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
-    default=0.1,
+    default=D.ppr_alpha,
     show_default=True,
     help="Prediction-powered rank-sets cover the experts' ranking with probability >= 1 - alpha; default: the "
     "session's [statistics] ppr_alpha.",
@@ -74,7 +76,7 @@ RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
 @click.option(
     "--ppr-method",
     type=click.Choice(["chatzi", "bonferroni"]),
-    default="chatzi",
+    default=D.ppr_method,
     show_default=True,
     help="Simultaneous intervals of the rank-sets: the paper's chi-square ellipsoid, or Bonferroni over pairs; "
     "default: the session's [statistics] ppr_method.",
@@ -83,7 +85,7 @@ RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
     "--ppr-lambda",
     "ppr_lam",
     type=click.Choice(["tuned", "one", "zero"]),
-    default="tuned",
+    default=D.ppr_lam,
     show_default=True,
     help="Weight of the LLM comparisons: tuned (PPI++), one (PPI), zero (experts only).",
 )
@@ -95,7 +97,7 @@ RANK_METHODS = ("mean_win_rate", "rank_per_judge", "pooled")
 @click.option(
     "--ppr-min-labeled",
     type=click.IntRange(1, 1_000_000),
-    default=10,
+    default=D.ppr_min_labeled,
     show_default=True,
     help="Fewest expert comparisons of a candidate for the prediction-powered ranking to order it.",
 )

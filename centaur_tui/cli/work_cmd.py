@@ -71,10 +71,11 @@ def work_report(session: str, json_file: Path | None) -> None:
 
     study = open_session(session)
     rep = session_report(study, human_workers=True, bootstrap=0, permutation=False)
-    section = rep.doc["human_workers"]
+    section = rep.document.human_workers
     if rep.document.simulated:
         say_simulated()
     click.echo(human_workers_text(rep.document), nl=False)
     if json_file is not None:
-        json_file.write_text(json.dumps(section, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        data = section.to_dict() if section is not None else None
+        json_file.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
         click.echo(f"wrote {json_file}")

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from centaur_tui.domain.report_options import REPORT_DEFAULTS, PPRMethod
 from centaur_tui.domain.task import MAX_LABEL, SLUG, Strict
 
 PLAIN = "plain"
@@ -410,15 +411,27 @@ class StatisticsParams(Strict):
     """Defaults of the report's statistics that a study fixes in advance (`centaur report` flags override them)."""
 
     alt_epsilon: float = Field(
-        0.2, strict=True, ge=0.0, le=1.0, description="Alt-test cost-benefit margin (0.2 experts, 0.1 crowd)."
+        REPORT_DEFAULTS.alt_epsilon,
+        strict=True,
+        ge=0.0,
+        le=1.0,
+        description="Alt-test cost-benefit margin (0.2 experts, 0.1 crowd).",
     )
     alt_min_experts_per_item: int = Field(
-        3, strict=True, ge=2, le=1000, description="Alt-test: fewest experts on a comparison (the authors allow 2)."
+        REPORT_DEFAULTS.alt_min_experts_per_item,
+        strict=True,
+        ge=2,
+        le=1000,
+        description="Alt-test: fewest experts on a comparison (the authors allow 2).",
     )
     ppr_alpha: float = Field(
-        0.1, strict=True, gt=0.0, lt=1.0, description="Prediction-powered rank-sets: coverage >= 1 - alpha."
+        REPORT_DEFAULTS.ppr_alpha,
+        strict=True,
+        gt=0.0,
+        lt=1.0,
+        description="Prediction-powered rank-sets: coverage >= 1 - alpha.",
     )
-    ppr_method: Literal["chatzi", "bonferroni"] = Field("chatzi", description="Rank-sets' simultaneous intervals.")
+    ppr_method: PPRMethod = Field(REPORT_DEFAULTS.ppr_method, description="Rank-sets' simultaneous intervals.")
 
 
 class Limits(Strict):

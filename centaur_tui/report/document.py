@@ -1,19 +1,27 @@
 """Provides the typed report document: every section of `centaur report` as pydantic models (docs/report.md).
 
-`stats.report.build_report` validates the statistics' JSON-ready records into a
-`ReportDocument`; `to_dict` / `to_json` give back exactly the dict and the JSON `centaur report
---json` writes (same keys, same order, NaN as null), and `from_json` / `from_dict` read them
-again (the disk cache, the report process's replies). Models are strict and forbid unknown
-keys, so a statistic that changes its columns without this file fails the tests instead of
-writing a document nobody documented.
+The statistics (`stats.report.build_report`, `stats.experts`, `stats.ppr`, `stats.human_arm`)
+build these models section by section, and every renderer (`report.render`, the results
+screen) reads them by attribute, so the type checker checks both sides. `to_dict` / `to_json`
+give the dict and the JSON `centaur report --json` writes (keys in field order, NaN as null,
+an optional section absent rather than null), and `from_json` / `from_dict` read them again
+(the disk cache, the report process's replies). Models are strict and forbid unknown keys, so a
+statistic that changes its columns without this file fails the tests instead of writing a
+document nobody documented.
+
+To add a section: a model here (rows as a `list[RowModel]`, an optional section as
+`Model | None = None` listed in its parent's `ABSENT_WHEN_NONE`), its field on the parent,
+the statistic that fills it (`stats.common.rows` turns a frame into row models), a section
+builder in `report.render` (one small function) added to `render.sections`, and its keys in
+docs/report.md.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 SCHEMA = "centaur-report/1"
 SIMULATED_BANNER = (
@@ -34,6 +42,24 @@ class _Model(BaseModel):
     def from_dict(cls: type[_M], data: dict[str, Any]) -> _M:
         """Validate a JSON-ready dict (as `to_dict` gives) into the model."""
         return cls.model_validate(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict (NaN stays NaN: the statistics give None for an undefined number)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class _WithAbsent(_Model):
+    """A model with optional sections that are left out of its dict (not written as null) when None."""
+
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _leave_out_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in self.ABSENT_WHEN_NONE:
+            if name in data and data[name] is None:
+                del data[name]
+        return data
 
 
 class ConsistencyJudgeTable(_Model):
@@ -722,8 +748,19 @@ class Validity(_Model):
     position_bias: PositionBiasTable
 
 
-class ExpertsSection(_Model):
+class ExpertsSection(_WithAbsent):
     """Experts vs LLM judges; the sub-sections are absent (not null) when no expert judged."""
+
+    ABSENT_WHEN_NONE = (
+        "counts",
+        "agreement",
+        "loo_majority",
+        "panel_majority",
+        "rankings",
+        "bias",
+        "alt_test",
+        "headline",
+    )
 
     present: bool
     note: str | None
@@ -780,8 +817,10 @@ class PPRMode(_Model):
     rows: list[PPRRow]
 
 
-class PPRSection(_Model):
+class PPRSection(_WithAbsent):
     """Prediction-powered rankings (Chatzi et al., 2024): LLM comparisons corrected by a random expert subset."""
+
+    ABSENT_WHEN_NONE = ("random_subset", "expert_verdicts", "expert_verdicts_used", "excluded_not_random", "modes")
 
     present: bool
     note: str | None
@@ -847,7 +886,7 @@ class OutcomeRow(_Model):
     missing: int
 
 
-class OutcomesSection(_Model):
+class OutcomesSection(_WithAbsent):
     """Every planned item of the session and its outcome (domain/outcomes.py), read from the store.
 
     `failed`: nothing stored although the inputs are (the call failed for good, or a stopped run
@@ -861,18 +900,23 @@ class OutcomesSection(_Model):
     judges: dict[str, OutcomeRow]
     modes: dict[str, OutcomeRow]
     failed_calls: int
-    batched_judgments: int = 0
-    """LLM judgments whose judge call was answered in a provider batch (batch mode; `batch` in judgments.csv)."""
-    batches_in_flight: int = 0
-    """Batches not collected yet: their calls count as failed until a run collects them."""
+    batched_judgments: int | None = None
+    """LLM judgments whose judge call was answered in a provider batch (batch mode; `batch` in judgments.csv);
+    absent for a session that never used batch mode."""
+    batches_in_flight: int | None = None
+    """Batches not collected yet: their calls count as failed until a run collects them; absent as above."""
+
+    ABSENT_WHEN_NONE = ("batched_judgments", "batches_in_flight")
 
 
 _Excluding = TypeVar("_Excluding", ModeReport, ReliabilityRow, ChoiceRubricRow, PositionBiasRow)
 """The rows with an `excluded` object that `ReportDocument.with_outcomes` adds missing judgments to."""
 
 
-class ReportDocument(_Model):
+class ReportDocument(_WithAbsent):
     """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
+
+    ABSENT_WHEN_NONE = ("ppr", "human_workers", "outcomes", "seat")
 
     schema_: str = Field(alias="schema")
     session: str
@@ -900,17 +944,15 @@ class ReportDocument(_Model):
         """The section of one mode, or None when the session has no such mode."""
         return next((m for m in self.modes if m.mode == name), None)
 
-    def with_human_workers(self, section: dict[str, Any] | HumanWorkersSection) -> ReportDocument:
-        """This document with the human-worker arm's section (`stats.human_arm.human_arm_doc`) added."""
-        value = section if isinstance(section, HumanWorkersSection) else HumanWorkersSection.from_dict(section)
-        return self.model_copy(update={"human_workers": value})
+    def with_human_workers(self, section: HumanWorkersSection) -> ReportDocument:
+        """This document with the human-worker arm's section (`stats.human_arm.human_arm_section`) added."""
+        return self.model_copy(update={"human_workers": section})
 
-    def with_seat(self, section: dict[str, Any] | SeatSection) -> ReportDocument:
+    def with_seat(self, section: SeatSection) -> ReportDocument:
         """This document with the experts-at-work section (`services.report.seat_section`) added."""
-        value = section if isinstance(section, SeatSection) else SeatSection.from_dict(section)
-        return self.model_copy(update={"seat": value})
+        return self.model_copy(update={"seat": section})
 
-    def with_outcomes(self, section: dict[str, Any] | OutcomesSection) -> ReportDocument:
+    def with_outcomes(self, value: OutcomesSection) -> ReportDocument:
         """This document with the planned items' outcomes, and `missing` judgments in the `excluded` denominators.
 
         A planned judgment with nothing stored is left out of every statistic like an invalid one,
@@ -918,7 +960,6 @@ class ReportDocument(_Model):
         rows of the whole session and of each mode, and the per-judge rows of choice-rubric
         consistency and position bias.
         """
-        value = section if isinstance(section, OutcomesSection) else OutcomesSection.from_dict(section)
 
         def missing(row: OutcomeRow | None) -> int:
             return row.missing if row is not None else 0
@@ -956,10 +997,6 @@ class ReportDocument(_Model):
                 "reliability": self.reliability.model_copy(update={"rows": reliability}),
             }
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready dict: exactly the keys the statistics wrote, in their order."""
-        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
     def to_json(self, indent: int | None = 2) -> str:
         """The document as `centaur report --json` writes it (no NaN, UTF-8 kept, no trailing newline)."""

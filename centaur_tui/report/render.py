@@ -3,9 +3,14 @@
 Every rendering is built from the same list of sections (title, notes, table), so the
 terminal report, the Markdown report and the app's results screen always hold the same
 numbers. Text tables wider than the page are split into column blocks that repeat the first
-column. Every public function takes a `ReportDocument` (or its JSON-ready dict, as
-`ReportDocument.to_dict` gives); the section builders read the dict form, the JSON shape of
-docs/report.md.
+column. Every public function takes a `ReportDocument` (a JSON-ready dict, as
+`ReportDocument.to_dict` gives, is validated into one first); the section builders read it by
+attribute, so the type checker checks them against `report.document`.
+
+To add a section: write one small builder `_name_section(doc, part) -> Section` (or a list of
+them) reading the part's model, and call it from `sections` (and from the results screen, if it
+shows it there); an optional part is `None` when absent, so the builder starts with
+`if part is None: return []`.
 """
 
 from __future__ import annotations
@@ -13,11 +18,33 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
-from centaur_tui.report.document import ReportDocument
+from centaur_tui.report.document import (
+    AltTest,
+    BestByTaskRow,
+    Criterion,
+    ExpertAgreement,
+    ExpertBias,
+    ExpertCounts,
+    ExpertOptionsDoc,
+    HeadlineTable,
+    HumanSpearman,
+    HumanWorkersSection,
+    LooMajorityTable,
+    ModeReport,
+    OutcomesSection,
+    PanelMajority,
+    PanelRankings,
+    PPRMode,
+    PPRSection,
+    Profiles,
+    ReportDocument,
+    SeatSection,
+    Validity,
+)
 
 Doc: TypeAlias = "ReportDocument | dict[str, Any]"
 
@@ -38,6 +65,10 @@ RANK_METHOD_WORDS = {
     "rank_per_judge": "each judge ranks by win rate, ranks averaged over judges (paper's literal wording)",
     "pooled": "one win rate pooled over all judges, then ranked (average ranks for ties)",
 }
+KIND_WORDS = {"expert": "expert", "llm": "LLM"}
+
+Number: TypeAlias = "float | int | bool | None"
+"""A number as the document holds it: None where a statistic is undefined."""
 
 
 @dataclass
@@ -86,23 +117,28 @@ class ModeSections:
     denominators: str
 
 
+class _HasReason(Protocol):
+    @property
+    def reason(self) -> str | None: ...
+
+
 def header_text(header: str) -> str:
     """A header on one line: multi-line headers were ids split at "_", joined back the same way."""
     return header.replace("\n", "_" if " " not in header else " ")
 
 
-def as_dict(doc: Doc) -> dict[str, Any]:
-    """The JSON-ready dict of a document (a dict is returned as it is)."""
-    return doc.to_dict() if isinstance(doc, ReportDocument) else doc
+def as_document(doc: Doc) -> ReportDocument:
+    """The typed document (a JSON-ready dict is validated into one; raises pydantic's ValidationError)."""
+    return doc if isinstance(doc, ReportDocument) else ReportDocument.from_dict(doc)
 
 
-def _missing(v: Any) -> bool:
+def _missing(v: object) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def num(v: Any, digits: int = 2) -> str:
+def num(v: Number, digits: int = 2) -> str:
     """A number for a table; "NaN" for a missing value."""
-    if _missing(v):
+    if v is None or _missing(v):
         return "NaN"
     if isinstance(v, bool):
         return "yes" if v else "no"
@@ -111,14 +147,19 @@ def num(v: Any, digits: int = 2) -> str:
     return f"{v:.{digits}f}"
 
 
-def pct(v: Any, digits: int = 1) -> str:
-    return "NaN" if _missing(v) else f"{100 * v:.{digits}f}%"
+def pct(v: float | None, digits: int = 1) -> str:
+    return "NaN" if v is None or _missing(v) else f"{100 * v:.{digits}f}%"
 
 
-def pval(v: Any) -> str:
-    if _missing(v):
+def pval(v: float | None) -> str:
+    if v is None or _missing(v):
         return "NaN"
     return "<0.001" if v < 0.001 else f"{v:.3f}"
+
+
+def _rank(v: float | None) -> str:
+    """A rank as an integer; "NaN" when undefined."""
+    return "NaN" if v is None or _missing(v) else str(int(v))
 
 
 def excluded_text(excluded: dict[str, int] | None, extra: Sequence[tuple[str, int]] = ()) -> str:
@@ -128,52 +169,46 @@ def excluded_text(excluded: dict[str, int] | None, extra: Sequence[tuple[str, in
     return "excluded: " + (", ".join(parts) if parts else "none")
 
 
-def _reasons(rows: list[dict[str, Any]]) -> list[str]:
-    counts = Counter(r["reason"] for r in rows if r.get("reason"))
+def _reasons(rows: Iterable[_HasReason]) -> list[str]:
+    counts = Counter(r.reason for r in rows if r.reason)
     return [f"NaN where {reason} ({n} cell{'s' if n > 1 else ''})" for reason, n in counts.items()]
 
 
-def _title(doc: dict[str, Any], text: str) -> str:
-    return f"{text} [SIMULATED DATA]" if doc.get("simulated") else text
+def _title(doc: ReportDocument, text: str) -> str:
+    return f"{text} [SIMULATED DATA]" if doc.simulated else text
+
+
+def _ci(v: float | None, low: float | None, high: float | None, digits: int = 2, percent: bool = False) -> str:
+    """'0.78 [0.72, 0.84]' (or in percent); the interval is left out when it is undefined."""
+    if v is None or _missing(v):
+        return "NaN"
+
+    def f(x: float) -> str:
+        return f"{100 * x:.1f}" if percent else f"{x:.{digits}f}"
+
+    text = f(v) + ("%" if percent else "")
+    return text if low is None or high is None or _missing(low) or _missing(high) else f"{text} [{f(low)}, {f(high)}]"
+
+
+def _share_n(share: float | None, n: int) -> str:
+    return f"{pct(share)} ({num(n)})" if not _missing(share) else f"NaN ({num(n)})"
+
+
+def _note(reason: str | None) -> str:
+    """A table's note cell: the reason a number is undefined, or nothing."""
+    return reason or ""
+
+
+# -- the whole report -------------------------------------------------------------------------
 
 
 def sections(document: Doc) -> list[Section]:
     """The report as sections, in print order (the human-worker arm, printed after them, is `human_worker_sections`)."""
-    doc = as_dict(document)
-    out: list[Section] = []
-    counts = doc["counts"]
-    by_status = counts["by_status"]
-    opts = doc["options"]
-    head = Section(_title(doc, f"CentaurBench report: session {doc['session'] or '(unnamed)'}"), level=1)
-    if doc.get("simulated"):
-        head.notes.append(doc["banner"])
-    outcomes = doc.get("outcomes")
-    missing = outcomes["stages"]["judging"]["missing"] if outcomes is not None else 0
-    head.notes += [
-        f"{counts['runs']} run(s), {len(counts['tasks'])} task(s), modes: {', '.join(counts['modes']) or 'none'}; "
-        f"{counts['comparisons']:,} comparisons, {counts['judgments']:,} judgments stored, "
-        f"{by_status.get('ok', 0):,} used; "
-        + excluded_text({k: v for k, v in by_status.items() if k != "ok"}, [(STATUS_WORDS["missing"], missing)]),
-        f"Judges used ({', '.join(opts['judge_kinds'])}): {', '.join(counts['judges']) or 'none'}",
-        f"Within-run rank: {RANK_METHOD_WORDS.get(opts['rank_method'], opts['rank_method'])}. 1 = best.",
-    ]
-    if counts.get("winner_only_all_kinds"):
-        head.notes.append(
-            f"Winner-only judgments (a winner, no rubric scores): {counts['winner_only']:,} of the judgments used "
-            f"here ({counts['winner_only_all_kinds']:,} of both judge kinds) count in every pairwise statistic; "
-            + _winner_only_text(counts, "winner_only")
-            + " (choice-rubric consistency, rubric vs win rate, general profiles, standardised ranking, leniency)."
-        )
-    if outcomes is not None:
-        judging = outcomes["stages"]["judging"]
-        head.notes.append(
-            f"Planned judgments: {judging['planned']:,}; {judging['missing']:,} missing "
-            f"({judging['failed']:,} failed for good, {judging['blocked']:,} blocked)."
-        )
-    out.append(head)
-    if outcomes is not None:
-        out.append(_outcomes_section(doc, outcomes))
-    for m in doc["modes"]:
+    doc = as_document(document)
+    out = [_head_section(doc)]
+    if doc.outcomes is not None:
+        out.append(_outcomes_section(doc, doc.outcomes))
+    for m in doc.modes:
         parts = _mode_sections(doc, m)
         out += [parts.rank_of_ranks, parts.mean_rank, parts.overall]
     out.append(_best_section(doc))
@@ -182,19 +217,50 @@ def sections(document: Doc) -> list[Section]:
     out += _validity_sections(doc)
     out += _expert_sections(doc)
     out += _ppr_sections(doc)
-    if doc.get("seat"):
-        out.append(_seat_section(doc, doc["seat"]))
+    if doc.seat is not None:
+        out.append(_seat_section(doc, doc.seat))
     return out
 
 
-def _seconds(v: Any) -> str:
-    if _missing(v):
+def _head_section(doc: ReportDocument) -> Section:
+    counts, opts, outcomes = doc.counts, doc.options, doc.outcomes
+    by_status = counts.by_status
+    head = Section(_title(doc, f"CentaurBench report: session {doc.session or '(unnamed)'}"), level=1)
+    if doc.simulated and doc.banner is not None:
+        head.notes.append(doc.banner)
+    judging = outcomes.stages.get("judging") if outcomes is not None else None
+    missing = judging.missing if judging is not None else 0
+    head.notes += [
+        f"{counts.runs} run(s), {len(counts.tasks)} task(s), modes: {', '.join(counts.modes) or 'none'}; "
+        f"{counts.comparisons:,} comparisons, {counts.judgments:,} judgments stored, "
+        f"{by_status.get('ok', 0):,} used; "
+        + excluded_text({k: v for k, v in by_status.items() if k != "ok"}, [(STATUS_WORDS["missing"], missing)]),
+        f"Judges used ({', '.join(opts.judge_kinds)}): {', '.join(counts.judges) or 'none'}",
+        f"Within-run rank: {RANK_METHOD_WORDS.get(opts.rank_method, opts.rank_method)}. 1 = best.",
+    ]
+    if counts.winner_only_all_kinds:
+        head.notes.append(
+            f"Winner-only judgments (a winner, no rubric scores): {counts.winner_only:,} of the judgments used "
+            f"here ({counts.winner_only_all_kinds:,} of both judge kinds) count in every pairwise statistic; "
+            + _winner_only_text(counts.winner_only)
+            + " (choice-rubric consistency, rubric vs win rate, general profiles, standardised ranking, leniency)."
+        )
+    if judging is not None:
+        head.notes.append(
+            f"Planned judgments: {judging.planned:,}; {judging.missing:,} missing "
+            f"({judging.failed:,} failed for good, {judging.blocked:,} blocked)."
+        )
+    return head
+
+
+def _seconds(v: float | None) -> str:
+    if v is None or _missing(v):
         return "-"
     minutes, secs = divmod(round(v), 60)
     return f"{minutes}:{secs:02d}"
 
 
-def _seat_section(doc: dict[str, Any], seat: dict[str, Any]) -> Section:
+def _seat_section(doc: ReportDocument, seat: SeatSection) -> Section:
     s = Section(_title(doc, "Experts at work"))
     s.notes.append(
         "Per expert: current judgments; lower avg: winners with the lower rubric average of the two options "
@@ -203,13 +269,13 @@ def _seat_section(doc: dict[str, Any], seat: dict[str, Any]) -> Section:
         "(a deliverable against a degraded copy of itself: the intact one should win), judged and passed. "
         "Practice and gold verdicts are stored apart and never counted in any statistic."
     )
-    threshold = seat.get("min_gold_pass")
+    threshold = seat.min_gold_pass
     if threshold is None:
         s.notes.append("No gold-check threshold: every expert's judgments are used.")
-    elif not seat["left_out"]:
+    elif not seat.left_out:
         s.notes.append(f"Gold-check threshold {threshold:.2f}: no expert left out.")
-    if seat.get("note"):
-        s.notes.append(seat["note"])
+    if seat.note:
+        s.notes.append(seat.note)
     s.headers = [
         "expert",
         "judgments",
@@ -223,20 +289,20 @@ def _seat_section(doc: dict[str, Any], seat: dict[str, Any]) -> Section:
         "gold pass rate",
         "used",
     ]
-    for r in seat["rows"]:
+    for r in seat.rows:
         s.rows.append(
             [
-                r["expert"],
-                num(r["judgments"]),
-                num(r["lower_average"]),
-                num(r["lower_average_confirmed"]),
-                _seconds(r["median_seconds"]),
-                _seconds(r["median_active_seconds"]),
-                num(r["active_measured"]),
-                f"{r['practice_judged']}/{r['practice_made']}",
-                f"{r['gold_passed']}/{r['gold_judged']}" + (f" of {r['gold_made']}" if r["gold_made"] else ""),
-                num(r["gold_pass_rate"]) if r["gold_pass_rate"] is not None else "-",
-                "left out" if r["left_out"] else "yes",
+                r.expert,
+                num(r.judgments),
+                num(r.lower_average),
+                num(r.lower_average_confirmed),
+                _seconds(r.median_seconds),
+                _seconds(r.median_active_seconds),
+                num(r.active_measured),
+                f"{r.practice_judged}/{r.practice_made}",
+                f"{r.gold_passed}/{r.gold_judged}" + (f" of {r.gold_made}" if r.gold_made else ""),
+                num(r.gold_pass_rate) if r.gold_pass_rate is not None else "-",
+                "left out" if r.left_out else "yes",
             ]
         )
     return s
@@ -257,67 +323,75 @@ def _task_header(name: str, width: int = 12) -> str:
 
 def mode_sections(document: Doc) -> list[ModeSections]:
     """Per mode, in the document's order: its rank of ranks, mean rank ± SE and overall ordering sections."""
-    doc = as_dict(document)
-    return [_mode_sections(doc, m) for m in doc["modes"]]
+    doc = as_document(document)
+    return [_mode_sections(doc, m) for m in doc.modes]
 
 
 def best_by_task_section(document: Doc) -> Section:
     """Best candidate by task and mode (Appendix D)."""
-    return _best_section(as_dict(document))
+    return _best_section(as_document(document))
 
 
 def cross_mode_section(document: Doc) -> Section:
     """Spearman correlation of mean ranks between automation and augmentation (Table 1)."""
-    return _cross_section(as_dict(document))
+    return _cross_section(as_document(document))
 
 
 def reliability_section(document: Doc) -> Section:
     """Inter-judge reliability (Appendix F)."""
-    return _reliability_section(as_dict(document))
+    return _reliability_section(as_document(document))
 
 
 def validity_sections(document: Doc) -> list[Section]:
     """Choice-rubric consistency, rubric vs win rate, criterion validity, profiles, standardised rank, position bias."""
-    return _validity_sections(as_dict(document))
+    return _validity_sections(as_document(document))
 
 
 def expert_sections(document: Doc) -> list[Section]:
     """Experts vs LLM judges: one section saying why when no expert judged, else every comparison of the panels."""
-    return _expert_sections(as_dict(document))
+    return _expert_sections(as_document(document))
 
 
 def ppr_sections(document: Doc) -> list[Section]:
     """Prediction-powered rankings beside the LLM-only and expert-only rankings (one section per mode)."""
-    return _ppr_sections(as_dict(document))
+    return _ppr_sections(as_document(document))
 
 
-def _rank_set(low: Any, high: Any) -> str:
+# -- prediction-powered rankings --------------------------------------------------------------
+
+
+def _rank_set(low: int, high: int) -> str:
     return f"{low}" if low == high else f"{low}-{high}"
 
 
-def _ppr_sections(doc: dict[str, Any]) -> list[Section]:
-    p = doc.get("ppr")
+def _ppr_sections(doc: ReportDocument) -> list[Section]:
+    p = doc.ppr
     if p is None:
         return []
-    o = p["options"]
     head = Section(
         _title(
             doc, "Prediction-powered rankings (Chatzi et al., 2024): LLM judges corrected by a random expert subset"
         ),
         level=2,
     )
-    if p["note"]:
-        head.notes.append(p["note"])
-    if not p.get("modes"):
+    if p.note:
+        head.notes.append(p.note)
+    if not p.modes:
         return [head]
-    excluded = p.get("excluded_not_random") or {}
-    head.notes.append(
+    head.notes.append(_ppr_method_note(p))
+    return [head, *(_ppr_mode_section(doc, m) for m in p.modes)]
+
+
+def _ppr_method_note(p: PPRSection) -> str:
+    o = p.options
+    excluded = p.excluded_not_random or {}
+    return (
         f"Each candidate's expert win probability (points share: wins + 0.5 ties) estimated from the LLM judges' "
         f"verdicts on every comparison, corrected by the experts' verdicts on the comparisons they judged "
-        f"(prediction-powered inference, lambda = {o['lam']}). Rank-sets cover the ranking the experts would give, "
-        f"all candidates at once, with probability >= {1 - o['alpha']:.0%} ({o['method']} simultaneous intervals); "
+        f"(prediction-powered inference, lambda = {o.lam}). Rank-sets cover the ranking the experts would give, "
+        f"all candidates at once, with probability >= {1 - o.alpha:.0%} ({o.method} simultaneous intervals); "
         f"this needs the expert comparisons to be a uniformly random subset (`centaur assign --strategy "
-        f"uniform-random`). Expert verdicts used: {p['expert_verdicts_used']:,} of {p['expert_verdicts']:,}"
+        f"uniform-random`). Expert verdicts used: {p.expert_verdicts_used or 0:,} of {p.expert_verdicts or 0:,}"
         + (
             "; left out, not drawn at random: " + ", ".join(f"{k} {v:,}" for k, v in excluded.items())
             if excluded
@@ -325,77 +399,77 @@ def _ppr_sections(doc: dict[str, Any]) -> list[Section]:
         )
         + ". LLM only: the judges' own ranking, whose rank-sets reflect their sampling noise, not their bias."
     )
-    out = [head]
-    for m in p["modes"]:
-        s = Section(_title(doc, f"Prediction-powered ranking: {m['mode']}"), level=3)
-        size = m["mean_set_size"]
-        s.notes.append(
-            f"{m['comparisons']:,} comparisons with LLM verdicts, {m['labeled']:,} also judged by experts"
-            + (
-                f"; {m['no_llm_verdict']:,} expert-judged without an LLM verdict left out"
-                if m["no_llm_verdict"]
-                else ""
-            )
-            + f". Mean rank-set size: prediction-powered {num(size['ppr'])}, experts only {num(size['expert'])}, "
-            f"LLM only {num(size['llm'])}."
+
+
+def _ppr_mode_section(doc: ReportDocument, m: PPRMode) -> Section:
+    s = Section(_title(doc, f"Prediction-powered ranking: {m.mode}"), level=3)
+    size = m.mean_set_size
+    s.notes.append(
+        f"{m.comparisons:,} comparisons with LLM verdicts, {m.labeled:,} also judged by experts"
+        + (f"; {m.no_llm_verdict:,} expert-judged without an LLM verdict left out" if m.no_llm_verdict else "")
+        + f". Mean rank-set size: prediction-powered {num(size['ppr'])}, experts only {num(size['expert'])}, "
+        f"LLM only {num(size['llm'])}."
+    )
+    if m.reason:
+        s.notes.append(f"Note: {m.reason}.")
+    s.headers = [
+        "candidate",
+        "PPR win prob.",
+        "SE",
+        "PPR ranks",
+        "lambda",
+        "n experts",
+        "experts only",
+        "ranks",
+        "LLM only",
+        "ranks",
+    ]
+    for r in m.rows:
+        s.rows.append(
+            [
+                r.candidate,
+                num(r.ppr_theta, 3),
+                num(r.ppr_se, 3),
+                _rank_set(r.ppr_low, r.ppr_high),
+                num(r.lam),
+                num(r.labeled),
+                num(r.expert_theta, 3),
+                _rank_set(r.expert_low, r.expert_high),
+                num(r.llm_theta, 3),
+                _rank_set(r.llm_low, r.llm_high),
+            ]
         )
-        if m["reason"]:
-            s.notes.append(f"Note: {m['reason']}.")
-        s.headers = [
-            "candidate",
-            "PPR win prob.",
-            "SE",
-            "PPR ranks",
-            "lambda",
-            "n experts",
-            "experts only",
-            "ranks",
-            "LLM only",
-            "ranks",
-        ]
-        for r in m["rows"]:
-            s.rows.append(
-                [
-                    r["candidate"],
-                    num(r["ppr_theta"], 3),
-                    num(r["ppr_se"], 3),
-                    _rank_set(r["ppr_low"], r["ppr_high"]),
-                    num(r["lam"]),
-                    num(r["labeled"]),
-                    num(r["expert_theta"], 3),
-                    _rank_set(r["expert_low"], r["expert_high"]),
-                    num(r["llm_theta"], 3),
-                    _rank_set(r["llm_low"], r["llm_high"]),
-                ]
-            )
-        s.align = "lrrrrrrrrr"
-        out.append(s)
-    return out
+    s.align = "lrrrrrrrrr"
+    return s
 
 
 def scatter_points(document: Doc) -> list[tuple[str, float, float]]:
     """(model, automation overall mean rank, augmentation overall mean rank) for models in both modes (Figure 9)."""
-    doc = as_dict(document)
-    by_mode = {m["mode"]: {r["candidate"]: r["mean_rank"] for r in m["overall"]} for m in doc["modes"]}
+    doc = as_document(document)
+    by_mode = {m.mode: {r.candidate: r.mean_rank for r in m.overall} for m in doc.modes}
     auto, aug = by_mode.get("automation", {}), by_mode.get("augmentation", {})
-    return [
-        (name, auto[name], aug[name])
-        for name in auto
-        if name in aug and auto[name] is not None and aug[name] is not None
-    ]
+    points: list[tuple[str, float, float]] = []
+    for name, x in auto.items():
+        y = aug.get(name)
+        if x is not None and y is not None:
+            points.append((name, x, y))
+    return points
 
 
-def _mode_sections(doc: dict[str, Any], m: dict[str, Any]) -> ModeSections:
-    mode = m["mode"].capitalize()
-    tasks, names = m["tasks"], m["candidates"]
-    cell = {(r["task"], r["candidate"]): r for r in m["matrix"]}
-    overall = {r["candidate"]: r for r in m["overall"]}
+# -- rankings -----------------------------------------------------------------------------------
+
+
+def _mode_sections(doc: ReportDocument, m: ModeReport) -> ModeSections:
+    mode = m.mode.capitalize()
+    tasks, names = m.tasks, m.candidates
+    cell = {(r.task, r.candidate): r for r in m.matrix}
+    overall = {r.candidate: r for r in m.overall}
     counts = (
-        f"n = {m['n']:,} judgments used; {excluded_text(m['excluded'])}; candidate-runs without a usable judgment: "
-        f"{m['missing_cells']:,} of {m['cells']:,}; {m['runs']} run(s)."
+        f"n = {m.n:,} judgments used; {excluded_text(m.excluded)}; candidate-runs without a usable judgment: "
+        f"{m.missing_cells:,} of {m.cells:,}; {m.runs} run(s)."
     )
-    number = {"automation": (7, 10), "augmentation": (8, 11)}.get(m["mode"], (None, None))
-    rr = Section(_title(doc, f"{mode}: rank of ranks by task" + (f" (Figure {number[0]})" if number[0] else "")))
+    number = {"automation": (7, 10), "augmentation": (8, 11)}.get(m.mode)
+    rr = Section(_title(doc, f"{mode}: rank of ranks by task" + (f" (Figure {number[0]})" if number else "")))
     rr.notes.append(
         counts + " Each task's mean ranks over runs, ranked with the min method (exact ties share a "
         "rank, the next is skipped: 1, 1, 3); 1 = best."
@@ -404,107 +478,108 @@ def _mode_sections(doc: dict[str, Any], m: dict[str, Any]) -> ModeSections:
     for name in names:
         row = [name]
         for t in tasks:
-            r = cell.get((t, name))
-            row.append("NaN" if r is None or _missing(r["rank_of_ranks"]) else str(int(r["rank_of_ranks"])))
+            c = cell.get((t, name))
+            row.append(_rank(c.rank_of_ranks if c is not None else None))
         o = overall.get(name)
-        row.append("NaN" if o is None or _missing(o["overall_rank"]) else str(int(o["overall_rank"])))
+        row.append(_rank(o.overall_rank if o is not None else None))
         rr.rows.append(row)
 
-    matrix = Section(_title(doc, f"{mode}: mean rank ± SE by task" + (f" (Figure {number[1]})" if number[1] else "")))
+    matrix = Section(_title(doc, f"{mode}: mean rank ± SE by task" + (f" (Figure {number[1]})" if number else "")))
     matrix.notes.append(counts + " Mean of the within-run ranks over runs ± SE = SD over runs / sqrt(runs).")
     matrix.headers = ["candidate", *[_task_header(t) for t in tasks]]
     for name in names:
         row = [name]
         for t in tasks:
-            r = cell.get((t, name))
-            row.append("NaN" if r is None or _missing(r["mean_rank"]) else f"{r['mean_rank']:.2f}±{num(r['se'])}")
+            c = cell.get((t, name))
+            mean = c.mean_rank if c is not None else None
+            row.append("NaN" if c is None or mean is None or _missing(mean) else f"{mean:.2f}±{num(c.se)}")
         matrix.rows.append(row)
-    matrix.notes += _reasons(m["matrix"])
+    matrix.notes += _reasons(m.matrix)
+    return ModeSections(m.mode, rr, matrix, _overall_section(doc, m, mode), counts)
 
+
+def _overall_section(doc: ReportDocument, m: ModeReport, mode: str) -> Section:
     ov = Section(_title(doc, f"{mode}: overall ordering"))
-    bt = {r["candidate"]: r for r in m["bradley_terry"]}
-    boot = doc["options"]["bootstrap"]
+    bt = {r.candidate: r for r in m.bradley_terry}
     ov.notes.append(
         "Overall mean rank = mean of the per-task mean ranks, ranked with the min method; SE = SD over runs of each "
         "run's task-averaged rank / sqrt(runs). Bradley-Terry theta = log strength (mean 0) pooled over tasks and "
-        f"runs, ties = half wins; {int(doc['options']['confidence'] * 100)}% interval from {boot} bootstrap "
-        "replicates resampling whole tournaments (run x task)."
+        f"runs, ties = half wins; {int(doc.options.confidence * 100)}% interval from {doc.options.bootstrap} "
+        "bootstrap replicates resampling whole tournaments (run x task)."
     )
     ov.headers = ["rank", "candidate", "mean rank", "SE", "tasks", "runs", "BT theta", "BT interval", "BT games"]
-    for r in m["overall"]:
-        b = bt.get(r["candidate"], {})
-        interval = "NaN" if _missing(b.get("ci_low")) else f"[{b['ci_low']:+.2f}, {b['ci_high']:+.2f}]"
+    for r in m.overall:
+        b = bt.get(r.candidate)
+        low, high = (b.ci_low, b.ci_high) if b is not None else (None, None)
+        theta = b.theta if b is not None else None
         ov.rows.append(
             [
-                "NaN" if _missing(r["overall_rank"]) else str(int(r["overall_rank"])),
-                r["candidate"],
-                num(r["mean_rank"]),
-                num(r["se"]),
-                str(r["tasks"]),
-                str(r["runs"]),
-                "NaN" if _missing(b.get("theta")) else f"{b['theta']:+.2f}",
-                interval,
-                num(b.get("games", 0)),
+                _rank(r.overall_rank),
+                r.candidate,
+                num(r.mean_rank),
+                num(r.se),
+                str(r.tasks),
+                str(r.runs),
+                "NaN" if theta is None or _missing(theta) else f"{theta:+.2f}",
+                "NaN" if low is None or high is None or _missing(low) else f"[{low:+.2f}, {high:+.2f}]",
+                num(b.games if b is not None else 0),
             ]
         )
     ov.align = "rlrrrrrrr"
-    ov.notes += _reasons(m["overall"]) + _reasons(m["bradley_terry"])
-    return ModeSections(m["mode"], rr, matrix, ov, counts)
+    ov.notes += _reasons(m.overall) + _reasons(m.bradley_terry)
+    return ov
 
 
-def _best_section(doc: dict[str, Any]) -> Section:
+def _best_section(doc: ReportDocument) -> Section:
     s = Section(_title(doc, "Best candidate by task and mode (Appendix D)"))
     s.notes.append("Lowest mean rank over runs; exact ties are joined with ' / '. Best assisted leaves out plain.")
-    modes = [m["mode"] for m in doc["modes"]]
-    rows: dict[str, dict[str, dict[str, Any]]] = {}
-    for r in doc["best_by_task"]:
-        rows.setdefault(r["task"], {})[r["mode"]] = r
+    modes = [m.mode for m in doc.modes]
+    by_task: dict[str, dict[str, BestByTaskRow]] = {}
+    for r in doc.best_by_task:
+        by_task.setdefault(r.task, {})[r.mode] = r
     s.headers = ["task", *[f"{m} (mean rank)" for m in modes]]
     if "augmentation" in modes:
         s.headers.append("best assisted (mean rank)")
-    for task, by_mode in rows.items():
+    for task, by_mode in by_task.items():
         row = [task]
         for m in modes:
-            r = by_mode.get(m)
-            row.append("NaN" if not r or not r["best"] else f"{r['best']} ({num(r['best_mean_rank'])})")
+            b = by_mode.get(m)
+            row.append("NaN" if b is None or not b.best else f"{b.best} ({num(b.best_mean_rank)})")
         if "augmentation" in modes:
-            r = by_mode.get("augmentation")
+            b = by_mode.get("augmentation")
             row.append(
-                "NaN"
-                if not r or not r["best_assisted"]
-                else f"{r['best_assisted']} ({num(r['best_assisted_mean_rank'])})"
+                "NaN" if b is None or not b.best_assisted else f"{b.best_assisted} ({num(b.best_assisted_mean_rank)})"
             )
         s.rows.append(row)
     s.align = "l" * len(s.headers)
     return s
 
 
-def _cross_section(doc: dict[str, Any]) -> Section:
+def _cross_section(doc: ReportDocument) -> Section:
     s = Section(_title(doc, "Automation vs augmentation: Spearman correlation of mean ranks (Table 1)"))
-    cm = doc["cross_mode"]
+    cm = doc.cross_mode
     s.notes.append(
         "Over the assistant models in both modes (plain and automation-only models left out"
-        + (f": {', '.join(cm['only_automation'])}" if cm["only_automation"] else "")
+        + (f": {', '.join(cm.only_automation)}" if cm.only_automation else "")
         + "); p = scipy's two-sided p-value; exact p = permutation p-value over all pairings. Descriptive: n is small."
     )
     s.headers = ["task", "n", "rho", "p", "exact p", "note"]
-    for r in cm["rows"]:
+    for r in cm.rows:
         s.rows.append(
             [
-                r["task"],
-                str(r["n"]),
-                num(r["rho"]),
-                pval(r["p"]),
-                pval(r["p_permutation"]) + (" (MC)" if r.get("permutation_method") == "monte carlo" else ""),
-                r["reason"] or "",
+                r.task,
+                str(r.n),
+                num(r.rho),
+                pval(r.p),
+                pval(r.p_permutation) + (" (MC)" if r.permutation_method == "monte carlo" else ""),
+                _note(r.reason),
             ]
         )
     return s
 
 
-def _reliability_section(doc: dict[str, Any]) -> Section:
+def _reliability_section(doc: ReportDocument) -> Section:
     s = Section(_title(doc, "Inter-judge reliability (Appendix F)"))
-    rows = doc["reliability"]["rows"]
     s.notes.append(
         "Unit = comparison; one rating per (comparison, judge) in canonical order (candidates sorted by name: "
         "0 = first wins, 1 = second wins, 2 = tie); only comparisons with at least two valid ratings. Raw agreement = "
@@ -521,115 +596,127 @@ def _reliability_section(doc: dict[str, Any]) -> Section:
         "excluded judgments",
         "note",
     ]
-    for r in rows:
-        label = (
-            "overall"
-            if r["scope"] == "overall"
-            else (r["mode"] if r["scope"] == "mode" else f"{r['task']} / {r['mode']}")
-        )
-        excl = excluded_text(r["excluded"], [("repeats", r.get("repeats_dropped", 0))]).removeprefix("excluded: ")
+    for r in doc.reliability.rows:
+        label = "overall" if r.scope == "overall" else (r.mode if r.scope == "mode" else f"{r.task} / {r.mode}")
+        excl = excluded_text(r.excluded, [("repeats", r.repeats_dropped)]).removeprefix("excluded: ")
         s.rows.append(
             [
-                label,
-                num(r["units"]),
-                num(r["excluded_units"]),
-                num(r["ratings"]),
-                num(r["pairs"]),
-                pct(r["raw_agreement"]),
-                num(r["alpha"], 3),
+                label or "",
+                num(r.units),
+                num(r.excluded_units),
+                num(r.ratings),
+                num(r.pairs),
+                pct(r.raw_agreement),
+                num(r.alpha, 3),
                 excl,
-                r["reason"] or "",
+                _note(r.reason),
             ]
         )
     s.align = "lrrrrrrll"
     return s
 
 
-def _outcomes_section(doc: dict[str, Any], outcomes: dict[str, Any]) -> Section:
+def _outcomes_section(doc: ReportDocument, outcomes: OutcomesSection) -> Section:
     s = Section(_title(doc, "Planned items and their outcomes"))
     s.notes.append(
         "Every item the session plans, per stage and (for judgments) per judge. failed: nothing stored although "
         "its inputs are (the call failed for good, or a stopped run never sent it); blocked: an input is missing "
         "(a worker output whose assistance text failed, a judgment of a comparison whose output is missing)."
     )
-    if outcomes["complete"]:
+    if outcomes.complete:
         s.notes.append("Complete: every planned item is stored.")
     else:
-        missing = sum(r["missing"] for r in outcomes["stages"].values())
+        missing = sum(r.missing for r in outcomes.stages.values())
         s.notes.append(
-            f"Incomplete: {missing:,} planned item(s) missing; {outcomes['failed_calls']:,} call(s) failed for good "
+            f"Incomplete: {missing:,} planned item(s) missing; {outcomes.failed_calls:,} call(s) failed for good "
             "(call_errors). Run the session again to retry them."
         )
-    if outcomes.get("batched_judgments") or outcomes.get("batches_in_flight"):
+    batched, in_flight = outcomes.batched_judgments or 0, outcomes.batches_in_flight or 0
+    if batched or in_flight:
         s.notes.append(
-            f"{outcomes.get('batched_judgments', 0):,} LLM judgment(s) came from provider batches (batch mode; the "
+            f"{batched:,} LLM judgment(s) came from provider batches (batch mode; the "
             "`batch` column of judgments.csv)."
             + (
-                f" {outcomes['batches_in_flight']:,} batch(es) are still in flight: their calls count as failed until "
+                f" {in_flight:,} batch(es) are still in flight: their calls count as failed until "
                 "`centaur run` collects them."
-                if outcomes.get("batches_in_flight")
+                if in_flight
                 else ""
             )
         )
     s.headers = ["stage or judge", "planned", "answered", "invalid", "failed", "blocked", "missing"]
-    rows = [(k, r) for k, r in outcomes["stages"].items() if r["planned"]]
-    rows += [(f"judge {k}", r) for k, r in outcomes["judges"].items()]
+    rows = [(k, r) for k, r in outcomes.stages.items() if r.planned]
+    rows += [(f"judge {k}", r) for k, r in outcomes.judges.items()]
     for label, r in rows:
-        s.rows.append([label] + [num(r[c]) for c in ("planned", "answered", "invalid", "failed", "blocked", "missing")])
+        s.rows.append([label, *(num(x) for x in (r.planned, r.answered, r.invalid, r.failed, r.blocked, r.missing))])
     return s
 
 
-def _winner_only_text(counts: dict[str, Any], key: str) -> str:
-    """'N winner-only judgments left out of rubric statistics' (N of `counts[key]`)."""
-    return f"{counts.get(key, 0):,} winner-only judgments left out of rubric statistics"
+# -- validity -----------------------------------------------------------------------------------
 
 
-def _validity_sections(doc: dict[str, Any]) -> list[Section]:
-    v = doc["validity"]
-    counts = doc["counts"]
-    left_out = _winner_only_text(counts, "winner_only") + "." if counts.get("winner_only") else None
-    out = []
+def _winner_only_text(n: int) -> str:
+    """'N winner-only judgments left out of rubric statistics'."""
+    return f"{n:,} winner-only judgments left out of rubric statistics"
+
+
+def _validity_sections(doc: ReportDocument) -> list[Section]:
+    v = doc.validity
+    left_out = _winner_only_text(doc.counts.winner_only) + "." if doc.counts.winner_only else None
+    return [
+        _choice_rubric_section(doc, v, left_out),
+        _rubric_vs_win_rate_section(doc, v, left_out),
+        *_criterion_sections(doc, v.criterion),
+        _profiles_section(doc, v.profiles, "augmentation", left_out),
+        _standardised_section(doc, v, left_out),
+        _position_bias_section(doc, v),
+    ]
+
+
+def _choice_rubric_section(doc: ReportDocument, v: Validity, left_out: str | None) -> Section:
     cr = Section(_title(doc, "Choice-rubric consistency"))
     cr.notes.append(
         "Share of decisive judgments (winner not tie, unequal averages) whose winner has the higher unweighted mean "
         "of all its rubric scores (recomputed). Ties, equal averages and incompletely scored judgments are counted "
-        f"and left out. Stated averages further than {v['choice_rubric']['tolerance']} from the recomputed ones: "
-        f"{v['choice_rubric']['stated_mismatches']:,}."
+        f"and left out. Stated averages further than {v.choice_rubric.tolerance} from the recomputed ones: "
+        f"{v.choice_rubric.stated_mismatches:,}."
     )
     if left_out:
         cr.notes.append(left_out + " They are counted under missing scores.")
     cr.headers = ["judge", "n", "agree", "share", "ties", "equal avg", "missing scores", "stated off", "excluded"]
-    for r in v["choice_rubric"]["rows"]:
+    for r in v.choice_rubric.rows:
         cr.rows.append(
             [
-                r["judge"],
-                num(r["n"]),
-                num(r["agree"]),
-                pct(r["share"]),
-                num(r["ties"]),
-                num(r["equal_averages"]),
-                num(r["missing_scores"]),
-                f"{r['stated_mismatch']:,}/{r['stated_checked']:,}",
-                excluded_text(r["excluded"]).removeprefix("excluded: "),
+                r.judge,
+                num(r.n),
+                num(r.agree),
+                pct(r.share),
+                num(r.ties),
+                num(r.equal_averages),
+                num(r.missing_scores),
+                f"{r.stated_mismatch:,}/{r.stated_checked:,}",
+                excluded_text(r.excluded).removeprefix("excluded: "),
             ]
         )
     cr.align = "lrrrrrrrl"
-    out.append(cr)
+    return cr
 
-    rw = v["rubric_vs_win_rate"]
+
+def _rubric_vs_win_rate_section(doc: ReportDocument, v: Validity, left_out: str | None) -> Section:
+    rw = v.rubric_vs_win_rate
     rs = Section(_title(doc, "Rubric score vs win rate (Figure 13A)"))
     rs.notes.append(
-        f"Pearson r = {num(rw['r'])} over n = {rw['n']:,} cells (run x task x mode x judge x candidate; "
-        f"{rw['missing']:,} cells without a complete rubric score left out). Descriptive: cells are not independent."
-        + (f" NaN: {rw['reason']}." if rw.get("reason") else "")
+        f"Pearson r = {num(rw.r)} over n = {rw.n:,} cells (run x task x mode x judge x candidate; "
+        f"{rw.missing:,} cells without a complete rubric score left out). Descriptive: cells are not independent."
+        + (f" NaN: {rw.reason}." if rw.reason else "")
     )
     if left_out:
         rs.notes.append(left_out)
-    out.append(rs)
+    return rs
 
+
+def _criterion_sections(doc: ReportDocument, crit: Criterion) -> list[Section]:
     cv = Section(_title(doc, "Criterion validity: release order within families (automation, Figure 15)"))
-    crit = v["criterion"]
-    if not crit["pairs"]:
+    if not crit.pairs:
         cv.notes.append("No family has two or more models with a release_order in the session file: nothing to check.")
     else:
         cv.notes.append(
@@ -637,74 +724,57 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
             "release (ties counted, not in favour); mean within-family rank (SD) over task-runs, 1 = best."
         )
         cv.headers = ["judge", "family", "n", "later", "earlier", "ties", "share later"]
-        for r in crit["pairs"]:
-            cv.rows.append(
-                [
-                    r["judge"],
-                    r["family"],
-                    num(r["n"]),
-                    num(r["later"]),
-                    num(r["earlier"]),
-                    num(r["ties"]),
-                    pct(r["share_later"]),
-                ]
-            )
+        for r in crit.pairs:
+            cv.rows.append([r.judge, r.family, num(r.n), num(r.later), num(r.earlier), num(r.ties), pct(r.share_later)])
         cv.align = "llrrrrr"
-    out.append(cv)
-    if crit["ranks"]:
-        ranks = Section(_title(doc, "Criterion validity: mean within-family rank by judge (Figure 15)"), level=3)
-        ranks.notes.append(
-            "From each judge's direct choices between models of the family, per task-run (average ranks "
-            "for ties); mean and SD over task-runs; models from oldest to newest."
+    if not crit.ranks:
+        return [cv]
+    ranks = Section(_title(doc, "Criterion validity: mean within-family rank by judge (Figure 15)"), level=3)
+    ranks.notes.append(
+        "From each judge's direct choices between models of the family, per task-run (average ranks "
+        "for ties); mean and SD over task-runs; models from oldest to newest."
+    )
+    ranks.headers = ["judge", "family", "model", "release", "mean rank", "SD", "task-runs"]
+    for k in sorted(crit.ranks, key=lambda x: (x.family, x.judge, x.release_order)):
+        ranks.rows.append(
+            [k.judge, k.family, k.candidate, str(k.release_order), num(k.mean_rank), num(k.sd), num(k.task_runs)]
         )
-        ranks.headers = ["judge", "family", "model", "release", "mean rank", "SD", "task-runs"]
-        for r in sorted(crit["ranks"], key=lambda x: (x["family"], x["judge"], x["release_order"])):
-            ranks.rows.append(
-                [
-                    r["judge"],
-                    r["family"],
-                    r["candidate"],
-                    str(r["release_order"]),
-                    num(r["mean_rank"]),
-                    num(r["sd"]),
-                    num(r["task_runs"]),
-                ]
-            )
-        ranks.align = "lllrrrr"
-        out.append(ranks)
+    ranks.align = "lllrrrr"
+    return [cv, ranks]
 
-    prof = v["profiles"]
-    dims = prof["dimensions"]
-    for mode in ("augmentation",):
-        rows = prof[mode]
-        gp = Section(_title(doc, f"General-rubric profiles ({mode}, Figure 12)"))
-        gp.notes.append(
-            "Mean score per general dimension pooled over tasks, runs and judges; in parentheses the "
-            "judge-balanced mean (mean of per-judge means). n = scores per candidate. From "
-            f"{prof.get('judgments', {}).get(mode, 0):,} usable judgments; "
-            + excluded_text(prof.get("excluded", {}).get(mode))
-            + "."
+
+def _profiles_section(doc: ReportDocument, prof: Profiles, mode: str, left_out: str | None) -> Section:
+    dims = prof.dimensions
+    rows = prof.augmentation if mode == "augmentation" else prof.automation
+    gp = Section(_title(doc, f"General-rubric profiles ({mode}, Figure 12)"))
+    gp.notes.append(
+        "Mean score per general dimension pooled over tasks, runs and judges; in parentheses the "
+        "judge-balanced mean (mean of per-judge means). n = scores per candidate. From "
+        f"{prof.judgments.get(mode, 0):,} usable judgments; " + excluded_text(prof.excluded.get(mode)) + "."
+    )
+    by = {(r.candidate, r.dimension): r for r in rows}
+    section = doc.mode(mode)
+    names = section.candidates if section is not None else []
+    gp.headers = ["candidate", *[_task_header(d) for d in dims], "n"]
+    for name in names:
+        cells = [by.get((name, d)) for d in dims]
+        if not any(cells):
+            continue
+        gp.rows.append(
+            [
+                name,
+                *[("NaN" if c is None else f"{c.mean:.2f} ({c.judge_balanced:.2f})") for c in cells],
+                num(sum(c.n for c in cells if c)),
+            ]
         )
-        by = {(r["candidate"], r["dimension"]): r for r in rows}
-        names: list[str] = next((m["candidates"] for m in doc["modes"] if m["mode"] == mode), [])
-        gp.headers = ["candidate", *[_task_header(d) for d in dims], "n"]
-        for name in names:
-            cells = [by.get((name, d)) for d in dims]
-            if not any(cells):
-                continue
-            gp.rows.append(
-                [
-                    name,
-                    *[("NaN" if c is None else f"{c['mean']:.2f} ({c['judge_balanced']:.2f})") for c in cells],
-                    num(sum(c["n"] for c in cells if c)),
-                ]
-            )
-        if left_out:
-            gp.notes.append(left_out)
-        if not gp.rows:
-            gp.notes.append("No usable general-dimension scores in this mode.")
-        out.append(gp)
+    if left_out:
+        gp.notes.append(left_out)
+    if not gp.rows:
+        gp.notes.append("No usable general-dimension scores in this mode.")
+    return gp
 
+
+def _standardised_section(doc: ReportDocument, v: Validity, left_out: str | None) -> Section:
     st = Section(_title(doc, "Standardised rubric ranking vs pairwise ranking (robustness, Section 3.3)"))
     st.notes.append(
         "Each option's rubric average z-scored within (judge, task, mode), averaged per (run, task, mode, "
@@ -717,413 +787,441 @@ def _validity_sections(doc: dict[str, Any]) -> list[Section]:
     if left_out:
         st.notes.append(left_out)
     st.headers = ["task", "mode", "n", "rho", "p", "zero-spread", "missing scores", "note"]
-    for r in v["standardised"]["rows"]:
+    for r in v.standardised.rows:
         st.rows.append(
             [
-                r["task"],
-                r["mode"],
-                str(r["n"]),
-                num(r["rho"]),
-                pval(r["p"]),
-                num(r["zero_spread"]),
-                num(r.get("missing_scores", 0)),
-                r["reason"] or "",
+                r.task,
+                r.mode,
+                str(r.n),
+                num(r.rho),
+                pval(r.p),
+                num(r.zero_spread),
+                num(r.missing_scores),
+                _note(r.reason),
             ]
         )
     st.align = "llrrrrrl"
-    out.append(st)
+    return st
 
+
+def _position_bias_section(doc: ReportDocument, v: Validity) -> Section:
     pb = Section(_title(doc, "Position bias"))
     pb.notes.append(
         "Share of decisive choices that went to the option shown first; exact two-sided binomial test "
         "against 0.5. Flip rate: share of pairs judged in both orders whose verdicts differ."
     )
     pb.headers = ["judge", "n", "first", "share first", "p", "ties", "both orders", "flip rate", "excluded"]
-    for r in v["position_bias"]["rows"]:
+    for r in v.position_bias.rows:
         pb.rows.append(
             [
-                r["judge"],
-                num(r["n"]),
-                num(r["first"]),
-                pct(r["share_first"]),
-                pval(r["p"]),
-                num(r["ties"]),
-                num(r["both_orders"]),
-                pct(r["flip_rate"]) if r["both_orders"] else "-",
-                excluded_text(r["excluded"]).removeprefix("excluded: "),
+                r.judge,
+                num(r.n),
+                num(r.first),
+                pct(r.share_first),
+                pval(r.p),
+                num(r.ties),
+                num(r.both_orders),
+                pct(r.flip_rate) if r.both_orders else "-",
+                excluded_text(r.excluded).removeprefix("excluded: "),
             ]
         )
     pb.align = "lrrrrrrrl"
-    out.append(pb)
-    return out
+    return pb
 
 
 # -- experts vs LLM judges ----------------------------------------------------------------------
 
-KIND_WORDS = {"expert": "expert", "llm": "LLM"}
 
-
-def _ci(v: Any, low: Any, high: Any, digits: int = 2, percent: bool = False) -> str:
-    """'0.78 [0.72, 0.84]' (or in percent); the interval is left out when it is undefined."""
-    if _missing(v):
-        return "NaN"
-    f = (lambda x: f"{100 * x:.1f}") if percent else (lambda x: f"{x:.{digits}f}")
-    text = f(v) + ("%" if percent else "")
-    return text if _missing(low) or _missing(high) else f"{text} [{f(low)}, {f(high)}]"
-
-
-def _share_n(share: Any, n: Any) -> str:
-    return f"{pct(share)} ({num(n)})" if not _missing(share) else f"NaN ({num(n)})"
-
-
-def _expert_sections(doc: dict[str, Any]) -> list[Section]:
-    ex = doc.get("experts") or {}
+def _expert_sections(doc: ReportDocument) -> list[Section]:
+    ex = doc.experts
     head = Section(_title(doc, "Experts vs LLM judges"))
-    if not ex.get("present"):
-        head.notes.append(ex.get("note") or "No expert judgments in this session.")
+    if not ex.present or ex.counts is None:
+        head.notes.append(ex.note or "No expert judgments in this session.")
         return [head]
-    c, opts = ex["counts"], ex["options"]
-    level = round(100 * opts["confidence"])
-    head.notes.append(
-        f"n = {c['expert_judgments']:,} expert judgments stored, {c['expert_usable']:,} usable "
-        f"({excluded_text(c['expert_excluded'])}), by {len(c['experts'])} expert(s): {', '.join(c['experts'])}; "
-        f"LLM judges: {', '.join(c['llm_judges']) or 'none'}."
+    head.notes += _expert_head_notes(ex.counts, ex.options)
+    if ex.note:
+        head.notes.append(ex.note)
+    return [
+        head,
+        *_agreement_sections(doc, ex.agreement),
+        *_majority_sections(doc, ex.loo_majority, ex.panel_majority, ex.options),
+        *_ranking_sections(doc, ex.rankings),
+        *_bias_sections(doc, ex.bias),
+        *_alt_test_sections(doc, ex.alt_test, ex.options),
+        *_headline_sections(doc, ex.headline),
+    ]
+
+
+def _expert_head_notes(c: ExpertCounts, opts: ExpertOptionsDoc) -> list[str]:
+    level = round(100 * opts.confidence)
+    return [
+        f"n = {c.expert_judgments:,} expert judgments stored, {c.expert_usable:,} usable "
+        f"({excluded_text(c.expert_excluded)}), by {len(c.experts)} expert(s): {', '.join(c.experts)}; "
+        f"LLM judges: {', '.join(c.llm_judges) or 'none'}.",
+        f"Reference set: {c.reference_comparisons:,} comparisons judged by at least one expert and one LLM judge "
+        f"({c.reference_expert_verdicts:,} expert and {c.reference_llm_verdicts:,} LLM verdicts, one per "
+        f"comparison and judge); {c.expert_only_comparisons:,} comparison(s) judged only by experts are left out "
+        f"of it; {c.expert_repeats:,} swapped repeat(s) only enter the repeat consistency. Intervals: {level}% "
+        f"percentile bootstrap, {opts.bootstrap} replicates resampling reference comparisons (paired across "
+        "statistics). Verdicts in canonical order (candidates sorted by name): A wins, B wins, tie.",
+    ]
+
+
+def _agreement_sections(doc: ReportDocument, ag: ExpertAgreement | None) -> list[Section]:
+    if ag is None:
+        return []
+    bl = Section(_title(doc, "Experts vs LLM judges: agreement blocks"), level=3)
+    bl.notes.append(
+        "Share of judge pairs (within or across the groups) giving the same verdict on a comparison, "
+        "pooled over comparisons; with ties (chance 1/3) and among pairs of decisive verdicts "
+        "(chance 1/2). n = judge pairs x comparisons."
     )
-    head.notes.append(
-        f"Reference set: {c['reference_comparisons']:,} comparisons judged by at least one expert and one LLM judge "
-        f"({c['reference_expert_verdicts']:,} expert and {c['reference_llm_verdicts']:,} LLM verdicts, one per "
-        f"comparison and judge); {c['expert_only_comparisons']:,} comparison(s) judged only by experts are left out "
-        f"of it; {c['expert_repeats']:,} swapped repeat(s) only enter the repeat consistency. Intervals: {level}% "
-        f"percentile bootstrap, {opts['bootstrap']} replicates resampling reference comparisons (paired across "
-        "statistics). Verdicts in canonical order (candidates sorted by name): A wins, B wins, tie."
+    bl.headers = [
+        "block",
+        "comparisons",
+        "pairs",
+        "agreement",
+        "chance",
+        "decisive pairs",
+        "decisive agreement",
+        "chance",
+        "note",
+    ]
+    for b in ag.blocks:
+        bl.rows.append(
+            [
+                b.block,
+                num(b.units),
+                num(b.pairs),
+                _ci(b.agreement, b.ci_low, b.ci_high, percent=True),
+                pct(b.chance),
+                num(b.decisive_pairs),
+                _ci(b.decisive_agreement, b.decisive_ci_low, b.decisive_ci_high, percent=True),
+                pct(b.decisive_chance),
+                _note(b.reason),
+            ]
+        )
+    bl.align = "lrrrrrrrl"
+    al = Section(_title(doc, "Experts vs LLM judges: Krippendorff's alpha (nominal)"), level=3)
+    al.notes.append(
+        "Within the experts, within the LLM judges and pooled, on the reference set; comparisons with "
+        "fewer than two verdicts of the group are left out (excl.)."
     )
-    if ex.get("note"):
-        head.notes.append(ex["note"])
-    out = [head]
-    if "agreement" in ex:
-        ag = ex["agreement"]
-        bl = Section(_title(doc, "Experts vs LLM judges: agreement blocks"), level=3)
-        bl.notes.append(
-            "Share of judge pairs (within or across the groups) giving the same verdict on a comparison, "
-            "pooled over comparisons; with ties (chance 1/3) and among pairs of decisive verdicts "
-            "(chance 1/2). n = judge pairs x comparisons."
+    al.headers = ["group", "judges", "comparisons", "excl.", "ratings", "alpha", "note"]
+    for a in ag.alpha:
+        al.rows.append(
+            [
+                a.group,
+                num(a.judges),
+                num(a.units),
+                num(a.excluded_units),
+                num(a.ratings),
+                _ci(a.alpha, a.ci_low, a.ci_high, 3),
+                _note(a.reason),
+            ]
         )
-        bl.headers = [
-            "block",
-            "comparisons",
-            "pairs",
-            "agreement",
-            "chance",
-            "decisive pairs",
-            "decisive agreement",
-            "chance",
-            "note",
-        ]
-        for r in ag["blocks"]:
-            bl.rows.append(
-                [
-                    r["block"],
-                    num(r["units"]),
-                    num(r["pairs"]),
-                    _ci(r["agreement"], r["ci_low"], r["ci_high"], percent=True),
-                    pct(r["chance"]),
-                    num(r["decisive_pairs"]),
-                    _ci(r["decisive_agreement"], r["decisive_ci_low"], r["decisive_ci_high"], percent=True),
-                    pct(r["decisive_chance"]),
-                    r["reason"] or "",
-                ]
-            )
-        bl.align = "lrrrrrrrl"
-        al = Section(_title(doc, "Experts vs LLM judges: Krippendorff's alpha (nominal)"), level=3)
-        al.notes.append(
-            "Within the experts, within the LLM judges and pooled, on the reference set; comparisons with "
-            "fewer than two verdicts of the group are left out (excl.)."
+    al.align = "lrrrrrl"
+    kp = Section(_title(doc, "Experts vs LLM judges: Cohen's kappa per judge pair"), level=3)
+    kp.notes.append(
+        "Three categories (A wins, B wins, tie) over the reference comparisons both judges judged (n); "
+        "pairs sharing no comparison are not listed."
+    )
+    kp.headers = ["judge 1", "judge 2", "block", "n", "agreement", "kappa", "note"]
+    for k in ag.kappa:
+        kp.rows.append(
+            [
+                k.judge_1,
+                k.judge_2,
+                k.block,
+                num(k.n),
+                pct(k.agreement),
+                _ci(k.kappa, k.ci_low, k.ci_high),
+                _note(k.reason),
+            ]
         )
-        al.headers = ["group", "judges", "comparisons", "excl.", "ratings", "alpha", "note"]
-        for r in ag["alpha"]:
-            al.rows.append(
-                [
-                    r["group"],
-                    num(r["judges"]),
-                    num(r["units"]),
-                    num(r["excluded_units"]),
-                    num(r["ratings"]),
-                    _ci(r["alpha"], r["ci_low"], r["ci_high"], 3),
-                    r["reason"] or "",
-                ]
-            )
-        al.align = "lrrrrrl"
-        kp = Section(_title(doc, "Experts vs LLM judges: Cohen's kappa per judge pair"), level=3)
-        kp.notes.append(
-            "Three categories (A wins, B wins, tie) over the reference comparisons both judges judged (n); "
-            "pairs sharing no comparison are not listed."
+    kp.align = "lllrrrl"
+    if not kp.rows:
+        kp.notes.append("No pair of judges shares a reference comparison.")
+    return [bl, al, kp]
+
+
+def _majority_sections(
+    doc: ReportDocument, loo: LooMajorityTable | None, pm: PanelMajority | None, opts: ExpertOptionsDoc
+) -> list[Section]:
+    if loo is None:
+        return []
+    lo = Section(_title(doc, "Experts vs LLM judges: each judge against the leave-one-out expert majority"), level=3)
+    lo.notes.append(
+        "Reference verdict of item (expert e, comparison u) = the verdict most of the other experts gave on u "
+        f"(at least {opts.loo_min_others}; a shared top is no majority and is left out, 'no majority'). An "
+        "expert is scored on its own items; an LLM judge on the same items wherever it judged u, beside the "
+        "experts' agreement on exactly those items and the difference (LLM minus experts). n = items."
+    )
+    lo.headers = ["judge", "kind", "n", "agreement", "experts, same items", "difference", "no majority", "note"]
+    for r in loo.rows:
+        lo.rows.append(
+            [
+                r.judge,
+                KIND_WORDS.get(r.kind, r.kind),
+                num(r.n),
+                _ci(r.agreement, r.ci_low, r.ci_high, percent=True),
+                "" if _missing(r.expert_agreement) else pct(r.expert_agreement),
+                "" if _missing(r.difference) else _ci(r.difference, r.diff_ci_low, r.diff_ci_high, 3),
+                num(r.no_majority),
+                _note(r.reason),
+            ]
         )
-        kp.headers = ["judge 1", "judge 2", "block", "n", "agreement", "kappa", "note"]
-        for r in ag["kappa"]:
-            kp.rows.append(
-                [
-                    r["judge_1"],
-                    r["judge_2"],
-                    r["block"],
-                    num(r["n"]),
-                    pct(r["agreement"]),
-                    _ci(r["kappa"], r["ci_low"], r["ci_high"]),
-                    r["reason"] or "",
-                ]
-            )
-        kp.align = "lllrrrl"
-        if not kp.rows:
-            kp.notes.append("No pair of judges shares a reference comparison.")
-        out += [bl, al, kp]
-    if "loo_majority" in ex:
-        lo = Section(
-            _title(doc, "Experts vs LLM judges: each judge against the leave-one-out expert majority"), level=3
+    lo.align = "llrrrrrl"
+    return [lo] if pm is None else [lo, _panel_majority_section(doc, pm)]
+
+
+def _panel_majority_section(doc: ReportDocument, pm: PanelMajority) -> Section:
+    mj = Section(_title(doc, "Experts vs LLM judges: LLM-panel majority vs expert-panel majority"), level=3)
+    mj.notes.append(
+        f"Per reference comparison, each panel's majority verdict (a shared top is none). n = {pm.n:,} "
+        "comparisons with both majorities: agreement "
+        f"{_ci(pm.agreement, pm.ci_low, pm.ci_high, percent=True)}"
+        f" (chance 33.3%); both decisive, n = {pm.decisive_n:,}: "
+        f"{_ci(pm.decisive_agreement, pm.decisive_ci_low, pm.decisive_ci_high, percent=True)} (chance "
+        f"50.0%); Cohen's kappa {_ci(pm.kappa, pm.kappa_ci_low, pm.kappa_ci_high)}. Left out: "
+        f"{pm.no_expert_majority:,} without an expert majority, "
+        f"{pm.no_llm_majority:,} without an LLM majority." + (f" NaN: {pm.reason}." if pm.reason else "")
+    )
+    mj.headers = [r"experts \ LLM judges", "A wins", "B wins", "tie"]
+    for label, row in zip(("A wins", "B wins", "tie"), pm.confusion, strict=True):
+        mj.rows.append([label, *[num(x) for x in row]])
+    return mj
+
+
+def _ranking_sections(doc: ReportDocument, rankings: PanelRankings | None) -> list[Section]:
+    if rankings is None:
+        return []
+    rk = Section(_title(doc, "Experts vs LLM judges: expert-panel vs LLM-panel ranking"), level=3)
+    rk.notes.append(
+        "Both panels ranked by Bradley-Terry strengths on the same reference comparisons of each task and mode "
+        "(and pooled over tasks); every verdict is one game, ties half a win. Bradley-Terry copes with incomplete "
+        "expert designs and orders a complete balanced design like its win rates. n = candidates ranked by both. "
+        "Intervals: paired cluster bootstrap (a resampled comparison brings all its verdicts)."
+    )
+    rk.headers = [
+        "mode",
+        "task",
+        "comparisons",
+        "n",
+        "Spearman",
+        "Kendall tau-b",
+        "expert top",
+        "LLM top",
+        "match",
+        "note",
+    ]
+    for r in rankings.rows:
+        rk.rows.append(
+            [
+                r.mode,
+                r.task,
+                num(r.comparisons),
+                num(r.n),
+                _ci(r.spearman, r.spearman_ci_low, r.spearman_ci_high),
+                _ci(r.kendall, r.kendall_ci_low, r.kendall_ci_high),
+                r.expert_top or "NaN",
+                r.llm_top or "NaN",
+                "" if r.top_match is None else num(r.top_match),
+                _note(r.reason),
+            ]
         )
-        lo.notes.append(
-            "Reference verdict of item (expert e, comparison u) = the verdict most of the other experts gave on u "
-            f"(at least {opts['loo_min_others']}; a shared top is no majority and is left out, 'no majority'). An "
-            "expert is scored on its own items; an LLM judge on the same items wherever it judged u, beside the "
-            "experts' agreement on exactly those items and the difference (LLM minus experts). n = items."
+    rk.align = "llrrrrlllll"
+    gp = Section(_title(doc, "Experts vs LLM judges: win rate by panel, all tasks pooled"), level=3)
+    gp.notes.append(
+        "Win rate = (wins + 0.5 ties) / games on the reference comparisons; gap = experts minus LLM "
+        "judges with its paired interval; ranks from Bradley-Terry (1 = best). Per task: in the JSON."
+    )
+    gp.headers = [
+        "mode",
+        "candidate",
+        "expert rank",
+        "LLM rank",
+        "expert win rate",
+        "LLM win rate",
+        "gap",
+        "games (expert/LLM)",
+    ]
+    for c in rankings.candidates:
+        if c.task != "(all tasks)":
+            continue
+        gp.rows.append(
+            [
+                c.mode,
+                c.candidate,
+                _rank(c.expert_rank),
+                _rank(c.llm_rank),
+                pct(c.expert_win_rate),
+                pct(c.llm_win_rate),
+                _ci(c.gap, c.gap_ci_low, c.gap_ci_high, 3),
+                f"{num(c.expert_games)}/{num(c.llm_games)}",
+            ]
         )
-        lo.headers = ["judge", "kind", "n", "agreement", "experts, same items", "difference", "no majority", "note"]
-        for r in ex["loo_majority"]["rows"]:
-            lo.rows.append(
-                [
-                    r["judge"],
-                    KIND_WORDS.get(r["kind"], r["kind"]),
-                    num(r["n"]),
-                    _ci(r["agreement"], r["ci_low"], r["ci_high"], percent=True),
-                    "" if _missing(r["expert_agreement"]) else pct(r["expert_agreement"]),
-                    "" if _missing(r["difference"]) else _ci(r["difference"], r["diff_ci_low"], r["diff_ci_high"], 3),
-                    num(r["no_majority"]),
-                    r["reason"] or "",
-                ]
-            )
-        lo.align = "llrrrrrl"
-        pm = ex["panel_majority"]
-        mj = Section(_title(doc, "Experts vs LLM judges: LLM-panel majority vs expert-panel majority"), level=3)
-        mj.notes.append(
-            f"Per reference comparison, each panel's majority verdict (a shared top is none). n = {pm['n']:,} "
-            "comparisons with both majorities: agreement "
-            f"{_ci(pm['agreement'], pm['ci_low'], pm['ci_high'], percent=True)}"
-            f" (chance 33.3%); both decisive, n = {pm['decisive_n']:,}: "
-            f"{_ci(pm['decisive_agreement'], pm['decisive_ci_low'], pm['decisive_ci_high'], percent=True)} (chance "
-            f"50.0%); Cohen's kappa {_ci(pm['kappa'], pm['kappa_ci_low'], pm['kappa_ci_high'])}. Left out: "
-            f"{pm['no_expert_majority']:,} without an expert majority, "
-            f"{pm['no_llm_majority']:,} without an LLM majority."
-            + (f" NaN: {pm['reason']}." if pm.get("reason") else "")
-        )
-        mj.headers = [r"experts \ LLM judges", "A wins", "B wins", "tie"]
-        for label, row in zip(("A wins", "B wins", "tie"), pm["confusion"], strict=True):
-            mj.rows.append([label, *[num(x) for x in row]])
-        out += [lo, mj]
-    if "rankings" in ex:
-        rk = Section(_title(doc, "Experts vs LLM judges: expert-panel vs LLM-panel ranking"), level=3)
-        rk.notes.append(
-            "Both panels ranked by Bradley-Terry strengths on the same reference comparisons of each task and mode "
-            "(and pooled over tasks); every verdict is one game, ties half a win. Bradley-Terry copes with incomplete "
-            "expert designs and orders a complete balanced design like its win rates. n = candidates ranked by both. "
-            "Intervals: paired cluster bootstrap (a resampled comparison brings all its verdicts)."
-        )
-        rk.headers = [
-            "mode",
-            "task",
-            "comparisons",
-            "n",
-            "Spearman",
-            "Kendall tau-b",
-            "expert top",
-            "LLM top",
-            "match",
-            "note",
-        ]
-        for r in ex["rankings"]["rows"]:
-            rk.rows.append(
-                [
-                    r["mode"],
-                    r["task"],
-                    num(r["comparisons"]),
-                    num(r["n"]),
-                    _ci(r["spearman"], r["spearman_ci_low"], r["spearman_ci_high"]),
-                    _ci(r["kendall"], r["kendall_ci_low"], r["kendall_ci_high"]),
-                    r["expert_top"] or "NaN",
-                    r["llm_top"] or "NaN",
-                    "" if r["top_match"] is None else num(r["top_match"]),
-                    r["reason"] or "",
-                ]
-            )
-        rk.align = "llrrrrlllll"
-        gp = Section(_title(doc, "Experts vs LLM judges: win rate by panel, all tasks pooled"), level=3)
-        gp.notes.append(
-            "Win rate = (wins + 0.5 ties) / games on the reference comparisons; gap = experts minus LLM "
-            "judges with its paired interval; ranks from Bradley-Terry (1 = best). Per task: in the JSON."
-        )
-        gp.headers = [
-            "mode",
-            "candidate",
-            "expert rank",
-            "LLM rank",
-            "expert win rate",
-            "LLM win rate",
-            "gap",
-            "games (expert/LLM)",
-        ]
-        for r in ex["rankings"]["candidates"]:
-            if r["task"] != "(all tasks)":
-                continue
-            gp.rows.append(
-                [
-                    r["mode"],
-                    r["candidate"],
-                    "NaN" if _missing(r["expert_rank"]) else str(int(r["expert_rank"])),
-                    "NaN" if _missing(r["llm_rank"]) else str(int(r["llm_rank"])),
-                    pct(r["expert_win_rate"]),
-                    pct(r["llm_win_rate"]),
-                    _ci(r["gap"], r["gap_ci_low"], r["gap_ci_high"], 3),
-                    f"{num(r['expert_games'])}/{num(r['llm_games'])}",
-                ]
-            )
-        gp.align = "llrrrrrr"
-        out += [rk, gp]
-    if "bias" in ex:
-        b = ex["bias"]
-        bs = Section(_title(doc, "Experts vs LLM judges: biases per judge"), level=3)
+    gp.align = "llrrrrrr"
+    return [rk, gp]
+
+
+def _star(p: float | None) -> str:
+    """'*' beside a share whose binomial test has p < 0.05."""
+    return "*" if p is not None and not _missing(p) and p < 0.05 else ""
+
+
+def _bias_sections(doc: ReportDocument, b: ExpertBias | None) -> list[Section]:
+    if b is None:
+        return []
+    bs = Section(_title(doc, "Experts vs LLM judges: biases per judge"), level=3)
+    bs.notes.append(
+        "Over each judge's usable judgments (both presented orders). first = share of decisive choices for the "
+        "option shown first; longer = share of decisive choices between outputs of unequal length won by the "
+        "longer one (characters); both with n and an exact binomial test against 0.5 (* p < 0.05). consistency "
+        "= winner has the higher rubric average. leniency = mean rubric-average difference against the other "
+        "LLM judges on the same comparison and candidate, with its interval, and Bland-Altman limits of "
+        "agreement (LoA, mean +/- 1.96 SD). repeats = same verdict when a comparison came back with the options "
+        "swapped."
+    )
+    if doc.counts.winner_only_all_kinds:
         bs.notes.append(
-            "Over each judge's usable judgments (both presented orders). first = share of decisive choices for the "
-            "option shown first; longer = share of decisive choices between outputs of unequal length won by the "
-            "longer one (characters); both with n and an exact binomial test against 0.5 (* p < 0.05). consistency "
-            "= winner has the higher rubric average. leniency = mean rubric-average difference against the other "
-            "LLM judges on the same comparison and candidate, with its interval, and Bland-Altman limits of "
-            "agreement (LoA, mean +/- 1.96 SD). repeats = same verdict when a comparison came back with the options "
-            "swapped."
+            _winner_only_text(doc.counts.winner_only_all_kinds)
+            + " (consistency, leniency); position, length and repeats count them."
         )
-        if doc["counts"].get("winner_only_all_kinds"):
-            bs.notes.append(
-                _winner_only_text(doc["counts"], "winner_only_all_kinds")
-                + " (consistency, leniency); position, length and repeats count them."
-            )
-        by = {
-            k: {r["judge"]: r for r in b[k]["rows"]}
-            for k in ("position", "length", "consistency", "leniency", "repeats")
-        }
-        bs.headers = ["judge", "kind", "first (n)", "longer (n)", "consist. (n)", "leniency", "LoA", "repeats (n)"]
-        for r in b["position"]["rows"]:
-            name = r["judge"]
-            le = by["length"].get(name, {})
-            co = by["consistency"].get(name, {})
-            ln = by["leniency"].get(name)
-            rp = by["repeats"].get(name)
-            star = lambda row: "*" if not _missing(row.get("p")) and row["p"] < 0.05 else ""  # noqa: E731
-            bs.rows.append(
-                [
-                    name,
-                    KIND_WORDS.get(r["kind"], r["kind"]),
-                    _share_n(r["share_first"], r["n"]) + star(r),
-                    _share_n(le.get("share_longer"), le.get("n", 0)) + star(le),
-                    _share_n(co.get("share"), co.get("n", 0)) if co else "",
-                    "" if ln is None else _ci(ln["mean_difference"], ln["ci_low"], ln["ci_high"]),
-                    "" if ln is None or _missing(ln["loa_low"]) else f"[{ln['loa_low']:+.2f}, {ln['loa_high']:+.2f}]",
-                    "" if rp is None else _share_n(rp["agreement"], rp["n"]),
-                ]
-            )
-        bs.align = "llrrrrrr"
-        reasons = sorted({r["reason"] for k in ("length", "leniency", "repeats") for r in b[k]["rows"] if r["reason"]})
-        bs.notes += [f"NaN where {x}." for x in reasons]
-        out.append(bs)
-    if "alt_test" in ex:
-        at = Section(
-            _title(doc, "Experts vs LLM judges: alternative annotator test (Calderon, Reichart and Dror, 2025)"),
-            level=3,
+    length = {r.judge: r for r in b.length.rows}
+    consistency = {r.judge: r for r in b.consistency.rows}
+    leniency = {r.judge: r for r in b.leniency.rows}
+    repeats = {r.judge: r for r in b.repeats.rows}
+    bs.headers = ["judge", "kind", "first (n)", "longer (n)", "consist. (n)", "leniency", "LoA", "repeats (n)"]
+    for r in b.position.rows:
+        le, co, ln, rp = (
+            length.get(r.judge),
+            consistency.get(r.judge),
+            leniency.get(r.judge),
+            repeats.get(r.judge),
         )
-        at.notes.append(
-            "Could this LLM judge replace an expert? Per expert (left out in turn): on the reference comparisons the "
-            f"LLM judge and at least {opts['alt_min_experts_per_item']} experts judged, whose verdict matches more of "
-            "the other experts'; one-sided paired t-test that the expert's advantage is below epsilon = "
-            f"{opts['epsilon']} (the cost-benefit margin for expert annotators), Benjamini-Yekutieli over the experts "
-            f"at q = {opts['fdr_q']}. Winning rate = share of experts the LLM judge beats; it passes at >= 0.5. "
-            f"Experts with fewer than {opts['alt_min_items']} such comparisons are not tested. Advantage probability "
-            "= mean share of items where the LLM judge is at least as good as the expert."
+        loa = (
+            ""
+            if ln is None or ln.loa_low is None or _missing(ln.loa_low)
+            else f"[{ln.loa_low:+.2f}, {ln.loa_high:+.2f}]"
         )
-        at.notes.append(
-            "Two alignments: accuracy on the verdicts (3 categories: either candidate wins, tie) and negative RMSE "
-            "on the rubric scores (both candidates' recomputed averages); "
-            f"{ex['alt_test'].get('unscored_verdicts', 0):,} verdict(s) without rubric scores left out of the latter."
+        bs.rows.append(
+            [
+                r.judge,
+                KIND_WORDS.get(r.kind, r.kind),
+                _share_n(r.share_first, r.n) + _star(r.p),
+                _share_n(le.share_longer if le else None, le.n if le else 0) + _star(le.p if le else None),
+                _share_n(co.share, co.n) if co else "",
+                "" if ln is None else _ci(ln.mean_difference, ln.ci_low, ln.ci_high),
+                loa,
+                "" if rp is None else _share_n(rp.agreement, rp.n),
+            ]
         )
-        at.headers = [
-            "judge",
-            "alignment",
-            "comparisons",
-            "experts tested",
-            "winning rate",
-            "advantage prob.",
-            "passes",
-            "note",
-        ]
-        for r in ex["alt_test"]["rows"]:
-            at.rows.append(
-                [
-                    r["judge"],
-                    r.get("metric", "accuracy"),
-                    num(r["items"]),
-                    num(r["experts_tested"]),
-                    pct(r["winning_rate"]),
-                    num(r["advantage_probability"]),
-                    "" if r["passed"] is None else num(r["passed"]),
-                    r["reason"] or "",
-                ]
-            )
-        at.align = "llrrrrrl"
-        out.append(at)
-        detail = Section(_title(doc, "Alternative annotator test: per left-out expert"), level=3)
-        detail.notes.append(
-            "rho_f: share of the expert's items where the LLM judge aligns with the other experts at least as well "
-            "as the expert; rho_h: the reverse; p: one-sided t-test of rho_h - rho_f < epsilon; win: H0 rejected "
-            "after Benjamini-Yekutieli."
+    bs.align = "llrrrrrr"
+    noted: list[_HasReason] = [*b.length.rows, *b.leniency.rows, *b.repeats.rows]
+    reasons = sorted({r.reason for r in noted if r.reason})
+    bs.notes += [f"NaN where {x}." for x in reasons]
+    return [bs]
+
+
+def _alt_test_sections(doc: ReportDocument, alt: AltTest | None, opts: ExpertOptionsDoc) -> list[Section]:
+    if alt is None:
+        return []
+    at = Section(
+        _title(doc, "Experts vs LLM judges: alternative annotator test (Calderon, Reichart and Dror, 2025)"),
+        level=3,
+    )
+    at.notes.append(
+        "Could this LLM judge replace an expert? Per expert (left out in turn): on the reference comparisons the "
+        f"LLM judge and at least {opts.alt_min_experts_per_item} experts judged, whose verdict matches more of "
+        "the other experts'; one-sided paired t-test that the expert's advantage is below epsilon = "
+        f"{opts.epsilon} (the cost-benefit margin for expert annotators), Benjamini-Yekutieli over the experts "
+        f"at q = {opts.fdr_q}. Winning rate = share of experts the LLM judge beats; it passes at >= 0.5. "
+        f"Experts with fewer than {opts.alt_min_items} such comparisons are not tested. Advantage probability "
+        "= mean share of items where the LLM judge is at least as good as the expert."
+    )
+    at.notes.append(
+        "Two alignments: accuracy on the verdicts (3 categories: either candidate wins, tie) and negative RMSE "
+        "on the rubric scores (both candidates' recomputed averages); "
+        f"{alt.unscored_verdicts:,} verdict(s) without rubric scores left out of the latter."
+    )
+    at.headers = [
+        "judge",
+        "alignment",
+        "comparisons",
+        "experts tested",
+        "winning rate",
+        "advantage prob.",
+        "passes",
+        "note",
+    ]
+    for r in alt.rows:
+        at.rows.append(
+            [
+                r.judge,
+                r.metric,
+                num(r.items),
+                num(r.experts_tested),
+                pct(r.winning_rate),
+                num(r.advantage_probability),
+                "" if r.passed is None else num(r.passed),
+                _note(r.reason),
+            ]
         )
-        detail.headers = ["judge", "alignment", "expert", "n", "rho_f", "rho_h", "p", "win", "note"]
-        for r in ex["alt_test"]["experts"]:
-            detail.rows.append(
-                [
-                    r["judge"],
-                    r.get("metric", "accuracy"),
-                    r["expert"],
-                    num(r["n"]),
-                    num(r["rho_f"]),
-                    num(r["rho_h"]),
-                    pval(r["p"]),
-                    "" if not r["tested"] else ("yes" if r["rejected"] else "no"),
-                    r["reason"] or "",
-                ]
-            )
-        detail.align = "lllrrrrll"
-        out.append(detail)
-    if "headline" in ex:
-        hl = Section(_title(doc, "Experts vs LLM judges: the headline findings with the expert panel"), level=3)
-        hl.notes.append(
-            "Each panel's Bradley-Terry strengths over all its verdicts in the mode (theta, interval resampling "
-            "tournaments); plain beats assisted = plain's points share in its direct comparisons with assisted "
-            "candidates (> 50% = yes; interval resampling those comparisons). n = verdicts. holds = the experts "
-            "reach the LLM judges' conclusion."
+    at.align = "llrrrrrl"
+    detail = Section(_title(doc, "Alternative annotator test: per left-out expert"), level=3)
+    detail.notes.append(
+        "rho_f: share of the expert's items where the LLM judge aligns with the other experts at least as well "
+        "as the expert; rho_h: the reverse; p: one-sided t-test of rho_h - rho_f < epsilon; win: H0 rejected "
+        "after Benjamini-Yekutieli."
+    )
+    detail.headers = ["judge", "alignment", "expert", "n", "rho_f", "rho_h", "p", "win", "note"]
+    for e in alt.experts:
+        detail.rows.append(
+            [
+                e.judge,
+                e.metric,
+                e.expert,
+                num(e.n),
+                num(e.rho_f),
+                num(e.rho_h),
+                pval(e.p),
+                "" if not e.tested else ("yes" if e.rejected else "no"),
+                _note(e.reason),
+            ]
         )
-        hl.headers = ["finding", "experts", "expert value", "n", "LLM judges", "LLM value", "n", "holds", "note"]
-        for r in ex["headline"]["rows"]:
-            share = r["finding"] == "plain beats assisted"
-            hl.rows.append(
-                [
-                    r["finding"],
-                    r["experts"] or "NaN",
-                    _ci(r["experts_value"], r["experts_ci_low"], r["experts_ci_high"], percent=share),
-                    num(r["experts_n"]),
-                    r["llm"] or "NaN",
-                    _ci(r["llm_value"], r["llm_ci_low"], r["llm_ci_high"], percent=share),
-                    num(r["llm_n"]),
-                    "" if r["holds"] is None else num(r["holds"]),
-                    r["reason"] or "",
-                ]
-            )
-        hl.align = "llrrlrrll"
-        out.append(hl)
-    return out
+    detail.align = "lllrrrrll"
+    return [at, detail]
+
+
+def _headline_sections(doc: ReportDocument, headline: HeadlineTable | None) -> list[Section]:
+    if headline is None:
+        return []
+    hl = Section(_title(doc, "Experts vs LLM judges: the headline findings with the expert panel"), level=3)
+    hl.notes.append(
+        "Each panel's Bradley-Terry strengths over all its verdicts in the mode (theta, interval resampling "
+        "tournaments); plain beats assisted = plain's points share in its direct comparisons with assisted "
+        "candidates (> 50% = yes; interval resampling those comparisons). n = verdicts. holds = the experts "
+        "reach the LLM judges' conclusion."
+    )
+    hl.headers = ["finding", "experts", "expert value", "n", "LLM judges", "LLM value", "n", "holds", "note"]
+    for r in headline.rows:
+        share = r.finding == "plain beats assisted"
+        hl.rows.append(
+            [
+                r.finding,
+                r.experts or "NaN",
+                _ci(r.experts_value, r.experts_ci_low, r.experts_ci_high, percent=share),
+                num(r.experts_n),
+                r.llm or "NaN",
+                _ci(r.llm_value, r.llm_ci_low, r.llm_ci_high, percent=share),
+                num(r.llm_n),
+                "" if r.holds is None else num(r.holds),
+                _note(r.reason),
+            ]
+        )
+    hl.align = "llrrlrrll"
+    return [hl]
 
 
 # -- text -------------------------------------------------------------------------------------
@@ -1188,7 +1286,7 @@ def to_text(document: Doc, width: int = WIDTH) -> str:
     What `centaur report` prints: every section, the SIMULATED banner again at the end, then
     the human-worker arm when the document has it.
     """
-    doc = as_dict(document)
+    doc = as_document(document)
     lines: list[str] = []
     for s in sections(doc):
         if lines:
@@ -1201,10 +1299,10 @@ def to_text(document: Doc, width: int = WIDTH) -> str:
         if s.headers:
             lines.append("")
             lines += _text_table(s, width)
-    if doc.get("simulated"):
-        lines += ["", doc["banner"]]
+    if doc.simulated and doc.banner is not None:
+        lines += ["", doc.banner]
     text = "\n".join(lines) + "\n"
-    if doc.get("human_workers"):
+    if doc.human_workers is not None:
         text += "\n" + human_workers_text(doc)
     return text
 
@@ -1218,13 +1316,13 @@ def _md_cell(text: str) -> str:
 
 def to_markdown(document: Doc) -> str:
     """The report as Markdown (GitHub tables), ready to paste; the human-worker arm as a text block at the end."""
-    doc = as_dict(document)
+    doc = as_document(document)
     lines: list[str] = []
     for s in sections(doc):
         lines.append("#" * s.level + " " + s.title)
         lines.append("")
         for note in s.notes:
-            is_banner = doc.get("simulated") and note == doc.get("banner")
+            is_banner = doc.simulated and note == doc.banner
             lines.append(f"> **{note}**" if is_banner else note)
             lines.append("")
         if s.headers:
@@ -1233,11 +1331,11 @@ def to_markdown(document: Doc) -> str:
             lines.append("|" + "|".join(":---" if a == "l" else "---:" for a in align) + "|")
             lines += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in s.rows]
             lines.append("")
-    if doc.get("simulated"):
-        lines.append(f"> **{doc['banner']}**")
+    if doc.simulated:
+        lines.append(f"> **{doc.banner}**")
         lines.append("")
     markdown = "\n".join(lines)
-    if doc.get("human_workers"):
+    if doc.human_workers is not None:
         markdown += "\n## Human workers (issue 5 arm)\n\n```\n" + human_workers_text(doc).rstrip() + "\n```\n"
     return markdown
 
@@ -1249,37 +1347,46 @@ def to_json(document: Doc) -> str:
     return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
+# -- the human-worker arm ---------------------------------------------------------------------
+
+
+def _spearman_text(s: HumanSpearman) -> str:
+    if s.rho is not None and not _missing(s.rho):
+        return f"Spearman rank correlation (human vs worker model): rho = {s.rho:.3f}, p = {s.p:.3f}, n = {s.n}"
+    return f"Spearman rank correlation: not computed ({s.reason})"
+
+
+def _fmt(v: float | None, spec: str) -> str:
+    return "-" if v is None or _missing(v) else format(v, spec)
+
+
+def _value(v: float | None) -> float:
+    """A mean or median for the productivity tables (NaN when undefined, as pandas gave it)."""
+    return math.nan if v is None else v
+
+
 def human_workers_text(document: Doc) -> str:
-    """The document's human-worker arm (`stats.human_arm.human_arm_doc`) as plain text; "" when it has none."""
-    section = as_dict(document).get("human_workers")
-    if not section:
+    """The document's human-worker arm (`stats.human_arm.human_arm_section`) as plain text; "" when it has none."""
+    section = as_document(document).human_workers
+    if section is None:
         return ""
     lines = ["Which assistant helps human workers most (human-worker arm) vs the worker model"]
     lines.append(f"  {'condition':<22} {'human rank':>10} {'mean':>6}   {'model rank':>10} {'mean':>6}")
-
-    def fmt(v: Any, spec: str) -> str:
-        return "-" if _missing(v) else format(v, spec)
-
-    for r in section["assistants"]["rows"]:
+    for r in section.assistants.rows:
         lines.append(
-            f"  {r['condition']:<22} {fmt(r['human_rank'], '>10.0f')} {fmt(r['human_mean_rank'], '>6.2f')}   "
-            f"{fmt(r['model_rank'], '>10.0f')} {fmt(r['model_mean_rank'], '>6.2f')}"
+            f"  {r.condition:<22} {_fmt(r.human_rank, '>10.0f')} {_fmt(r.human_mean_rank, '>6.2f')}   "
+            f"{_fmt(r.model_rank, '>10.0f')} {_fmt(r.model_mean_rank, '>6.2f')}"
         )
-    s = section["assistants"]["spearman"]
-    if not _missing(s["rho"]):
-        lines.append(
-            f"  Spearman rank correlation (human vs worker model): rho = {s['rho']:.3f}, p = {s['p']:.3f}, n = {s['n']}"
-        )
-    else:
-        lines.append(f"  Spearman rank correlation: not computed ({s['reason']})")
+    lines.append("  " + _spearman_text(section.assistants.spearman))
     lines.append("")
-    lines.append(f"Productivity per condition ({section['deliverables']} submitted deliverable(s); means, medians)")
+    lines.append(f"Productivity per condition ({section.deliverables} submitted deliverable(s); means, medians)")
     lines.append(f"  {'condition':<22} {'n':>3} {'minutes':>14} {'edits':>14} {'pastes':>12} {'words':>14}")
-    for r in section["productivity"]:
+    for p in section.productivity:
         lines.append(
-            f"  {r['condition']:<22} {r['n']:>3} {r['mean_seconds'] / 60:>7.1f}/{r['median_seconds'] / 60:<6.1f}"
-            f" {r['mean_edits']:>7.1f}/{r['median_edits']:<6.0f} {r['mean_pastes']:>5.1f}/{r['median_pastes']:<6.0f}"
-            f" {r['mean_words']:>7.1f}/{r['median_words']:<6.0f}"
+            f"  {p.condition:<22} {p.n:>3} {_value(p.mean_seconds) / 60:>7.1f}/{_value(p.median_seconds) / 60:<6.1f}"
+            f" {_value(p.mean_edits):>7.1f}/{_value(p.median_edits):<6.0f}"
+            f" {_value(p.mean_pastes):>5.1f}/{_value(p.median_pastes):<6.0f}"
+            f" {_value(p.mean_words):>7.1f}/{_value(p.median_words):<6.0f}"
         )
     return "\n".join(lines) + "\n"
 
@@ -1289,53 +1396,48 @@ def human_worker_sections(document: Doc) -> list[Section]:
 
     The same numbers as `human_workers_text`.
     """
-    section = as_dict(document).get("human_workers")
-    if not section:
+    section = as_document(document).human_workers
+    if section is None:
         return []
-    s = section["assistants"]["spearman"]
-    if not _missing(s["rho"]):
-        rho = (
-            f"Spearman rank correlation (human vs worker model): rho = {s['rho']:.3f}, p = {s['p']:.3f}, n = {s['n']}."
-        )
-    else:
-        rho = f"Spearman rank correlation: not computed ({s['reason']})."
-    rank = lambda v: "-" if _missing(v) else f"{v:.0f}"  # noqa: E731
-    mean = lambda v: "-" if _missing(v) else f"{v:.2f}"  # noqa: E731
-    assistants = Section(
+    return [_assistants_section(section), _productivity_section(section)]
+
+
+def _assistants_section(section: HumanWorkersSection) -> Section:
+    return Section(
         "Which assistant helps human workers most (human-worker arm) vs the worker model",
         notes=[
             "Overall rank and mean rank of each condition (1 = best) in the human-worker tournaments "
             "(experts wrote the deliverables) and in the worker model's augmentation mode.",
-            rho,
+            _spearman_text(section.assistants.spearman) + ".",
         ],
         headers=["condition", "human rank", "human mean rank", "model rank", "model mean rank"],
         rows=[
             [
-                r["condition"],
-                rank(r["human_rank"]),
-                mean(r["human_mean_rank"]),
-                rank(r["model_rank"]),
-                mean(r["model_mean_rank"]),
+                r.condition,
+                _fmt(r.human_rank, ".0f"),
+                _fmt(r.human_mean_rank, ".2f"),
+                _fmt(r.model_rank, ".0f"),
+                _fmt(r.model_mean_rank, ".2f"),
             ]
-            for r in section["assistants"]["rows"]
+            for r in section.assistants.rows
         ],
     )
-    productivity_rows = [
-        [
-            r["condition"],
-            num(int(r["n"])),
-            *[
-                f"{r[f'mean_{m}'] / (60 if m == 'seconds' else 1):.1f} / "
-                f"{r[f'median_{m}'] / (60 if m == 'seconds' else 1):.1f}"
-                for m in ("seconds", "edits", "pastes", "words", "characters")
-            ],
+
+
+def _productivity_section(section: HumanWorkersSection) -> Section:
+    rows = []
+    for p in section.productivity:
+        pairs = [
+            (_value(p.mean_seconds) / 60, _value(p.median_seconds) / 60),
+            (_value(p.mean_edits), _value(p.median_edits)),
+            (_value(p.mean_pastes), _value(p.median_pastes)),
+            (_value(p.mean_words), _value(p.median_words)),
+            (_value(p.mean_characters), _value(p.median_characters)),
         ]
-        for r in section["productivity"]
-    ]
-    productivity_section = Section(
-        f"Productivity per condition ({section['deliverables']} submitted deliverable(s))",
+        rows.append([p.condition, num(p.n), *[f"{mean:.1f} / {median:.1f}" for mean, median in pairs]])
+    return Section(
+        f"Productivity per condition ({section.deliverables} submitted deliverable(s))",
         notes=["Mean / median per submitted deliverable; time on task in minutes."],
         headers=["condition", "n", "minutes", "edits", "pastes", "words", "characters"],
-        rows=productivity_rows,
+        rows=rows,
     )
-    return [assistants, productivity_section]

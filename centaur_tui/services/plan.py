@@ -131,7 +131,7 @@ def simulate_design(
             frames,
             ExpertOptions(bootstrap=bootstrap, seed=rep_seed, parts=("agreement", "majority", "rankings", "alt_test")),
         )
-        docs.append(result.doc)
+        docs.append(result.section)
         judged.append(len(records))
         compared.append(len(chosen))
     return summarise_plan(docs), judged, compared

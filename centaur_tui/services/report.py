@@ -11,7 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.report_options import ReportOptions
 from centaur_tui.domain.study import Study
+from centaur_tui.report.document import OutcomeRow, OutcomesSection, SeatRow, SeatSection
 
 if TYPE_CHECKING:
     from centaur_tui.stats.report import Report
@@ -59,15 +61,13 @@ def load_report_inputs(
         return report_inputs(opened, general, pool)
 
 
-def statistics_defaults(study: Study) -> dict[str, Any]:
-    """The report options a session fixes in its `[statistics]` table (flags given to `centaur report` win)."""
-    stats = study.session.statistics
-    return {
-        "alt_epsilon": stats.alt_epsilon,
-        "alt_min_experts_per_item": stats.alt_min_experts_per_item,
-        "ppr_alpha": stats.ppr_alpha,
-        "ppr_method": stats.ppr_method,
-    }
+def report_options(study: Study, **changes: Any) -> ReportOptions:
+    """The options of a session's report: the defaults, what its `[statistics]` fixes, then `changes` (flags given).
+
+    Raises:
+        TypeError: a name in `changes` is not a `ReportOptions` field.
+    """
+    return ReportOptions.for_session(study.session.statistics, **changes)
 
 
 def report_from_rows(study: Study, meta: dict[str, str], rows: dict[str, Any], **options: Any) -> Report:
@@ -77,11 +77,11 @@ def report_from_rows(study: Study, meta: dict[str, str], rows: dict[str, Any], *
         study: The session.
         meta: The database's meta (its `simulated` flag wins over the session file's).
         rows: The rows `build_frames` takes.
-        **options: `stats.report.ReportOptions` fields; the alt-test and prediction-powered
-            options not given come from the session's `[statistics]`, the rest keep their defaults.
+        **options: `ReportOptions` fields; the alt-test and prediction-powered options not
+            given come from the session's `[statistics]`, the rest keep their defaults.
     """
     from centaur_tui.stats.frames import build_frames, design_from_session
-    from centaur_tui.stats.report import ReportOptions, build_report
+    from centaur_tui.stats.report import build_report
 
     simulated = meta["simulated"] == "true" if "simulated" in meta else study.session.simulated
     design = design_from_session(
@@ -90,7 +90,7 @@ def report_from_rows(study: Study, meta: dict[str, str], rows: dict[str, Any], *
         general_dimensions=[d.id for d in study.universal.general_dimensions],
         rubric={t: study.rubric(t).ids for t in study.tasks},
     )
-    opts = ReportOptions(**{**statistics_defaults(study), **options})
+    opts = report_options(study, **options)
     frames = build_frames(design=design, judge_kinds=opts.judge_kinds, **rows)
     return build_report(frames, opts)
 
@@ -108,10 +108,10 @@ def with_human_workers(study: Study, store: Store, report: Report, always: bool 
         return report
     from dataclasses import replace
 
-    from centaur_tui.stats.human_arm import human_arm_doc
+    from centaur_tui.stats.human_arm import human_arm_section
     from centaur_tui.store import WorkStore
 
-    section = human_arm_doc(report.doc, WorkStore(store).productivity_rows())
+    section = human_arm_section(report.document, WorkStore(store).productivity_rows())
     return replace(report, document=report.document.with_human_workers(section))
 
 
@@ -135,8 +135,9 @@ def session_report(
             `[human_workers]`; True, always; False, never.
         min_gold_pass: Leave out the experts whose gold-check pass rate is below this (None:
             the session's `judging.expert_min_gold_pass`); the seat section says who and why.
-        **options: `stats.report.ReportOptions` fields (`centaur report`'s options); by
-            default the CLI's defaults, which the results screen shows.
+        **options: `ReportOptions` fields (`centaur report`'s options); by default the
+            defaults (`REPORT_DEFAULTS`, with the session's `[statistics]`), which the CLI and
+            the results screen share.
 
     Raises:
         CentaurError: the session has not been run (no database yet).
@@ -150,36 +151,39 @@ def session_report(
     return _session_report(study, store, human_workers, options, min_gold_pass)
 
 
-def outcomes_section(study: Study, store: Store) -> dict[str, Any]:
+def outcomes_section(study: Study, store: Store) -> OutcomesSection:
     """The outcome of every planned item (per stage, judge and mode) as the report's `outcomes` section."""
-    from dataclasses import asdict
-
     from centaur_tui.domain.outcomes import OutcomeCounts, session_outcomes
     from centaur_tui.store import batch_counts, final_errors, stored_facts
 
     outcomes = session_outcomes(study.session, stored_facts(store))
 
-    def row(c: OutcomeCounts) -> dict[str, int]:
+    def row(c: OutcomeCounts) -> OutcomeRow:
         # Read from the store alone, an item the budget kept from being sent is "failed" (not sent
         # yet): `budget` is only ever counted by the run that stopped, so it is not a report field.
-        counts = asdict(c)
-        counts.pop("budget")
-        return {**counts, "missing": c.missing}
+        return OutcomeRow(
+            planned=c.planned,
+            answered=c.answered,
+            invalid=c.invalid,
+            failed=c.failed,
+            blocked=c.blocked,
+            missing=c.missing,
+        )
 
-    section: dict[str, Any] = {
-        "complete": outcomes.complete,
-        "stages": {k: row(c) for k, c in outcomes.stages.items()},
-        "judges": {k: row(c) for k, c in outcomes.judges.items()},
-        "modes": {k: row(c) for k, c in outcomes.modes.items()},
-        "failed_calls": len(final_errors(store)),
-    }
     batched, in_flight = batch_counts(store)
-    if batched or in_flight:  # only sessions that used batch mode carry the two counts
-        section.update(batched_judgments=batched, batches_in_flight=in_flight)
-    return section
+    used_batches = bool(batched or in_flight)  # only sessions that used batch mode carry the two counts
+    return OutcomesSection(
+        complete=outcomes.complete,
+        stages={k: row(c) for k, c in outcomes.stages.items()},
+        judges={k: row(c) for k, c in outcomes.judges.items()},
+        modes={k: row(c) for k, c in outcomes.modes.items()},
+        failed_calls=len(final_errors(store)),
+        batched_judgments=batched if used_batches else None,
+        batches_in_flight=in_flight if used_batches else None,
+    )
 
 
-def seat_section(study: Study, store: Store, min_gold_pass: float | None = None) -> dict[str, Any]:
+def seat_section(study: Study, store: Store, min_gold_pass: float | None = None) -> SeatSection:
     """Experts at work: per expert judgments, lower-average winners, median times, practice and gold checks.
 
     Args:
@@ -200,21 +204,21 @@ def seat_section(study: Study, store: Store, min_gold_pass: float | None = None)
     checks: dict[tuple[str, str], dict[str, Any]] = {(r["expert"], r["kind"]): r for r in check_rows(store)}
     names = [e.id for e in study.session.experts]
     names += sorted({*judged, *(k[0] for k in checks)} - set(names))
-    rows: list[dict[str, Any]] = []
+    rows: list[SeatRow] = []
     unknown: list[str] = []
+
+    def lower(r: dict[str, Any]) -> bool:
+        one, two = r["option1_mean"], r["option2_mean"]
+        if one is None or two is None:
+            return False
+        return bool((r["winner"] == r["option1"] and one < two) or (r["winner"] == r["option2"] and two < one))
+
     for name in names:
         mine = judged.get(name, [])
         gold = checks.get((name, "gold"), {})
         practice = checks.get((name, "practice"), {})
         if not mine and not gold and not practice:
             continue
-
-        def lower(r: dict[str, Any]) -> bool:
-            one, two = r["option1_mean"], r["option2_mean"]
-            if one is None or two is None:
-                return False
-            return (r["winner"] == r["option1"] and one < two) or (r["winner"] == r["option2"] and two < one)
-
         seconds = [r["seconds"] for r in mine if r["seconds"] is not None]
         active = [r["active_seconds"] for r in mine if r["active_seconds"] is not None]
         gold_judged, gold_passed = int(gold.get("judged", 0)), int(gold.get("passed", 0))
@@ -223,42 +227,40 @@ def seat_section(study: Study, store: Store, min_gold_pass: float | None = None)
         if threshold is not None and rate is None:
             unknown.append(name)
         rows.append(
-            {
-                "expert": name,
-                "judgments": len(mine),
-                "lower_average": sum(lower(r) for r in mine),
-                "lower_average_confirmed": sum(lower(r) and r["lower_average_confirmed"] == 1 for r in mine),
-                "median_seconds": float(median(seconds)) if seconds else None,
-                "median_active_seconds": float(median(active)) if active else None,
-                "active_measured": len(active),
-                "practice_made": int(practice.get("made", 0)),
-                "practice_judged": int(practice.get("judged", 0)),
-                "gold_made": int(gold.get("made", 0)),
-                "gold_judged": gold_judged,
-                "gold_passed": gold_passed,
-                "gold_pass_rate": rate,
-                "left_out": out,
-            }
+            SeatRow(
+                expert=name,
+                judgments=len(mine),
+                lower_average=sum(lower(r) for r in mine),
+                lower_average_confirmed=sum(lower(r) and r["lower_average_confirmed"] == 1 for r in mine),
+                median_seconds=float(median(seconds)) if seconds else None,
+                median_active_seconds=float(median(active)) if active else None,
+                active_measured=len(active),
+                practice_made=int(practice.get("made", 0)),
+                practice_judged=int(practice.get("judged", 0)),
+                gold_made=int(gold.get("made", 0)),
+                gold_judged=gold_judged,
+                gold_passed=gold_passed,
+                gold_pass_rate=rate,
+                left_out=out,
+            )
         )
-    left = [r for r in rows if r["left_out"]]
+    left = [r for r in rows if r.left_out]
     notes: list[str] = []
     if left:
-        who = ", ".join(
-            f"{r['expert']} {r['gold_pass_rate']:.2f} ({r['gold_passed']} of {r['gold_judged']})" for r in left
-        )
+        who = ", ".join(f"{r.expert} {r.gold_pass_rate:.2f} ({r.gold_passed} of {r.gold_judged})" for r in left)
         notes.append(
-            f"{len(left)} expert(s) left out of every statistic, with their {sum(r['judgments'] for r in left):,} "
+            f"{len(left)} expert(s) left out of every statistic, with their {sum(r.judgments for r in left):,} "
             f"judgment(s): gold-check pass rate below {threshold:.2f}: {who}."
         )
     if unknown:
         notes.append(f"Kept without a gold-check pass rate (no gold check judged): {', '.join(unknown)}.")
-    return {
-        "rows": rows,
-        "min_gold_pass": threshold,
-        "left_out": [r["expert"] for r in left],
-        "left_out_judgments": sum(r["judgments"] for r in left),
-        "note": " ".join(notes) or None,
-    }
+    return SeatSection(
+        rows=rows,
+        min_gold_pass=threshold,
+        left_out=[r.expert for r in left],
+        left_out_judgments=sum(r.judgments for r in left),
+        note=" ".join(notes) or None,
+    )
 
 
 def without_judges(rows: dict[str, Any], judges: set[str]) -> dict[str, Any]:
@@ -281,12 +283,12 @@ def _session_report(
     seat = seat_section(study, store, min_gold_pass)
     with ThreadPoolExecutor(1, thread_name_prefix="report-read") as pool:
         meta, rows = load_report_inputs(study, pool, store)
-        rows = without_judges(rows, set(seat["left_out"]))
+        rows = without_judges(rows, set(seat.left_out))
         # Built after the reads started: on a cold start the score aggregate (SQLite, no GIL)
         # runs while pandas and scipy load (about 1.1 s).
         report = report_from_rows(study, meta, rows, **options)
     document = report.document.with_outcomes(outcomes_section(study, store))
-    report = replace(report, document=document.with_seat(seat) if seat["rows"] else document)
+    report = replace(report, document=document.with_seat(seat) if seat.rows else document)
     if human_workers is False:
         return report
     return with_human_workers(study, store, report, always=bool(human_workers))

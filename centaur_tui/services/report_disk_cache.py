@@ -18,6 +18,9 @@ from centaur_tui.settings import settings
 
 CACHE_FILES = 20
 """Report documents kept on disk (the most recently written)."""
+CACHE_FORMAT = 2
+"""Part of every key; raised when the document's JSON changes shape. 2: the statistics build the typed document
+directly and an absent optional section is None (`ABSENT_WHEN_NONE`), not an unset field."""
 
 
 def cache_dir() -> Path | None:
@@ -61,7 +64,7 @@ class DiskCache:
         """The file of a key (JSON-serialisable with lists for tuples), or None without a directory."""
         if self.directory is None:
             return None
-        text = json.dumps([key, code_version()], default=list)
+        text = json.dumps([key, code_version(), CACHE_FORMAT], default=list)
         return self.directory / f"{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
 
     def load(self, key: Any) -> ReportDocument | None:

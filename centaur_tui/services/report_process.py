@@ -39,7 +39,7 @@ def warm_up(study: Study) -> None:
     paths loaded on first use); this pays that ahead for a session with nothing stored yet.
     """
     from centaur_tui.stats.frames import build_frames, design_from_session
-    from centaur_tui.stats.report import ReportOptions, build_report
+    from centaur_tui.stats.report import REPORT_DEFAULTS, build_report
     from centaur_tui.stats.synthetic import synthetic_rows
 
     tasks = study.session.tasks[:2]
@@ -51,7 +51,7 @@ def warm_up(study: Study) -> None:
         small, simulated=True, general_dimensions=general, rubric={t: study.rubric(t).ids for t in tasks}
     )
     frames = build_frames(rows.judgment_rows, rows.score_rows, rows.output_rows, rows.comparisons, design)
-    build_report(frames, ReportOptions())
+    build_report(frames, REPORT_DEFAULTS)
 
 
 _HEADER = struct.Struct("!Q")

@@ -177,10 +177,7 @@ def overview(study: Study, store: Store | None) -> SessionOverview:
 def _seat(study: Study, store: Store) -> dict[str, tuple[int, int, int]]:
     from centaur_tui.services.report import seat_section
 
-    return {
-        r["expert"]: (r["lower_average"], r["gold_judged"], r["gold_passed"])
-        for r in seat_section(study, store)["rows"]
-    }
+    return {r.expert: (r.lower_average, r.gold_judged, r.gold_passed) for r in seat_section(study, store).rows}
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-EPSILON = 0.2
+from centaur_tui.domain.report_options import REPORT_DEFAULTS
+
+EPSILON = REPORT_DEFAULTS.alt_epsilon
 """Cost-benefit margin for expert annotators (the paper's recommendation)."""
 FDR_Q = 0.05
 MIN_ITEMS = 30

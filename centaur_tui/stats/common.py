@@ -5,11 +5,14 @@ from __future__ import annotations
 import math
 import warnings
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel
 from scipy import stats
+
+_Row = TypeVar("_Row", bound=BaseModel)
 
 EXACT_PERMUTATION_MAX_N = 9
 """Largest n for which the permutation p-value enumerates all n! pairings (9! = 362,880)."""
@@ -212,3 +215,15 @@ def records(frame: pd.DataFrame, columns: list[str] | None = None) -> list[dict[
     return [
         {c: json_value(v) for c, v in zip(cols, row, strict=True)} for row in frame.itertuples(index=False, name=None)
     ]
+
+
+def rows(model: type[_Row], frame: pd.DataFrame, columns: list[str] | None = None) -> list[_Row]:
+    """Rows of a frame as the report document's row models (`records`, validated one row at a time).
+
+    Args:
+        model: The row model (`report.document`), strict and closed: a column it does not
+            know, or a value of the wrong type, raises instead of writing an undocumented field.
+        frame: The statistic's frame.
+        columns: The columns to take, in order (None: all of them).
+    """
+    return [model.model_validate(r) for r in records(frame, columns)]

@@ -22,6 +22,38 @@ import numpy as np
 import pandas as pd
 from scipy import sparse, stats
 
+from centaur_tui.domain.report_options import REPORT_DEFAULTS
+from centaur_tui.report.document import (
+    AgreementBlockRow,
+    AlphaRow,
+    AltTest,
+    AltTestExpertRow,
+    AltTestRow,
+    ConsistencyJudgeRow,
+    ConsistencyJudgeTable,
+    ExpertAgreement,
+    ExpertBias,
+    ExpertCounts,
+    ExpertOptionsDoc,
+    ExpertsSection,
+    HeadlineRow,
+    HeadlineTable,
+    KappaRow,
+    LengthBiasRow,
+    LengthBiasTable,
+    LeniencyRow,
+    LeniencyTable,
+    LooMajorityRow,
+    LooMajorityTable,
+    PanelCandidateRow,
+    PanelMajority,
+    PanelRankingRow,
+    PanelRankings,
+    PositionBiasJudgeRow,
+    PositionBiasJudgeTable,
+    RepeatsRow,
+    RepeatsTable,
+)
 from centaur_tui.stats.agreement import (
     CHANCE_DECISIVE,
     CHANCE_WITH_TIES,
@@ -34,7 +66,7 @@ from centaur_tui.stats.agreement import (
 )
 from centaur_tui.stats.alt_test import EPSILON, FDR_Q, MIN_ITEMS, alt_test
 from centaur_tui.stats.bradley_terry import bradley_terry, fit_strengths
-from centaur_tui.stats.common import bootstrap_weights, interval, json_value, percentile_interval, records
+from centaur_tui.stats.common import bootstrap_weights, interval, json_value, percentile_interval, rows
 from centaur_tui.stats.frames import Frames, status_counts
 from centaur_tui.stats.rankings import TIE_DIGITS
 from centaur_tui.stats.validity import choice_rubric_consistency
@@ -71,23 +103,28 @@ class ExpertOptions:
         parts: Which parts to compute (see PARTS).
     """
 
-    bootstrap: int = 200
-    confidence: float = 0.95
-    seed: int = 0
+    bootstrap: int = REPORT_DEFAULTS.bootstrap
+    confidence: float = REPORT_DEFAULTS.confidence
+    seed: int = REPORT_DEFAULTS.seed
     epsilon: float = EPSILON
     fdr_q: float = FDR_Q
     alt_min_items: int = MIN_ITEMS
-    alt_min_experts_per_item: int = 3
+    alt_min_experts_per_item: int = REPORT_DEFAULTS.alt_min_experts_per_item
     loo_min_others: int = 1
     parts: tuple[str, ...] = PARTS
 
 
 @dataclass
 class ExpertResult:
-    """The comparison as a JSON-ready document section and the frames behind it."""
+    """The comparison as the report's typed section and the frames behind it."""
 
-    doc: dict[str, Any]
+    section: ExpertsSection
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        """The section as its JSON-ready dict (as `centaur report --json` writes it)."""
+        return self.section.to_dict()
 
 
 @dataclass
@@ -300,7 +337,7 @@ def loo_majority(panel: Panel, ci: float, min_others: int = 1) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def panel_majority(panel: Panel, ci: float) -> dict[str, Any]:
+def panel_majority(panel: Panel, ci: float) -> PanelMajority:
     """The LLM-panel majority against the expert-panel majority, per reference comparison.
 
     A panel's majority is the code most of its judges gave (a shared top is no majority).
@@ -335,7 +372,7 @@ def panel_majority(panel: Panel, ci: float) -> dict[str, Any]:
     if both.sum() and w.shape[0]:
         k_low, k_high = interval(kappa_from_confusion(w @ onehot), ci)
     reason = None if both.sum() else "no reference comparison with a majority of both panels"
-    return {
+    section = {
         "n": int(both.sum()),
         "agreement": agree,
         "ci_low": low,
@@ -354,6 +391,7 @@ def panel_majority(panel: Panel, ci: float) -> dict[str, Any]:
         "no_llm_majority": int((ml < 0).sum()),
         "reason": reason,
     }
+    return PanelMajority.model_validate(json_value(section))
 
 
 # -- rankings -------------------------------------------------------------------------------
@@ -1101,77 +1139,101 @@ def experts_vs_llm(frames: Frames, options: ExpertOptions | None = None) -> Expe
         options: Method choices.
 
     Returns:
-        The section as `doc` (JSON-ready: NaN is None, with a reason beside it) and its frames
-        as `tables`. Without expert judgments, `doc` only says so.
+        The typed section as `section` (an undefined number is None, with a reason beside it;
+        a part not computed is None) and its frames as `tables`. Without expert judgments, the
+        section only says so.
     """
     options = options or ExpertOptions()
-    doc: dict[str, Any] = {
-        "present": has_expert_judgments(frames),
-        "note": None,
-        "options": {
-            "bootstrap": options.bootstrap,
-            "confidence": options.confidence,
-            "epsilon": options.epsilon,
-            "fdr_q": options.fdr_q,
-            "alt_min_items": options.alt_min_items,
-            "alt_min_experts_per_item": options.alt_min_experts_per_item,
-            "loo_min_others": options.loo_min_others,
-        },
-    }
-    if not doc["present"]:
-        doc["note"] = NO_EXPERTS_NOTE
-        return ExpertResult(doc)
+    opts = ExpertOptionsDoc(
+        bootstrap=options.bootstrap,
+        confidence=options.confidence,
+        epsilon=options.epsilon,
+        fdr_q=options.fdr_q,
+        alt_min_items=options.alt_min_items,
+        alt_min_experts_per_item=options.alt_min_experts_per_item,
+        loo_min_others=options.loo_min_others,
+    )
+    if not has_expert_judgments(frames):
+        return ExpertResult(ExpertsSection(present=False, note=NO_EXPERTS_NOTE, options=opts))
     panel = build_panel(frames, options)
     j = panel.frames.judgments
     is_expert = (j["judge_kind"].astype(object) == EXPERT).to_numpy()
     ok_expert = j[is_expert & (j["status"] == "ok").to_numpy()]
     expert_units = set(panel.rated.loc[(panel.rated["judge_kind"].astype(str) == EXPERT).to_numpy(), "unit"])
-    doc["counts"] = {
-        "experts": [panel.names[i] for i in panel.experts],
-        "llm_judges": [panel.names[i] for i in panel.llms],
-        "expert_judgments": int(is_expert.sum()),
-        "expert_usable": len(ok_expert),
-        "expert_excluded": status_counts(j[is_expert]),
-        "expert_repeats": int(ok_expert.duplicated(["unit", "judge"]).sum()),
-        "expert_comparisons": len(expert_units),
-        "reference_comparisons": len(panel.units),
-        "expert_only_comparisons": len(expert_units) - len(panel.units),
-        "reference_expert_verdicts": int(np.isfinite(panel.matrix[panel.experts]).sum()),
-        "reference_llm_verdicts": int(np.isfinite(panel.matrix[panel.llms]).sum()),
-        "lengths_known": frames.has_lengths,
-    }
+    counts = ExpertCounts(
+        experts=[panel.names[i] for i in panel.experts],
+        llm_judges=[panel.names[i] for i in panel.llms],
+        expert_judgments=int(is_expert.sum()),
+        expert_usable=len(ok_expert),
+        expert_excluded=status_counts(j[is_expert]),
+        expert_repeats=int(ok_expert.duplicated(["unit", "judge"]).sum()),
+        expert_comparisons=len(expert_units),
+        reference_comparisons=len(panel.units),
+        expert_only_comparisons=len(expert_units) - len(panel.units),
+        reference_expert_verdicts=int(np.isfinite(panel.matrix[panel.experts]).sum()),
+        reference_llm_verdicts=int(np.isfinite(panel.matrix[panel.llms]).sum()),
+        lengths_known=frames.has_lengths,
+    )
+    note = None
     if not len(ok_expert):
-        doc["note"] = "No usable expert judgment: every statistic of this section is undefined (NaN)."
+        note = "No usable expert judgment: every statistic of this section is undefined (NaN)."
     elif not len(panel.units):
-        doc["note"] = (
+        note = (
             "No comparison was judged by both an expert and an LLM judge: agreement, majorities, rankings "
             "and the alternative annotator test are undefined (NaN)."
         )
     ci = options.confidence
     tables: dict[str, pd.DataFrame] = {}
+    agreement = loo = majority_section = rankings = bias = alt = headline = None
     if "agreement" in options.parts:
         part = agreement_part(panel, ci)
         tables.update({f"agreement_{k}": v for k, v in part.items()})
-        doc["agreement"] = {k: records(v) for k, v in part.items()}
+        agreement = ExpertAgreement(
+            blocks=rows(AgreementBlockRow, part["blocks"]),
+            alpha=rows(AlphaRow, part["alpha"]),
+            kappa=rows(KappaRow, part["kappa"]),
+        )
     if "majority" in options.parts:
         tables["loo_majority"] = loo_majority(panel, ci, options.loo_min_others)
-        doc["loo_majority"] = {"rows": records(tables["loo_majority"])}
-        doc["panel_majority"] = panel_majority(panel, ci)
+        loo = LooMajorityTable(rows=rows(LooMajorityRow, tables["loo_majority"]))
+        majority_section = panel_majority(panel, ci)
     if "rankings" in options.parts:
         tables["rankings"], tables["ranking_candidates"] = ranking_part(panel, ci)
-        doc["rankings"] = {"rows": records(tables["rankings"]), "candidates": records(tables["ranking_candidates"])}
+        rankings = PanelRankings(
+            rows=rows(PanelRankingRow, tables["rankings"]),
+            candidates=rows(PanelCandidateRow, tables["ranking_candidates"]),
+        )
     if "bias" in options.parts:
         part = bias_part(panel, options)
         tables.update({f"bias_{k}": v for k, v in part.items()})
-        doc["bias"] = {k: {"rows": records(v)} for k, v in part.items()}
+        bias = ExpertBias(
+            position=PositionBiasJudgeTable(rows=rows(PositionBiasJudgeRow, part["position"])),
+            length=LengthBiasTable(rows=rows(LengthBiasRow, part["length"])),
+            leniency=LeniencyTable(rows=rows(LeniencyRow, part["leniency"])),
+            consistency=ConsistencyJudgeTable(rows=rows(ConsistencyJudgeRow, part["consistency"])),
+            repeats=RepeatsTable(rows=rows(RepeatsRow, part["repeats"])),
+        )
     if "alt_test" in options.parts:
         tables["alt_test"], tables["alt_test_experts"], unscored = alt_test_part(panel, options)
-        doc["alt_test"] = {
-            "rows": records(tables["alt_test"]),
-            "experts": records(tables["alt_test_experts"]),
-            "unscored_verdicts": unscored,
-        }
+        alt = AltTest(
+            rows=rows(AltTestRow, tables["alt_test"]),
+            experts=rows(AltTestExpertRow, tables["alt_test_experts"]),
+            unscored_verdicts=int(unscored),
+        )
     if "headline" in options.parts:
         tables["headline"] = headline_part(panel, options)
-        doc["headline"] = {"rows": records(tables["headline"])}
-    return ExpertResult(json_value(doc), tables)
+        headline = HeadlineTable(rows=rows(HeadlineRow, tables["headline"]))
+    section = ExpertsSection(
+        present=True,
+        note=note,
+        options=opts,
+        counts=counts,
+        agreement=agreement,
+        loo_majority=loo,
+        panel_majority=majority_section,
+        rankings=rankings,
+        bias=bias,
+        alt_test=alt,
+        headline=headline,
+    )
+    return ExpertResult(section, tables)

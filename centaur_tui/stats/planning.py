@@ -2,7 +2,7 @@
 
 `centaur plan` simulates an expert study R times (new comparisons drawn for the experts and
 new simulated verdicts each time), runs the experts-vs-LLM statistics on each replicate, and
-hands the replicates' sections (`ExpertResult.doc`) to `summarise_plan`. A statistic computed
+hands the replicates' sections (`ExpertResult.section`) to `summarise_plan`. A statistic computed
 per group (a rank correlation per task and mode, an agreement per LLM judge) contributes one
 case per group and replicate.
 """
@@ -11,57 +11,64 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
+from centaur_tui.report.document import ExpertsSection
 from centaur_tui.stats.experts import ALL_TASKS
 
-Case = tuple[Any, Any, Any]
+Case = tuple[float | None, float | None, float | None]
 """(value, interval low, interval high); None or NaN where undefined."""
+Extract = Callable[[ExpertsSection], list[Case]]
 
 
-def _rows(doc: dict[str, Any], *path: str) -> list[dict[str, Any]]:
-    node: Any = doc
-    for key in path:
-        node = (node or {}).get(key)
-    return list(node or [])
+def _block(name: str) -> Extract:
+    def cases(section: ExpertsSection) -> list[Case]:
+        blocks = section.agreement.blocks if section.agreement is not None else []
+        return [(r.agreement, r.ci_low, r.ci_high) for r in blocks if r.block == name]
+
+    return cases
 
 
-def _block(name: str) -> Callable[[dict[str, Any]], list[Case]]:
-    return lambda doc: [
-        (r["agreement"], r["ci_low"], r["ci_high"]) for r in _rows(doc, "agreement", "blocks") if r["block"] == name
-    ]
+def _alpha(group: str) -> Extract:
+    def cases(section: ExpertsSection) -> list[Case]:
+        alphas = section.agreement.alpha if section.agreement is not None else []
+        return [(r.alpha, r.ci_low, r.ci_high) for r in alphas if r.group == group]
+
+    return cases
 
 
-def _alpha(group: str) -> Callable[[dict[str, Any]], list[Case]]:
-    return lambda doc: [
-        (r["alpha"], r["ci_low"], r["ci_high"]) for r in _rows(doc, "agreement", "alpha") if r["group"] == group
-    ]
+def _panel(section: ExpertsSection) -> list[Case]:
+    pm = section.panel_majority
+    return [(pm.agreement, pm.ci_low, pm.ci_high)] if pm is not None else []
 
 
-def _panel(doc: dict[str, Any]) -> list[Case]:
-    pm = doc.get("panel_majority")
-    return [(pm["agreement"], pm["ci_low"], pm["ci_high"])] if pm else []
+def _loo_difference(section: ExpertsSection) -> list[Case]:
+    rows = section.loo_majority.rows if section.loo_majority is not None else []
+    return [(r.difference, r.diff_ci_low, r.diff_ci_high) for r in rows if r.kind == "llm"]
 
 
-def _loo_difference(doc: dict[str, Any]) -> list[Case]:
-    return [
-        (r["difference"], r["diff_ci_low"], r["diff_ci_high"])
-        for r in _rows(doc, "loo_majority", "rows")
-        if r["kind"] == "llm"
-    ]
+def _ranking(kind: str, pooled: bool) -> Extract:
+    def cases(section: ExpertsSection) -> list[Case]:
+        rows = section.rankings.rows if section.rankings is not None else []
+        return [
+            (r.spearman, r.spearman_ci_low, r.spearman_ci_high)
+            if kind == "spearman"
+            else (r.kendall, r.kendall_ci_low, r.kendall_ci_high)
+            for r in rows
+            if (r.task == ALL_TASKS) == pooled
+        ]
+
+    return cases
 
 
-def _ranking(column: str, pooled: bool) -> Callable[[dict[str, Any]], list[Case]]:
-    return lambda doc: [
-        (r[column], r[f"{column}_ci_low"], r[f"{column}_ci_high"])
-        for r in _rows(doc, "rankings", "rows")
-        if (r["task"] == ALL_TASKS) == pooled
-    ]
+def _alt_winning_rate(section: ExpertsSection) -> list[Case]:
+    rows = section.alt_test.rows if section.alt_test is not None else []
+    return [(r.winning_rate, None, None) for r in rows if r.metric == "accuracy"]
 
 
-PLAN_STATISTICS: tuple[tuple[str, str, Callable[[dict[str, Any]], list[Case]]], ...] = (
+PLAN_STATISTICS: tuple[tuple[str, str, Extract], ...] = (
     ("expert_llm_agreement", "expert-LLM agreement (with ties)", _block("expert-LLM")),
     ("expert_expert_agreement", "expert-expert agreement (with ties)", _block("expert-expert")),
     ("alpha_experts", "Krippendorff's alpha, experts", _alpha("experts")),
@@ -72,28 +79,20 @@ PLAN_STATISTICS: tuple[tuple[str, str, Callable[[dict[str, Any]], list[Case]]], 
     ("kendall_task", "Kendall tau-b, per task and mode", _ranking("kendall", pooled=False)),
     ("spearman_pooled", "Spearman, tasks pooled per mode", _ranking("spearman", pooled=True)),
     ("kendall_pooled", "Kendall tau-b, tasks pooled per mode", _ranking("kendall", pooled=True)),
-    (
-        "alt_winning_rate",
-        "alt-test winning rate per LLM judge",
-        lambda doc: [
-            (r["winning_rate"], None, None)
-            for r in _rows(doc, "alt_test", "rows")
-            if r.get("metric", "accuracy") == "accuracy"
-        ],
-    ),
+    ("alt_winning_rate", "alt-test winning rate per LLM judge", _alt_winning_rate),
 )
 """(key, label, extractor) of every statistic `centaur plan` reports."""
 
 
-def _finite(x: Any) -> bool:
+def _finite(x: object) -> TypeGuard[float]:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
 
 
-def summarise_plan(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def summarise_plan(docs: Sequence[ExpertsSection]) -> list[dict[str, Any]]:
     """Expected value and interval width of each statistic over simulated replicates.
 
     Args:
-        docs: The experts-vs-LLM sections of the replicates (`ExpertResult.doc`).
+        docs: The experts-vs-LLM sections of the replicates (`ExpertResult.section`).
 
     Returns:
         One dict per statistic: key, label, replicates, cases (replicates x groups),

@@ -41,16 +41,19 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
-ALPHA = 0.1
+from centaur_tui.domain.report_options import REPORT_DEFAULTS, PPRLambda, PPRMethod
+from centaur_tui.report.document import PPRMode, PPROptionsDoc, PPRRow, PPRSection
+
+ALPHA = REPORT_DEFAULTS.ppr_alpha
 """Default error level of the rank-sets (the paper's experiments use 0.05 and 0.1)."""
-MIN_LABELED = 10
+MIN_LABELED = REPORT_DEFAULTS.ppr_min_labeled
 """Fewest expert comparisons of a candidate for the report to order it (fewer: its rank-set spans every rank).
 
 The normal approximation behind the intervals needs a few labelled comparisons per
 candidate: with 10 candidates and 25 random expert comparisons (5 per candidate) the
 planned rank-sets came out *smaller* on average than with 50 (8.4 vs 9.3 of 10 in
 `centaur plan` on the demo session), a sign of variances estimated from too few points."""
-RankSetMethod = Literal["chatzi", "bonferroni"]
+RankSetMethod = PPRMethod
 Lambda = Literal["tuned", "one", "zero"] | float
 
 
@@ -277,9 +280,9 @@ class PPROptions:
     """
 
     alpha: float = ALPHA
-    method: RankSetMethod = "chatzi"
-    lam: Literal["tuned", "one", "zero"] = "tuned"
-    any_subset: bool = False
+    method: RankSetMethod = REPORT_DEFAULTS.ppr_method
+    lam: PPRLambda = REPORT_DEFAULTS.ppr_lam
+    any_subset: bool = REPORT_DEFAULTS.ppr_any_subset
     min_labeled: int = MIN_LABELED
 
 
@@ -307,8 +310,10 @@ PPR_COLUMNS = [
 
 def _section_mode(
     mode: str, names: list[str], units: Any, llm_points: Any, expert_points: Any, options: PPROptions
-) -> tuple[dict[str, Any], Any]:
+) -> tuple[PPRMode, Any]:
     import pandas as pd
+
+    from centaur_tui.stats.common import rows as row_models
 
     k = len(names)
     pos = {n: i for i, n in enumerate(names)}
@@ -363,19 +368,20 @@ def _section_mode(
     def size(s: tuple[np.ndarray, np.ndarray]) -> float:
         return float(np.mean(s[1] - s[0] + 1))
 
-    doc = {
-        "mode": mode,
-        "candidates": k,
-        "comparisons": int(usable.sum()),
-        "labeled": n_lab,
-        "no_llm_verdict": int((np.isfinite(y) & ~usable).sum()),
-        "mean_set_size": {n: size(s) for n, s in sets.items()},
-        "reason": reason,
-    }
-    return doc, frame
+    section = PPRMode(
+        mode=mode,
+        candidates=k,
+        comparisons=int(usable.sum()),
+        labeled=int(n_lab),
+        no_llm_verdict=int((np.isfinite(y) & ~usable).sum()),
+        mean_set_size={n: size(s) for n, s in sets.items()},
+        reason=reason,
+        rows=row_models(PPRRow, frame, PPR_COLUMNS),
+    )
+    return section, frame
 
 
-def prediction_powered(frames: Any, options: PPROptions | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+def prediction_powered(frames: Any, options: PPROptions | None = None) -> tuple[PPRSection, dict[str, Any]]:
     """The report's prediction-powered rankings, per mode, pooled over tasks and runs.
 
     Per comparison, the LLM panel's points for candidate_a (mean of its usable first verdicts,
@@ -384,30 +390,24 @@ def prediction_powered(frames: Any, options: PPROptions | None = None) -> tuple[
     verdicts left out are counted by the strategy that drew them.
 
     Returns:
-        (section, tables): the JSON-ready section and a frame per mode.
+        (section, tables): the report's section and a frame per mode.
     """
     import pandas as pd
 
     from centaur_tui.domain.assignment import RANDOM_STRATEGY
-    from centaur_tui.stats.common import json_value, records
 
     options = options or PPROptions()
     critical_value(2, options.alpha, options.method)  # refuse a bad alpha or method up front
-    section: dict[str, Any] = {
-        "present": False,
-        "note": None,
-        "options": {
-            "alpha": options.alpha,
-            "method": options.method,
-            "lam": options.lam,
-            "any_subset": options.any_subset,
-            "min_labeled": options.min_labeled,
-        },
-    }
+    opts = PPROptionsDoc(
+        alpha=options.alpha,
+        method=options.method,
+        lam=options.lam,
+        any_subset=options.any_subset,
+        min_labeled=options.min_labeled,
+    )
     kinds = frames.judgments["judge_kind"].astype(object)
     if not (kinds == "expert").any():
-        section["note"] = NO_EXPERTS
-        return section, {}
+        return PPRSection(present=False, note=NO_EXPERTS, options=opts), {}
     both = frames.with_judge_kinds(("llm", "expert"))
     ok = both.ok
     if ok.duplicated(["unit", "judge"]).any():
@@ -429,35 +429,38 @@ def prediction_powered(frames: Any, options: PPROptions | None = None) -> tuple[
     used = np.ones(len(ex), dtype=bool) if options.any_subset else drawn == RANDOM_STRATEGY
     excluded = {str(k): int(v) for k, v in pd.Series(drawn[~used]).value_counts().sort_index().items()}
     expert_points = points[is_expert][used].groupby(ex.loc[used, "unit"].to_numpy()).mean()
-    section.update(
+    section = PPRSection(
         present=True,
+        note=None,
+        options=opts,
         random_subset=not options.any_subset,
         expert_verdicts=len(ex),
         expert_verdicts_used=int(used.sum()),
         excluded_not_random=excluded,
     )
     if not used.any():
-        section["note"] = (
+        note = (
             "Refused: no expert judgment was drawn by the uniform-random strategy (drawn by: "
             + ", ".join(f"{k} {v}" for k, v in excluded.items())
             + "). A subset chosen by stratification or disagreement is not a random sample, and the rank-sets' "
             "coverage would not hold; assign with `--strategy uniform-random`, or pass --ppr-any-subset to "
             "compute them anyway (flagged)."
         )
-        return section, {}
+        return section.model_copy(update={"note": note}), {}
     if options.any_subset:
-        section["note"] = (
-            "Computed on every expert judgment, whatever strategy drew it (--ppr-any-subset): the coverage "
-            "holds only if that subset is a uniformly random sample of the comparisons."
+        section = section.model_copy(
+            update={
+                "note": "Computed on every expert judgment, whatever strategy drew it (--ppr-any-subset): the "
+                "coverage holds only if that subset is a uniformly random sample of the comparisons."
+            }
         )
     comps = frames.comparisons
-    modes, tables = [], {}
+    modes: list[PPRMode] = []
+    tables = {}
     for mode in frames.modes():
         units = comps.assign(_row=np.arange(len(comps)))[(comps["mode"] == mode).to_numpy()]
         names = frames.candidate_names(mode)
-        doc, frame = _section_mode(mode, names, units, llm_points, expert_points, options)
-        doc["rows"] = records(frame, PPR_COLUMNS)
-        modes.append(doc)
+        mode_section, frame = _section_mode(mode, names, units, llm_points, expert_points, options)
+        modes.append(mode_section)
         tables[mode] = frame
-    section["modes"] = modes
-    return json_value(section), tables
+    return section.model_copy(update={"modes": modes}), tables

@@ -6,17 +6,15 @@ Follows STATISTICS.md, "Rankings" 1-7. Lower ranks are better (1 = best) everywh
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from centaur_tui.domain.report_options import RANK_METHODS, RankMethod
 from centaur_tui.stats.common import correlation, permutation_p_spearman
 from centaur_tui.stats.frames import Frames
 
-RankMethod = Literal["mean_win_rate", "rank_per_judge", "pooled"]
-RANK_METHODS: tuple[RankMethod, ...] = ("mean_win_rate", "rank_per_judge", "pooled")
-"""Within-run rank methods: the default (2), then the two alternatives STATISTICS.md asks for."""
+__all__ = ["RANK_METHODS", "RankMethod"]  # re-exported: the within-run rank methods live with the report options
 
 TOURNAMENT = ["run", "task", "mode"]
 TIE_DIGITS = 9

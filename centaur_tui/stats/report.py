@@ -2,27 +2,57 @@
 
 `build_report` runs the statistics on the tidy frames and returns a `Report`: `document`, the
 `report.ReportDocument` that `centaur report` prints, writes as JSON and Markdown, and the
-results screen shows; `doc`, its JSON-ready dict (figures and the human-worker arm read it);
-and `tables`, the frames behind it (for figures).
+results screen shows, built section by section from typed models (`stats.common.rows`); `doc`,
+its JSON-ready dict (tests compare it with the JSON); and `tables`, the frames behind it (for
+figures).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import pandas as pd
 
-from centaur_tui.report.document import SCHEMA, SIMULATED_BANNER, ReportDocument
+from centaur_tui.domain.report_options import REPORT_DEFAULTS, ReportOptions
+from centaur_tui.report.document import (
+    SCHEMA,
+    SIMULATED_BANNER,
+    BestByTaskRow,
+    BradleyTerryRow,
+    BradleyTerryTaskRow,
+    ChoiceRubric,
+    ChoiceRubricRow,
+    Counts,
+    Criterion,
+    CriterionPairRow,
+    CriterionRankRow,
+    CrossMode,
+    CrossModeRow,
+    MatrixCell,
+    ModeReport,
+    OverallRow,
+    PositionBiasRow,
+    PositionBiasTable,
+    ProfileRow,
+    Profiles,
+    ReliabilityRow,
+    ReliabilityTable,
+    ReportDocument,
+    ReportOptionsDoc,
+    RubricVsWinRate,
+    StandardisedRow,
+    StandardisedTable,
+    Validity,
+)
 from centaur_tui.stats.bradley_terry import bradley_terry
-from centaur_tui.stats.common import json_value, records
+from centaur_tui.stats.common import json_value, rows
 from centaur_tui.stats.experts import ExpertOptions, experts_vs_llm
 from centaur_tui.stats.frames import STATUSES, Frames, status_counts
 from centaur_tui.stats.ppr import PPROptions, prediction_powered
 from centaur_tui.stats.rankings import (
-    RankMethod,
     best_by_task,
     cross_mode_spearman,
     mean_ranks,
@@ -42,55 +72,7 @@ from centaur_tui.stats.validity import (
     stated_average_mismatches,
 )
 
-__all__ = ["SCHEMA", "SIMULATED_BANNER", "Report", "ReportOptions", "build_report", "is_missing"]
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    """Choices a report is built with; all are written into the document.
-
-    Attributes:
-        rank_method: Within-run rank method (mean_win_rate, rank_per_judge or pooled).
-        bootstrap: Bradley-Terry bootstrap replicates (0: no intervals).
-        confidence: Coverage of the Bradley-Terry intervals.
-        seed: Seed of the bootstrap.
-        permutation: Also compute exact permutation p-values for the cross-mode correlations.
-        judge_kinds: Judge kinds the statistics use ("llm", "expert").
-        alt_epsilon: Cost-benefit margin of the alternative annotator test in the experts
-            section (0.2, the paper's value for expert annotators).
-        alt_min_experts_per_item: Fewest expert verdicts on a comparison for the alt-test (3;
-            the authors allow 2).
-        ppr_alpha: Error level of the prediction-powered rank-sets.
-        ppr_method: Their simultaneous intervals: "chatzi" (chi-square ellipsoid) or "bonferroni".
-        ppr_lam: Power tuning of the LLM comparisons: "tuned", "one" or "zero".
-        ppr_any_subset: Use every expert judgment for them, not only uniform-random draws (flagged).
-        ppr_min_labeled: Fewest expert comparisons of a candidate for it to be ordered.
-    """
-
-    rank_method: RankMethod = "mean_win_rate"
-    bootstrap: int = 200
-    confidence: float = 0.95
-    seed: int = 0
-    permutation: bool = True
-    judge_kinds: tuple[str, ...] = ("llm",)
-    alt_epsilon: float = 0.2
-    alt_min_experts_per_item: int = 3
-    ppr_alpha: float = 0.1
-    ppr_method: str = "chatzi"
-    ppr_lam: str = "tuned"
-    ppr_any_subset: bool = False
-    ppr_min_labeled: int = 10
-
-
-SECTION_OPTIONS = (
-    "alt_min_experts_per_item",
-    "ppr_alpha",
-    "ppr_method",
-    "ppr_lam",
-    "ppr_any_subset",
-    "ppr_min_labeled",
-)
-"""Options written into their own sections (experts, ppr), not into the header's `options`."""
+__all__ = ["REPORT_DEFAULTS", "SCHEMA", "SIMULATED_BANNER", "Report", "ReportOptions", "build_report", "is_missing"]
 
 
 @dataclass
@@ -104,9 +86,6 @@ class Report:
     def doc(self) -> dict[str, Any]:
         """The document as its JSON-ready dict (`ReportDocument.to_dict`); treat it as read-only."""
         return self.document.to_dict()
-
-
-_value = json_value
 
 
 def _order(frame: pd.DataFrame, column: str, order: list[str]) -> pd.DataFrame:
@@ -138,7 +117,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
     bt = bradley_terry(frames.ok, frames.candidates, ("mode",), options.bootstrap, options.confidence, options.seed)
     bt_task = bradley_terry(frames.ok, frames.candidates, ("task", "mode"), 0, options.confidence, options.seed)
 
-    mode_docs = []
+    mode_docs: list[ModeReport] = []
     for mode in modes:
         names = frames.candidate_names(mode)
         jm = j[j["mode"] == mode]
@@ -147,21 +126,25 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         om = over[over["mode"] == mode].sort_values(["overall_rank", "candidate"])
         runs = sorted(rm["run"].unique().tolist())
         mode_docs.append(
-            {
-                "mode": mode,
-                "candidates": names,
-                "tasks": [t for t in tasks if t in set(rm["task"])],
-                "runs": len(runs),
-                "n": int((jm["status"] == "ok").sum()),
-                "excluded": status_counts(jm),
-                "missing_cells": int(rm["rank"].isna().sum()),
-                "cells": len(rm),
-                "matrix": records(
+            ModeReport(
+                mode=mode,
+                candidates=names,
+                tasks=[t for t in tasks if t in set(rm["task"])],
+                runs=len(runs),
+                n=int((jm["status"] == "ok").sum()),
+                excluded=status_counts(jm),
+                missing_cells=int(rm["rank"].isna().sum()),
+                cells=len(rm),
+                matrix=rows(
+                    MatrixCell,
                     mm,
                     ["task", "candidate", "mean_rank", "sd", "se", "runs", "missing_runs", "rank_of_ranks", "reason"],
                 ),
-                "overall": records(om, ["candidate", "mean_rank", "se", "tasks", "runs", "overall_rank", "reason"]),
-                "bradley_terry": records(
+                overall=rows(
+                    OverallRow, om, ["candidate", "mean_rank", "se", "tasks", "runs", "overall_rank", "reason"]
+                ),
+                bradley_terry=rows(
+                    BradleyTerryRow,
                     bt[bt["mode"] == mode].sort_values(["rank", "candidate"]),
                     [
                         "candidate",
@@ -175,11 +158,12 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
                         "reason",
                     ],
                 ),
-                "bradley_terry_by_task": records(
+                bradley_terry_by_task=rows(
+                    BradleyTerryTaskRow,
                     _order(bt_task[bt_task["mode"] == mode], "task", tasks),
                     ["task", "candidate", "theta", "games", "rank", "reason"],
                 ),
-            }
+            )
         )
 
     best = best_by_task(means, over, design.plain, tasks)
@@ -210,12 +194,12 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
             alt_min_experts_per_item=options.alt_min_experts_per_item,
         ),
     )
-    ppr_doc, ppr_tables = prediction_powered(
+    ppr_section, ppr_tables = prediction_powered(
         frames,
         PPROptions(
             alpha=options.ppr_alpha,
-            method=options.ppr_method,  # type: ignore[arg-type]
-            lam=options.ppr_lam,  # type: ignore[arg-type]
+            method=options.ppr_method,
+            lam=options.ppr_lam,
             any_subset=options.ppr_any_subset,
             min_labeled=options.ppr_min_labeled,
         ),
@@ -227,48 +211,60 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
     unscored = ((j["option1_dims"] == 0) & (j["option2_dims"] == 0)).to_numpy()
     winner_only = int((unscored & (j["status"] == "ok").to_numpy()).sum())
     winner_only_all = int((unscored & j["status"].isin(["ok", "other_kind"]).to_numpy()).sum())
-    doc: dict[str, Any] = {
-        "schema": SCHEMA,
-        "session": design.session,
-        "simulated": bool(design.simulated),
-        "banner": SIMULATED_BANNER if design.simulated else None,
-        "options": _value({k: v for k, v in asdict(options).items() if k not in SECTION_OPTIONS}),
-        "counts": {
-            "comparisons": len(frames.comparisons),
-            "judgments": len(j),
-            "by_status": {s: int(status.get(s, 0)) for s in STATUSES},
-            "runs": len(frames.runs),
-            "tasks": tasks,
-            "modes": modes,
-            "judges": sorted(str(x) for x in j.loc[j["status"] == "ok", "judge"].unique()),
-            "winner_only": winner_only,
-            "winner_only_all_kinds": winner_only_all,
-        },
-        "modes": mode_docs,
-        "best_by_task": records(best),
-        "cross_mode": {
-            "rows": records(cross),
-            "only_automation": sorted(auto_models - aug_models),
-            "only_augmentation": sorted(aug_models - auto_models),
-        },
-        "reliability": {"rows": records(rel)},
-        "validity": {
-            "choice_rubric": {"rows": records(consistency), "stated_mismatches": len(mismatches), "tolerance": 0.05},
-            "rubric_vs_win_rate": {**_value(rubric_r), "cells": len(cells)},
-            "criterion": {"pairs": records(crit_pairs), "ranks": records(crit_ranks)},
-            "profiles": {
-                "augmentation": records(profiles),
-                "automation": records(profiles_auto),
-                "judgments": {m: int(((j["mode"] == m) & (j["status"] == "ok")).sum()) for m in modes},
-                "excluded": {m: status_counts(j[(j["mode"] == m).to_numpy()]) for m in modes},
-                "dimensions": list(design.general_dimensions) or sorted(profiles["dimension"].unique().tolist()),
-            },
-            "standardised": {"rows": records(_order(_order(z_agree, "task", tasks), "mode", modes))},
-            "position_bias": {"rows": records(bias)},
-        },
-        "experts": json_value(expert.doc),
-        "ppr": ppr_doc,
-    }
+    document = ReportDocument(
+        schema_=SCHEMA,
+        session=design.session,
+        simulated=bool(design.simulated),
+        banner=SIMULATED_BANNER if design.simulated else None,
+        options=ReportOptionsDoc(
+            rank_method=options.rank_method,
+            bootstrap=options.bootstrap,
+            confidence=options.confidence,
+            seed=options.seed,
+            permutation=options.permutation,
+            judge_kinds=list(options.judge_kinds),
+            alt_epsilon=options.alt_epsilon,
+        ),
+        counts=Counts(
+            comparisons=len(frames.comparisons),
+            judgments=len(j),
+            by_status={s: int(status.get(s, 0)) for s in STATUSES},
+            runs=len(frames.runs),
+            tasks=tasks,
+            modes=modes,
+            judges=sorted(str(x) for x in j.loc[j["status"] == "ok", "judge"].unique()),
+            winner_only=winner_only,
+            winner_only_all_kinds=winner_only_all,
+        ),
+        modes=mode_docs,
+        best_by_task=rows(BestByTaskRow, best),
+        cross_mode=CrossMode(
+            rows=rows(CrossModeRow, cross),
+            only_automation=sorted(auto_models - aug_models),
+            only_augmentation=sorted(aug_models - auto_models),
+        ),
+        reliability=ReliabilityTable(rows=rows(ReliabilityRow, rel)),
+        validity=Validity(
+            choice_rubric=ChoiceRubric(
+                rows=rows(ChoiceRubricRow, consistency), stated_mismatches=len(mismatches), tolerance=0.05
+            ),
+            rubric_vs_win_rate=RubricVsWinRate.model_validate({**json_value(rubric_r), "cells": len(cells)}),
+            criterion=Criterion(pairs=rows(CriterionPairRow, crit_pairs), ranks=rows(CriterionRankRow, crit_ranks)),
+            profiles=Profiles(
+                augmentation=rows(ProfileRow, profiles),
+                automation=rows(ProfileRow, profiles_auto),
+                judgments={m: int(((j["mode"] == m) & (j["status"] == "ok")).sum()) for m in modes},
+                excluded={m: status_counts(j[(j["mode"] == m).to_numpy()]) for m in modes},
+                dimensions=list(design.general_dimensions) or sorted(profiles["dimension"].unique().tolist()),
+            ),
+            standardised=StandardisedTable(
+                rows=rows(StandardisedRow, _order(_order(z_agree, "task", tasks), "mode", modes))
+            ),
+            position_bias=PositionBiasTable(rows=rows(PositionBiasRow, bias)),
+        ),
+        experts=expert.section,
+        ppr=ppr_section,
+    )
     tables = {
         "win_rates": rates,
         "ranks": ranks,
@@ -291,7 +287,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         **{f"experts_{k}": v for k, v in expert.tables.items()},
         **{f"ppr_{k}": v for k, v in ppr_tables.items()},
     }
-    return Report(document=ReportDocument.from_dict(doc), tables=tables)
+    return Report(document=document, tables=tables)
 
 
 def is_missing(value: Any) -> bool:

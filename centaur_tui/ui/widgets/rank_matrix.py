@@ -33,13 +33,13 @@ CELL_WIDTH = 10
 """Narrowest cell: '10.00±0.00' fits."""
 
 
-def _missing(v: Any) -> bool:
+def _missing(v: float | None) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def rank_class(rank: Any, candidates: int) -> str:
+def rank_class(rank: float | None, candidates: int) -> str:
     """The colour step of a rank among `candidates`: -rank-0 (best) .. -rank-4 (worst), -rank-none for NaN."""
-    if _missing(rank):
+    if rank is None or _missing(rank):
         return "-rank-none"
     if candidates <= 1:
         return "-rank-0"

@@ -1,0 +1,74 @@
+"""Provides `ReportOptions`: the report's method choices and their defaults, defined once.
+
+`centaur report`'s flags, a session's `[statistics]` table, the report services, the app's
+report process and the statistics (`stats.report.build_report`, `ExpertOptions`,
+`PPROptions`) all take their defaults from here, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from centaur_tui.domain.session import StatisticsParams
+
+RankMethod = Literal["mean_win_rate", "rank_per_judge", "pooled"]
+RANK_METHODS: tuple[RankMethod, ...] = ("mean_win_rate", "rank_per_judge", "pooled")
+PPRMethod = Literal["chatzi", "bonferroni"]
+PPRLambda = Literal["tuned", "one", "zero"]
+
+SESSION_OPTIONS = ("alt_epsilon", "alt_min_experts_per_item", "ppr_alpha", "ppr_method")
+"""Options a session may fix in its `[statistics]` table (`StatisticsParams`); a flag given to `centaur report` wins."""
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Choices a report is built with; all are written into the document.
+
+    Attributes:
+        rank_method: Within-run rank method (mean_win_rate, rank_per_judge or pooled).
+        bootstrap: Bootstrap replicates of every interval (0: no intervals).
+        confidence: Coverage of the intervals.
+        seed: Seed of the bootstrap.
+        permutation: Also compute exact permutation p-values for the cross-mode correlations.
+        judge_kinds: Judge kinds the statistics use ("llm", "expert").
+        alt_epsilon: Cost-benefit margin of the alternative annotator test in the experts
+            section (0.2, the paper's value for expert annotators).
+        alt_min_experts_per_item: Fewest expert verdicts on a comparison for the alt-test (3;
+            the authors allow 2).
+        ppr_alpha: Error level of the prediction-powered rank-sets.
+        ppr_method: Their simultaneous intervals: "chatzi" (chi-square ellipsoid) or "bonferroni".
+        ppr_lam: Power tuning of the LLM comparisons: "tuned", "one" or "zero".
+        ppr_any_subset: Use every expert judgment for them, not only uniform-random draws (flagged).
+        ppr_min_labeled: Fewest expert comparisons of a candidate for it to be ordered.
+    """
+
+    rank_method: RankMethod = "mean_win_rate"
+    bootstrap: int = 200
+    confidence: float = 0.95
+    seed: int = 0
+    permutation: bool = True
+    judge_kinds: tuple[str, ...] = ("llm",)
+    alt_epsilon: float = 0.2
+    alt_min_experts_per_item: int = 3
+    ppr_alpha: float = 0.1
+    ppr_method: PPRMethod = "chatzi"
+    ppr_lam: PPRLambda = "tuned"
+    ppr_any_subset: bool = False
+    ppr_min_labeled: int = 10
+
+    @classmethod
+    def for_session(cls, statistics: StatisticsParams | None = None, **changes: Any) -> ReportOptions:
+        """The defaults, with what a session's `[statistics]` fixes, then `changes` (flags given) on top.
+
+        Args:
+            statistics: The session's `[statistics]` table (None: the defaults alone).
+            **changes: ReportOptions fields; an unknown name raises TypeError.
+        """
+        fixed = {name: getattr(statistics, name) for name in SESSION_OPTIONS} if statistics is not None else {}
+        return replace(cls(), **{**fixed, **changes})
+
+
+REPORT_DEFAULTS = ReportOptions()
+"""The defaults every front end shows and every statistic starts from."""
