@@ -76,6 +76,7 @@ WINNER_OPTIONAL = (
 WINNER_LABELS = {"model_a": 0, "model_b": 1, "tie": 2, "tie (bothbad)": 2}
 """MT-Bench's winner labels: the option shown first (model_a) or second, or a tie (`tie (bothbad)`: both bad)."""
 
+
 @dataclass
 class Problems:
     """Every problem of one file, each naming the file, the line and the field; raised all at once."""
