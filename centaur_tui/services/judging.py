@@ -198,8 +198,14 @@ class SessionJudging:
     def _unknown(self) -> JudgingError:
         return JudgingError(f"no such place in {self.expert.name}'s queue")
 
+    @staticmethod
+    def _assignment_id(key: str) -> int | None:
+        """The assignment id a comparison's key stands for (ASCII digits only: int() also reads "٣" as 3)."""
+        return int(key) if key.isascii() and key.isdigit() else None
+
     def _assignment(self, key: str) -> AssignedComparison:
-        a = self.rows.assignment(int(key)) if key.isdigit() else None
+        found = self._assignment_id(key)
+        a = None if found is None else self.rows.assignment(found)
         if a is None:
             raise self._unknown()
         return a
@@ -263,7 +269,8 @@ class SessionJudging:
     def draft(self, key: str) -> Draft | None:
         if self.checks.owns(key):
             return self.checks.draft(key)
-        return self.rows.draft(int(key)) if key.isdigit() else None
+        found = self._assignment_id(key)
+        return None if found is None else self.rows.draft(found)
 
     def resume_key(self) -> str | None:
         found = self.rows.resume_id()
@@ -271,7 +278,9 @@ class SessionJudging:
 
     def save_draft(self, key: str, draft: Draft, version: int) -> None:
         if self.checks.owns(key):
-            self.checks.save_draft(key, draft, version)
+            # False also for an older version or a judged check (both ignored, as for comparisons).
+            if not self.checks.save_draft(key, draft, version) and self.checks.row(key) is None:
+                raise self._unknown()
             return
         self.rows.save_draft(self._assignment(key).id, draft, version)
 
