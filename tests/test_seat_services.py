@@ -29,10 +29,9 @@ token, an escape sequence, a non-ASCII digit (str.isdigit accepts it, int() too)
 def _counts(path: Path) -> tuple[int, ...]:
     conn = sqlite3.connect(path)
     try:
-        return tuple(
-            conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-            for t in ("judgments", "expert_drafts", "expert_checks")
-        ) + (conn.execute("SELECT group_concat(state) FROM expert_assignments").fetchone()[0],)
+        counts = [conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("judgments", "expert_drafts")]
+        checks = conn.execute("SELECT count(*) FROM expert_checks").fetchone()[0]
+        return (*counts, checks, conn.execute("SELECT group_concat(state) FROM expert_assignments").fetchone()[0])
     finally:
         conn.close()
 
@@ -82,12 +81,12 @@ def test_a_key_of_no_place_of_the_queue_is_refused_and_writes_nothing(seat) -> N
     item = source.item(source.queue()[0].key)
     for key in HOSTILE_KEYS:
         for name, act in (
-            ("item", lambda: source.item(key)),
-            ("submit", lambda: source.submit(key, _complete(item))),
-            ("save_draft", lambda: source.save_draft(key, _complete(item), 5)),
-            ("set_state", lambda: source.set_state(key, "skipped")),
-            ("submitted_draft", lambda: source.submitted_draft(key)),
-            ("revise", lambda: source.revise(key, _complete(item))),
+            ("item", lambda key=key: source.item(key)),
+            ("submit", lambda key=key: source.submit(key, _complete(item))),
+            ("save_draft", lambda key=key: source.save_draft(key, _complete(item), 5)),
+            ("set_state", lambda key=key: source.set_state(key, "skipped")),
+            ("submitted_draft", lambda key=key: source.submitted_draft(key)),
+            ("revise", lambda key=key: source.revise(key, _complete(item))),
         ):
             with pytest.raises(JudgingError):
                 act()
@@ -139,7 +138,7 @@ def test_an_incomplete_draft_says_what_it_lacks_and_a_second_submit_keeps_the_fi
     assert source.draft(key) is None  # a stored judgment deletes its draft
     with pytest.raises(JudgingError, match="already judged"):
         source.submit(key, _complete(item, 2, 9, "option_2"))
-    assert [q.state for q in source.queue()][0] == "done"
+    assert source.queue()[0].state == "done"
 
 
 @pytest.mark.parametrize(
@@ -244,10 +243,10 @@ def test_an_expert_worker_reaches_only_their_own_tasks_and_an_empty_deliverable_
         outputs = store.read_value("SELECT count(*) FROM outputs")
         for key in (theirs, -1, 0, 10**9):
             for act in (
-                lambda: ann.item(key),
-                lambda: ann.draft(key),
-                lambda: ann.save_draft(key, WorkDraft("mine now"), 1),
-                lambda: ann.submit(key, WorkDraft("mine now"), 1),
+                lambda key=key: ann.item(key),
+                lambda key=key: ann.draft(key),
+                lambda key=key: ann.save_draft(key, WorkDraft("mine now"), 1),
+                lambda key=key: ann.submit(key, WorkDraft("mine now"), 1),
             ):
                 with pytest.raises(WorkError):
                     act()

@@ -325,9 +325,9 @@ async def test_human_workers_tab_shows_what_centaur_report_adds(write_session, t
     from click.testing import CliRunner
 
     from centaur_tui.cli.main import cli
+    from centaur_tui.domain.seat import WorkDraft
     from centaur_tui.pipeline import run_session
     from centaur_tui.pipeline.human_arm import judge_human_arm
-    from centaur_tui.domain.seat import WorkDraft
     from centaur_tui.store import WorkStore, fingerprint
     from tests.support.work import arm_session
 

@@ -164,9 +164,9 @@ async def test_gold_checks_are_mixed_in_at_the_rate_and_nothing_on_screen_tells_
 
 
 async def test_gold_verdicts_never_reach_a_statistic(tmp_path: Path) -> None:
-    from centaur_tui.services.report import session_report
     from centaur_tui.services.judging import open_judging
     from centaur_tui.services.judging import open_judging as open_source
+    from centaur_tui.services.report import session_report
     from centaur_tui.store import Store
 
     path = with_judging(judged_session(tmp_path), "expert_gold_rate = 0.5", "expert_practice = 1")

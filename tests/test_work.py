@@ -11,11 +11,11 @@ from click.testing import CliRunner
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
 from centaur_tui.domain.errors import ConfigError
+from centaur_tui.domain.seat import WorkDraft, WorkError
 from centaur_tui.domain.session import PLAIN, HumanWorkerArm
 from centaur_tui.domain.work_design import balance, design_work
 from centaur_tui.pipeline import run_session
 from centaur_tui.pipeline.human_arm import HUMAN_MODE, judge_human_arm
-from centaur_tui.domain.seat import WorkDraft, WorkError
 from centaur_tui.store import Store, WorkStore
 from tests.support.work import ARM, arm_session
 

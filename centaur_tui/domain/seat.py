@@ -142,6 +142,18 @@ class WorkQueueItem:
 
 
 @dataclass(frozen=True)
+class HumanOutput:
+    """A submitted expert deliverable as the human-worker arm's tournament sees it (`condition`: its candidate)."""
+
+    id: str
+    run: int
+    task: str
+    condition: str
+    expert: str
+    text: str
+
+
+@dataclass(frozen=True)
 class WorkItem:
     """What the work screen shows: the task and the masked assistance text, never who wrote it."""
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from centaur_tui.domain.plan import assistance_id, output_id
-from centaur_tui.domain.seat import WorkDraft, WorkError, word_count
+from centaur_tui.domain.seat import HumanOutput, WorkDraft, WorkError, word_count
 from centaur_tui.domain.session import PLAIN
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.work_design import ASSISTANCE_RUN, WorkAssignment, design_work
@@ -208,9 +208,10 @@ class WorkStore:
             r["characters"] = len(text)
         return rows
 
-    def expert_outputs(self) -> list[dict[str, Any]]:
+    def expert_outputs(self) -> list[HumanOutput]:
         """Submitted expert deliverables: output id, run, task, condition (candidate), expert (worker), text."""
-        return self.store.read(
+        rows = self.store.read(
             "SELECT id, run, task, candidate, worker, text FROM outputs WHERE worker_kind = 'expert'"
             " AND mode = 'augmentation' ORDER BY task, candidate, worker"
         )
+        return [HumanOutput(r["id"], r["run"], r["task"], r["candidate"], r["worker"], r["text"]) for r in rows]
