@@ -141,3 +141,22 @@ def test_missing_api_key_for_a_real_model_exits_2_and_writes_nothing(tmp_path: P
     assert not (tmp_path / "real.db").exists()
     checked = CliRunner().invoke(cli, ["check", str(path)])
     assert checked.exit_code == 0 and "OPENAI_API_KEY" in checked.output
+
+
+def test_run_checks_the_keys_once(tmp_path: Path, monkeypatch) -> None:
+    """One `centaur run` asks for the keys once (the CLI and the run each asked before, issue 21)."""
+    import centaur_tui.llm as llm
+
+    checked: list[int] = []
+    real = llm.require_keys
+
+    def counting(endpoints):  # type: ignore[no-untyped-def]
+        checked.append(len(endpoints))
+        return real(endpoints)
+
+    monkeypatch.setattr(llm, "require_keys", counting)
+    path = tmp_path / "once.toml"
+    path.write_text(small_session_toml(name="once"))
+    out = CliRunner().invoke(cli, ["run", "--quiet", str(path)])
+    assert out.exit_code == 0, out.output
+    assert len(checked) == 1

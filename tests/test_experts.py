@@ -28,17 +28,10 @@ from centaur_tui.domain.blinding import (
     next_open,
     presented_flip,
 )
+from centaur_tui.domain.seat import JudgingError
 from centaur_tui.domain.session import ExpertSpec
-from centaur_tui.store import (
-    ExpertStore,
-    JudgingError,
-    PacketError,
-    PacketJudging,
-    SessionJudging,
-    Store,
-    export_packet,
-    import_packet,
-)
+from centaur_tui.services.judging import PacketJudging, SessionJudging, export_packet
+from centaur_tui.store import ExpertStore, PacketError, Store, import_packet
 from tests.support.experts import CANDIDATES, EXPERTS, FAMILIES, HOSTILE_SPELLINGS, HOSTILE_TEXT, judged_session
 
 

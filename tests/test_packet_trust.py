@@ -21,7 +21,8 @@ from click.testing import CliRunner, Result
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
 from centaur_tui.domain.blinding import Draft
-from centaur_tui.store import ExpertStore, PacketJudging, SessionJudging, Store
+from centaur_tui.services.judging import PacketJudging, SessionJudging
+from centaur_tui.store import ExpertStore, Store
 from tests.support.experts import judged_session
 
 TABLES = ("judgments", "scores", "expert_drafts", "expert_assignments", "expert_packets", "session_secret")

@@ -13,7 +13,7 @@ from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
 from centaur_tui.domain.errors import ConfigError
 from centaur_tui.domain.gold import MIN_WORDS, degrade
-from centaur_tui.services.work import expert_queue, open_judging
+from centaur_tui.services.work import open_judging
 from centaur_tui.store import Store
 from tests.support.experts import judged_session
 from tests.support.judging import assign
@@ -67,14 +67,14 @@ def test_gold_rate_sets_how_many_checks_each_queue_gets_and_grows_with_it(tmp_pa
     assign(path, "ann", 4)
     study = load_session(path)
     with Store(study.database) as store:
-        queue = expert_queue(study, store, "ann")
+        queue = open_judging(study, store, "ann").queue()
         assert [q.practice for q in queue[:2]] == [True, True] and not any(q.practice for q in queue[2:])
         assert len(queue) == 4 + 2 + 1
         keys = [q.key for q in queue]
-        assert expert_queue(study, store, "ann") == queue  # opening again makes nothing new
+        assert open_judging(study, store, "ann").queue() == queue  # opening again makes nothing new
     assign(path, "ann", 4)
     with Store(study.database) as store:
-        again = expert_queue(study, store, "ann")
+        again = open_judging(study, store, "ann").queue()
     assert len(again) == 8 + 2 + 2 and set(keys) <= {q.key for q in again}
     assert [q.position for q in again] == list(range(1, 13))
 
@@ -153,7 +153,7 @@ def test_the_session_threshold_applies_and_an_expert_without_gold_is_kept_by_nam
 
 
 def test_packets_hold_no_practice_or_gold_place(tmp_path: Path) -> None:
-    from centaur_tui.store import PacketJudging, export_packet
+    from centaur_tui.services.judging import PacketJudging, export_packet
 
     path = with_judging(judged_session(tmp_path), "expert_gold_rate = 0.5", "expert_practice = 1")
     assign(path, "ann", 4)

@@ -99,13 +99,14 @@ def test_run_assign_and_judge_through_the_services(write_session) -> None:
         with pytest.raises(CentaurError):
             assign.assign_comparisons(study, store, "nobody", 1)
         judged = []
-        while (nxt := work.next_comparison(study, store, "ann")) is not None:
-            place, item = nxt
+        # As a seat answering one request at a time does: open the source, act, drop it.
+        while (place := work.open_judging(study, store, "ann").next_place()) is not None:
+            item = work.open_judging(study, store, "ann").item(place.key)
             assert place.key == item.key and place.key not in judged
-            work.submit_judgment(study, store, "ann", item.key, complete(item))
+            work.open_judging(study, store, "ann").submit(item.key, complete(item))
             judged.append(item.key)
         assert len(judged) == 3
-        assert [q.state for q in work.expert_queue(study, store, "ann")] == ["done"] * 3
+        assert [q.state for q in work.open_judging(study, store, "ann").queue()] == ["done"] * 3
         assert session.overview(study, store).workload["ann"] == (3, 3)
 
 
@@ -113,16 +114,17 @@ def test_opening_an_empty_work_queue_assigns_the_arm_and_deliverables_are_judged
     study = run_session_file(write_session(extra=ARM))
     with session.open_store(study) as store:
         assert session.overview(study, store).work == {}
-        queue = work.work_queue(study, store, "ann")  # empty: the design is stored first
+        queue = work.open_work(study, store, "ann").queue()  # empty: the design is stored first
         assert len(queue) == 2
         assert session.overview(study, store).work == {"ann": (2, 0), "bob": (2, 0)}  # every worker at once
         assert work.assign_work(study, store).added == 0  # and only once
         for expert in ("ann", "bob"):
-            while (nxt := work.next_work(study, store, expert)) is not None:
-                item, draft = nxt
+            while (place := work.open_work(study, store, expert).next_place()) is not None:
+                source = work.open_work(study, store, expert)
+                item, draft = source.item(place.key), source.draft(place.key) or work.WorkDraft()
                 assert draft.text == ""
                 draft.text = f"## Plan\n\nWhat {expert} wrote for {item.task_title}."
-                work.submit_deliverable(study, store, expert, item.key, draft, version=1)
+                source.submit(item.key, draft, version=1)
         assert session.overview(study, store).work == {"ann": (2, 2), "bob": (2, 2)}
         with pytest.raises(CentaurError, match="not one of the human workers"):
             work.open_work(study, store, "cy")

@@ -85,7 +85,7 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
         existing, workload, maskings = experts.existing(), experts.workload(), experts.maskings()
         work = WorkStore(store)
         productivity = work.productivity_rows()
-        work_experts = [a["expert"] for a in work.assignments()]
+        work_experts = [a.expert for a in work.assignments()]
         scores = option_score_rows(store, ["clarity"])
         some = next(iter(comparisons.values()))
         audit = cell_audit(store, some.task, some.mode, some.candidate_a)

@@ -9,7 +9,8 @@ import pytest
 from textual import events
 
 from centaur_tui.catalog import load_session
-from centaur_tui.store import ExpertStore, PacketJudging, Store, export_packet
+from centaur_tui.services.judging import PacketJudging, export_packet
+from centaur_tui.store import ExpertStore, Store
 from centaur_tui.ui.app import CentaurApp, create_app
 from centaur_tui.ui.screens.judging import JudgingScreen
 from centaur_tui.ui.widgets.document import DocumentView

@@ -327,9 +327,10 @@ async def test_human_workers_tab_shows_what_centaur_report_adds(write_session, t
     from click.testing import CliRunner
 
     from centaur_tui.cli.main import cli
+    from centaur_tui.domain.seat import WorkDraft
     from centaur_tui.pipeline import run_session
     from centaur_tui.pipeline.human_arm import judge_human_arm
-    from centaur_tui.store import WorkDraft, WorkStore, fingerprint
+    from centaur_tui.store import WorkStore, fingerprint
     from tests.support.work import arm_session
 
     path = arm_session(write_session)
@@ -342,7 +343,7 @@ async def test_human_workers_tab_shows_what_centaur_report_adds(write_session, t
             work.assign(study)
             for r in work.assignments():
                 before = fingerprint(store)
-                work.submit(r["id"], WorkDraft("## Deliverable\n\n" + "requirement met " * 20, 90.0, 12, 1), version=1)
+                work.submit(r.id, WorkDraft("## Deliverable\n\n" + "requirement met " * 20, 90.0, 12, 1), version=1)
                 assert fingerprint(store) != before  # a submitted deliverable changes the productivity table
             judge_human_arm(study, store)
 

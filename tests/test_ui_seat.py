@@ -164,16 +164,16 @@ async def test_gold_checks_are_mixed_in_at_the_rate_and_nothing_on_screen_tells_
 
 
 async def test_gold_verdicts_never_reach_a_statistic(tmp_path: Path) -> None:
+    from centaur_tui.services.judging import open_judging
+    from centaur_tui.services.judging import open_judging as open_source
     from centaur_tui.services.report import session_report
-    from centaur_tui.services.work import expert_queue, submit_judgment
-    from centaur_tui.services.work import open_judging as open_source
     from centaur_tui.store import Store
 
     path = with_judging(judged_session(tmp_path), "expert_gold_rate = 0.5", "expert_practice = 1")
     assign(path, "ann", 4)
     study = load_session(path)
     with Store(study.database) as store:
-        queue = expert_queue(study, store, "ann")
+        queue = open_judging(study, store, "ann").queue()
         before = session_report(study, store, judge_kinds=("llm", "expert"), bootstrap=0, permutation=False)
         from centaur_tui.domain.blinding import Draft
 
@@ -181,7 +181,7 @@ async def test_gold_verdicts_never_reach_a_statistic(tmp_path: Path) -> None:
             if q.key.startswith("c"):  # practice and gold only
                 item = open_source(study, store, "ann").item(q.key)
                 draft = Draft({d.id: [7, 2] for d in item.rubric.all}, "option_2", RATIONALE, 10.0, 8.0)
-                submit_judgment(study, store, "ann", q.key, draft)
+                open_judging(study, store, "ann").submit(q.key, draft)
         after = session_report(study, store, judge_kinds=("llm", "expert"), bootstrap=0, permutation=False)
     assert sum(q.key.startswith("c") for q in queue) == 3  # 1 practice + 2 gold (0.5 of 4)
     b, a = before.document.to_dict(), after.document.to_dict()
@@ -282,8 +282,9 @@ async def test_no_guidelines_key_without_guidelines(tmp_path: Path) -> None:
 async def test_a_packet_carries_the_guidelines_and_brings_back_active_time_and_the_confirmation(
     tmp_path: Path,
 ) -> None:
+    from centaur_tui.services.judging import PacketJudging, export_packet
     from centaur_tui.services.work import open_judging as open_source
-    from centaur_tui.store import PacketJudging, Store, export_packet, import_packet
+    from centaur_tui.store import Store, import_packet
     from centaur_tui.ui.screens.dialogs import HelpDialog
 
     path = with_judging(judged_session(tmp_path), 'expert_guidelines = "guide.md"', "expert_idle_s = 30.0")

@@ -231,6 +231,6 @@ def test_draft_is_intact_after_kill_9_of_the_app_process(tmp_path: Path) -> None
         os.close(master)
     assert proc.returncode == -signal.SIGKILL
     with Store(study.database) as store:  # opens cleanly after the kill (WAL recovered)
-        rows = [r for r in WorkStore(store).assignments() if r["expert"] == "ann"]
-        drafts = [WorkStore(store).draft(r["id"]) for r in rows]
+        rows = [r for r in WorkStore(store).assignments() if r.expert == "ann"]
+        drafts = [WorkStore(store).draft(r.id) for r in rows]
     assert [d.text for d in drafts if d is not None] == [text]

@@ -11,11 +11,12 @@ from click.testing import CliRunner
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
 from centaur_tui.domain.errors import ConfigError
+from centaur_tui.domain.seat import WorkDraft, WorkError
 from centaur_tui.domain.session import PLAIN, HumanWorkerArm
 from centaur_tui.domain.work_design import balance, design_work
 from centaur_tui.pipeline import run_session
 from centaur_tui.pipeline.human_arm import HUMAN_MODE, judge_human_arm
-from centaur_tui.store import Store, WorkDraft, WorkError, WorkStore
+from centaur_tui.store import Store, WorkStore
 from tests.support.work import ARM, arm_session
 
 
@@ -82,12 +83,12 @@ def test_assign_submit_judge_end_to_end(write_session):
         assert added == 6 and work.assign(study)[0] == 0  # assigning again adds nothing
         rows = work.assignments()
         for i, r in enumerate(rows):
-            assert work.save_draft(r["id"], WorkDraft(f"draft {i}", 1.0, 1, 0), version=1)
-            assert not work.save_draft(r["id"], WorkDraft("older", 1.0, 1, 0), version=0)  # newest wins
-            work.submit(r["id"], WorkDraft(f"## Plan {i}\n\nMy deliverable number {i}.", 30.0 + i, 5, 1), version=2)
+            assert work.save_draft(r.id, WorkDraft(f"draft {i}", 1.0, 1, 0), version=1)
+            assert not work.save_draft(r.id, WorkDraft("older", 1.0, 1, 0), version=0)  # newest wins
+            work.submit(r.id, WorkDraft(f"## Plan {i}\n\nMy deliverable number {i}.", 30.0 + i, 5, 1), version=2)
         with pytest.raises(WorkError):
-            work.submit(rows[0]["id"], WorkDraft("again", 1, 1, 0), version=3)
-        assert not work.save_draft(rows[0]["id"], WorkDraft("after lock", 1, 1, 0), version=9)
+            work.submit(rows[0].id, WorkDraft("again", 1, 1, 0), version=3)
+        assert not work.save_draft(rows[0].id, WorkDraft("after lock", 1, 1, 0), version=9)
         outputs = [o for o in store.outputs().values() if o.worker_kind == "expert"]
         assert len(outputs) == 6 and {o.mode for o in outputs} == {"augmentation"}
         assert all((o.assistance_id is None) == (o.candidate == PLAIN) for o in outputs)
@@ -137,10 +138,10 @@ def test_report_ranks_conditions_for_human_workers_beside_the_worker_model(write
         work.assign(study)
         for r in work.assignments():
             # Longer texts under Alpha's guidance: a planted effect the judges can see.
-            body = " ".join(["requirement met"] * (40 if r["condition"] == "Alpha" else 8))
+            body = " ".join(["requirement met"] * (40 if r.condition == "Alpha" else 8))
             work.submit(
-                r["id"],
-                WorkDraft(f"## Deliverable\n\n{body}", 60.0 * (2 if r["condition"] == PLAIN else 1), 10, 0),
+                r.id,
+                WorkDraft(f"## Deliverable\n\n{body}", 60.0 * (2 if r.condition == PLAIN else 1), 10, 0),
                 version=1,
             )
         judge_human_arm(study, store)
@@ -167,7 +168,8 @@ def test_report_ranks_conditions_for_human_workers_beside_the_worker_model(write
 def test_the_work_screen_logs_and_counts_every_mask_it_inserts(write_session):
     """Issue 13: each masking on the work screen is logged (once per phrase and assignment) and counted truly."""
     from centaur_tui.domain.blinding import MASK
-    from centaur_tui.store import SessionWork, work_masking_log
+    from centaur_tui.services.writing import SessionWork
+    from centaur_tui.store import work_masking_log
     from tests.support.experts import HOSTILE_SPELLINGS, HOSTILE_TEXT
 
     path = arm_session(write_session)

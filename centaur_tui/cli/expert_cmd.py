@@ -118,7 +118,7 @@ def packet_import(session: str, file: Path, expert_id: str | None) -> None:
 )
 def judge(file: Path, theme: str | None) -> None:
     """Judge a packet file in the app (on any machine); results are saved into the file."""
-    from centaur_tui.services.exchange import open_packet
+    from centaur_tui.services.judging import open_packet
     from centaur_tui.settings import settings
 
     chosen = theme or settings().theme

@@ -6,7 +6,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -17,6 +17,9 @@ from centaur_tui.domain.plan import STAGES, summarize
 from centaur_tui.domain.study import Study
 from centaur_tui.services.session import missing_keys, open_session
 from centaur_tui.services.session import tasks_dir as default_tasks_dir
+
+if TYPE_CHECKING:
+    from centaur_tui.services.session import Store
 
 # -- tasks -----------------------------------------------------------------------------------
 
@@ -205,33 +208,48 @@ def _stop_on_sigterm(signum: int, frame: Any) -> None:
 
 def run_in_terminal(study: Study, quiet: bool = False) -> Any:
     """Run a study with a line printer; Ctrl-C (or SIGTERM) stops cleanly, keeping every answer."""
-    from centaur_tui.services.run import batches_left_line, billed_twice_line, budget_lines, outcome_lines
-    from centaur_tui.services.run import run_study as run_pipeline
-    from centaur_tui.services.session import open_store, require_keys
+    from centaur_tui.services.run import (
+        PipelineRun,
+        batches_left_line,
+        billed_twice_line,
+        budget_lines,
+        outcome_lines,
+    )
+    from centaur_tui.services.session import open_store
 
-    require_keys(study)
     if study.session.simulated:
         say_simulated()
+    # The run checks the keys (once, before it opens the database: a missing key writes nothing),
+    # then opens the store through this opener; the counts below read the same store.
+    stores: list[Store] = []
+
+    def opened() -> Store:
+        stores.append(open_store(study, must_exist=False))
+        return stores[-1]
+
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
-        with open_store(study, must_exist=False) as store:
-            try:
-                outcome = run_pipeline(study, store, None if quiet else LinePrinter())
-            except KeyboardInterrupt:
-                counts = store.counts()
+        try:
+            outcome = PipelineRun(study, opened, None if quiet else LinePrinter()).run()
+        except KeyboardInterrupt:
+            if stores:
+                counts = stores[0].counts()
                 click.secho(
                     f"\nStopped. {counts['calls']:,} answered calls and {counts['judgments']:,} judgments are stored"
                     f" in {study.database}; run the same command again to resume.",
                     fg="yellow",
                     err=True,
                 )
-                left = batches_left_line(store)
+                left = batches_left_line(stores[0])
                 if left:
                     click.secho(left, fg="yellow", err=True)
-                sys.exit(130)
-            counts = store.counts()
+            sys.exit(130)
+        assert outcome is not None and stores  # only `stop()` from another thread ends a run without one
+        counts = stores[0].counts()
     finally:
         signal.signal(signal.SIGTERM, previous)
+        for store in stores:
+            store.close()
     p = outcome.progress
     click.echo(
         f"{'Done' if outcome.complete else 'Not finished' if outcome.batches_pending else 'Finished, incomplete,'}"

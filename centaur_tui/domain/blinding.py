@@ -17,6 +17,7 @@ from centaur_tui.domain.plan import digest
 from centaur_tui.domain.session import PLAIN, JudgeSpec, ModelSpec, Session, WorkerSpec
 from centaur_tui.domain.skeleton import SEPARATORS, fold, fold_char, fold_with_origin
 from centaur_tui.domain.task import Rubric
+from centaur_tui.domain.untrusted import CONTROL_CHARACTERS
 
 MASK = "[masked]"
 """What a masked phrase becomes. Shown literally: model text is rendered with markup off."""
@@ -289,11 +290,6 @@ def _trie_regex(keys: list[str]) -> str:
     return "|".join(parts)
 
 
-# C0 controls except tab and newline, DEL, C1 controls, and the bidirectional overrides that
-# can make text display in an order other than the one stored.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 def clean_text(text: str) -> str:
     """Make untrusted text safe to display: keep newlines and tabs, drop other control characters.
 
@@ -301,7 +297,7 @@ def clean_text(text: str) -> str:
     sequences lose their ESC byte, so they show as inert text instead of reaching the terminal.
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL.sub("", text)
+    return CONTROL_CHARACTERS.sub("", text)
 
 
 def session_terms(session: Session) -> list[str]:

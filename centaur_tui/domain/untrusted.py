@@ -21,9 +21,10 @@ _ESCAPE = re.compile(
     r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?"
     r"|\x1b[\s\S]?"
 )
-# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and isolates
-# that reorder what a reader sees (U+202A-202E, U+2066-2069).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and isolates
+that reorder what a reader sees (U+202A-202E, U+2066-2069): what no shown or stored text may hold.
+The one copy: display cleaning (`clean_text`), this module and the import checks use it."""
 
 REDACTED = "[redacted]"
 
@@ -55,7 +56,7 @@ MIN_SECRET_CHARS = 6
 def strip_controls(text: str) -> str:
     """`text` without escape sequences or control characters; newline and tab are kept, CR becomes newline."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL.sub("", _ESCAPE.sub("", text))
+    return CONTROL_CHARACTERS.sub("", _ESCAPE.sub("", text))
 
 
 def redact(text: str, secrets: Mapping[str, str] | None = None) -> str:

@@ -20,6 +20,7 @@ from itertools import combinations
 
 from centaur_tui.domain.plan import Comparison
 from centaur_tui.domain.records import ComparisonRecord
+from centaur_tui.domain.seat import HumanOutput
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import Gateway
 from centaur_tui.pipeline.calls import Calls
@@ -29,16 +30,6 @@ from centaur_tui.store import Store, WorkStore
 
 HUMAN_MODE = "human_augmentation"
 """Mode of the human-worker arm's comparisons (its outputs are stored with mode 'augmentation')."""
-
-
-@dataclass(frozen=True)
-class HumanOutput:
-    id: str
-    run: int
-    task: str
-    condition: str
-    expert: str
-    text: str
 
 
 def human_comparisons(outputs: list[HumanOutput]) -> list[tuple[Comparison, HumanOutput, HumanOutput]]:
@@ -90,8 +81,7 @@ class HumanArmJudging:
 
     async def _judge_all(self) -> HumanArmOutcome:
         work = WorkStore(self.store)
-        rows = await self.calls.db_read(work.expert_outputs)  # database work stays off the event loop
-        outputs = [HumanOutput(r["id"], r["run"], r["task"], r["candidate"], r["worker"], r["text"]) for r in rows]
+        outputs = await self.calls.db_read(work.expert_outputs)  # database work stays off the event loop
         await self.calls.db_read(self.calls.load)
         await self.calls.db_read(self.judging.load)
         planned = human_comparisons(outputs)

@@ -2,7 +2,7 @@
 
 A packet is a self-contained file of one expert's open assignments, for an expert who cannot
 reach the machine holding the session: exported here, judged in the app anywhere
-(`open_packet`), merged back with `import_packet`. Each function opens and closes the
+(`services.judging.open_packet`), merged back with `import_packet`. Each function opens and closes the
 session's database itself, so a front end only names the session and the file.
 """
 
@@ -17,7 +17,7 @@ from centaur_tui.services.session import expert, open_store, stored_simulated
 
 if TYPE_CHECKING:
     from centaur_tui.domain.session import ExpertSpec
-    from centaur_tui.store import ImportSummary, OutputsSummary, PacketExport, PacketImport, PacketJudging
+    from centaur_tui.store import ImportSummary, OutputsSummary, PacketExport, PacketImport
 
 DEFAULT_TASK_TEMPLATE = "mtbench_{question_id}_t{turn}"
 """The task id of an MT-Bench row (`question_id` 81, `turn` 1: task `mtbench_81_t1`)."""
@@ -90,7 +90,7 @@ def export_packet(study: Study, expert_id: str, out: Path) -> tuple[ExpertSpec, 
         NoDatabaseError: the session has not been run.
         PacketError: the file exists already, or the expert has nothing open.
     """
-    from centaur_tui.store import export_packet as write_packet
+    from centaur_tui.services.judging import export_packet as write_packet
 
     with open_store(study) as store:
         who = expert(study, store, expert_id)
@@ -113,13 +113,6 @@ def import_packet(study: Study, file: Path, expert_id: str | None = None) -> Pac
 
     with open_store(study) as store:
         return merge_packet(store, study, file, expert_id)
-
-
-def open_packet(file: Path) -> PacketJudging:
-    """A packet file as a judging source for the app (the caller closes it); results are saved into the file."""
-    from centaur_tui.store import PacketJudging
-
-    return PacketJudging(file)
 
 
 @dataclass(frozen=True)

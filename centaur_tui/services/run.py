@@ -1,9 +1,10 @@
 """Provides the run use case: a session's pipeline run to completion, blocking or stoppable from another thread.
 
-One `PipelineRun` for every front end, reporting through a `ProgressDisplay`: the CLI calls
+One `PipelineRun` for every front end, reporting through a `ProgressSink`: the CLI calls
 `run_study` (blocking, a line printer as display; Ctrl-C raises KeyboardInterrupt out of it),
 the app runs `PipelineRun.run` in a thread worker and stops it from the UI thread, reading
-`progress` on a timer instead of receiving a message per call. Both check the API keys first;
+`progress` on a timer instead of receiving a message per call. `PipelineRun.run` checks the API
+keys, once, before it opens the store (the CLI hands it an opener rather than checking first);
 a stopped run resumes where it stopped, since every answered call is stored when it arrives.
 
 One run per session at a time, across processes: a run holds the session's lock file
@@ -24,21 +25,14 @@ import asyncio
 import gc
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from centaur_tui.domain.study import Study
 from centaur_tui.services.session import require_keys
 
 if TYPE_CHECKING:
-    from centaur_tui.pipeline import Progress, RunOutcome
+    from centaur_tui.pipeline import Progress, ProgressSink, RunOutcome
     from centaur_tui.store import Store
-
-
-class ProgressDisplay(Protocol):
-    """Anything that shows a run's progress (the CLI's line printer, a test recorder): `pipeline.ProgressSink`."""
-
-    def update(self, progress: Progress) -> None:
-        """Called a few times a second during a run, and once at the end."""
 
 
 class PipelineRun:
@@ -58,7 +52,7 @@ class PipelineRun:
         self,
         study: Study,
         open_store: Callable[[], Store],
-        display: ProgressDisplay | None = None,
+        display: ProgressSink | None = None,
         *,
         settle_memory: bool = False,
     ) -> None:
@@ -271,7 +265,7 @@ def outcome_lines(outcome: RunOutcome) -> list[str]:
     return lines
 
 
-def run_study(study: Study, store: Store, display: ProgressDisplay | None = None) -> RunOutcome:
+def run_study(study: Study, store: Store, display: ProgressSink | None = None) -> RunOutcome:
     """Run (or resume) a session to completion in the calling thread (the CLI's run).
 
     Raises:

@@ -1,9 +1,11 @@
-"""Provides the expert-work use cases: open judging or work queues, judge, write, assign and judge the human-worker arm.
+"""Provides the expert-work entry points: open an expert's judging or work queue, assign and judge the human-worker arm.
 
-The rule "an expert of the human-worker arm whose work queue is empty gets the arm's design
-assigned when opening it" lives here, so the app, the CLI and a browser server share it. The
-functions taking an expert id (queue, next item, draft, submit) are what a front end without
-a long-lived source object (a browser server answering one request at a time) calls.
+Every seat (the app's screens, the HTML seat, `centaur judge`) opens its source here or in
+`services.judging`; the rules themselves live in `services.judging` (judging: completeness,
+practice and gold, revisions, skip and flag) and `services.writing` (writing). The rule "an
+expert of the human-worker arm whose work queue is empty gets the arm's design assigned when
+opening it" lives here, so the app, the CLI and a browser server share it. A front end
+answering one request at a time opens the source per request (`open_judging(...).submit(...)`).
 """
 
 from __future__ import annotations
@@ -12,36 +14,31 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from centaur_tui.domain.blinding import Draft, JudgingItem, QueueItem
 from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.seat import WorkDraft, word_count
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.work_design import WorkAssignment
+from centaur_tui.services.judging import JudgingSource, SessionJudging, open_judging
 from centaur_tui.services.session import expert, require_keys
-from centaur_tui.store import JudgingSource, WorkDraft, word_count
+from centaur_tui.services.writing import SessionWork
 
 if TYPE_CHECKING:
     from centaur_tui.pipeline.human_arm import HumanArmOutcome
-    from centaur_tui.store import SessionJudging, SessionWork, Store, WorkItem, WorkQueueItem
+    from centaur_tui.store import Store
 
 __all__ = [
     "JudgingSource",
     "NoHumanArmError",
+    "SessionJudging",
+    "SessionWork",
     "WorkAssignResult",
     "WorkDraft",
     "assign_work",
-    "expert_queue",
     "judge_work",
-    "next_comparison",
-    "next_work",
     "open_judging",
     "open_work",
     "productivity_rows",
-    "save_deliverable_draft",
-    "save_judgment_draft",
-    "submit_deliverable",
-    "submit_judgment",
     "word_count",
-    "work_queue",
 ]
 
 
@@ -50,56 +47,6 @@ class NoHumanArmError(CentaurError):
 
     def __init__(self, study: Study) -> None:
         super().__init__(f"session {study.session.name} has no [human_workers] section", title="No human-worker arm")
-
-
-# -- judging -----------------------------------------------------------------------------------
-
-
-def open_judging(study: Study, store: Store, expert_id: str) -> SessionJudging:
-    """An expert's judging queue in the session database (what the judging screen reads and writes).
-
-    Raises:
-        CentaurError: no such expert.
-    """
-    from centaur_tui.store import SessionJudging
-
-    source = SessionJudging(store, study, expert(study, store, expert_id))
-    source.prepare_checks()  # practice and gold places (judging.expert_practice, expert_gold_rate)
-    return source
-
-
-def expert_queue(study: Study, store: Store, expert_id: str) -> list[QueueItem]:
-    """The places of an expert's judging queue, in order, with their state."""
-    return open_judging(study, store, expert_id).queue()
-
-
-def next_comparison(study: Study, store: Store, expert_id: str) -> tuple[QueueItem, JudgingItem] | None:
-    """The place to judge next (where the expert stopped, else the first open one) and its blinded comparison.
-
-    None when all are judged.
-    """
-    source = open_judging(study, store, expert_id)
-    queue = source.queue()
-    resume = source.resume_key()
-    open_items = [q for q in queue if q.state != "done"]
-    place = next((q for q in open_items if q.key == resume), open_items[0] if open_items else None)
-    if place is None:
-        return None
-    return place, source.item(place.key)
-
-
-def save_judgment_draft(study: Study, store: Store, expert_id: str, key: str, draft: Draft, version: int) -> None:
-    """Save an expert's judgment in progress (autosave); `version` orders concurrent saves."""
-    open_judging(study, store, expert_id).save_draft(key, draft, version)
-
-
-def submit_judgment(study: Study, store: Store, expert_id: str, key: str, draft: Draft) -> None:
-    """Store an expert's judgment of one place of their queue.
-
-    Raises:
-        JudgingError: the place is not the expert's, or the draft is incomplete.
-    """
-    open_judging(study, store, expert_id).submit(key, draft)
 
 
 # -- the human-worker arm ------------------------------------------------------------------------
@@ -143,8 +90,6 @@ def open_work(study: Study, store: Store, expert_id: str) -> SessionWork:
     Raises:
         CentaurError: no such expert, or the expert is not a worker of the arm.
     """
-    from centaur_tui.store import SessionWork
-
     arm = study.session.human_workers
     if arm is None:
         raise NoHumanArmError(study)
@@ -156,36 +101,6 @@ def open_work(study: Study, store: Store, expert_id: str) -> SessionWork:
     if not source.queue():
         assign_work(study, store)
     return source
-
-
-def work_queue(study: Study, store: Store, expert_id: str) -> list[WorkQueueItem]:
-    """The tasks of an expert's work queue, in order (assigned first when empty)."""
-    return open_work(study, store, expert_id).queue()
-
-
-def next_work(study: Study, store: Store, expert_id: str) -> tuple[WorkItem, WorkDraft] | None:
-    """The first task the expert has not submitted, with its draft so far; None when all are submitted."""
-    source = open_work(study, store, expert_id)
-    place = next((q for q in source.queue() if not q.locked), None)
-    if place is None:
-        return None
-    return source.item(place.key), source.draft(place.key) or WorkDraft()
-
-
-def save_deliverable_draft(
-    study: Study, store: Store, expert_id: str, key: int, draft: WorkDraft, version: int
-) -> bool:
-    """Save a deliverable in progress; False when a newer version is stored already."""
-    return open_work(study, store, expert_id).save_draft(key, draft, version)
-
-
-def submit_deliverable(study: Study, store: Store, expert_id: str, key: int, draft: WorkDraft, version: int) -> str:
-    """Submit (and lock) an expert's deliverable; returns the stored output's id.
-
-    Raises:
-        WorkError: the task is not the expert's, or it was submitted already.
-    """
-    return open_work(study, store, expert_id).submit(key, draft, version)
 
 
 def judge_work(study: Study, store: Store) -> HumanArmOutcome:

@@ -3,11 +3,13 @@
 Callers import from here. The modules, each named by what it holds: `db` (Store: the
 connection and the pipeline's tables), `schema` (every table, as numbered migrations),
 `connection` (how a file is opened and written), `assignments` (experts and their judging
-queues), `judging` (an expert's judging in the session database), `masking` (blinding and the
-masking log), `packets` (judging packets), `work` (experts as workers), `importer` (importing
-exported judgments), `links` (experts' personal links for `centaur serve`), `lock` (one run
-per session), `report_reads` (what the report reads), `outcomes` (what every planned item's
-outcome is derived from; calls in flight), `audit` (what the audit screens read).
+queues), `judging` (the rows of an expert's judging; the rules are in services.judging),
+`checks` (practice and gold places), `masking` (blinding and the masking log), `packets`
+(judging packet files), `work` (the rows of experts as workers; the rules are in
+services.writing), `importer` (importing exported judgments), `links` (experts' personal
+links for `centaur serve`), `lock` (one run per session), `report_reads` (what the report
+reads), `outcomes` (what every planned item's outcome is derived from; calls in flight),
+`audit` (what the audit screens read).
 
 sqlite-utils was dropped (it was kept for `Database.query`, dict rows, which `Store.read`
 does in four lines): its `Migrations` runs each migration under a plain `BEGIN` (see
@@ -80,7 +82,7 @@ if TYPE_CHECKING:
         read_export,
         store_judgments,
     )
-    from centaur_tui.store.judging import STATES, JudgingError, JudgingSource, SessionJudging, expert_record
+    from centaur_tui.store.judging import AssignedComparison, AssignmentPlace, JudgingRows, StoredExpertJudgment
     from centaur_tui.store.links import LinkState, LinkStore
     from centaur_tui.store.lock import SessionLock, lock_holder, lock_path
     from centaur_tui.store.masking import masking_log, read_blinding_file, session_blinding, work_masking_log
@@ -89,11 +91,13 @@ if TYPE_CHECKING:
         PacketError,
         PacketExport,
         PacketImport,
-        PacketJudging,
+        PacketMeta,
+        PacketPlace,
         PacketRefused,
-        export_packet,
+        PacketRows,
         import_packet,
         session_fingerprint,
+        write_packet,
     )
     from centaur_tui.store.report_reads import (
         assignment_strategies,
@@ -105,9 +109,19 @@ if TYPE_CHECKING:
     )
     from centaur_tui.store.schema import PACKET_FORMAT, PACKET_VERSION, SCHEMA_VERSION
     from centaur_tui.store.usage import EstimateFacts, StageModelUsage, estimate_facts, session_spend
-    from centaur_tui.store.work import SessionWork, WorkDraft, WorkError, WorkItem, WorkQueueItem, WorkStore, word_count
+    from centaur_tui.store.work import WorkAssignmentRow, WorkPlaceRow, WorkStore
 
 _MODULE_OF = {
+    "AssignedComparison": "judging",
+    "AssignmentPlace": "judging",
+    "JudgingRows": "judging",
+    "StoredExpertJudgment": "judging",
+    "PacketMeta": "packets",
+    "PacketPlace": "packets",
+    "PacketRows": "packets",
+    "write_packet": "packets",
+    "WorkAssignmentRow": "work",
+    "WorkPlaceRow": "work",
     "AuditComparison": "audit",
     "AuditJudgment": "audit",
     "BatchRequestRow": "batches",
@@ -121,8 +135,6 @@ _MODULE_OF = {
     "ImportSummary": "importer",
     "JudgeNameClashError": "db",
     "JudgeTally": "importer",
-    "JudgingError": "judging",
-    "JudgingSource": "judging",
     "LeftOut": "audit",
     "LinkState": "links",
     "LinkStore": "links",
@@ -133,21 +145,13 @@ _MODULE_OF = {
     "PacketError": "packets",
     "PacketExport": "packets",
     "PacketImport": "packets",
-    "PacketJudging": "packets",
     "PacketRefused": "packets",
     "SCHEMA_VERSION": "schema",
-    "STATES": "judging",
-    "SessionJudging": "judging",
     "SessionLock": "lock",
     "SessionState": "assignments",
-    "SessionWork": "work",
     "StageModelUsage": "usage",
     "Store": "db",
     "WinnerFile": "imported",
-    "WorkDraft": "work",
-    "WorkError": "work",
-    "WorkItem": "work",
-    "WorkQueueItem": "work",
     "WorkStore": "work",
     "assignment_strategies": "report_reads",
     "batch_counts": "batches",
@@ -167,10 +171,8 @@ _MODULE_OF = {
     "comparison_texts": "report_reads",
     "errors_of": "audit",
     "estimate_facts": "usage",
-    "expert_record": "judging",
     "export_fingerprint": "importer",
     "export_manifest": "importer",
-    "export_packet": "packets",
     "final_errors": "outcomes",
     "fingerprint": "report_reads",
     "import_export": "importer",
@@ -201,7 +203,6 @@ _MODULE_OF = {
     "take_interrupted": "outcomes",
     "unfinished_batches": "batches",
     "update_batch": "batches",
-    "word_count": "work",
     "work_masking_log": "masking",
 }
 """Where each public name lives (its module under centaur_tui.store)."""
@@ -225,7 +226,8 @@ __all__ = [
     "PACKET_FORMAT",
     "PACKET_VERSION",
     "SCHEMA_VERSION",
-    "STATES",
+    "AssignedComparison",
+    "AssignmentPlace",
     "AuditComparison",
     "AuditJudgment",
     "BatchRequestRow",
@@ -239,8 +241,7 @@ __all__ = [
     "ImportSummary",
     "JudgeNameClashError",
     "JudgeTally",
-    "JudgingError",
-    "JudgingSource",
+    "JudgingRows",
     "LeftOut",
     "LinkState",
     "LinkStore",
@@ -248,19 +249,18 @@ __all__ = [
     "PacketError",
     "PacketExport",
     "PacketImport",
-    "PacketJudging",
+    "PacketMeta",
+    "PacketPlace",
     "PacketRefused",
-    "SessionJudging",
+    "PacketRows",
     "SessionLock",
     "SessionState",
-    "SessionWork",
     "StageModelUsage",
     "Store",
+    "StoredExpertJudgment",
     "WinnerFile",
-    "WorkDraft",
-    "WorkError",
-    "WorkItem",
-    "WorkQueueItem",
+    "WorkAssignmentRow",
+    "WorkPlaceRow",
     "WorkStore",
     "assignment_strategies",
     "batch_counts",
@@ -280,10 +280,8 @@ __all__ = [
     "comparison_texts",
     "errors_of",
     "estimate_facts",
-    "expert_record",
     "export_fingerprint",
     "export_manifest",
-    "export_packet",
     "final_errors",
     "fingerprint",
     "import_export",
@@ -314,6 +312,6 @@ __all__ = [
     "take_interrupted",
     "unfinished_batches",
     "update_batch",
-    "word_count",
     "work_masking_log",
+    "write_packet",
 ]

@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from centaur_tui.domain.blinding import Blinding, Draft, JudgingItem, clean_text, missing
+from centaur_tui.domain.blinding import Draft, clean_text
 from centaur_tui.domain.gold import degrade
 from centaur_tui.domain.plan import digest
 from centaur_tui.domain.session import ExpertSpec
@@ -33,6 +33,25 @@ CANDIDATES_TRIED = 12
 def wanted_gold(rate: float, assignments: int) -> int:
     """Gold checks for a queue of `assignments` comparisons at `rate` (rounded half up; 0 for an empty queue)."""
     return int(rate * assignments + 0.5) if assignments else 0
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One practice or gold place: the deliverable, its degraded copy, where the intact one is shown, the verdict."""
+
+    token: str
+    kind: str
+    task: str
+    original: str
+    """The intact deliverable as stored (not yet cleaned or masked)."""
+    degraded: str
+    degradation: str
+    """What the copy leaves out, in words (for the practice reference verdict)."""
+    intact_option: int
+    """1 or 2: the option showing the intact deliverable."""
+    judged: bool
+    winner: str | None
+    passed: bool | None
 
 
 @dataclass(frozen=True)
@@ -155,42 +174,46 @@ class ExpertChecks:
         """Whether a queue key is a check's token (assignment keys are numbers)."""
         return key.startswith(TOKEN_PREFIX)
 
-    def _row(self, key: str) -> dict[str, Any] | None:
-        rows = self.store.read("SELECT * FROM expert_checks WHERE token = ? AND expert = ?", (key, self.expert.id))
-        return rows[0] if rows else None
-
-    def item(self, key: str, blinding: Blinding, min_rationale: int) -> JudgingItem | None:
-        """What the judging screen shows for a check: the same fields, masking and cleaning as a comparison."""
-        r = self._row(key)
-        if r is None:
+    def row(self, key: str) -> CheckRow | None:
+        """One of the expert's practice or gold places; None when `key` is none of theirs."""
+        rows = self.store.read(
+            "SELECT c.token, c.kind, c.task, c.output_id, o.text AS original, c.degraded, c.degradation,"
+            " c.intact_option, c.winner, c.passed, c.judged_at IS NOT NULL AS judged FROM expert_checks c"
+            " JOIN outputs o ON o.id = c.output_id WHERE c.token = ? AND c.expert = ?",
+            (key, self.expert.id),
+        )
+        if not rows:
             return None
-        task = self.study.task(r["task"])
-        original = self.store.read_value("SELECT text FROM outputs WHERE id = ?", (r["output_id"],))
-        intact, _ = blinding.mask(clean_text(str(original)))
-        degraded, _ = blinding.mask(clean_text(r["degraded"]))
-        one, two = (intact, degraded) if r["intact_option"] == 1 else (degraded, intact)
-        return JudgingItem(
-            key=key,
-            task_title=task.title,
-            task_prompt=clean_text(task.prompt),
-            deliverable=task.deliverable,
-            rubric=self.study.rubric(task.id),
-            option_1=one,
-            option_2=two,
-            allow_ties=self.study.session.judging.allow_ties,
-            min_rationale=min_rationale,
+        r = rows[0]
+        return CheckRow(
+            r["token"],
+            r["kind"],
+            r["task"],
+            r["original"],
+            r["degraded"],
+            r["degradation"],
+            r["intact_option"],
+            bool(r["judged"]),
+            r["winner"],
+            None if r["passed"] is None else bool(r["passed"]),
         )
 
     def draft(self, key: str) -> Draft | None:
-        r = self._row(key)
-        if r is None or r["draft_at"] is None or r["judged_at"] is not None:
+        """The saved draft of an open check; None when there is none (or it is judged, or not the expert's)."""
+        rows = self.store.read(
+            "SELECT scores, winner, rationale, seconds, active_seconds FROM expert_checks WHERE token = ?"
+            " AND expert = ? AND draft_at IS NOT NULL AND judged_at IS NULL",
+            (key, self.expert.id),
+        )
+        if not rows:
             return None
+        r = rows[0]
         return Draft(
             Draft.scores_from_json(r["scores"]), r["winner"], r["rationale"], r["seconds"], r["active_seconds"]
         )
 
     def save_draft(self, key: str, draft: Draft, version: int) -> bool:
-        """Save partial work on a check; False when the key is not one of this expert's checks."""
+        """Save partial work on a check; False when the key is not one of this expert's open checks."""
         with self.store.write() as c:
             cur = c.execute(
                 "UPDATE expert_checks SET scores = ?, winner = ?, rationale = ?, seconds = ?, active_seconds = ?,"
@@ -210,21 +233,8 @@ class ExpertChecks:
             )
         return cur.rowcount > 0
 
-    def submit(self, key: str, draft: Draft, min_rationale: int) -> bool:
-        """Store the verdict on a check (apart from judgments), with whether it found the intact deliverable.
-
-        Returns False when the check was judged already (the stored verdict is kept).
-
-        Raises:
-            ValueError: the draft is incomplete, or the key is no check of this expert.
-        """
-        r = self._row(key)
-        if r is None:
-            raise ValueError("no such place in this queue")
-        lacks = missing(draft, self.study.rubric(r["task"]), self.study.session.judging.allow_ties, min_rationale)
-        if lacks:
-            raise ValueError("still missing: " + ", ".join(lacks))
-        passed = draft.winner == f"option_{r['intact_option']}"
+    def store_verdict(self, key: str, draft: Draft, passed: bool) -> bool:
+        """Store the verdict on a check (apart from judgments) with whether it passed; False when judged already."""
         with self.store.write() as c:
             cur = c.execute(
                 "UPDATE expert_checks SET scores = ?, winner = ?, rationale = ?, seconds = ?, active_seconds = ?,"
@@ -249,22 +259,6 @@ class ExpertChecks:
                 "UPDATE expert_checks SET state = ? WHERE token = ? AND expert = ?", (state, key, self.expert.id)
             )
         return cur.rowcount > 0
-
-    def reference(self, key: str) -> str | None:
-        """The reference verdict of a practice place, in words, once judged (None: not practice, or not judged)."""
-        r = self._row(key)
-        if r is None or r["kind"] != "practice" or r["judged_at"] is None:
-            return None
-        intact, copy = r["intact_option"], 3 - r["intact_option"]
-        chose = {"option_1": "Option 1", "option_2": "Option 2", "tie": "a tie"}.get(r["winner"], "no winner")
-        verdict = "You found it." if r["passed"] else "Yours differs: look again at what the copy leaves out."
-        return (
-            f"## Practice comparison: the reference verdict\n\n"
-            f"**Option {intact} should win.** Option {copy} is a copy of option {intact} with "
-            f"{r['degradation']}: the requirements those parts met are missing from it.\n\n"
-            f"You chose {chose}. {verdict}\n\n"
-            f"Practice comparisons are never counted. Escape goes on to the next comparison."
-        )
 
 
 def check_rows(store: Store) -> list[dict[str, Any]]:

@@ -38,6 +38,7 @@ from centaur_tui.domain.plan import (
 )
 from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord
 from centaur_tui.domain.session import PLAIN, ExpertSpec, Session
+from centaur_tui.domain.untrusted import CONTROL_CHARACTERS
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 from centaur_tui.store.importer import (
@@ -74,10 +75,6 @@ WINNER_OPTIONAL = (
 """Optional columns of a winner-only file; `tstamp` (Chatbot Arena's time stamp) is read and ignored."""
 WINNER_LABELS = {"model_a": 0, "model_b": 1, "tie": 2, "tie (bothbad)": 2}
 """MT-Bench's winner labels: the option shown first (model_a) or second, or a tie (`tie (bothbad)`: both bad)."""
-
-# C0 controls but tab and newline (CR is refused as a line end elsewhere), DEL, C1 controls and
-# the bidirectional overrides that reorder what a reader sees (as domain/untrusted.py strips).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass
@@ -232,7 +229,7 @@ def text_problem(value: Any, *, limit: int, allow_empty: bool = False) -> str | 
         return "empty"
     if len(value) > limit:
         return f"{len(value):,} characters, more than {limit:,}"
-    bad = _CONTROL.search(value)
+    bad = CONTROL_CHARACTERS.search(value)  # CR is refused as a line end elsewhere
     if bad is not None:
         what = "an escape sequence" if bad.group() == "\x1b" else "a control character"
         return f"{what} (U+{ord(bad.group()):04X}) at character {bad.start() + 1:,}; remove it"

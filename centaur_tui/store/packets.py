@@ -28,24 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from centaur_tui.domain.blinding import (
-    MIN_RATIONALE_CHARS,
-    Blinding,
-    Draft,
-    JudgingItem,
-    QueueItem,
-    clean_text,
-    missing,
-)
+from centaur_tui.domain.blinding import MIN_RATIONALE_CHARS, Draft, JudgingItem
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.plan import canonical_json, digest
 from centaur_tui.domain.records import JudgmentRecord
+from centaur_tui.domain.seat import STATES, PlaceState, expert_record
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.task import Rubric
 from centaur_tui.store.connection import connect, immediate_transaction, utc_now
 from centaur_tui.store.db import Store, insert_judgment_row, insert_scores
-from centaur_tui.store.judging import STATES, JudgingError, SessionJudging, check_state, expert_record, queue_state
 from centaur_tui.store.schema import PACKET_FORMAT, PACKET_TABLES, PACKET_VERSION
 
 
@@ -189,21 +181,36 @@ class PacketExport:
     maskings: int
 
 
-def export_packet(
-    store: Store, study: Study, expert: ExpertSpec, out: Path, blinding: Blinding | None = None
-) -> PacketExport:
-    """Write a judging packet of an expert's open assignments; it holds no identity at all.
+@dataclass(frozen=True)
+class PacketPlace:
+    """One open place to export, as the session would show it (`services.judging.export_packet` decides which)."""
 
-    Raises:
-        PacketError: nothing to export, or the file exists.
+    assignment_id: int
+    item: JudgingItem
+    """Masked and cleaned, in presented order."""
+    state: str
+    draft: Draft | None
+
+
+def write_packet(
+    store: Store,
+    study: Study,
+    expert: ExpertSpec,
+    out: Path,
+    places: list[PacketPlace],
+    *,
+    min_rationale: int,
+    simulated: bool,
+    idle_seconds: float,
+    guidelines: str | None,
+    maskings: int,
+) -> PacketExport:
+    """Write a judging packet of these places (tokens and integrity checks keyed by session secrets).
+
+    The file is written beside `out` and moved there when complete; the packet's secret is
+    kept in `expert_packets` so the results can be merged back.
     """
-    if out.exists():
-        raise PacketError(f"{out} already exists; choose another file name")
-    judging = SessionJudging(store, study, expert, blinding)
-    # Practice and gold places stay in the app: a packet holds the expert's comparisons only.
-    open_items = [q for q in judging.queue() if q.state != "done" and not judging.checks.owns(q.key)]
-    if not open_items:
-        raise PacketError(f"{expert.id} has no open assignments; run `centaur assign` first")
+    open_items = places
     packet_id = "k" + secrets.token_hex(8)
     secret = secrets.token_hex(16)
     key = session_secret(store, create=True)
@@ -222,18 +229,18 @@ def export_packet(
                 "expert_id": expert.id,
                 "expert_name": expert.name,
                 "allow_ties": "true" if study.session.judging.allow_ties else "false",
-                "min_rationale": str(judging.min_rationale),
-                "simulated": "true" if judging.simulated else "false",
+                "min_rationale": str(min_rationale),
+                "simulated": "true" if simulated else "false",
                 "created_at": utc_now(),
-                "idle_s": repr(float(judging.idle_seconds)),
+                "idle_s": repr(float(idle_seconds)),
             }
-            if judging.guidelines:
-                meta["guidelines"] = judging.guidelines  # masked like the texts
+            if guidelines:
+                meta["guidelines"] = guidelines  # masked like the texts
             items: list[dict[str, Any]] = []
-            for position, q in enumerate(open_items, start=1):
-                item = judging.item(q.key)
+            for position, place in enumerate(open_items, start=1):
+                item = place.item
                 row: dict[str, Any] = {
-                    "token": _token(secret, int(q.key)),
+                    "token": _token(secret, place.assignment_id),
                     "position": position,
                     "task_title": item.task_title,
                     "task_prompt": item.task_prompt,
@@ -241,16 +248,16 @@ def export_packet(
                     "rubric": _rubric_json(item.rubric),
                     "option_1": item.option_1,
                     "option_2": item.option_2,
-                    "exported_state": q.state if q.state in STATES else "pending",
+                    "exported_state": place.state if place.state in STATES else "pending",
                 }
-                row["mac"] = _item_mac(key, packet_id, int(q.key), row)
+                row["mac"] = _item_mac(key, packet_id, place.assignment_id, row)
                 items.append(row)
                 c.execute(
                     "INSERT INTO items (token, position, task_title, task_prompt, deliverable, rubric, option_1,"
                     " option_2, exported_state, state, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (*(row[k] for k in _ITEM_FIELDS), row["exported_state"], row["mac"]),
                 )
-                saved = judging.draft(q.key)
+                saved = place.draft
                 if saved is not None:
                     c.execute(
                         "INSERT INTO drafts (token, scores, winner, rationale, seconds, active_seconds, version,"
@@ -275,65 +282,97 @@ def export_packet(
             (packet_id, expert.id, secret, len(open_items), utc_now()),
         )
     tmp.replace(out)
-    return PacketExport(out, packet_id, len(open_items), judging.masked)
+    return PacketExport(out, packet_id, len(open_items), maskings)
 
 
-class PacketJudging:
-    """An expert judging from a packet file, on any machine; results are written into the file.
+@dataclass(frozen=True)
+class PacketMeta:
+    """A packet's rules and labels as exported (the session's, at export time)."""
+
+    expert_name: str
+    simulated: bool
+    allow_ties: bool
+    min_rationale: int
+    guidelines: str | None
+    idle_seconds: float
+
+
+@dataclass(frozen=True)
+class PacketPlaceRow:
+    """One place of a packet's queue."""
+
+    token: str
+    position: int
+    state: str
+    task_title: str
+    done: bool
+
+
+@dataclass(frozen=True)
+class PacketItemRow:
+    """What a packet holds for one place (texts as stored: the seat cleans them again)."""
+
+    task_title: str
+    task_prompt: str
+    deliverable: str
+    rubric: Rubric
+    option_1: str
+    option_2: str
+
+
+class PacketRows:
+    """The rows of a packet file being judged (`services.judging.PacketJudging` applies the rules).
 
     Args:
         path: The packet file from `centaur packet export`.
+
+    Raises:
+        PacketError: not a readable judging packet of this program's version.
     """
 
     def __init__(self, path: Path) -> None:
         self.db = _PacketFile(path)
-        self.expert_name = self.db.meta.get("expert_name", "Expert")
-        self.simulated = self.db.meta.get("simulated") == "true"
-        self.allow_ties = self.db.meta.get("allow_ties") == "true"
-        self.min_rationale = int(self.db.meta.get("min_rationale", MIN_RATIONALE_CHARS))
-        self.guidelines = self.db.meta.get("guidelines")
-        """The session's expert guidelines as exported (masked there); None: the session has none."""
-        self.idle_seconds = _idle_seconds(self.db.meta.get("idle_s"))
+        m = self.db.meta
+        self.meta = PacketMeta(
+            expert_name=m.get("expert_name", "Expert"),
+            simulated=m.get("simulated") == "true",
+            allow_ties=m.get("allow_ties") == "true",
+            min_rationale=int(m.get("min_rationale", MIN_RATIONALE_CHARS)),
+            guidelines=m.get("guidelines"),
+            idle_seconds=_idle_seconds(m.get("idle_s")),
+        )
 
-    def _item_row(self, key: str) -> sqlite3.Row:
-        rows = self.db.rows("SELECT * FROM items WHERE token = ?", (key,))
-        if not rows:
-            raise JudgingError("no such place in this packet")
-        return rows[0]
-
-    def queue(self) -> list[QueueItem]:
+    def places(self) -> list[PacketPlaceRow]:
         rows = self.db.rows(
             "SELECT i.token, i.position, i.state, i.task_title, r.token IS NOT NULL AS done"
             " FROM items i LEFT JOIN results r ON r.token = i.token ORDER BY i.position"
         )
-        return [
-            QueueItem(
-                r["token"],
-                r["position"],
-                queue_state(r["state"], bool(r["done"])),  # type: ignore[arg-type]
-                r["task_title"],
-            )
-            for r in rows
-        ]
+        return [PacketPlaceRow(r["token"], r["position"], r["state"], r["task_title"], bool(r["done"])) for r in rows]
 
-    def item(self, key: str) -> JudgingItem:
-        r = self._item_row(key)
-        # A packet may have travelled: clean its texts again rather than trust the file.
-        return JudgingItem(
-            key=key,
-            task_title=r["task_title"],
-            task_prompt=clean_text(r["task_prompt"]),
-            deliverable=r["deliverable"],
-            rubric=Rubric.model_validate_json(r["rubric"]),
-            option_1=clean_text(r["option_1"]),
-            option_2=clean_text(r["option_2"]),
-            allow_ties=self.allow_ties,
-            min_rationale=self.min_rationale,
+    def has(self, token: str) -> bool:
+        """Whether the packet has this place."""
+        return bool(self.db.rows("SELECT 1 FROM items WHERE token = ?", (token,)))
+
+    def item(self, token: str) -> PacketItemRow | None:
+        rows = self.db.rows(
+            "SELECT task_title, task_prompt, deliverable, rubric, option_1, option_2 FROM items WHERE token = ?",
+            (token,),
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return PacketItemRow(
+            r["task_title"],
+            r["task_prompt"],
+            r["deliverable"],
+            Rubric.model_validate_json(r["rubric"]),
+            r["option_1"],
+            r["option_2"],
         )
 
-    def draft(self, key: str) -> Draft | None:
+    def draft(self, token: str) -> Draft | None:
         rows = self.db.rows(
-            "SELECT scores, winner, rationale, seconds, active_seconds FROM drafts WHERE token = ?", (key,)
+            "SELECT scores, winner, rationale, seconds, active_seconds FROM drafts WHERE token = ?", (token,)
         )
         if not rows:
             return None
@@ -342,15 +381,16 @@ class PacketJudging:
             Draft.scores_from_json(r["scores"]), r["winner"], r["rationale"], r["seconds"], r["active_seconds"]
         )
 
-    def resume_key(self) -> str | None:
+    def resume_token(self) -> str | None:
+        """The open place whose draft was saved last."""
         rows = self.db.rows(
             "SELECT d.token FROM drafts d LEFT JOIN results r ON r.token = d.token WHERE r.token IS NULL"
             " ORDER BY d.version DESC LIMIT 1"
         )
-        return rows[0]["token"] if rows else None
+        return str(rows[0]["token"]) if rows else None
 
-    def save_draft(self, key: str, draft: Draft, version: int) -> None:
-        self._item_row(key)
+    def save_draft(self, token: str, draft: Draft, version: int) -> None:
+        """Save a draft; a lower version than the stored one is ignored."""
         with self.db.write() as c:
             c.execute(
                 "INSERT INTO drafts (token, scores, winner, rationale, seconds, active_seconds, version, updated_at)"
@@ -359,7 +399,7 @@ class PacketJudging:
                 " active_seconds = excluded.active_seconds, version = excluded.version,"
                 " updated_at = excluded.updated_at WHERE excluded.version > drafts.version",
                 (
-                    key,
+                    token,
                     draft.to_json(),
                     draft.winner,
                     draft.rationale,
@@ -370,17 +410,14 @@ class PacketJudging:
                 ),
             )
 
-    def submit(self, key: str, draft: Draft) -> None:
-        item = self.item(key)
-        lacks = missing(draft, item.rubric, self.allow_ties, self.min_rationale)
-        if lacks:
-            raise JudgingError("still missing: " + ", ".join(lacks))
+    def store_result(self, token: str, draft: Draft) -> bool:
+        """Store a complete draft as the place's result and delete its draft; False when it has a result already."""
         with self.db.write() as c:
             cur = c.execute(
                 "INSERT OR IGNORE INTO results (token, scores, winner, rationale, seconds, active_seconds,"
                 " confirmed_lower, judged_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    key,
+                    token,
                     draft.to_json(),
                     draft.winner,
                     draft.rationale.strip(),
@@ -391,14 +428,15 @@ class PacketJudging:
                 ),
             )
             if cur.rowcount == 0:
-                raise JudgingError("this comparison is already judged; the stored judgment is kept")
-            c.execute("DELETE FROM drafts WHERE token = ?", (key,))
+                return False
+            c.execute("DELETE FROM drafts WHERE token = ?", (token,))
+        return True
 
-    def set_state(self, key: str, state: str) -> None:
-        check_state(state)
-        self._item_row(key)
+    def set_state(self, token: str, state: PlaceState) -> bool:
+        """Mark a place; False when the packet has no such place."""
         with self.db.write() as c:
-            c.execute("UPDATE items SET state = ? WHERE token = ?", (state, key))
+            cur = c.execute("UPDATE items SET state = ? WHERE token = ?", (state, token))
+        return cur.rowcount > 0
 
     def close(self) -> None:
         self.db.close()

@@ -19,56 +19,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from centaur_tui.domain.blinding import clean_text
-from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.plan import assistance_id, output_id
-from centaur_tui.domain.session import PLAIN, ExpertSpec
+from centaur_tui.domain.seat import HumanOutput, WorkDraft, WorkError, word_count
+from centaur_tui.domain.session import PLAIN
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.work_design import ASSISTANCE_RUN, WorkAssignment, design_work
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
-from centaur_tui.store.masking import log_work_maskings, session_blinding
-
-
-class WorkError(CentaurError):
-    """Expert work that cannot be assigned or stored as asked."""
-
-    title = "Cannot store work"
-
-
-def word_count(text: str) -> int:
-    return len(text.split())
-
-
-@dataclass
-class WorkDraft:
-    """A deliverable in progress: text and the productivity measures recorded with it."""
-
-    text: str = ""
-    seconds: float = 0.0
-    edits: int = 0
-    pastes: int = 0
-    locked: bool = False
 
 
 @dataclass(frozen=True)
-class WorkQueueItem:
-    """One place in an expert's work queue. `key` is an opaque handle (the assignment id)."""
+class WorkAssignmentRow:
+    """One stored work assignment: who writes which task under which condition, and whether it is submitted."""
 
-    key: int
+    id: int
+    expert: str
+    task: str
+    condition: str
+    assistance_id: str | None
     position: int
-    task_title: str
     locked: bool
 
 
 @dataclass(frozen=True)
-class WorkItem:
-    """What the work screen shows: the task and the masked assistance text, never who wrote it."""
+class WorkPlaceRow:
+    """One work assignment with the assistance text it shows (None under `plain`), as stored (not yet masked)."""
 
-    key: int
-    task_title: str
-    task_prompt: str
-    deliverable: str
+    id: int
+    expert: str
+    task: str
+    assistance_id: str | None
     assistance: str | None
 
 
@@ -112,12 +92,33 @@ class WorkStore:
             added = c.total_changes - before
         return added, design
 
-    def assignments(self) -> list[dict[str, Any]]:
-        return self.store.read(
+    def assignments(self, expert: str | None = None) -> list[WorkAssignmentRow]:
+        """The stored assignments (of one expert when given), by expert and queue position."""
+        rows = self.store.read(
             "SELECT a.id, a.expert, a.task, a.condition, a.assistance_id, a.position,"
             " coalesce(d.locked, 0) AS locked FROM work_assignments a"
-            " LEFT JOIN work_drafts d ON d.assignment_id = a.id ORDER BY a.expert, a.position"
+            " LEFT JOIN work_drafts d ON d.assignment_id = a.id WHERE ?1 IS NULL OR a.expert = ?1"
+            " ORDER BY a.expert, a.position",
+            (expert,),
         )
+        return [
+            WorkAssignmentRow(
+                r["id"], r["expert"], r["task"], r["condition"], r["assistance_id"], r["position"], bool(r["locked"])
+            )
+            for r in rows
+        ]
+
+    def place(self, key: int) -> WorkPlaceRow | None:
+        """One assignment with its assistance text; None when there is no such assignment."""
+        rows = self.store.read(
+            "SELECT a.id, a.expert, a.task, a.assistance_id, t.text AS assistance FROM work_assignments a"
+            " LEFT JOIN assistance_texts t ON t.id = a.assistance_id WHERE a.id = ?",
+            (key,),
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return WorkPlaceRow(r["id"], r["expert"], r["task"], r["assistance_id"], r["assistance"])
 
     def workload(self) -> dict[str, tuple[int, int]]:
         """Per expert: (tasks assigned, deliverables submitted)."""
@@ -156,11 +157,11 @@ class WorkStore:
     def submit(self, key: int, draft: WorkDraft, version: int) -> str:
         """Lock the draft and store it as an output, in one transaction. Returns the output id.
 
+        The caller (`services.writing`) checked the deliverable is complete.
+
         Raises:
-            WorkError: empty text, unknown assignment, or already submitted.
+            WorkError: unknown assignment, or already submitted.
         """
-        if not draft.text.strip():
-            raise WorkError("the deliverable is empty", title="Not complete yet")
         rows = self.store.read(
             "SELECT expert, task, condition, assistance_id FROM work_assignments WHERE id = ?", (key,)
         )
@@ -207,56 +208,10 @@ class WorkStore:
             r["characters"] = len(text)
         return rows
 
-    def expert_outputs(self) -> list[dict[str, Any]]:
+    def expert_outputs(self) -> list[HumanOutput]:
         """Submitted expert deliverables: output id, run, task, condition (candidate), expert (worker), text."""
-        return self.store.read(
+        rows = self.store.read(
             "SELECT id, run, task, candidate, worker, text FROM outputs WHERE worker_kind = 'expert'"
             " AND mode = 'augmentation' ORDER BY task, candidate, worker"
         )
-
-
-class SessionWork:
-    """One expert's work queue in the session database: what the work screen reads and writes."""
-
-    def __init__(self, store: Store, study: Study, expert: ExpertSpec) -> None:
-        self.store = store
-        self.work = WorkStore(store)
-        self.study = study
-        self.expert = expert
-        self.expert_name = expert.name
-        self.simulated = study.session.simulated
-        self._blinding = session_blinding(study)
-        self.masked = 0
-        """Masks inserted into the assistance texts shown so far (the log keeps one row per phrase)."""
-
-    def queue(self) -> list[WorkQueueItem]:
-        return [
-            WorkQueueItem(r["id"], r["position"], self.study.task(r["task"]).title, bool(r["locked"]))
-            for r in self.work.assignments()
-            if r["expert"] == self.expert.id
-        ]
-
-    def item(self, key: int) -> WorkItem:
-        rows = self.store.read(
-            "SELECT a.task, a.expert, a.assistance_id, t.text AS assistance FROM work_assignments a"
-            " LEFT JOIN assistance_texts t ON t.id = a.assistance_id WHERE a.id = ?",
-            (key,),
-        )
-        if not rows or rows[0]["expert"] != self.expert.id:
-            raise WorkError(f"no work assignment {key} for {self.expert.id}")
-        task = self.study.task(rows[0]["task"])
-        assistance = rows[0]["assistance"]
-        if assistance is not None:
-            assistance, masked = self._blinding.mask(clean_text(assistance))
-            self.masked += sum(m.occurrences for m in masked)
-            log_work_maskings(self.store, [(key, rows[0]["assistance_id"], m.term, m.occurrences) for m in masked])
-        return WorkItem(key, task.title, clean_text(task.prompt), task.deliverable, assistance)
-
-    def draft(self, key: int) -> WorkDraft | None:
-        return self.work.draft(key)
-
-    def save_draft(self, key: int, draft: WorkDraft, version: int) -> bool:
-        return self.work.save_draft(key, draft, version)
-
-    def submit(self, key: int, draft: WorkDraft, version: int) -> str:
-        return self.work.submit(key, draft, version)
+        return [HumanOutput(r["id"], r["run"], r["task"], r["candidate"], r["worker"], r["text"]) for r in rows]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from centaur_tui.catalog import load_session
 from centaur_tui.domain.blinding import Draft
-from centaur_tui.services.work import expert_queue, open_judging, submit_judgment
+from centaur_tui.services.judging import open_judging
 from centaur_tui.store import Store
 from tests.support.judging import RATIONALE
 
@@ -25,7 +25,7 @@ def judge_checks(path: Path, expert: str, winner_of) -> None:
     study = load_session(path)
     with Store(study.database) as store:
         source = open_judging(study, store, expert)
-        for q in expert_queue(study, store, expert):
+        for q in source.queue():
             if not source.checks.owns(q.key):
                 continue
             item = source.item(q.key)
@@ -33,7 +33,7 @@ def judge_checks(path: Path, expert: str, winner_of) -> None:
             intact = conn.execute("SELECT intact_option FROM expert_checks WHERE token = ?", (q.key,)).fetchone()[0]
             conn.close()
             draft = Draft({d.id: [5, 5] for d in item.rubric.all}, winner_of(intact), RATIONALE, 30.0, 20.0)
-            submit_judgment(study, store, expert, q.key, draft)
+            source.submit(q.key, draft)
 
 
 def judge_comparisons(path: Path, expert: str) -> int:
@@ -41,12 +41,12 @@ def judge_comparisons(path: Path, expert: str) -> int:
     n = 0
     with Store(study.database) as store:
         source = open_judging(study, store, expert)
-        for q in expert_queue(study, store, expert):
+        for q in source.queue():
             if source.checks.owns(q.key):
                 continue
             item = source.item(q.key)
             draft = Draft({d.id: [8, 3] for d in item.rubric.all}, "option_2", RATIONALE, 40.0 + n, 30.0)
             draft.confirmed_lower = True
-            submit_judgment(study, store, expert, q.key, draft)
+            source.submit(q.key, draft)
             n += 1
     return n

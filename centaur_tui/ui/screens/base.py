@@ -12,7 +12,7 @@ from centaur_tui.ui.errors import ReportsWorkerErrors
 if TYPE_CHECKING:
     from textual import getters
 
-    from centaur_tui.ui.app import CentaurApp
+    from centaur_tui.ui.host import HostApp
 
 
 PINNED_KEYS = ("ctrl+q", "f1")
@@ -28,9 +28,10 @@ class CentaurScreen(ReportsWorkerErrors, Screen[None]):
     reaches no pipeline, assignment, results or audit screen. Set True on each such screen."""
 
     if TYPE_CHECKING:
-        # For type checkers only: `self.app` is our app (store_for, clock, sessions_dir...). At run
-        # time Textual's own property answers, unchanged (Textual's typed getter would also assert).
-        app = getters.app(CentaurApp)
+        # For type checkers only: `self.app` is our app (store_for, clock, sessions_dir...), as the
+        # `Host` Protocol says (naming CentaurApp here drew an import circle through every screen).
+        # At run time Textual's own property answers, unchanged (its typed getter would also assert).
+        app = getters.app(HostApp)
 
     @property
     def active_bindings(self) -> dict[str, ActiveBinding]:
@@ -46,4 +47,4 @@ class CentaurModal(ReportsWorkerErrors, ModalScreen):
     """As `CentaurScreen.EXPERT_SAFE`."""
 
     if TYPE_CHECKING:
-        app = getters.app(CentaurApp)  # as in CentaurScreen
+        app = getters.app(HostApp)  # as in CentaurScreen

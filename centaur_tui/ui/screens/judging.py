@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -27,6 +27,11 @@ from centaur_tui.ui.screens.drafts import DraftAutosave
 from centaur_tui.ui.screens.reading import READ, ReadingScreen
 from centaur_tui.ui.widgets.document import DocumentView, render_markdown
 from centaur_tui.ui.widgets.rubric import RubricPanel, WinnerPicker
+
+if TYPE_CHECKING:
+    from textual import events
+
+    from centaur_tui.services.judging import JudgingSource
 
 NARROW = 100
 """Below this many columns the two deliverables are stacked instead of side by side."""
@@ -137,7 +142,7 @@ a table wider than the pane).
         *READING_BINDINGS,
     ]
 
-    def __init__(self, source: Any, standalone: bool = False) -> None:
+    def __init__(self, source: JudgingSource, standalone: bool = False) -> None:
         super().__init__()
         self.source = source
         self.standalone = standalone
@@ -152,7 +157,7 @@ a table wider than the pane).
         self._active_base = 0.0
         self._active = 0.0
         self._last_activity = 0.0
-        self.idle_seconds = float(getattr(source, "idle_seconds", 60.0))
+        self.idle_seconds = float(source.idle_seconds)
         """A gap between keys or clicks longer than this counts only this long as active time."""
         self._missing_text = ""
         self._actions_state: tuple[bool, bool] | None = None
@@ -213,7 +218,7 @@ a table wider than the pane).
         self.set_interval(1.0, self._show_bar)
         self.open_first()
 
-    def on_resize(self, event: Any) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         self._apply_width(event.size.width)
 
     def _apply_width(self, width: int) -> None:
@@ -333,8 +338,8 @@ a table wider than the pane).
     @property
     def guidelines(self) -> str | None:
         """The session's guidelines for experts (Markdown), if it has any."""
-        text = getattr(self.source, "guidelines", None)
-        return text if isinstance(text, str) and text.strip() else None
+        text = self.source.guidelines
+        return text if text and text.strip() else None
 
     def action_guidelines(self) -> None:
         from centaur_tui.ui.screens.dialogs import HelpDialog
@@ -511,7 +516,7 @@ a table wider than the pane).
         if action in READING_ACTIONS:
             return self._can_read(action)
         if action == "revise":
-            if not getattr(self.source, "can_revise", False):
+            if not self.source.can_revise:
                 return False  # packets: corrections are made in the session database
             return True if any(q.state == "done" for q in self.queue) else None
         if action in ("skip", "flag") and self.revising:

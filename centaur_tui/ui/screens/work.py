@@ -1,7 +1,7 @@
 """Provides the work screen: an expert writes deliverables, reading a masked assistance text (or none).
 
 Nothing here names the assistant: the screen shows the task prompt, the assistance text with
-identity phrases masked (`SessionWork.item`), and the editor. The draft is saved 0.5 s after
+identity phrases masked (`services.writing.SessionWork.item`), and the editor. The draft is saved 0.5 s after
 the last change, at once when the expert moves to another task, leaves or quits, and is
 restored on return; submitting asks for confirmation, then locks it and stores it as an output.
 Time on task, edits (changes of the text), pastes and the final length are stored with it.
@@ -11,7 +11,7 @@ A submitted deliverable can be read again (ctrl+o, `SubmittedView`), never edite
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -25,6 +25,9 @@ from textual.worker import get_current_worker
 from centaur_tui.ui.screens.base import CentaurModal, CentaurScreen
 from centaur_tui.ui.screens.drafts import DraftAutosave
 from centaur_tui.ui.widgets.document import DocumentView
+
+if TYPE_CHECKING:
+    from centaur_tui.services.writing import WorkDraft, WorkItem, WorkQueueItem, WorkSource
 
 """Seconds after the last change before a draft is saved (a burst of typing saves once)."""
 
@@ -90,7 +93,7 @@ class SubmittedView(CentaurScreen):
     """Read the expert's submitted deliverables: the submitted tasks, and the text of the highlighted one, read only.
 
     Args:
-        source: The expert's work queue (`centaur_tui.services.work.open_work`).
+        source: The expert's work queue (`centaur_tui.services.work.open_work`, rules in `services.writing`).
         items: The submitted places of the queue (`locked`), in queue order.
     """
 
@@ -109,7 +112,7 @@ can change them.
 
     BINDINGS = [Binding("escape", "back", "Back", id="back", tooltip="Back to writing.")]
 
-    def __init__(self, source: Any, items: list[Any]) -> None:
+    def __init__(self, source: WorkSource, items: list[WorkQueueItem]) -> None:
         super().__init__()
         self.source = source
         self.items = items
@@ -159,7 +162,7 @@ class WorkScreen(DraftAutosave, CentaurScreen):
     """Write an expert's assigned deliverables, one task at a time.
 
     Args:
-        source: The expert's work queue (`centaur_tui.services.work.open_work`).
+        source: The expert's work queue (`centaur_tui.services.work.open_work`, rules in `services.writing`).
     """
 
     EXPERT_SAFE = True
@@ -193,13 +196,13 @@ Your work is saved as you type; leaving or quitting loses nothing.
         Binding("escape", "leave", "Back", id="leave", priority=True, tooltip="Leave; your draft is kept."),
     ]
 
-    def __init__(self, source: Any) -> None:
+    def __init__(self, source: WorkSource) -> None:
         super().__init__()
         self.source = source
-        self.queue: list[Any] = []
-        self.current: Any = None
-        self.item: Any = None
-        self.draft: Any = None
+        self.queue: list[WorkQueueItem] = []
+        self.current: WorkQueueItem | None = None
+        self.item: WorkItem | None = None
+        self.draft: WorkDraft | None = None
         self.busy = True
         self.finished = False
         self._shown_at = 0.0
@@ -241,7 +244,7 @@ Your work is saved as you type; leaving or quitting loses nothing.
     @work(thread=True, exclusive=True, group="work-load", exit_on_error=False)
     def open_next(self, after: int | None) -> None:
         """Open the first open task after position `after` (wrapping), or the first open one."""
-        from centaur_tui.services.work import WorkDraft
+        from centaur_tui.services.writing import WorkDraft
 
         queue = self.source.queue()
         open_items = [q for q in queue if not q.locked]
@@ -252,14 +255,16 @@ Your work is saved as you type; leaving or quitting loses nothing.
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show, queue, current, item, draft)
 
-    def _show(self, queue: list[Any], current: Any, item: Any, draft: Any) -> None:
+    def _show(
+        self, queue: list[WorkQueueItem], current: WorkQueueItem | None, item: WorkItem | None, draft: WorkDraft | None
+    ) -> None:
         self.queue, self.current, self.item, self.draft = queue, current, item, draft
         self.finished = current is None
         self.query_one("#work-body").display = not self.finished
         done = self.query_one("#work-done", Static)
         done.display = self.finished
         self.busy = False
-        if item is None:
+        if item is None or draft is None:
             done.update(
                 f"All {len(queue)} task(s) are submitted. Thank you, {self.source.expert_name}."
                 if queue
@@ -292,7 +297,7 @@ Your work is saved as you type; leaving or quitting loses nothing.
 
     @property
     def words(self) -> int:
-        from centaur_tui.services.work import word_count
+        from centaur_tui.services.writing import word_count
 
         return word_count(self.draft.text) if self.draft is not None else 0
 
@@ -344,7 +349,8 @@ Your work is saved as you type; leaving or quitting loses nothing.
         self._show_bar()
         self._draft_changed()
 
-    def _snapshot(self) -> Any:
+    def _snapshot(self) -> WorkDraft:
+        assert self.draft is not None
         return replace(self.draft, seconds=round(self.seconds, 1))
 
     def _can_save(self) -> bool:
@@ -367,7 +373,7 @@ Your work is saved as you type; leaving or quitting loses nothing.
         self.app.push_screen(ConfirmSubmit(self.words), callback=answer)
 
     @work(thread=True, exclusive=True, group="work-load", exit_on_error=False)
-    def submit(self, key: int, position: int, draft: Any, version: int) -> None:
+    def submit(self, key: int, position: int, draft: WorkDraft, version: int) -> None:
         """Lock and store the deliverable, then open the next task."""
         try:
             self.source.submit(key, draft, version)
