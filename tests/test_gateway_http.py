@@ -565,7 +565,7 @@ def test_the_run_counts_timeouts_and_says_how_many_calls_may_have_been_billed_tw
     assert (outcome.progress.timeouts, outcome.progress.timeouts_resent) == (2, 1)
     assert billed_twice_line(outcome) == (
         "1 call may have been billed twice (1 timed out and was sent again, "
-        "0 were in flight when the previous run stopped)."
+        "0 were in flight when an earlier run stopped)."
     )
 
 
@@ -631,4 +631,4 @@ def test_the_served_model_names_a_router_deployment_and_is_none_when_the_reply_n
 def test_the_billed_twice_line_adds_both_causes(resent: int, interrupted: int, says: str | None) -> None:
     progress = Progress("s", simulated=False, timeouts=resent + 5, timeouts_resent=resent)
     line = billed_twice_line(RunOutcome(progress, Outcomes(), interrupted))
-    assert line == (None if says is None else f"{says} when the previous run stopped).")
+    assert line == (None if says is None else f"{says} when an earlier run stopped).")

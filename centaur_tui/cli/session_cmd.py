@@ -205,7 +205,14 @@ def _stop_on_sigterm(signum: int, frame: Any) -> None:
 
 def run_in_terminal(study: Study, quiet: bool = False) -> Any:
     """Run a study with a line printer; Ctrl-C (or SIGTERM) stops cleanly, keeping every answer."""
-    from centaur_tui.services.run import batches_left_line, billed_twice_line, budget_lines, outcome_lines
+    from centaur_tui.services.run import (
+        batches_left_line,
+        billed_twice_line,
+        billed_twice_pending_line,
+        budget_lines,
+        cut_off_lines,
+        outcome_lines,
+    )
     from centaur_tui.services.run import run_study as run_pipeline
     from centaur_tui.services.session import open_store, require_keys
 
@@ -228,6 +235,9 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
                 left = batches_left_line(store)
                 if left:
                     click.secho(left, fg="yellow", err=True)
+                billed = billed_twice_pending_line(store)
+                if billed:
+                    click.secho(billed, fg="yellow", err=True)
                 sys.exit(130)
             counts = store.counts()
     finally:
@@ -246,6 +256,8 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
     if resent:
         click.secho(resent, fg="yellow")
     for line in outcome_lines(outcome):
+        click.secho(line, fg="yellow")
+    for line in cut_off_lines(outcome, study.session.generation.on_truncated):
         click.secho(line, fg="yellow")
     for line in budget_lines(study, outcome):
         click.secho(line, fg="yellow")

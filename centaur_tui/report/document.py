@@ -845,13 +845,21 @@ class OutcomeRow(_Model):
     failed: int
     blocked: int
     missing: int
+    not_sent: int = 0
+    """Nothing stored, no call of it failed: a stopped run never sent it ("not sent (run stopped)"); in `missing`."""
+    excluded: int = 0
+    """Judgments not asked: an output was cut off at max_tokens and the session excludes such deliverables."""
+    cut_off: int = 0
+    """Stored texts cut off at max_tokens; for judgments, stored ones of a comparison holding such a text."""
 
 
 class OutcomesSection(_Model):
     """Every planned item of the session and its outcome (domain/outcomes.py), read from the store.
 
-    `failed`: nothing stored although the inputs are (the call failed for good, or a stopped run
-    never sent it); `blocked`: nothing stored because an input is missing; `missing` = both.
+    `failed`: nothing stored although the inputs are, and the call failed for good; `not_sent`:
+    nothing stored and no call failed (a stopped run never sent it); `blocked`: nothing stored
+    because an input is missing; `missing` = the three. `excluded`: judgments left out by the
+    session's design (a cut-off output, `generation.on_truncated = "exclude"`), counted apart.
     `failed_calls` counts the calls whose last attempt failed for good and that have no answer
     since (`call_errors`); a judgment may have needed more than one call (re-asks).
     """
@@ -865,6 +873,12 @@ class OutcomesSection(_Model):
     """LLM judgments whose judge call was answered in a provider batch (batch mode; `batch` in judgments.csv)."""
     batches_in_flight: int = 0
     """Batches not collected yet: their calls count as failed until a run collects them."""
+    tasks: dict[str, OutcomeRow] = Field(default_factory=dict)
+    """Judgments per task (missing ones included)."""
+    candidates: dict[str, OutcomeRow] = Field(default_factory=dict)
+    """Per candidate: its outputs (planned, answered, cut off) and the judgments excluded for its cut-off outputs."""
+    on_truncated: str | None = None
+    """The session's `generation.on_truncated` (what happens to a text cut off at max_tokens)."""
 
 
 _Excluding = TypeVar("_Excluding", ModeReport, ReliabilityRow, ChoiceRubricRow, PositionBiasRow)

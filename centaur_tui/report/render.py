@@ -168,11 +168,14 @@ def sections(document: Doc) -> list[Section]:
         judging = outcomes["stages"]["judging"]
         head.notes.append(
             f"Planned judgments: {judging['planned']:,}; {judging['missing']:,} missing "
-            f"({judging['failed']:,} failed for good, {judging['blocked']:,} blocked)."
+            f"({_missing_parts(judging)})." + _excluded_note(judging)
         )
     out.append(head)
     if outcomes is not None:
         out.append(_outcomes_section(doc, outcomes))
+        cut = _cut_off_section(doc, outcomes)
+        if cut is not None:
+            out.append(cut)
     for m in doc["modes"]:
         parts = _mode_sections(doc, m)
         out += [parts.rank_of_ranks, parts.mean_rank, parts.overall]
@@ -548,17 +551,21 @@ def _reliability_section(doc: dict[str, Any]) -> Section:
 def _outcomes_section(doc: dict[str, Any], outcomes: dict[str, Any]) -> Section:
     s = Section(_title(doc, "Planned items and their outcomes"))
     s.notes.append(
-        "Every item the session plans, per stage and (for judgments) per judge. failed: nothing stored although "
-        "its inputs are (the call failed for good, or a stopped run never sent it); blocked: an input is missing "
-        "(a worker output whose assistance text failed, a judgment of a comparison whose output is missing)."
+        "Every item the session plans, per stage, per judge and (for judgments) per task. failed: nothing stored "
+        "although its inputs are, and its call failed for good; not sent: nothing stored and no call of it failed "
+        "(a stopped run never sent it); blocked: an input is missing (a worker output whose assistance text "
+        "failed, a judgment of a comparison whose output is missing); excluded: a judgment not asked because an "
+        "output was cut off at max_tokens and the session excludes such deliverables."
     )
     if outcomes["complete"]:
         s.notes.append("Complete: every planned item is stored.")
     else:
-        missing = sum(r["missing"] for r in outcomes["stages"].values())
+        stages = outcomes["stages"].values()
+        missing = sum(r["missing"] for r in stages)
+        parts = _missing_parts({k: sum(r.get(k, 0) for r in stages) for k in ("failed", "not_sent", "blocked")})
         s.notes.append(
-            f"Incomplete: {missing:,} planned item(s) missing; {outcomes['failed_calls']:,} call(s) failed for good "
-            "(call_errors). Run the session again to retry them."
+            f"Incomplete: {missing:,} planned item(s) missing ({parts}); {outcomes['failed_calls']:,} call(s) "
+            "failed for good (call_errors). Run the session again to send or retry them."
         )
     if outcomes.get("batched_judgments") or outcomes.get("batches_in_flight"):
         s.notes.append(
@@ -571,11 +578,59 @@ def _outcomes_section(doc: dict[str, Any], outcomes: dict[str, Any]) -> Section:
                 else ""
             )
         )
-    s.headers = ["stage or judge", "planned", "answered", "invalid", "failed", "blocked", "missing"]
+    s.headers = ["stage, judge or task", "planned", "answered", "invalid", "failed", "not sent", "blocked"]
+    s.headers += ["excluded", "missing"]
     rows = [(k, r) for k, r in outcomes["stages"].items() if r["planned"]]
     rows += [(f"judge {k}", r) for k, r in outcomes["judges"].items()]
+    rows += [(f"task {k}", r) for k, r in outcomes.get("tasks", {}).items() if r["planned"]]
+    columns = ("planned", "answered", "invalid", "failed", "not_sent", "blocked", "excluded", "missing")
     for label, r in rows:
-        s.rows.append([label] + [num(r[c]) for c in ("planned", "answered", "invalid", "failed", "blocked", "missing")])
+        s.rows.append([label] + [num(r.get(c, 0)) for c in columns])
+    return s
+
+
+# Issue 22: texts cut off at max_tokens, and what the session did with them. Kept apart from the
+# outcome table above (its own section, read from `outcomes` only).
+_ON_TRUNCATED_WORDS = {
+    "reask": "asked again with max_tokens doubled up to max_tokens_cap; a text still cut off is judged marked",
+    "judge_marked": "kept and judged marked (judges and experts are told it was cut off)",
+    "exclude": "kept out of every comparison (its judgments are counted as excluded)",
+}
+
+
+def _missing_parts(row: dict[str, Any]) -> str:
+    """"3 failed for good, 7 not sent (run stopped), 0 blocked": what a count of missing items holds."""
+    return (
+        f"{row.get('failed', 0):,} failed for good, {row.get('not_sent', 0):,} not sent (run stopped), "
+        f"{row.get('blocked', 0):,} blocked"
+    )
+
+
+def _excluded_note(judging: dict[str, Any]) -> str:
+    n = judging.get("excluded", 0)
+    return f" {n:,} excluded (an output cut off at max_tokens)." if n else ""
+
+
+def _cut_off_section(doc: dict[str, Any], outcomes: dict[str, Any]) -> Section | None:
+    """Texts cut off at max_tokens per stage and per candidate, and the judgments they touched; None when none."""
+    stages = {k: r for k, r in outcomes["stages"].items() if r.get("cut_off") or r.get("excluded")}
+    if not stages:
+        return None
+    s = Section(_title(doc, "Texts cut off at max_tokens"))
+    policy = outcomes.get("on_truncated")
+    s.notes.append(
+        "A text the provider cut off at its token limit (finish reason `length` or a provider's variant) is never "
+        "judged as if complete. This session: "
+        + (_ON_TRUNCATED_WORDS.get(policy, str(policy)) if policy else "policy not recorded")
+        + ". judging, cut off: stored judgments of a comparison holding a cut-off output."
+    )
+    s.headers = ["stage or candidate", "planned", "stored", "cut off", "judgments excluded"]
+    for k, r in stages.items():
+        s.rows.append([k, num(r["planned"]), num(r["answered"] + r["invalid"]), num(r["cut_off"]), num(r["excluded"])])
+    for k, r in outcomes.get("candidates", {}).items():
+        if r.get("cut_off") or r.get("excluded"):
+            s.rows.append([f"candidate {k}", num(r["planned"]), num(r["answered"]), num(r["cut_off"]), num(r["excluded"])])
+    s.align = "lrrrr"
     return s
 
 

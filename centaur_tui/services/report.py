@@ -172,6 +172,9 @@ def outcomes_section(study: Study, store: Store) -> dict[str, Any]:
         "judges": {k: row(c) for k, c in outcomes.judges.items()},
         "modes": {k: row(c) for k, c in outcomes.modes.items()},
         "failed_calls": len(final_errors(store)),
+        "tasks": {k: row(c) for k, c in outcomes.tasks.items()},
+        "candidates": {k: row(c) for k, c in outcomes.candidates.items()},
+        "on_truncated": study.session.generation.on_truncated,
     }
     batched, in_flight = batch_counts(store)
     if batched or in_flight:  # only sessions that used batch mode carry the two counts

@@ -84,7 +84,18 @@ if TYPE_CHECKING:
     from centaur_tui.store.links import LinkState, LinkStore
     from centaur_tui.store.lock import SessionLock, lock_holder, lock_path
     from centaur_tui.store.masking import masking_log, read_blinding_file, session_blinding, work_masking_log
-    from centaur_tui.store.outcomes import clear_in_flight, final_errors, mark_in_flight, stored_facts, take_interrupted
+    from centaur_tui.store.outcomes import (
+        billed_twice_pending,
+        clear_billed_twice,
+        clear_in_flight,
+        final_errors,
+        judgment_item,
+        mark_in_flight,
+        note_resent,
+        record_failed_item,
+        stored_facts,
+        take_interrupted,
+    )
     from centaur_tui.store.packets import (
         PacketError,
         PacketExport,
@@ -181,6 +192,11 @@ _MODULE_OF = {
     "lock_holder": "lock",
     "lock_path": "lock",
     "mark_in_flight": "outcomes",
+    "record_failed_item": "outcomes",
+    "judgment_item": "outcomes",
+    "billed_twice_pending": "outcomes",
+    "clear_billed_twice": "outcomes",
+    "note_resent": "outcomes",
     "masking_log": "masking",
     "open_batch": "batches",
     "option_score_rows": "report_reads",
@@ -294,6 +310,11 @@ __all__ = [
     "lock_holder",
     "lock_path",
     "mark_in_flight",
+    "record_failed_item",
+    "judgment_item",
+    "billed_twice_pending",
+    "clear_billed_twice",
+    "note_resent",
     "masking_log",
     "open_batch",
     "option_score_rows",
