@@ -416,8 +416,8 @@ class Store:
 
     def output_rows(self) -> list[dict[str, Any]]:
         return self.read(
-            "SELECT o.run, o.task, o.mode, o.candidate, o.worker, o.text, a.text AS assistance_text, o.id AS output_id"
-            " FROM outputs o LEFT JOIN assistance_texts a ON a.id = o.assistance_id"
+            "SELECT o.run, o.task, o.mode, o.candidate, o.worker, o.text, a.text AS assistance_text, o.id AS output_id,"
+            " o.cut_off FROM outputs o LEFT JOIN assistance_texts a ON a.id = o.assistance_id"
             " ORDER BY o.run, o.task, o.mode, o.candidate"
         )
 
