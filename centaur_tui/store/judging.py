@@ -223,7 +223,9 @@ class SessionJudging:
         a = self._assignment(key)
         task = self.study.task(a["task"])
         ids = (a["output_b"], a["output_a"]) if a["flipped"] else (a["output_a"], a["output_b"])
-        texts = {r["id"]: r["text"] for r in self.store.read("SELECT id, text FROM outputs WHERE id IN (?, ?)", ids)}
+        rows = self.store.read("SELECT id, text, cut_off FROM outputs WHERE id IN (?, ?)", ids)
+        texts = {r["id"]: r["text"] for r in rows}
+        cut = {r["id"]: bool(r["cut_off"]) for r in rows}
         shown: list[str] = []
         log: list[tuple[Any, ...]] = []
         for option, output_id in enumerate(ids, start=1):
@@ -242,6 +244,7 @@ class SessionJudging:
             option_2=shown[1],
             allow_ties=self.study.session.judging.allow_ties,
             min_rationale=self.min_rationale,
+            cut_off=(cut[ids[0]], cut[ids[1]]),
         )
 
     def draft(self, key: str) -> Draft | None:
