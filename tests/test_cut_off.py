@@ -222,8 +222,11 @@ def test_reask_doubles_up_to_the_cap_and_marks_what_stays_cut_off(tmp_path: Path
     assert helps == {"Alpha": (0, 1), "Beta": (1, 2)}
     # Every judge prompt of the automation comparison says Beta's option was cut off; no other does.
     marked = [p for p in judge_prompts(server) if "cut off at the length limit" in p]
-    automation = rows(db, "SELECT count(*) AS n FROM judgments j JOIN comparisons c ON c.id = j.comparison_id "
-                          "WHERE c.mode = 'automation'")[0]["n"]
+    automation = rows(
+        db,
+        "SELECT count(*) AS n FROM judgments j JOIN comparisons c ON c.id = j.comparison_id "
+        "WHERE c.mode = 'automation'",
+    )[0]["n"]
     assert len(marked) == automation > 0
     assert all(p.count("Note from the study") == 1 for p in marked)
     assert "Cut off at max_tokens: 2 stored text(s) (automation 1, assistance 1); on_truncated = reask." in out.output
@@ -321,10 +324,13 @@ def test_re_asks_of_a_deterministic_judge_list_every_problem_and_vary_temperatur
     assert "Every problem found:\n1. " in last
     assert "is outside 1-10" in last and "winner None is not one of" in last and "rationale is missing" in last
     reasons = [r["invalid_reason"] for r in rows(path.with_suffix(".db"), "SELECT invalid_reason FROM judgments")]
-    assert reasons and all(re.search(r"re-ask 1: temperature 0\.2, seed \d+; re-ask 2: temperature 0\.4", r)
-                           for r in reasons)
-    params = [json.loads(r["params"]) for r in rows(path.with_suffix(".db"), "SELECT params FROM calls "
-                                                    "WHERE stage = 'judging'")]
+    assert reasons and all(
+        re.search(r"re-ask 1: temperature 0\.2, seed \d+; re-ask 2: temperature 0\.4", r) for r in reasons
+    )
+    params = [
+        json.loads(r["params"])
+        for r in rows(path.with_suffix(".db"), "SELECT params FROM calls WHERE stage = 'judging'")
+    ]
     assert sorted({p["temperature"] for p in params}) == [0.0, 0.2, 0.4]
 
 
@@ -379,11 +385,12 @@ def test_the_billed_twice_counts_survive_until_a_run_completes(tmp_path: Path, s
     path.write_text(session_toml(server.api_base, None), encoding="utf-8")
     study = load_session(path)
     with Store(study.database) as store:
-        # Two calls left in flight by a process that is gone (pid 2**22 + 1 is above Linux's pid_max default).
+        # Two calls left in flight by a process that is gone (pid 2**22 + 1: above the largest pid_max of Linux).
         with store.write() as c:
             for key in ("k1", "k2"):
                 c.execute(
-                    "INSERT INTO calls_in_flight (key, stage, model, pid, started_at) VALUES (?, 'automation', 'm', ?, 'x')",
+                    "INSERT INTO calls_in_flight (key, stage, model, pid, started_at)"
+                    " VALUES (?, 'automation', 'm', ?, 'x')",
                     (key, 4_194_305),
                 )
         assert take_interrupted(store) == 2
@@ -408,7 +415,8 @@ def test_migration_marks_the_cut_off_texts_of_an_older_database(tmp_path: Path) 
         for key, finish in (("k-cut", "length"), ("k-gem", "MAX_TOKENS"), ("k-ok", "stop"), ("k-none", None)):
             conn.execute(
                 "INSERT INTO calls (key, stage, model, sample, messages, params, response, latency_s, attempts,"
-                " simulated, created_at, finish_reason) VALUES (?, 'automation', 'm', 's', '[]', '{}', 'r', 1, 1, 0, ?, ?)",
+                " simulated, created_at, finish_reason)"
+                " VALUES (?, 'automation', 'm', 's', '[]', '{}', 'r', 1, 1, 0, ?, ?)",
                 (key, now, finish),
             )
             conn.execute(
@@ -450,8 +458,9 @@ def test_check_prices_and_times_each_entry_apart_and_says_when_speed_is_assumed(
     assert "no stored call to learn speed from for" in est.time_basis and "Alpha" in est.time_basis
     assert f"assumed {ASSUMED_TOKENS_PER_S:g} tokens/s" in "\n".join(estimate_lines(est))
     # Stored calls of Alpha at 4 tokens/s (a CPU model): Alpha's own speed, and Beta's learned from it.
-    slow = StageModelUsage(calls=2, prompt_tokens=100, completion_tokens=400, completion_calls=2, cost=0.0,
-                           unpriced=0, latency_s=100.0)
+    slow = StageModelUsage(
+        calls=2, prompt_tokens=100, completion_tokens=400, completion_calls=2, cost=0.0, unpriced=0, latency_s=100.0
+    )
     facts = EstimateFacts(entries={("automation", "Alpha"): slow})
     learned = estimate(study, facts)
     rows_ = {(r.stage, tuple(r.names)): r for r in learned.rows}
@@ -459,4 +468,3 @@ def test_check_prices_and_times_each_entry_apart_and_says_when_speed_is_assumed(
     assert rows_[("assistance", ("Beta",))].speed_from == "other entries on openai/alpha"
     assert learned.time_s > est.time_s  # slower than the 50 tokens/s assumption
     assert "speed learned from stored calls: Alpha 4.0 tokens/s" in learned.time_basis
-

@@ -111,7 +111,10 @@ def test_a_judge_that_fails_for_good_makes_the_run_incomplete_and_a_re_run_retri
     assert outcomes["stages"]["judging"]["answered"] == valid and outcomes["stages"]["judging"]["invalid"] == invalid
     text = CliRunner().invoke(cli, ["report", str(path), "--bootstrap", "0"]).output
     assert "excluded: none" not in text.split("Planned items")[0]
-    assert f"Planned judgments: {plan.total_judgments}; {west} missing ({west} failed for good, 0 not sent (run stopped), 0 blocked)" in text
+    assert (
+        f"Planned judgments: {plan.total_judgments}; {west} missing "
+        f"({west} failed for good, 0 not sent (run stopped), 0 blocked)" in text
+    )
 
     monkeypatch.undo()
     again = CliRunner().invoke(cli, ["run", str(path), "--quiet"])

@@ -124,8 +124,9 @@ def parse_judge_reply(
 
     Checks: a JSON object; every rubric dimension scored for both options with an integer
     1-10; a winner among the allowed values; a non-empty rationale. A reply the provider cut
-    off (`finish_reason` "length", or a provider's variant: domain/cutoff.py) that fails these checks is reported as "cut off at
-    max_tokens (N)", with `truncated` set, since that is why it failed; one that passes is used.
+    off (`finish_reason` "length", or a provider's variant: domain/cutoff.py) that fails these
+    checks is reported as "cut off at max_tokens (N)", with `truncated` set, since that is why
+    it failed; one that passes is used.
     """
     try:
         return _verdict(text, rubric, allow_ties)

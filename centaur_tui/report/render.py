@@ -599,7 +599,7 @@ _ON_TRUNCATED_WORDS = {
 
 
 def _missing_parts(row: dict[str, Any]) -> str:
-    """"3 failed for good, 7 not sent (run stopped), 0 blocked": what a count of missing items holds."""
+    """ "3 failed for good, 7 not sent (run stopped), 0 blocked": what a count of missing items holds."""
     return (
         f"{row.get('failed', 0):,} failed for good, {row.get('not_sent', 0):,} not sent (run stopped), "
         f"{row.get('blocked', 0):,} blocked"
@@ -629,7 +629,9 @@ def _cut_off_section(doc: dict[str, Any], outcomes: dict[str, Any]) -> Section |
         s.rows.append([k, num(r["planned"]), num(r["answered"] + r["invalid"]), num(r["cut_off"]), num(r["excluded"])])
     for k, r in outcomes.get("candidates", {}).items():
         if r.get("cut_off") or r.get("excluded"):
-            s.rows.append([f"candidate {k}", num(r["planned"]), num(r["answered"]), num(r["cut_off"]), num(r["excluded"])])
+            s.rows.append(
+                [f"candidate {k}", num(r["planned"]), num(r["answered"]), num(r["cut_off"]), num(r["excluded"])]
+            )
     s.align = "lrrrr"
     return s
 

@@ -102,7 +102,14 @@ def cell_audit(store: Store, task: str, mode: str, candidate: str) -> CellAudit:
     sql, params = _in({o.assistance_id for o in outputs.values() if o.assistance_id})
     assistance = {
         r["id"]: AssistanceRecord(
-            r["id"], r["run"], r["task"], r["assistant"], r["text"], r["call_key"], bool(r["cut_off"]), r["cut_off_reasks"]
+            r["id"],
+            r["run"],
+            r["task"],
+            r["assistant"],
+            r["text"],
+            r["call_key"],
+            bool(r["cut_off"]),
+            r["cut_off_reasks"],
         )
         for r in store.read(f"SELECT * FROM assistance_texts WHERE id IN {sql}", params)
     }
