@@ -23,6 +23,7 @@ from centaur_tui.domain.session import JudgeSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, FatalProviderError, supports_json_mode, supports_seed
 from centaur_tui.pipeline.budget import BudgetExceeded
+from centaur_tui.pipeline.batching import BatchPending
 from centaur_tui.pipeline.calls import Calls
 from centaur_tui.pipeline.progress import Progress
 from centaur_tui.store import Store, judgment_item
@@ -238,7 +239,8 @@ class Judging:
             raise
         except CallFailed as exc:  # counted by Calls; the judgment is made on the next run
             self.progress.last_error = str(exc)
-            self.calls.record_failed_item(judgment_item(comp.id, judge.name, presentation), STAGE, str(exc))
+            if not isinstance(exc, (BatchPending, BudgetExceeded)):  # waiting, or never sent: not a failure
+                self.calls.record_failed_item(judgment_item(comp.id, judge.name, presentation), STAGE, str(exc))
 
 
 def _changed(before: dict[str, Any], after: dict[str, Any]) -> str:

@@ -43,6 +43,7 @@ from centaur_tui.domain.session import PLAIN, Endpoint
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, FatalProviderError, Gateway
 from centaur_tui.pipeline.budget import BudgetExceeded
+from centaur_tui.pipeline.batching import BatchPending
 from centaur_tui.pipeline.calls import DB_WAITING, Calls
 from centaur_tui.pipeline.judging import Judging
 from centaur_tui.pipeline.progress import Progress, ProgressSink
@@ -185,7 +186,8 @@ class Pipeline:
         except FatalProviderError:
             raise
         except CallFailed as exc:
-            self.calls.record_failed_item(item, stage, str(exc))
+            if not isinstance(exc, BatchPending):  # waiting at the provider is not a failure
+                self.calls.record_failed_item(item, stage, str(exc))
             raise
 
     async def _guarded(self, make: Callable[[], Awaitable[OutputRecord]]) -> OutputRecord | None:
