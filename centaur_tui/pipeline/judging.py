@@ -22,8 +22,8 @@ from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRe
 from centaur_tui.domain.session import JudgeSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, FatalProviderError, supports_json_mode, supports_seed
-from centaur_tui.pipeline.budget import BudgetExceeded
 from centaur_tui.pipeline.batching import BatchPending
+from centaur_tui.pipeline.budget import BudgetExceeded
 from centaur_tui.pipeline.calls import Calls
 from centaur_tui.pipeline.progress import Progress
 from centaur_tui.store import Store, judgment_item

@@ -42,8 +42,8 @@ from centaur_tui.domain.records import (
 from centaur_tui.domain.session import PLAIN, Endpoint
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, FatalProviderError, Gateway
-from centaur_tui.pipeline.budget import BudgetExceeded
 from centaur_tui.pipeline.batching import BatchPending
+from centaur_tui.pipeline.budget import BudgetExceeded
 from centaur_tui.pipeline.calls import DB_WAITING, Calls
 from centaur_tui.pipeline.judging import Judging
 from centaur_tui.pipeline.progress import Progress, ProgressSink
