@@ -118,6 +118,13 @@ def test_a_zero_budget_sends_nothing_and_counts_every_item(tmp_path: Path, serve
         assert stage.planned == stage.answered + stage.invalid + stage.failed + stage.blocked + stage.budget
     assert o.stages["automation"].budget == 2 and o.stages["judging"].blocked == o.stages["judging"].planned
     assert exit_status(outcome) == BUDGET_EXIT
+    # Read from the store alone (`centaur report`), what the budget kept back was not sent, never "failed".
+    from centaur_tui.domain.outcomes import session_outcomes
+    from centaur_tui.store import stored_facts
+
+    with Store(study.database) as store:
+        stored = session_outcomes(study.session, stored_facts(store))
+    assert stored.failed == 0 and stored.not_sent == o.budget
 
 
 def test_a_budget_with_an_unpriced_model_refuses_before_sending(tmp_path: Path, server: ProviderServer) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import re
 import sqlite3
 import textwrap
 import threading
@@ -410,7 +411,12 @@ def test_a_judge_cut_off_at_the_cap_is_invalid_with_that_reason_and_not_paid_aga
     assert [b["max_tokens"] for b in server.bodies("judge")] == [64, 100]
     (judgment,) = rows(path, "SELECT valid, attempts, invalid_reason FROM judgments")
     assert judgment["valid"] == 0 and judgment["attempts"] == 2
-    assert judgment["invalid_reason"] == "invalid after 2 attempt(s): cut off at max_tokens (100)"
+    # The re-ask said what it changed: the larger limit, a temperature step and a new seed.
+    assert re.fullmatch(
+        r"invalid after 2 attempt\(s\) \(re-ask 1: max_tokens 100, temperature 0\.2, seed \d+\): "
+        r"cut off at max_tokens \(100\)",
+        judgment["invalid_reason"],
+    )
     assert "not valid JSON" not in judgment["invalid_reason"]
     assert "cut off at max_tokens (64)" in server.bodies("judge")[1]["messages"][-1]["content"]
 
@@ -563,9 +569,11 @@ def test_the_run_counts_timeouts_and_says_how_many_calls_may_have_been_billed_tw
         pipe = Pipeline(study, store)
         outcome = asyncio.run(pipe.run())
     assert (outcome.progress.timeouts, outcome.progress.timeouts_resent) == (2, 1)
+    # The first run did not complete, so its re-sent timeout is still said, with this run's own.
+    assert outcome.resent_earlier == 1
     assert billed_twice_line(outcome) == (
-        "1 call may have been billed twice (1 timed out and was sent again, "
-        "0 were in flight when the previous run stopped)."
+        "2 calls may have been billed twice (2 timed out and were sent again, "
+        "0 were in flight when an earlier run stopped)."
     )
 
 
@@ -631,4 +639,4 @@ def test_the_served_model_names_a_router_deployment_and_is_none_when_the_reply_n
 def test_the_billed_twice_line_adds_both_causes(resent: int, interrupted: int, says: str | None) -> None:
     progress = Progress("s", simulated=False, timeouts=resent + 5, timeouts_resent=resent)
     line = billed_twice_line(RunOutcome(progress, Outcomes(), interrupted))
-    assert line == (None if says is None else f"{says} when the previous run stopped).")
+    assert line == (None if says is None else f"{says} when an earlier run stopped).")

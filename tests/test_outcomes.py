@@ -54,9 +54,9 @@ def test_the_outcomes_of_an_empty_store_match_the_plan_counts(write_session) -> 
     empty = session_outcomes(session, StoredFacts(frozenset(), frozenset(), {}))
     assert {s: c.planned for s, c in empty.stages.items()} == {**plan.calls, "judging": plan.total_judgments}
     assert {j: c.planned for j, c in empty.judges.items()} == plan.judgments_per_judge
-    # Nothing stored: generation failed, and everything that needs it is blocked, not failed.
-    assert empty.stages["automation"].failed == plan.calls["automation"]
-    assert empty.stages["assistance"].failed == plan.calls["assistance"]
+    # Nothing stored: generation not sent (no run yet), and everything that needs it is blocked, not failed.
+    assert empty.stages["automation"].not_sent == plan.calls["automation"]
+    assert empty.stages["assistance"].not_sent == plan.calls["assistance"]
     assert empty.stages["worker"].blocked == plan.calls["worker"] - 2 * len(session.tasks)  # plain needs nothing
     assert empty.stages["judging"].blocked == plan.total_judgments and empty.stages["judging"].failed == 0
     assert not empty.complete and empty.missing == sum(c.planned for c in empty.stages.values())
@@ -91,6 +91,9 @@ def test_a_judge_that_fails_for_good_makes_the_run_incomplete_and_a_re_run_retri
         "failed": west,
         "blocked": 0,
         "missing": west,
+        "not_sent": 0,
+        "excluded": 0,
+        "cut_off": 0,
     }
     assert outcomes["judges"]["JudgeNorth"]["missing"] == 0
     assert sum(m["excluded"].get("missing", 0) for m in doc["modes"]) == west
@@ -108,7 +111,10 @@ def test_a_judge_that_fails_for_good_makes_the_run_incomplete_and_a_re_run_retri
     assert outcomes["stages"]["judging"]["answered"] == valid and outcomes["stages"]["judging"]["invalid"] == invalid
     text = CliRunner().invoke(cli, ["report", str(path), "--bootstrap", "0"]).output
     assert "excluded: none" not in text.split("Planned items")[0]
-    assert f"Planned judgments: {plan.total_judgments}; {west} missing ({west} failed for good, 0 blocked)" in text
+    assert (
+        f"Planned judgments: {plan.total_judgments}; {west} missing "
+        f"({west} failed for good, 0 not sent (run stopped), 0 blocked)" in text
+    )
 
     monkeypatch.undo()
     again = CliRunner().invoke(cli, ["run", str(path), "--quiet"])

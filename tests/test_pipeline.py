@@ -88,7 +88,10 @@ def test_invalid_replies_are_reasked_then_stored_as_invalid_with_a_reason(write_
     plan = summarize(pipe.session)
     assert len(rows) == plan.total_judgments  # nothing dropped
     assert all(not r["valid"] and r["winner"] is None for r in rows)
-    assert all(r["invalid_reason"].startswith("invalid after 3 attempt(s): ") for r in rows)
+    # Each re-ask raises the temperature by reask_temperature_step (0.2) and sends a new seed; the reason says so.
+    assert all(
+        r["invalid_reason"].startswith("invalid after 3 attempt(s) (re-ask 1: temperature 0.2, seed ") for r in rows
+    )
     assert all(r["attempts"] == 3 for r in rows)
     assert store.counts()["calls_by_stage"]["judging"] == 3 * plan.total_judgments
     store.close()

@@ -85,7 +85,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path)
     verb = "were" if in_flight != 1 else "was"
     # No timeouts in a simulated run: every call that may be billed twice was in flight at the kill.
     billed = f"{in_flight} {plural} may have been billed twice (0 timed out and were sent again, "
-    assert billed + f"{in_flight} {verb} in flight when the previous run stopped)." in resumed.stdout, resumed.stdout
+    assert billed + f"{in_flight} {verb} in flight when an earlier run stopped)." in resumed.stdout, resumed.stdout
     assert _count(db, "calls_in_flight") == 0  # counted once, and the resumed run left none behind
     full = subprocess.run(
         [*CENTAUR, "run", str(reference), "--quiet"], env=env, capture_output=True, text=True, timeout=300

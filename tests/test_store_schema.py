@@ -109,10 +109,14 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     after["calls"] = [row[:-4] for row in after["calls"]]
     assert all(row[-1] is None for row in after["call_errors"])
     after["call_errors"] = [row[:-1] for row in after["call_errors"]]
-    assert all(row[-1] == "generated" for row in after["outputs"])
-    after["outputs"] = [row[:-1] for row in after["outputs"]]
+    # Migration 14 adds cut_off 0 and cut_off_reasks 0 after origin (the old calls recorded no finish reason).
+    assert all(row[-3:] == ("generated", 0, 0) for row in after["outputs"])
+    after["outputs"] = [row[:-3] for row in after["outputs"]]
     # Migration 6 adds the empty table of calls in flight, migration 7 the work screen's masking log.
     assert after.pop("calls_in_flight") == []
+    assert after.pop("failed_items") == []  # migration 14
+    assert all(row[-2:] == (0, 0) for row in after["assistance_texts"])  # migration 14: cut_off, cut_off_reasks
+    after["assistance_texts"] = [row[:-2] for row in after["assistance_texts"]]
     assert after.pop("work_maskings") == []
     # Migration 10 adds the empty tables of batch mode.
     assert after.pop("batches") == [] and after.pop("batch_requests") == []

@@ -212,7 +212,9 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
         PipelineRun,
         batches_left_line,
         billed_twice_line,
+        billed_twice_pending_line,
         budget_lines,
+        cut_off_lines,
         outcome_lines,
     )
     from centaur_tui.services.session import open_store
@@ -243,6 +245,9 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
                 left = batches_left_line(stores[0])
                 if left:
                     click.secho(left, fg="yellow", err=True)
+                billed = billed_twice_pending_line(stores[0])
+                if billed:
+                    click.secho(billed, fg="yellow", err=True)
             sys.exit(130)
         assert outcome is not None and stores  # only `stop()` from another thread ends a run without one
         counts = stores[0].counts()
@@ -264,6 +269,8 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
     if resent:
         click.secho(resent, fg="yellow")
     for line in outcome_lines(outcome):
+        click.secho(line, fg="yellow")
+    for line in cut_off_lines(outcome, study.session.generation.on_truncated):
         click.secho(line, fg="yellow")
     for line in budget_lines(study, outcome):
         click.secho(line, fg="yellow")

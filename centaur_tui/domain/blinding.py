@@ -583,6 +583,18 @@ class JudgingItem:
     option_2: str
     allow_ties: bool
     min_rationale: int = MIN_RATIONALE_CHARS
+    cut_off: tuple[bool, bool] = (False, False)
+    """Whether option 1 / option 2 was cut off at max_tokens (the screen says so; generation.on_truncated)."""
+
+    @property
+    def cut_off_note(self) -> str | None:
+        """What the expert is told about cut-off options, or None when neither was cut off."""
+        one, two = self.cut_off
+        if one and two:
+            return "Both options were cut off at the length limit before their end: judge them as incomplete."
+        if one or two:
+            return f"Option {1 if one else 2} was cut off at the length limit before its end: judge it as incomplete."
+        return None
 
 
 @dataclass

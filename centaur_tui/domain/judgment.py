@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from centaur_tui.domain.cutoff import is_cut_off
 from centaur_tui.domain.task import Rubric
 
 JudgeKind = Literal["llm", "expert"]
@@ -20,10 +21,12 @@ class InvalidReply(ValueError):
     same limit would pay for the same cut-off reply again (see `reask_max_tokens`).
     """
 
-    def __init__(self, reason: str, truncated: bool = False) -> None:
+    def __init__(self, reason: str, truncated: bool = False, problems: list[str] | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.truncated = truncated
+        self.problems: tuple[str, ...] = tuple(problems) if problems else (reason,)
+        """Every problem found (a re-ask lists them all, not only the first)."""
 
 
 @dataclass(frozen=True)
@@ -60,35 +63,44 @@ def _extract_json(text: str) -> Any:
         raise InvalidReply(f"reply is not valid JSON ({exc.msg} at char {exc.pos})") from None
 
 
-def _score(value: Any, where: str) -> int:
+def _score(value: Any, where: str, problems: list[str]) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidReply(f"{where} is not a number ({value!r})")
+        problems.append(f"{where} is not a number ({value!r})")
+        return None
     if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
-        raise InvalidReply(f"{where} is not an integer ({value!r})")
+        problems.append(f"{where} is not an integer ({value!r})")
+        return None
     score = int(value)
     if not 1 <= score <= 10:
-        raise InvalidReply(f"{where} is outside 1-10 ({score})")
+        problems.append(f"{where} is outside 1-10 ({score})")
+        return None
     return score
 
 
-def _option(data: Any, label: str, rubric: Rubric) -> tuple[dict[str, int], float | None]:
+def _option(data: Any, label: str, rubric: Rubric, problems: list[str]) -> tuple[dict[str, int], float | None]:
+    """An option's scores and stated average; every problem found is appended to `problems`."""
     if not isinstance(data, dict) or not isinstance(data.get("scores"), dict):
-        raise InvalidReply(f"{label} has no 'scores' object")
+        problems.append(f"{label} has no 'scores' object")
+        return {}, None
     by_key = {str(k).strip().lower(): v for k, v in data["scores"].items()}
     scores: dict[str, int] = {}
     for dim in rubric.all:
         # Accept the id or the display name: real models echo either.
         value = by_key.get(dim.id, by_key.get(dim.name.lower()))
         if value is None:
-            raise InvalidReply(f"{label} lacks a score for dimension '{dim.id}'")
-        scores[dim.id] = _score(value, f"{label}.{dim.id}")
+            problems.append(f"{label} lacks a score for dimension '{dim.id}'")
+            continue
+        score = _score(value, f"{label}.{dim.id}", problems)
+        if score is not None:
+            scores[dim.id] = score
     known = {d.id for d in rubric.all} | {d.name.lower() for d in rubric.all}
     unknown = sorted(k for k in by_key if k not in known)
     if unknown:
-        raise InvalidReply(f"{label} scores unknown dimension(s): {', '.join(unknown)}")
+        problems.append(f"{label} scores unknown dimension(s): {', '.join(unknown)}")
     stated = data.get("average")
     if stated is not None and (isinstance(stated, bool) or not isinstance(stated, (int, float))):
-        raise InvalidReply(f"{label}.average is not a number ({stated!r})")
+        problems.append(f"{label}.average is not a number ({stated!r})")
+        stated = None
     return scores, (float(stated) if stated is not None else None)
 
 
@@ -108,17 +120,18 @@ _WINNERS = {
 def parse_judge_reply(
     text: str, rubric: Rubric, allow_ties: bool, finish_reason: str | None = None, max_tokens: int | None = None
 ) -> Verdict:
-    """Validate a judge reply; raise InvalidReply naming the first problem found.
+    """Validate a judge reply; raise InvalidReply naming every problem found.
 
     Checks: a JSON object; every rubric dimension scored for both options with an integer
     1-10; a winner among the allowed values; a non-empty rationale. A reply the provider cut
-    off (`finish_reason` "length") that fails these checks is reported as "cut off at
-    max_tokens (N)", with `truncated` set, since that is why it failed; one that passes is used.
+    off (`finish_reason` "length", or a provider's variant: domain/cutoff.py) that fails these
+    checks is reported as "cut off at max_tokens (N)", with `truncated` set, since that is why
+    it failed; one that passes is used.
     """
     try:
         return _verdict(text, rubric, allow_ties)
     except InvalidReply as exc:
-        if finish_reason != "length":
+        if not is_cut_off(finish_reason):
             raise
         limit = f" ({max_tokens})" if max_tokens is not None else ""
         raise InvalidReply(f"cut off at max_tokens{limit}", truncated=True) from exc
@@ -138,17 +151,21 @@ def _verdict(text: str, rubric: Rubric, allow_ties: bool) -> Verdict:
     data = _extract_json(text)
     if not isinstance(data, dict):
         raise InvalidReply("reply JSON is not an object")
-    scores_1, mean_1 = _option(data.get("option_1"), "option_1", rubric)
-    scores_2, mean_2 = _option(data.get("option_2"), "option_2", rubric)
+    problems: list[str] = []
+    scores_1, mean_1 = _option(data.get("option_1"), "option_1", rubric, problems)
+    scores_2, mean_2 = _option(data.get("option_2"), "option_2", rubric, problems)
     raw_winner = data.get("winner")
     winner = _WINNERS.get(str(raw_winner).strip().lower()) if raw_winner is not None else None
     if winner is None:
-        raise InvalidReply(f"winner {raw_winner!r} is not one of option_1, option_2{', tie' if allow_ties else ''}")
-    if winner == "tie" and not allow_ties:
-        raise InvalidReply("winner is 'tie' but this session does not allow ties")
+        problems.append(f"winner {raw_winner!r} is not one of option_1, option_2{', tie' if allow_ties else ''}")
+    elif winner == "tie" and not allow_ties:
+        problems.append("winner is 'tie' but this session does not allow ties")
     rationale = data.get("rationale")
     if not isinstance(rationale, str) or not rationale.strip():
-        raise InvalidReply("rationale is missing or empty")
+        problems.append("rationale is missing or empty")
+    if problems:
+        raise InvalidReply("; ".join(problems), problems=problems)
+    assert isinstance(rationale, str)
     return Verdict(scores_1, scores_2, mean_1, mean_2, winner, rationale.strip())  # type: ignore[arg-type]
 
 

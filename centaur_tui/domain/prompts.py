@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import re
 
+from centaur_tui.domain.cutoff import cut_off_note
 from centaur_tui.domain.task import Rubric, Task, Universal, render
 
 Messages = list[dict[str, str]]
@@ -88,9 +89,20 @@ def neutralise_tags(text: str, template: str) -> str:
 
 
 def judge_messages(
-    universal: Universal, task: Task, rubric: Rubric, option_1: str, option_2: str, allow_ties: bool
+    universal: Universal,
+    task: Task,
+    rubric: Rubric,
+    option_1: str,
+    option_2: str,
+    allow_ties: bool,
+    cut_off: tuple[bool, bool] = (False, False),
 ) -> Messages:
-    """A judge compares two anonymous deliverables on the full rubric."""
+    """A judge compares two anonymous deliverables on the full rubric.
+
+    `cut_off` says which options the provider cut off at max_tokens (kept and judged marked,
+    `generation.on_truncated`): a note after the prompt tells the judge. Without one the prompt
+    is unchanged, so stored judge calls keep their content address.
+    """
     values = ", ".join(f'"{v}"' for v in winner_values(allow_ties))
     user = render(
         universal.judge_prompt,
@@ -100,6 +112,9 @@ def judge_messages(
         option_2=neutralise_tags(option_2, universal.judge_prompt),
         winner_values=values,
     )
+    note = cut_off_note(*cut_off)
+    if note is not None:
+        user = f"{user}\n\n{note}"
     return [{"role": "system", "content": universal.judge_system}, {"role": "user", "content": user}]
 
 
@@ -135,6 +150,26 @@ def reask_messages(messages: Messages, reply: str, reason: str) -> Messages:
             "content": (
                 f"Your reply could not be used: {reason}. Reply again with only the JSON object, "
                 "scoring both options on every dimension with integers from 1 to 10."
+            ),
+        },
+    ]
+
+
+def reask_all_messages(messages: Messages, reply: str, problems: tuple[str, ...] | list[str]) -> Messages:
+    """Messages for re-asking a judge whose reply was invalid: the reply and every problem found, numbered.
+
+    `reask_messages` (one reason) is the wording of databases written before; kept to find their
+    stored re-asks again.
+    """
+    listed = "\n".join(f"{i}. {p}" for i, p in enumerate(problems, 1))
+    return [
+        *messages,
+        {"role": "assistant", "content": reply},
+        {
+            "role": "user",
+            "content": (
+                f"Your reply could not be used. Every problem found:\n{listed}\nReply again with only the JSON "
+                "object, scoring both options on every dimension with integers from 1 to 10."
             ),
         },
     ]

@@ -83,6 +83,10 @@ class AssistanceRecord:
     assistant: str
     text: str
     call_key: str
+    cut_off: bool = False
+    """The provider cut the text off at max_tokens (domain/cutoff.py)."""
+    cut_off_reasks: int = 0
+    """Times it was asked again with a larger max_tokens after a cut-off reply."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,10 @@ class OutputRecord:
     assistance_id: str | None
     call_key: str | None
     worker_kind: Literal["model", "expert"] = "model"
+    cut_off: bool = False
+    """The provider cut the deliverable off at max_tokens (domain/cutoff.py); never judged as if complete."""
+    cut_off_reasks: int = 0
+    """Times it was asked again with a larger max_tokens after a cut-off reply."""
 
 
 @dataclass(frozen=True)

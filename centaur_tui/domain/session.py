@@ -317,6 +317,8 @@ class HumanWorkerArm(Strict):
 
 
 CallMode = Literal["online", "batch"]
+OnTruncated = Literal["reask", "judge_marked", "exclude"]
+"""What happens to a deliverable (or assistance text) the provider cut off at `max_tokens` (domain/cutoff.py)."""
 """How a stage's calls are sent: one request each (`online`) or through the provider's batch API (`batch`)."""
 
 BATCH_PROVIDERS = ("openai", "azure", "vertex_ai", "bedrock", "hosted_vllm", "litellm_proxy")
@@ -330,6 +332,24 @@ class GenerationParams(Strict):
     temperature: float = Field(1.0, strict=True, ge=0.0, le=2.0)
     max_tokens: int = Field(4000, strict=True, ge=16, le=MAX_TOKENS)
     mode: CallMode = Field("online", description="'batch' sends generation calls through the provider's batch API.")
+    on_truncated: OnTruncated = Field(
+        "reask",
+        description="A text cut off at max_tokens: 'reask' sends it again with max_tokens doubled, up to "
+        "max_tokens_cap (a text still cut off at the cap is judged marked); 'judge_marked' keeps it and tells judges "
+        "and experts it was cut off; 'exclude' keeps it out of every comparison (counted as excluded).",
+    )
+    max_tokens_cap: int | None = Field(
+        None,
+        strict=True,
+        ge=16,
+        le=MAX_TOKENS,
+        description="Cap of max_tokens for re-asking a cut-off text (on_truncated = 'reask'; default 4 x max_tokens).",
+    )
+
+    @property
+    def reask_cap(self) -> int:
+        """`max_tokens_cap`, or 4 x `max_tokens` when it is not set."""
+        return self.max_tokens_cap if self.max_tokens_cap is not None else 4 * self.max_tokens
 
 
 class JudgingParams(Strict):
@@ -348,6 +368,15 @@ class JudgingParams(Strict):
         le=MAX_TOKENS,
         description="Cap of max_tokens for re-asking a judge whose reply was cut off at max_tokens: each such re-ask "
         "doubles the limit up to this (default 4 x max_tokens); a reply cut off at the cap is not re-asked.",
+    )
+    reask_temperature_step: float = Field(
+        0.2,
+        strict=True,
+        ge=0.0,
+        le=1.0,
+        description="Temperature added per re-ask of an invalid reply (at most 2.0), so that a deterministic judge "
+        "(temperature 0) can answer differently; 0 keeps the temperature. Re-asks also get a new seed where the "
+        "provider takes one.",
     )
     structured_output: bool = Field(True, strict=True, description="Ask for JSON via response_format where supported.")
     plain_family: str | None = Field(

@@ -11,6 +11,7 @@ from centaur_tui.llm.gateway import (
     missing_keys,
     require_keys,
     supports_json_mode,
+    supports_seed,
 )
 from centaur_tui.llm.simulation import make_world
 
@@ -28,4 +29,5 @@ __all__ = [
     "price_of",
     "require_keys",
     "supports_json_mode",
+    "supports_seed",
 ]

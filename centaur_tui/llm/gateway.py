@@ -594,6 +594,17 @@ def supports_json_mode(endpoint: Endpoint) -> bool:
     return "response_format" in params
 
 
+def supports_seed(endpoint: Endpoint) -> bool:
+    """Whether litellm passes `seed` for this model (an OpenAI-compatible server takes it; Anthropic does not)."""
+    if endpoint.simulated or endpoint.api_base:
+        return True
+    try:
+        params = litellm().get_supported_openai_params(model=endpoint.model) or []
+    except Exception:  # noqa: BLE001 - unknown model: do not send the parameter
+        return False
+    return "seed" in params
+
+
 TRANSIENT_ERRORS = _TRANSIENT
 """Exception type names retried as transient (shared with the batch client, llm/batch.py)."""
 FATAL_ERRORS = _FATAL

@@ -36,7 +36,7 @@ from centaur_tui.llm import CallFailed, CallRequest, FatalProviderError, Gateway
 from centaur_tui.pipeline.batching import Batcher, BatchPending
 from centaur_tui.pipeline.budget import Budget, BudgetError, BudgetExceeded
 from centaur_tui.pipeline.progress import Progress
-from centaur_tui.store import Store, clear_in_flight, mark_in_flight, session_spend
+from centaur_tui.store import Store, clear_in_flight, mark_in_flight, record_failed_item, session_spend
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -241,6 +241,15 @@ class Calls:
         self.store.record_failure(failure)
         clear_in_flight(self.store, failure.key)
 
+    def record_failed_item(self, item: str, stage: str, error: str) -> None:
+        """Store that a planned item's call failed for good (queued on the database thread, in order).
+
+        Its outcome is then `failed`; an item with nothing stored and no such row was never sent
+        (a stopped run), which is not a failure (domain/outcomes.py).
+        """
+        done = self._pool().submit(self._db_call, record_failed_item, (self.store, item, stage, error))
+        done.add_done_callback(_log_failed_write)
+
     def _answered_call(self, record: CallRecord) -> None:
         self.store.record_call(record)
         clear_in_flight(self.store, record.key)
@@ -280,16 +289,27 @@ class Calls:
         params: dict[str, Any],
         sample: str,
         cache_prefix: int = 0,
+        earlier: tuple[list[dict[str, str]], dict[str, Any]] | None = None,
     ) -> tuple[str, str, str | None]:
         """`call`, plus the provider's finish reason ("length": cut off at max_tokens).
 
         `cache_prefix`: characters of the first user message shared by many calls (the gateway
         marks them cacheable where a provider needs it); not part of the content address.
+        `earlier`: the (messages, params) an older version of the program sent for this call;
+        its stored answer is used when there is one, so a database written before keeps its
+        answered calls (a re-ask's wording and params changed in issue 22).
 
         Raises:
             CallFailed: every attempt failed (counted as failed in its stage).
             FatalProviderError: the provider refuses every call of this model.
         """
+        if earlier is not None:
+            old_key = call_key_of(
+                endpoint.model, canonical_json(earlier[0]), canonical_json(earlier[1]), sample, self._entry(endpoint)
+            )
+            stored = await self.db_read(self.store.call_reply, old_key) if old_key in self._answered else None
+            if stored is not None:
+                return old_key, *stored
         messages_json, params_json = canonical_json(messages), canonical_json(params)
         key = call_key_of(endpoint.model, messages_json, params_json, sample, self._entry(endpoint))
         stored = await self.db_read(self.store.call_reply, key) if key in self._answered else None

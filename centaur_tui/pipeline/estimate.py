@@ -11,6 +11,11 @@ stage that writes it once calls are stored, else its `max_tokens` (an upper boun
 says which. Output tokens: the observed mean of the (stage, model) once calls are stored,
 else `max_tokens`. Re-asks of invalid judge replies are not included.
 
+Rows are per session entry, as the run sends and charges them (two entries on one model string
+may have two prices and two servers). Time: each entry's speed is learned from its stored calls
+(mean latency; tokens per second), else from the stored calls of other entries on the same model
+string, else assumed (`ASSUMED_TOKENS_PER_S`), and the estimate names the entries it assumed for.
+
 "Remaining" is what a run would still send (stored items cost nothing more); "total" is what the
 database records as spent plus the remaining estimate. A model without a price says unknown,
 never $0. Reads the database read-only without migrating it; sends nothing.
@@ -47,13 +52,19 @@ ASSUMED_FIRST_TOKEN_S = 1.0
 
 @dataclass
 class EstimateRow:
-    """One (stage, model string) of a session: its calls, tokens and cost, total and remaining."""
+    """One (stage, session entry) of a session: its calls, tokens and cost, total and remaining.
+
+    Per entry, not per model string: two entries on one model string (two servers, two prices,
+    two rate limits) are sent and charged apart by the run, so they are estimated apart.
+    """
 
     stage: str
     model: str
     names: list[str]
     price: Price | None
     max_tokens: int
+    endpoint: Endpoint | None = None
+    """The session entry the row estimates (its limits bound the time)."""
     planned: int = 0
     remaining: int = 0
     input_remaining: int = 0
@@ -70,7 +81,11 @@ class EstimateRow:
     observed_from: str | None = None
     """Whose calls `observed_output` is the mean of: None for this (stage, model)'s own."""
     latency_s: float | None = None
-    """Mean latency of the stored calls, None before any."""
+    """Mean latency of the entry's stored calls, None before any."""
+    tokens_per_s: float | None = None
+    """Output speed learned from stored calls (completion tokens per second of call time), None before any."""
+    speed_from: str | None = None
+    """Whose calls the speed was learned from: None for the entry's own, else "other entries on MODEL"."""
     pending_texts: int = 0
     """Remaining prompts holding a text not written yet, counted at its expected length."""
     pending_basis: set[str] = field(default_factory=set)
@@ -106,6 +121,16 @@ class EstimateRow:
         if self.observed_from is not None:
             return f"observed mean {self.observed_output:,.0f} of {self.observed_from}"
         return f"observed mean {self.observed_output:,.0f} of {self.recorded_calls:,} call(s)"
+
+    @property
+    def speed_basis(self) -> str:
+        """Where the row's time per call comes from."""
+        if self.latency_s is not None and self.speed_from is None:
+            speed = f", {self.tokens_per_s:,.1f} tokens/s" if self.tokens_per_s is not None else ""
+            return f"speed: {self.recorded_calls:,} stored call(s), {self.latency_s:,.1f} s a call{speed}"
+        if self.tokens_per_s is not None:
+            return f"speed: {self.tokens_per_s:,.1f} tokens/s learned from {self.speed_from}"
+        return f"speed: no stored call to learn from, assumed {ASSUMED_TOKENS_PER_S:g} tokens/s"
 
     @property
     def input_basis(self) -> str:
@@ -179,29 +204,44 @@ class _Counter:
         return n
 
 
+def _call_seconds(r: EstimateRow) -> tuple[float, bool]:
+    """Seconds one remaining call of the row takes, and whether it rests on the assumed speed (nothing learned)."""
+    if r.latency_s is not None and r.speed_from is None:
+        return r.latency_s, False  # the entry's own stored calls
+    out = r.output_remaining / r.remaining
+    if r.tokens_per_s is not None:  # learned from other entries on the same model string
+        return ASSUMED_FIRST_TOKEN_S + out / r.tokens_per_s, False
+    return ASSUMED_FIRST_TOKEN_S + out / ASSUMED_TOKENS_PER_S, True
+
+
 def _time(rows: list[EstimateRow], study: Study) -> tuple[float, str]:
-    """Seconds the remaining calls take at the session's limits: the slowest model, or the overall concurrency."""
-    s = study.session
-    limits = s.limits
-    worker = () if s.worker is None else (s.worker,)
-    endpoints: dict[str, Endpoint] = {e.model: e for e in (*s.models, *worker, *s.judges)}
-    per_model: dict[str, float] = {}
+    """Seconds the remaining calls take at the session's limits: the slowest entry, or the overall concurrency.
+
+    Each entry's speed is learned from its stored calls (mean latency), else from the stored calls
+    of other entries on the same model string (tokens per second), else assumed; the basis names
+    the entries with nothing to learn from, so an assumed time is never mistaken for a measured one.
+    """
+    limits = study.session.limits
+    groups: dict[int, list[EstimateRow]] = {}
+    for r in rows:
+        if r.remaining:
+            groups.setdefault(id(r.endpoint), []).append(r)
+    per_entry: dict[int, float] = {}
     work = 0.0
-    assumed = False
-    for model in {r.model for r in rows}:
-        mine = [r for r in rows if r.model == model and r.remaining]
-        if not mine:
-            continue
+    assumed: set[str] = set()
+    learned: dict[str, float] = {}
+    for key, mine in groups.items():
+        ep = mine[0].endpoint
         calls = sum(r.remaining for r in mine)
         busy = 0.0
         for r in mine:
-            latency = r.latency_s
-            if latency is None:
-                assumed = True
-                latency = ASSUMED_FIRST_TOKEN_S + r.output_remaining / r.remaining / ASSUMED_TOKENS_PER_S
-            busy += r.remaining * latency
+            seconds, guessed = _call_seconds(r)
+            if guessed:
+                assumed.update(r.names)
+            elif r.tokens_per_s is not None:
+                learned.update({n: r.tokens_per_s for n in r.names})
+            busy += r.remaining * seconds
         work += busy
-        ep = endpoints.get(model)
         deployments = 1 + (len(ep.deployments) if ep is not None else 0)
         bounds = [busy / (limits.per_model_concurrency * deployments)]
         rpm = _sum_limit(ep, "rpm")
@@ -211,20 +251,25 @@ def _time(rows: list[EstimateRow], study: Study) -> tuple[float, str]:
         if tpm:
             sent_tokens = sum(r.input_remaining + r.worst_output_remaining for r in mine)
             bounds.append(sent_tokens / tpm * 60)
-        per_model[model] = max(bounds)
-    if not per_model:
+        per_entry[key] = max(bounds)
+    if not per_entry:
         return 0.0, "nothing left to send"
-    seconds = max(max(per_model.values()), work / limits.concurrency)
-    basis = (
-        f"at concurrency {limits.concurrency}, {limits.per_model_concurrency} per model"
-        + (", rpm/tpm limits" if any(_sum_limit(e, "rpm") or _sum_limit(e, "tpm") for e in endpoints.values()) else "")
-        + (
-            f"; latency of models without stored calls assumed {ASSUMED_FIRST_TOKEN_S:g} s + "
-            f"{ASSUMED_TOKENS_PER_S:g} output tokens/s"
-            if assumed
-            else "; latency: observed means"
-        )
+    seconds = max(max(per_entry.values()), work / limits.concurrency)
+    endpoints = [r.endpoint for r in rows if r.endpoint is not None]
+    basis = f"at concurrency {limits.concurrency}, {limits.per_model_concurrency} per model" + (
+        ", rpm/tpm limits" if any(_sum_limit(e, "rpm") or _sum_limit(e, "tpm") for e in endpoints) else ""
     )
+    if learned:
+        basis += "; speed learned from stored calls: " + ", ".join(
+            f"{n} {v:,.1f} tokens/s" for n, v in sorted(learned.items())
+        )
+    if assumed:
+        basis += (
+            f"; no stored call to learn speed from for {', '.join(sorted(assumed))}: assumed "
+            f"{ASSUMED_FIRST_TOKEN_S:g} s + {ASSUMED_TOKENS_PER_S:g} output tokens/s (a local model may be far slower)"
+        )
+    elif not learned:
+        basis += "; latency: observed means"
     return seconds, basis
 
 
@@ -258,20 +303,43 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
         n = sum(u.completion_calls for u in used)
         stage_means[stage] = sum(u.completion_tokens for u in used) / n if n else None
 
+    worker_entries = () if s.worker is None else (s.worker,)
+    all_entries: list[tuple[str, Endpoint]] = [(m.name, m) for m in s.models]
+    all_entries += [(w.name, w) for w in worker_entries] + [(j.name, j) for j in s.judges]
+    sharing: dict[str, int] = {}
+    for _, e in all_entries:
+        sharing[e.model] = sharing.get(e.model, 0) + 1
+
+    def learned_speed(model: str) -> float | None:
+        """Tokens/s of the stored calls of the entries on one model string (all stages), None without any."""
+        used = [u for (_, n), u in facts.entries.items() for name, e in all_entries if name == n and e.model == model]
+        tokens, seconds = sum(u.completion_tokens for u in used), sum(u.latency_s for u in used)
+        return tokens / seconds if tokens and seconds > 0 else None
+
     def row(stage: str, ep: Endpoint, name: str) -> EstimateRow:
-        r = rows.get((stage, ep.model))
+        r = rows.get((stage, name))
         if r is None:
             max_tokens = judge_max if stage == "judging" else gen_max
-            r = rows[(stage, ep.model)] = EstimateRow(stage, ep.model, [], price_of(ep), max_tokens)
-            used = facts.usage.get((stage, ep.model))
-            if used is not None:
+            r = rows[(stage, name)] = EstimateRow(stage, ep.model, [], price_of(ep), max_tokens, ep)
+            # One entry alone on its model string: the model's calls are all its own (re-asks included).
+            used = facts.usage.get((stage, ep.model)) if sharing.get(ep.model, 0) == 1 else None
+            own = facts.entries.get((stage, name))
+            if used is None:
+                used = own
+            if own is not None and own.calls:
+                r.tokens_per_s = own.tokens_per_s
+            else:
+                r.tokens_per_s = learned_speed(ep.model)
+                r.speed_from = f"other entries on {ep.model}" if r.tokens_per_s is not None else None
+            if used is not None and used.calls:
                 r.recorded_calls, r.recorded_input, r.recorded_output = (
                     used.calls,
                     used.prompt_tokens,
                     used.completion_tokens,
                 )
                 r.recorded_cost, r.recorded_unpriced = used.cost, used.unpriced
-                r.observed_output, r.latency_s = used.mean_completion, used.mean_latency_s
+                r.observed_output = used.mean_completion
+                r.latency_s = own.mean_latency_s if own is not None and own.calls else None
             elif stage_means.get(stage) is not None:  # another model's calls of the stage: their mean
                 r.observed_output, r.observed_from = stage_means[stage], "the stage's other models"
         if name not in r.names:
@@ -358,7 +426,7 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
                                 prompt += guess
                         for presentation, _ in presented_orders(s, comp, judge.name):
                             add(r, prompt, (comp.id, judge.name, presentation) in facts.judged, pending)
-    ordered = sorted(rows.values(), key=lambda r: (STAGES.index(r.stage), r.model))
+    ordered = sorted(rows.values(), key=lambda r: (STAGES.index(r.stage), r.model, r.names))
     seconds, basis = _time(ordered, study)
     return Estimate(
         session=s.name,
@@ -404,7 +472,9 @@ def estimate_lines(est: Estimate) -> list[str]:
             f"  {r.stage:<10} {r.model[:34]:<34} {r.planned:>7,} {r.remaining:>7,} {r.input_remaining:>11,} "
             f"{r.output_remaining:>11,} {usd(r.cost_remaining):>14} {usd(r.cost_total):>14}"
         )
-        notes = [f"input: {r.input_basis}", f"output: {r.output_basis}"]
+        notes = [f"entry {', '.join(r.names)}", f"input: {r.input_basis}", f"output: {r.output_basis}"]
+        if r.remaining:
+            notes.append(r.speed_basis)
         if r.price is None and r.remaining:
             notes.append("no price: set input_cost_per_mtok and output_cost_per_mtok")
         elif r.price is not None:

@@ -19,7 +19,8 @@ from centaur_tui.store import MANIFEST, Store, batched_judgment_ids, export_mani
 # export re-import exactly (judgment_id, presentation, revision, attempts, seconds; batch: the
 # judge call was answered in a provider batch). One list, so export and import cannot drift.
 JUDGMENT_COLUMNS = (*REQUIRED_JUDGMENT_COLUMNS, *OPTIONAL_JUDGMENT_COLUMNS)
-OUTPUT_COLUMNS = ("run", "task", "mode", "candidate", "worker", "text", "assistance_text", "output_id")
+OUTPUT_COLUMNS = ("run", "task", "mode", "candidate", "worker", "text", "assistance_text", "output_id", "cut_off")
+"""cut_off: the provider cut the text off at max_tokens (true/false; `generation.on_truncated`)."""
 
 
 def _cell(value: Any) -> Any:
@@ -87,7 +88,7 @@ def export_session(store: Store, out_dir: Path, session_name: str | None = None)
     written = {
         "judgments.csv": _write(out_dir / "judgments.csv", JUDGMENT_COLUMNS, judgments, bools=("valid", "batch")),
         "scores.csv": _write(out_dir / "scores.csv", SCORE_COLUMNS, scores),
-        "outputs.csv": _write(out_dir / "outputs.csv", OUTPUT_COLUMNS, outputs),
+        "outputs.csv": _write(out_dir / "outputs.csv", OUTPUT_COLUMNS, outputs, bools=("cut_off",)),
     }
     if session_name is not None:
         tmp = out_dir / (MANIFEST + ".tmp")

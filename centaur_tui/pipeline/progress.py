@@ -31,6 +31,10 @@ class StageProgress:
     """Calls left waiting in a batch at the provider when the run stopped without waiting for it."""
     budget: int = 0
     """Calls not sent because they could pass the session's `max_cost_usd`."""
+    cut_off: int = 0
+    """Texts of this run the provider cut off at max_tokens (after any re-ask): judged marked or excluded."""
+    cut_off_reasks: int = 0
+    """Calls asked again with a larger max_tokens after a cut-off reply (generation.on_truncated = "reask")."""
 
     @property
     def left(self) -> int:

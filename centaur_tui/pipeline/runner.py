@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from centaur_tui.domain.errors import ProviderError
+from centaur_tui.domain.cutoff import is_cut_off, raised_max_tokens
+from centaur_tui.domain.errors import ProviderError, StoreError
 from centaur_tui.domain.outcomes import Outcomes, session_outcomes
 from centaur_tui.domain.plan import (
     MODES,
@@ -38,14 +39,23 @@ from centaur_tui.domain.records import (
     ComparisonRecord,
     OutputRecord,
 )
-from centaur_tui.domain.session import PLAIN
+from centaur_tui.domain.session import PLAIN, Endpoint
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, FatalProviderError, Gateway
+from centaur_tui.pipeline.batching import BatchPending
 from centaur_tui.pipeline.budget import BudgetExceeded
 from centaur_tui.pipeline.calls import DB_WAITING, Calls
 from centaur_tui.pipeline.judging import Judging
 from centaur_tui.pipeline.progress import Progress, ProgressSink
-from centaur_tui.store import Store, batches_in_flight, stored_facts, take_interrupted
+from centaur_tui.store import (
+    Store,
+    batches_in_flight,
+    billed_twice_pending,
+    clear_billed_twice,
+    note_resent,
+    stored_facts,
+    take_interrupted,
+)
 
 log = logging.getLogger(__name__)
 
@@ -58,13 +68,16 @@ class RunOutcome:
         progress: The run's counters.
         outcomes: Per stage and per judge, how many planned items are answered, invalid,
             failed for good or blocked (domain/outcomes.py), as the store holds them after the run.
-        interrupted: Calls left in flight by a previous run that died mid-call (`kill -9`): sent
-            again by this run, so they may have been billed twice.
+        interrupted: Calls left in flight by a run that died mid-call (`kill -9`), sent again by
+            this run or by an earlier one that did not complete: they may have been billed twice.
+        resent_earlier: Timed-out attempts sent again by earlier runs that did not complete (this
+            run's are in `progress.timeouts_resent`). Both are kept in the store until a run completes.
     """
 
     progress: Progress
     outcomes: Outcomes
     interrupted: int = 0
+    resent_earlier: int = 0
     batches_pending: int = 0
     """Batches still in flight at the provider when the run ended ([batch] wait = false, or status unknown)."""
     requests_pending: int = 0
@@ -132,15 +145,49 @@ class Pipeline:
         g = self.session.generation
         return {"temperature": g.temperature, "max_tokens": g.max_tokens}
 
+    async def _generate(
+        self, stage: str, endpoint: Endpoint, messages: list[dict[str, str]], sample: str
+    ) -> tuple[str, str, bool, int]:
+        """One text of a generation stage: (call key, text, cut off at max_tokens, re-asks).
+
+        With `on_truncated = "reask"` a reply cut off at max_tokens is asked again with the limit
+        doubled, up to `max_tokens_cap`; the first call keeps its params, so its content address
+        (and every stored answer) stays what it was. A text still cut off at the cap is kept and
+        judged marked. The other policies keep the first reply and its cut-off flag.
+        """
+        g = self.session.generation
+        params = self._gen_params()
+        key, text, finish = await self.calls.call_reply(stage, endpoint, messages, params, sample)
+        reasks = 0
+        while is_cut_off(finish) and g.on_truncated == "reask":
+            raised = raised_max_tokens(int(params["max_tokens"]), g.reask_cap)
+            if raised is None:
+                break
+            params = {**params, "max_tokens": raised}
+            reasks += 1
+            self.progress.stages[stage].cut_off_reasks += 1
+            key, text, finish = await self.calls.call_reply(stage, endpoint, messages, params, sample)
+        cut_off = is_cut_off(finish)
+        if cut_off:
+            self.progress.stages[stage].cut_off += 1
+        return key, text, cut_off, reasks
+
     # -- generation ----------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _item(self, item: object) -> Iterator[None]:
-        """Note the planned item whose call the budget kept from being sent (its outcome is `budget`)."""
+    def _item(self, item: str, stage: str) -> Iterator[None]:
+        """Note the planned item whose call the budget kept from being sent (its outcome is `budget`), and
+        store the one whose call failed for good (its outcome is `failed`, not "not sent")."""
         try:
             yield
         except BudgetExceeded:
             self.not_sent.add(item)
+            raise
+        except FatalProviderError:
+            raise
+        except CallFailed as exc:
+            if not isinstance(exc, BatchPending):  # waiting at the provider is not a failure
+                self.calls.record_failed_item(item, stage, str(exc))
             raise
 
     async def _guarded(self, make: Callable[[], Awaitable[OutputRecord]]) -> OutputRecord | None:
@@ -161,9 +208,11 @@ class Pipeline:
             return self._outputs[oid]
         model = self.session.model(name)
         messages = automation_messages(self.study.universal, self.study.task(task_id))
-        with self._item(oid):
-            key, text = await self.calls.call("automation", model, messages, self._gen_params(), f"automation:run{run}")
-        record = OutputRecord(oid, run, task_id, "automation", name, name, text, None, key)
+        with self._item(oid, "automation"):
+            key, text, cut_off, reasks = await self._generate("automation", model, messages, f"automation:run{run}")
+        record = OutputRecord(
+            oid, run, task_id, "automation", name, name, text, None, key, cut_off=cut_off, cut_off_reasks=reasks
+        )
         await self.calls.db(self.store.save_output, record)
         self._outputs[oid] = record
         st.done += 1
@@ -178,9 +227,9 @@ class Pipeline:
             return self._assistance_texts[aid]
         model = self.session.model(name)
         messages = assistance_messages(self.study.universal, self.study.task(task_id))
-        with self._item(aid):
-            key, text = await self.calls.call("assistance", model, messages, self._gen_params(), f"assistance:run{run}")
-        record = AssistanceRecord(aid, run, task_id, name, text, key)
+        with self._item(aid, "assistance"):
+            key, text, cut_off, reasks = await self._generate("assistance", model, messages, f"assistance:run{run}")
+        record = AssistanceRecord(aid, run, task_id, name, text, key, cut_off, reasks)
         await self.calls.db(self.store.save_assistance, record)
         self._assistance_texts[aid] = record
         st.done += 1
@@ -200,10 +249,20 @@ class Pipeline:
             return self._outputs[oid]
         guidance = None if candidate == PLAIN else await self._assistance(run, task_id, candidate)
         messages = worker_messages(self.study.universal, self.study.task(task_id), guidance.text if guidance else None)
-        with self._item(oid):
-            key, text = await self.calls.call("worker", worker, messages, self._gen_params(), f"worker:run{run}")
+        with self._item(oid, "worker"):
+            key, text, cut_off, reasks = await self._generate("worker", worker, messages, f"worker:run{run}")
         record = OutputRecord(
-            oid, run, task_id, "augmentation", candidate, worker.name, text, guidance.id if guidance else None, key
+            oid,
+            run,
+            task_id,
+            "augmentation",
+            candidate,
+            worker.name,
+            text,
+            guidance.id if guidance else None,
+            key,
+            cut_off=cut_off,
+            cut_off_reasks=reasks,
         )
         await self.calls.db(self.store.save_output, record)
         self._outputs[oid] = record
@@ -229,8 +288,13 @@ class Pipeline:
         results = list(await asyncio.gather(*(self._guarded(m) for m in makers)))
         # An imported output not (yet) imported leaves its comparisons blocked, like a failed output.
         results += [await self._imported_output(run, task_id, mode, n) for n in names if n in imported]
-        texts = {r.candidate: r.text for r in results if r is not None}
-        outputs = {r.candidate: r.id for r in results if r is not None}
+        # A deliverable cut off at max_tokens is judged marked, or (on_truncated = "exclude") not at
+        # all: its comparisons are not judged, and their judgments count as excluded (domain/outcomes.py).
+        exclude = self.session.generation.on_truncated == "exclude"
+        kept = [r for r in results if r is not None and not (exclude and r.cut_off)]
+        texts = {r.candidate: r.text for r in kept}
+        outputs = {r.candidate: r.id for r in kept}
+        cut_off = {r.candidate for r in kept if r.cut_off}
         comps = [c for c in comparisons(self.session, run, task_id, mode)]
         ready = [c for c in comps if c.candidate_a in outputs and c.candidate_b in outputs]
         await self.calls.db(
@@ -250,7 +314,7 @@ class Pipeline:
             ],
         )
         # A comparison whose output is missing is not judged: its judgments are blocked (domain/outcomes.py).
-        jobs = [job for comp in ready for job in self.judging.jobs(comp, texts)]
+        jobs = [job for comp in ready for job in self.judging.jobs(comp, texts, cut_off)]
         await asyncio.gather(*jobs)
 
     # -- the run -------------------------------------------------------------------------------
@@ -296,7 +360,8 @@ class Pipeline:
             await self.calls.db_read(self._load_state)
             await self.calls.db(self.store.set_meta, self._meta())
             # Counted before any call is sent: the calls a killed run had sent without an answer.
-            interrupted = await self.calls.db(take_interrupted, self.store)
+            await self.calls.db(take_interrupted, self.store)
+            interrupted, resent_earlier = await self.calls.db_read(billed_twice_pending, self.store)
             await self.calls.batcher.resume()  # batches a previous run left in flight, before anything new
         except BaseException:
             ticker.cancel()
@@ -311,6 +376,7 @@ class Pipeline:
             sum(summary.calls.values()),
             summary.total_judgments,
         )
+        counted_resent = False
         tournaments = [
             asyncio.create_task(self._tournament(run, task_id, mode))
             for run in range(1, self.session.runs + 1)
@@ -324,6 +390,11 @@ class Pipeline:
             outcomes = session_outcomes(self.session, dataclasses.replace(facts, not_sent=frozenset(self.not_sent)))
             self.progress.outcomes = outcomes
             batches, requests = await self.calls.db_read(batches_in_flight, self.store)
+            if outcomes.complete and not batches:  # the "may have been billed twice" notice is said now
+                await self.calls.db(clear_billed_twice, self.store)
+            else:
+                await self.calls.db(note_resent, self.store, self.progress.timeouts_resent)
+            counted_resent = True
         except FatalProviderError as exc:
             for t in tournaments:
                 t.cancel()
@@ -339,6 +410,13 @@ class Pipeline:
         finally:
             ticker.cancel()
             self.calls.close()  # the last writes (queued failed attempts included) are done before returning
+            if not counted_resent and self.progress.timeouts_resent:
+                # A stopped run: its re-sent timeouts are kept for the next run's notice. One short
+                # write after the database thread has finished (nothing else writes now).
+                try:
+                    note_resent(self.store, self.progress.timeouts_resent)
+                except StoreError as exc:
+                    log.error("the re-sent timeouts of this run could not be stored: %s", exc)
             self.progress.finished = True
             self._publish()
             log.info(
@@ -349,7 +427,14 @@ class Pipeline:
                     f"{name} {s.done}/{s.planned} done, {s.failed} failed" for name, s in self.progress.stages.items()
                 ),
             )
-        return RunOutcome(self.progress, outcomes, interrupted, batches, requests)
+        return RunOutcome(
+            self.progress,
+            outcomes,
+            interrupted,
+            resent_earlier=resent_earlier,
+            batches_pending=batches,
+            requests_pending=requests,
+        )
 
 
 def run_session(study: Study, store: Store, sink: ProgressSink | None = None) -> RunOutcome:

@@ -884,13 +884,21 @@ class OutcomeRow(_Model):
     failed: int
     blocked: int
     missing: int
+    not_sent: int = 0
+    """Nothing stored, no call of it failed: a stopped run never sent it ("not sent (run stopped)"); in `missing`."""
+    excluded: int = 0
+    """Judgments not asked: an output was cut off at max_tokens and the session excludes such deliverables."""
+    cut_off: int = 0
+    """Stored texts cut off at max_tokens; for judgments, stored ones of a comparison holding such a text."""
 
 
 class OutcomesSection(_WithAbsent):
     """Every planned item of the session and its outcome (domain/outcomes.py), read from the store.
 
-    `failed`: nothing stored although the inputs are (the call failed for good, or a stopped run
-    never sent it); `blocked`: nothing stored because an input is missing; `missing` = both.
+    `failed`: nothing stored although the inputs are, and the call failed for good; `not_sent`:
+    nothing stored and no call failed (a stopped run never sent it); `blocked`: nothing stored
+    because an input is missing; `missing` = the three. `excluded`: judgments left out by the
+    session's design (a cut-off output, `generation.on_truncated = "exclude"`), counted apart.
     `failed_calls` counts the calls whose last attempt failed for good and that have no answer
     since (`call_errors`); a judgment may have needed more than one call (re-asks).
     """
@@ -905,6 +913,12 @@ class OutcomesSection(_WithAbsent):
     absent for a session that never used batch mode."""
     batches_in_flight: int | None = None
     """Batches not collected yet: their calls count as failed until a run collects them; absent as above."""
+    tasks: dict[str, OutcomeRow] = Field(default_factory=dict)
+    """Judgments per task (missing ones included)."""
+    candidates: dict[str, OutcomeRow] = Field(default_factory=dict)
+    """Per candidate: its outputs (planned, answered, cut off) and the judgments excluded for its cut-off outputs."""
+    on_truncated: str | None = None
+    """The session's `generation.on_truncated` (what happens to a text cut off at max_tokens)."""
 
     ABSENT_WHEN_NONE = ("batched_judgments", "batches_in_flight")
 

@@ -208,6 +208,9 @@ def sections(document: Doc) -> list[Section]:
     out = [_head_section(doc)]
     if doc.outcomes is not None:
         out.append(_outcomes_section(doc, doc.outcomes))
+        cut = _cut_off_section(doc, doc.outcomes)
+        if cut is not None:
+            out.append(cut)
     for m in doc.modes:
         parts = _mode_sections(doc, m)
         out += [parts.rank_of_ranks, parts.mean_rank, parts.overall]
@@ -248,7 +251,8 @@ def _head_section(doc: ReportDocument) -> Section:
     if judging is not None:
         head.notes.append(
             f"Planned judgments: {judging.planned:,}; {judging.missing:,} missing "
-            f"({judging.failed:,} failed for good, {judging.blocked:,} blocked)."
+            f"({_missing_parts(judging.failed, judging.not_sent, judging.blocked)})."
+            + (f" {judging.excluded:,} excluded (an output cut off at max_tokens)." if judging.excluded else "")
         )
     return head
 
@@ -619,17 +623,23 @@ def _reliability_section(doc: ReportDocument) -> Section:
 def _outcomes_section(doc: ReportDocument, outcomes: OutcomesSection) -> Section:
     s = Section(_title(doc, "Planned items and their outcomes"))
     s.notes.append(
-        "Every item the session plans, per stage and (for judgments) per judge. failed: nothing stored although "
-        "its inputs are (the call failed for good, or a stopped run never sent it); blocked: an input is missing "
-        "(a worker output whose assistance text failed, a judgment of a comparison whose output is missing)."
+        "Every item the session plans, per stage, per judge and (for judgments) per task. failed: nothing stored "
+        "although its inputs are, and its call failed for good; not sent: nothing stored and no call of it failed "
+        "(a stopped run never sent it); blocked: an input is missing (a worker output whose assistance text "
+        "failed, a judgment of a comparison whose output is missing); excluded: a judgment not asked because an "
+        "output was cut off at max_tokens and the session excludes such deliverables."
     )
     if outcomes.complete:
         s.notes.append("Complete: every planned item is stored.")
     else:
-        missing = sum(r.missing for r in outcomes.stages.values())
+        stages = list(outcomes.stages.values())
+        missing = sum(r.missing for r in stages)
+        parts = _missing_parts(
+            sum(r.failed for r in stages), sum(r.not_sent for r in stages), sum(r.blocked for r in stages)
+        )
         s.notes.append(
-            f"Incomplete: {missing:,} planned item(s) missing; {outcomes.failed_calls:,} call(s) failed for good "
-            "(call_errors). Run the session again to retry them."
+            f"Incomplete: {missing:,} planned item(s) missing ({parts}); {outcomes.failed_calls:,} call(s) "
+            "failed for good (call_errors). Run the session again to send or retry them."
         )
     batched, in_flight = outcomes.batched_judgments or 0, outcomes.batches_in_flight or 0
     if batched or in_flight:
@@ -643,11 +653,51 @@ def _outcomes_section(doc: ReportDocument, outcomes: OutcomesSection) -> Section
                 else ""
             )
         )
-    s.headers = ["stage or judge", "planned", "answered", "invalid", "failed", "blocked", "missing"]
+    s.headers = ["stage, judge or task", "planned", "answered", "invalid", "failed", "not sent", "blocked"]
+    s.headers += ["excluded", "missing"]
     rows = [(k, r) for k, r in outcomes.stages.items() if r.planned]
     rows += [(f"judge {k}", r) for k, r in outcomes.judges.items()]
+    rows += [(f"task {k}", r) for k, r in outcomes.tasks.items() if r.planned]
     for label, r in rows:
-        s.rows.append([label, *(num(x) for x in (r.planned, r.answered, r.invalid, r.failed, r.blocked, r.missing))])
+        counts = (r.planned, r.answered, r.invalid, r.failed, r.not_sent, r.blocked, r.excluded, r.missing)
+        s.rows.append([label, *(num(x) for x in counts)])
+    return s
+
+
+# Issue 22: texts cut off at max_tokens, and what the session did with them. Kept apart from the
+# outcome table above (its own section, read from `outcomes` only).
+_ON_TRUNCATED_WORDS = {
+    "reask": "asked again with max_tokens doubled up to max_tokens_cap; a text still cut off is judged marked",
+    "judge_marked": "kept and judged marked (judges and experts are told it was cut off)",
+    "exclude": "kept out of every comparison (its judgments are counted as excluded)",
+}
+
+
+def _missing_parts(failed: int, not_sent: int, blocked: int) -> str:
+    """ "3 failed for good, 7 not sent (run stopped), 0 blocked": what a count of missing items holds."""
+    return f"{failed:,} failed for good, {not_sent:,} not sent (run stopped), {blocked:,} blocked"
+
+
+def _cut_off_section(doc: ReportDocument, outcomes: OutcomesSection) -> Section | None:
+    """Texts cut off at max_tokens per stage and per candidate, and the judgments they touched; None when none."""
+    stages = {k: r for k, r in outcomes.stages.items() if r.cut_off or r.excluded}
+    if not stages:
+        return None
+    s = Section(_title(doc, "Texts cut off at max_tokens"))
+    policy = outcomes.on_truncated
+    s.notes.append(
+        "A text the provider cut off at its token limit (finish reason `length` or a provider's variant) is never "
+        "judged as if complete. This session: "
+        + (_ON_TRUNCATED_WORDS.get(policy, policy) if policy else "policy not recorded")
+        + ". judging, cut off: stored judgments of a comparison holding a cut-off output."
+    )
+    s.headers = ["stage or candidate", "planned", "stored", "cut off", "judgments excluded"]
+    for k, r in stages.items():
+        s.rows.append([k, num(r.planned), num(r.answered + r.invalid), num(r.cut_off), num(r.excluded)])
+    for k, r in outcomes.candidates.items():
+        if r.cut_off or r.excluded:
+            s.rows.append([f"candidate {k}", num(r.planned), num(r.answered), num(r.cut_off), num(r.excluded)])
+    s.align = "lrrrr"
     return s
 
 

@@ -216,7 +216,9 @@ class SessionJudging:
             raise self._unknown()
         return check
 
-    def _shown(self, task_id: str, key: str, one: str, two: str) -> JudgingItem:
+    def _shown(
+        self, task_id: str, key: str, one: str, two: str, cut_off: tuple[bool, bool] = (False, False)
+    ) -> JudgingItem:
         task = self.study.task(task_id)
         return JudgingItem(
             key=key,
@@ -228,6 +230,7 @@ class SessionJudging:
             option_2=two,
             allow_ties=self.study.session.judging.allow_ties,
             min_rationale=self.min_rationale,
+            cut_off=cut_off,
         )
 
     def item(self, key: str) -> JudgingItem:
@@ -250,12 +253,13 @@ class SessionJudging:
         shown: list[str] = []
         log: list[tuple[int, int, str, str, int]] = []
         for option, output_id in enumerate(ids, start=1):
-            text, masked = self.blinding.mask(clean_text(texts[output_id]))
+            text, masked = self.blinding.mask(clean_text(texts[output_id][0]))
             shown.append(text)
             log.extend((a.id, option, output_id, m.term, m.occurrences) for m in masked)
             self.masked += sum(m.occurrences for m in masked)
         log_maskings(self.store, log)
-        return self._shown(a.task, key, shown[0], shown[1])
+        cut_off = (texts[ids[0]][1], texts[ids[1]][1])
+        return self._shown(a.task, key, shown[0], shown[1], cut_off)
 
     def reference(self, key: str) -> str | None:
         """The reference verdict of a judged practice place (Markdown); None for any other place."""

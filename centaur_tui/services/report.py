@@ -168,6 +168,9 @@ def outcomes_section(study: Study, store: Store) -> OutcomesSection:
             failed=c.failed,
             blocked=c.blocked,
             missing=c.missing,
+            not_sent=c.not_sent,
+            excluded=c.excluded,
+            cut_off=c.cut_off,
         )
 
     batched, in_flight = batch_counts(store)
@@ -180,6 +183,9 @@ def outcomes_section(study: Study, store: Store) -> OutcomesSection:
         failed_calls=len(final_errors(store)),
         batched_judgments=batched if used_batches else None,
         batches_in_flight=in_flight if used_batches else None,
+        tasks={k: row(c) for k, c in outcomes.tasks.items()},
+        candidates={k: row(c) for k, c in outcomes.candidates.items()},
+        on_truncated=study.session.generation.on_truncated,
     )
 
 

@@ -202,19 +202,33 @@ def billed_twice_line(outcome: RunOutcome) -> str | None:
     left in flight, sent again by this one (at most `concurrency` per kill). A call that timed
     out twice and was sent twice counts twice.
     """
-    resent, interrupted = outcome.progress.timeouts_resent, outcome.interrupted
+    resent = outcome.progress.timeouts_resent + outcome.resent_earlier
+    return _billed_twice_text(resent, outcome.interrupted)
+
+
+def _billed_twice_text(resent: int, interrupted: int) -> str | None:
     n = resent + interrupted
     if not n:
         return None
     return (
         f"{n:,} call{'s' if n != 1 else ''} may have been billed twice ({resent:,} timed out and "
         f"{'were' if resent != 1 else 'was'} sent again, {interrupted:,} {'were' if interrupted != 1 else 'was'} "
-        "in flight when the previous run stopped)."
+        "in flight when an earlier run stopped)."
     )
 
 
-def _counts_text(failed: int, blocked: int, budget: int = 0) -> str:
+def billed_twice_pending_line(store: Store, this_run_resent: int = 0) -> str | None:
+    """The billed-twice notice of a stopped run, read from the store (kept there until a run completes)."""
+    from centaur_tui.store import billed_twice_pending
+
+    interrupted, resent = billed_twice_pending(store)
+    return _billed_twice_text(resent + this_run_resent, interrupted)
+
+
+def _counts_text(failed: int, blocked: int, budget: int = 0, not_sent: int = 0) -> str:
     parts = [f"{failed:,} failed for good"] if failed else []
+    if not_sent:
+        parts.append(f"{not_sent:,} not sent (run stopped)")
     if blocked:
         parts.append(f"{blocked:,} blocked")
     if budget:
@@ -226,18 +240,26 @@ def outcome_lines(outcome: RunOutcome) -> list[str]:
     """The missing items of a finished run, per stage and for judgments per judge (empty when complete).
 
     The first line is "Incomplete: N calls failed for good; run again to retry them."; the
-    next name the stages (and judges) with failed and blocked items (blocked: an input failed).
+    next name the stages (and judges) with failed, not sent and blocked items (blocked: an
+    input failed). Items waiting in provider batches are not sent by this run: counted apart.
     """
     o = outcome.outcomes
     if o.complete:
         return [] if not outcome.batches_pending else [batches_line(outcome) or ""]
     waiting = {name: s.in_batch for name, s in outcome.progress.stages.items() if s.in_batch}
-    failed = o.failed - sum(waiting.values())
+    failed = o.failed
+    not_sent = max(0, o.not_sent - sum(waiting.values()))
     pending = batches_line(outcome)
     lines = [pending] if pending else []
-    if failed or not (waiting or o.budget):
+    if failed or not (waiting or o.budget or not_sent):
         plural = "s" if failed != 1 else ""
         lines.append(f"Incomplete: {failed:,} call{plural} failed for good; run again to retry them.")
+    if not_sent:
+        line = f"{not_sent:,} item(s) not sent (run stopped); run again to send them."
+        if lines and lines[-1].startswith("Incomplete"):
+            lines[-1] += " " + line
+        else:
+            lines.append("Incomplete: " + line)
     if o.budget:
         budget_line = f"{o.budget:,} item(s) not sent because of the budget (max_cost_usd)."
         if lines and lines[-1].startswith("Incomplete"):
@@ -248,13 +270,14 @@ def outcome_lines(outcome: RunOutcome) -> list[str]:
         if not c.missing:
             continue
         in_batch = waiting.get(stage, 0)
-        counts = _counts_text(c.failed - in_batch, c.blocked, c.budget)
+        counts = _counts_text(c.failed, c.blocked, c.budget, max(0, c.not_sent - in_batch))
         if in_batch:
             counts = ", ".join(p for p in (f"{in_batch:,} waiting in batches", counts) if p)
         line = f"  {stage}: {c.missing:,} of {c.planned:,} missing ({counts})"
         if stage == "judging":
             judges = [
-                f"{name} {f'{j.missing:,} missing' if in_batch else _counts_text(j.failed, j.blocked, j.budget)}"
+                f"{name} "
+                f"{f'{j.missing:,} missing' if in_batch else _counts_text(j.failed, j.blocked, j.budget, j.not_sent)}"
                 for name, j in o.judges.items()
                 if j.missing
             ]
@@ -263,6 +286,26 @@ def outcome_lines(outcome: RunOutcome) -> list[str]:
     if outcome.progress.last_error:
         lines.append(f"  Last error: {outcome.progress.last_error}")
     return lines
+
+
+def cut_off_lines(outcome: RunOutcome, on_truncated: str) -> list[str]:
+    """What the run's texts cut off at max_tokens came to (empty when none): per stage, as the store holds them."""
+    o = outcome.outcomes
+    cut = {k: c.cut_off for k, c in o.stages.items() if k != "judging" and c.cut_off}
+    reasks = sum(s.cut_off_reasks for s in outcome.progress.stages.values())
+    excluded = o.stages["judging"].excluded
+    marked = o.stages["judging"].cut_off
+    if not (cut or reasks or excluded):
+        return []
+    stored = ", ".join(f"{k} {n:,}" for k, n in cut.items()) or "none"
+    line = f"Cut off at max_tokens: {sum(cut.values()):,} stored text(s) ({stored}); on_truncated = {on_truncated}."
+    if reasks:
+        line += f" {reasks:,} call(s) asked again with a larger max_tokens in this run."
+    if marked:
+        line += f" {marked:,} judgment(s) were made of a comparison holding a cut-off output."
+    if excluded:
+        line += f" {excluded:,} judgment(s) excluded (an output cut off)."
+    return [line]
 
 
 def run_study(study: Study, store: Store, display: ProgressSink | None = None) -> RunOutcome:

@@ -94,12 +94,23 @@ def cell_audit(store: Store, task: str, mode: str, candidate: str) -> CellAudit:
             r["assistance_id"],
             r["call_key"],
             r["worker_kind"],
+            bool(r["cut_off"]),
+            r["cut_off_reasks"],
         )
         for r in store.read(f"SELECT * FROM outputs WHERE id IN {sql}", params)
     }
     sql, params = _in({o.assistance_id for o in outputs.values() if o.assistance_id})
     assistance = {
-        r["id"]: AssistanceRecord(r["id"], r["run"], r["task"], r["assistant"], r["text"], r["call_key"])
+        r["id"]: AssistanceRecord(
+            r["id"],
+            r["run"],
+            r["task"],
+            r["assistant"],
+            r["text"],
+            r["call_key"],
+            bool(r["cut_off"]),
+            r["cut_off_reasks"],
+        )
         for r in store.read(f"SELECT * FROM assistance_texts WHERE id IN {sql}", params)
     }
     sql, params = _in(c.id for c in comps)
@@ -209,6 +220,10 @@ class LeftOut:
     invalid_total: int
     errors: list[CallFailure]
     errors_total: int
+    cut_off_outputs: int = 0
+    """Stored deliverables the provider cut off at max_tokens (never judged as if complete: generation.on_truncated)."""
+    cut_off_assistance: int = 0
+    """Stored assistance texts the provider cut off at max_tokens."""
 
 
 def left_out(store: Store, limit: int = 500) -> LeftOut:
@@ -227,4 +242,6 @@ def left_out(store: Store, limit: int = 500) -> LeftOut:
     errors = [_failure(r) for r in store.read("SELECT * FROM call_errors ORDER BY id DESC LIMIT ?", (limit,))]
     n_invalid = store.read_value("SELECT count(*) FROM judgments WHERE valid = 0")
     n_errors = store.read_value("SELECT count(*) FROM call_errors")
-    return LeftOut(invalid, n_invalid, errors, n_errors)
+    cut_off = store.read_value("SELECT count(*) FROM outputs WHERE cut_off = 1")
+    cut_off_help = store.read_value("SELECT count(*) FROM assistance_texts WHERE cut_off = 1")
+    return LeftOut(invalid, n_invalid, errors, n_errors, cut_off, cut_off_help)

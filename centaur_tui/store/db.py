@@ -231,9 +231,19 @@ class Store:
             if call is not None:
                 self._insert_call(c, call)
             c.execute(
-                "INSERT OR IGNORE INTO assistance_texts (id, run, task, assistant, text, call_key, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (record.id, record.run, record.task, record.assistant, record.text, record.call_key, utc_now()),
+                "INSERT OR IGNORE INTO assistance_texts (id, run, task, assistant, text, call_key, created_at,"
+                " cut_off, cut_off_reasks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.run,
+                    record.task,
+                    record.assistant,
+                    record.text,
+                    record.call_key,
+                    utc_now(),
+                    int(record.cut_off),
+                    record.cut_off_reasks,
+                ),
             )
 
     def save_output(self, record: OutputRecord, call: CallRecord | None = None) -> None:
@@ -243,7 +253,8 @@ class Store:
                 self._insert_call(c, call)
             c.execute(
                 "INSERT OR IGNORE INTO outputs (id, run, task, mode, candidate, worker, worker_kind, text,"
-                " assistance_id, call_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " assistance_id, call_key, created_at, cut_off, cut_off_reasks)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.id,
                     record.run,
@@ -256,13 +267,26 @@ class Store:
                     record.assistance_id,
                     record.call_key,
                     utc_now(),
+                    int(record.cut_off),
+                    record.cut_off_reasks,
                 ),
             )
 
     def assistance_texts(self) -> dict[str, AssistanceRecord]:
         return {
-            r["id"]: AssistanceRecord(r["id"], r["run"], r["task"], r["assistant"], r["text"], r["call_key"])
-            for r in self.read("SELECT id, run, task, assistant, text, call_key FROM assistance_texts")
+            r["id"]: AssistanceRecord(
+                r["id"],
+                r["run"],
+                r["task"],
+                r["assistant"],
+                r["text"],
+                r["call_key"],
+                bool(r["cut_off"]),
+                r["cut_off_reasks"],
+            )
+            for r in self.read(
+                "SELECT id, run, task, assistant, text, call_key, cut_off, cut_off_reasks FROM assistance_texts"
+            )
         }
 
     def outputs(self) -> dict[str, OutputRecord]:
@@ -278,6 +302,8 @@ class Store:
                 r["assistance_id"],
                 r["call_key"],
                 r["worker_kind"],
+                bool(r["cut_off"]),
+                r["cut_off_reasks"],
             )
             for r in self.read("SELECT * FROM outputs")
         }
@@ -390,8 +416,8 @@ class Store:
 
     def output_rows(self) -> list[dict[str, Any]]:
         return self.read(
-            "SELECT o.run, o.task, o.mode, o.candidate, o.worker, o.text, a.text AS assistance_text, o.id AS output_id"
-            " FROM outputs o LEFT JOIN assistance_texts a ON a.id = o.assistance_id"
+            "SELECT o.run, o.task, o.mode, o.candidate, o.worker, o.text, a.text AS assistance_text, o.id AS output_id,"
+            " o.cut_off FROM outputs o LEFT JOIN assistance_texts a ON a.id = o.assistance_id"
             " ORDER BY o.run, o.task, o.mode, o.candidate"
         )
 

@@ -58,9 +58,11 @@ MAX_LABEL_CHARS = 200
 """Longest name (candidate, worker, judge), as in session files."""
 
 OUTPUT_COLUMNS = ("task", "candidate", "text")
-OUTPUT_OPTIONAL = ("mode", "run", "worker", "assistance_text", "output_id")
+OUTPUT_OPTIONAL = ("mode", "run", "worker", "assistance_text", "output_id", "cut_off")
 """Optional columns of an outputs file; `output_id` (in `centaur export`'s outputs.csv) is read and ignored:
-ids are derived again, from (run, task, mode, candidate), in the session imported into."""
+ids are derived again, from (run, task, mode, candidate), in the session imported into. `cut_off` (true or
+false; empty: false) says the text was cut off at a token limit: it is stored and handled as a generated
+one would be (`generation.on_truncated`: judged marked, or excluded)."""
 
 WINNER_OPTIONAL = (
     "turn",
@@ -271,9 +273,21 @@ class ImportedOutput:
     worker: str
     text: str
     assistance_text: str | None = None
+    cut_off: bool = False
 
     def id(self, session: Session) -> str:
         return candidate_output_id(session, self.run, self.task, self.mode, self.candidate)
+
+
+def _flag(value: Any) -> bool | None:
+    """A true/false cell (CSV text or JSON bool; missing or empty: false); None when it is neither."""
+    if value is None or value == "" or value is False:
+        return False
+    if value is True:
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
+        return value.strip().lower() in ("true", "1")
+    return None
 
 
 def _candidate_problem(
@@ -373,6 +387,9 @@ def read_outputs(
         bad = label_problem(worker)
         if bad is not None:
             problems.add(line, "worker", bad)
+        cut_off = _flag(rec.get("cut_off"))
+        if cut_off is None:
+            problems.add(line, "cut_off", f"{rec.get('cut_off')!r} is not true or false")
         if problems.count != before:
             continue
         assert mode is not None and run is not None
@@ -387,7 +404,7 @@ def read_outputs(
         seen[key] = line
         if worker in expert_ids:
             workers_expert.add(worker)
-        out.append(ImportedOutput(line, run, task, mode, candidate, worker, text, assistance))
+        out.append(ImportedOutput(line, run, task, mode, candidate, worker, text, assistance, bool(cut_off)))
     if not out and not problems.count:
         problems.add(None, None, "no output in the file")
     problems.raise_if_any()
@@ -452,7 +469,7 @@ def _insert_outputs(
             assistance += 1
         c.execute(
             "INSERT INTO outputs (id, run, task, mode, candidate, worker, worker_kind, text, assistance_id,"
-            " call_key, created_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, 'imported')",
+            " call_key, created_at, origin, cut_off) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, 'imported', ?)",
             (
                 oid,
                 o.run,
@@ -464,6 +481,7 @@ def _insert_outputs(
                 o.text,
                 aid,
                 now,
+                int(o.cut_off),
             ),
         )
         inserted += 1

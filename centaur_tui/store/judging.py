@@ -120,12 +120,12 @@ class JudgingRows:
         )
         return [AssignmentPlace(r["id"], r["position"], r["state"], r["task"], bool(r["done"])) for r in rows]
 
-    def output_texts(self, output_ids: tuple[str, ...]) -> dict[str, str]:
-        """The stored texts of some outputs, by id."""
+    def output_texts(self, output_ids: tuple[str, ...]) -> dict[str, tuple[str, bool]]:
+        """The stored texts of some outputs, by id, each with whether the provider cut it off at max_tokens."""
         marks = ", ".join("?" * len(output_ids))
         return {
-            r["id"]: r["text"]
-            for r in self.store.read(f"SELECT id, text FROM outputs WHERE id IN ({marks})", output_ids)
+            r["id"]: (r["text"], bool(r["cut_off"]))
+            for r in self.store.read(f"SELECT id, text, cut_off FROM outputs WHERE id IN ({marks})", output_ids)
         }
 
     def draft(self, assignment_id: int) -> Draft | None:

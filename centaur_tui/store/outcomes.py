@@ -27,10 +27,21 @@ def stored_facts(store: Store) -> StoredFacts:
         "SELECT comparison_id, judge, presentation, valid FROM judgments WHERE judge_kind = 'llm' ORDER BY revision"
     ):
         judgments[(r["comparison_id"], r["judge"], r["presentation"])] = bool(r["valid"])
+    failed: set[object] = set()
+    for r in store.read("SELECT item FROM failed_items"):
+        parts = str(r["item"]).rsplit("|", 2)
+        if len(parts) == 3 and parts[2].isdigit():
+            failed.add((parts[0], parts[1], int(parts[2])))
+        else:
+            failed.add(str(r["item"]))
+    outputs = store.read("SELECT id, cut_off FROM outputs")
+    assistance = store.read("SELECT id, cut_off FROM assistance_texts")
     return StoredFacts(
-        outputs=frozenset(r["id"] for r in store.read("SELECT id FROM outputs")),
-        assistance=frozenset(r["id"] for r in store.read("SELECT id FROM assistance_texts")),
+        outputs=frozenset(r["id"] for r in outputs),
+        assistance=frozenset(r["id"] for r in assistance),
         judgments=judgments,
+        failed=frozenset(failed),
+        cut_off=frozenset(r["id"] for r in (*outputs, *assistance) if r["cut_off"]),
     )
 
 
@@ -42,6 +53,20 @@ def final_errors(store: Store) -> list[dict[str, Any]]:
         " AND e.id = (SELECT max(id) FROM call_errors f WHERE f.key = e.key AND f.final = 1)"
         " ORDER BY e.stage, e.model, e.key"
     )
+
+
+def judgment_item(comparison_id: str, judge: str, presentation: int) -> str:
+    """The `failed_items` name of one LLM judgment slot."""
+    return f"{comparison_id}|{judge}|{presentation}"
+
+
+def record_failed_item(store: Store, item: str, stage: str, error: str) -> None:
+    """Record that a planned item's call failed for good (its latest failure replaces an earlier one)."""
+    with store.write() as c:
+        c.execute(
+            "INSERT OR REPLACE INTO failed_items (item, stage, error, created_at) VALUES (?, ?, ?, ?)",
+            (item, stage, error[:2000], utc_now()),
+        )
 
 
 def mark_in_flight(store: Store, key: str, stage: str, model: str) -> None:
@@ -79,8 +104,50 @@ def take_interrupted(store: Store) -> int:
     """
     rows = store.read("SELECT key, pid, key IN (SELECT key FROM calls) AS answered FROM calls_in_flight")
     dead = [r for r in rows if not _alive(int(r["pid"]))]
+    # A process killed between storing the answer and deleting its row left an answered call: not re-sent.
+    resent = sum(1 for r in dead if not r["answered"])
     if dead:
         with store.write() as c:
             c.executemany("DELETE FROM calls_in_flight WHERE key = ?", [(r["key"],) for r in dead])
-    # A process killed between storing the answer and deleting its row left an answered call: not re-sent.
-    return sum(1 for r in dead if not r["answered"])
+            if resent:  # kept until a run completes: a resumed run stopped in turn must still say it
+                _add_meta(c, BILLED_TWICE_INTERRUPTED, resent)
+    return resent
+
+
+BILLED_TWICE_INTERRUPTED = "billed_twice_interrupted"
+"""meta key: calls left in flight by killed runs and sent again since the last complete run."""
+BILLED_TWICE_RESENT = "billed_twice_resent"
+"""meta key: timed-out attempts sent again by runs that did not complete, since the last complete run."""
+
+
+def _add_meta(c: Any, key: str, n: int) -> None:
+    c.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET"
+        " value = CAST(CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)",
+        (key, str(n)),
+    )
+
+
+def billed_twice_pending(store: Store) -> tuple[int, int]:
+    """(calls re-sent after a killed run, timed-out attempts re-sent by runs that did not complete), both counted
+    since the last run that completed: what "may have been billed twice" says until a run completes."""
+    meta = store.meta()
+
+    def count(key: str) -> int:
+        value = meta.get(key, "0")
+        return int(value) if value.isdigit() else 0
+
+    return count(BILLED_TWICE_INTERRUPTED), count(BILLED_TWICE_RESENT)
+
+
+def note_resent(store: Store, n: int) -> None:
+    """Add a run's re-sent timed-out attempts to the pending count (a run that did not complete)."""
+    if n:
+        with store.write() as c:
+            _add_meta(c, BILLED_TWICE_RESENT, n)
+
+
+def clear_billed_twice(store: Store) -> None:
+    """Forget the pending counts: a run completed and said them."""
+    with store.write() as c:
+        c.execute("DELETE FROM meta WHERE key IN (?, ?)", (BILLED_TWICE_INTERRUPTED, BILLED_TWICE_RESENT))

@@ -25,6 +25,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from centaur_tui.domain.cutoff import CUT_OFF_SQL
 from centaur_tui.domain.errors import StoreError
 from centaur_tui.store.connection import immediate_transaction
 
@@ -302,6 +303,30 @@ MIGRATIONS: tuple[Migration, ...] = (
         created_at TEXT NOT NULL, revoked_at TEXT
     )""",
             "CREATE INDEX IF NOT EXISTS expert_links_expert ON expert_links (expert, revoked_at)",
+        ),
+    ),
+    # Issue 22. A text the provider cut off at max_tokens (domain/cutoff.py) is never judged as
+    # if complete: `cut_off` says the stored text ends at the limit (backfilled from its call's
+    # finish_reason, so a database written before counts its cut-off texts too), `cut_off_reasks`
+    # how many times it was asked again with a larger limit (generation.on_truncated = 'reask').
+    # `failed_items` names the planned items whose call failed for good, so that an item never
+    # sent (a stopped run) is not reported as failed; rows of items answered since are ignored.
+    Migration(
+        14,
+        "texts cut off at max_tokens (cut_off, cut_off_reasks on outputs and assistance texts) and the planned "
+        "items whose call failed for good (failed_items)",
+        (
+            "ALTER TABLE outputs ADD COLUMN cut_off INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE outputs ADD COLUMN cut_off_reasks INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE assistance_texts ADD COLUMN cut_off INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE assistance_texts ADD COLUMN cut_off_reasks INTEGER NOT NULL DEFAULT 0",
+            f"UPDATE outputs SET cut_off = 1 WHERE call_key IN (SELECT key FROM calls WHERE lower(trim(finish_reason))"
+            f" IN {CUT_OFF_SQL})",
+            f"UPDATE assistance_texts SET cut_off = 1 WHERE call_key IN (SELECT key FROM calls WHERE"
+            f" lower(trim(finish_reason)) IN {CUT_OFF_SQL})",
+            """CREATE TABLE IF NOT EXISTS failed_items (
+    item TEXT PRIMARY KEY, stage TEXT NOT NULL, call_key TEXT, error TEXT, created_at TEXT NOT NULL
+)""",
         ),
     ),
 )

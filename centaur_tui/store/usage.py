@@ -39,6 +39,11 @@ class StageModelUsage:
     def mean_latency_s(self) -> float | None:
         return self.latency_s / self.calls if self.calls else None
 
+    @property
+    def tokens_per_s(self) -> float | None:
+        """Completion tokens per second of call time (prompt processing included), None without both."""
+        return self.completion_tokens / self.latency_s if self.completion_tokens and self.latency_s > 0 else None
+
 
 @dataclass(frozen=True)
 class EstimateFacts:
@@ -51,6 +56,9 @@ class EstimateFacts:
     """Assistance id -> text."""
     judged: frozenset[tuple[str, str, int]] = frozenset()
     """(comparison id, judge, presentation) of every stored LLM judgment, valid or not."""
+    entries: dict[tuple[str, str], StageModelUsage] = field(default_factory=dict)
+    """Recorded calls per (stage, session entry name): the calls behind each stored text and judgment (a judgment's
+    last attempt), so that two entries on one model string (two servers, two prices) are told apart."""
 
     @property
     def spent(self) -> float:
@@ -68,6 +76,28 @@ def _usage(conn: sqlite3.Connection) -> dict[tuple[str, str], StageModelUsage]:
         " FROM calls GROUP BY stage, model"
     ).fetchall()
     return {(r[0], r[1]): StageModelUsage(r[2], r[3], r[4], r[5], float(r[6]), int(r[7]), float(r[8])) for r in rows}
+
+
+_ENTRY_CALLS = (
+    ("automation", "SELECT candidate AS name, call_key FROM outputs WHERE mode = 'automation'"),
+    ("worker", "SELECT worker AS name, call_key FROM outputs WHERE mode = 'augmentation'"),
+    ("assistance", "SELECT assistant AS name, call_key FROM assistance_texts"),
+    ("judging", "SELECT judge AS name, call_key FROM judgments WHERE judge_kind = 'llm'"),
+)
+
+
+def _entry_usage(conn: sqlite3.Connection) -> dict[tuple[str, str], StageModelUsage]:
+    """Usage per (stage, entry): the calls each stored item names, joined on their key (columns of every schema)."""
+    out: dict[tuple[str, str], StageModelUsage] = {}
+    for stage, items in _ENTRY_CALLS:
+        rows = conn.execute(
+            "SELECT i.name, count(*), coalesce(sum(c.prompt_tokens), 0), coalesce(sum(c.completion_tokens), 0),"
+            " count(c.completion_tokens), coalesce(sum(c.cost), 0), sum(c.cost IS NULL), coalesce(sum(c.latency_s), 0)"
+            f" FROM ({items}) AS i JOIN calls c ON c.key = i.call_key GROUP BY i.name"
+        ).fetchall()
+        for r in rows:
+            out[(stage, r[0])] = StageModelUsage(r[1], r[2], r[3], r[4], float(r[5]), int(r[6]), float(r[7]))
+    return out
 
 
 def session_spend(store: Store) -> tuple[float, int]:
@@ -91,6 +121,7 @@ def estimate_facts(path: Path) -> EstimateFacts:
     try:
         return EstimateFacts(
             usage=_usage(conn),
+            entries=_entry_usage(conn),
             outputs=dict(conn.execute("SELECT id, text FROM outputs").fetchall()),
             assistance=dict(conn.execute("SELECT id, text FROM assistance_texts").fetchall()),
             judged=frozenset(

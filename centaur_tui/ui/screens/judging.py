@@ -302,7 +302,10 @@ a table wider than the pane).
         self._base_seconds = draft.seconds
         self._active_base = draft.active_seconds if draft.active_seconds is not None else 0.0
         self._active = 0.0
-        self.query_one("#judge-task", Static).update(f"Task: {item.task_title}. Deliverable: {item.deliverable}")
+        note = item.cut_off_note
+        self.query_one("#judge-task", Static).update(
+            f"Task: {item.task_title}. Deliverable: {item.deliverable}" + (f" NOTE: {note}" if note else "")
+        )
         for view, text, layout in zip(
             self.query(DocumentView).results(DocumentView),
             (item.option_1, item.option_2),

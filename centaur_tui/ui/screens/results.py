@@ -308,6 +308,12 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
                         if left.invalid_total > len(left.invalid) or left.errors_total > len(left.errors)
                         else "."
                     )
+                    + (
+                        f" Cut off at max_tokens: {left.cut_off_outputs:,} deliverable(s), "
+                        f"{left.cut_off_assistance:,} assistance text(s) (generation.on_truncated)."
+                        if left.cut_off_outputs or left.cut_off_assistance
+                        else ""
+                    )
                 ),
                 classes="results-note",
             )

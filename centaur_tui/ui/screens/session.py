@@ -319,7 +319,7 @@ asked). `centaur report` gives the same per expert, with median times.
         elif outcome is None:
             self.last_outcome = "Paused: run again to resume."
         else:
-            from centaur_tui.services.run import billed_twice_line, outcome_lines
+            from centaur_tui.services.run import billed_twice_line, cut_off_lines, outcome_lines
 
             self.last_missing = {stage: c.missing for stage, c in outcome.outcomes.stages.items()}
             if outcome.complete:
@@ -331,6 +331,9 @@ asked). `centaur report` gives the same per expert, with median times.
             resent = billed_twice_line(outcome)
             if resent:
                 self.last_outcome += " " + resent
+            if self.study is not None:
+                for line in cut_off_lines(outcome, self.study.session.generation.on_truncated):
+                    self.last_outcome += " " + line
         self.show_progress()
         self.refresh_bindings()
         self.load()
