@@ -486,7 +486,7 @@ class Batcher:
         error_type: str = "BatchNotSent",
         status: str | None = None,
     ) -> None:
-        """End every pending request of a batch with one reason (a final failure each); the next run sends them again."""
+        """End every pending request of a batch with one reason (a final failure each); the next run resends them."""
         if end != "failed":
             message = f"batch {batch_id[:8]}: {message}"
         ended = [
