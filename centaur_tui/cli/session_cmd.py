@@ -205,7 +205,7 @@ def _stop_on_sigterm(signum: int, frame: Any) -> None:
 
 def run_in_terminal(study: Study, quiet: bool = False) -> Any:
     """Run a study with a line printer; Ctrl-C (or SIGTERM) stops cleanly, keeping every answer."""
-    from centaur_tui.services.run import batches_left_line, billed_twice_line, budget_lines, outcome_lines
+    from centaur_tui.services.run import batches_left_line, billed_twice_line, budget_lines, outcome_lines, spend_lines
     from centaur_tui.services.run import run_study as run_pipeline
     from centaur_tui.services.session import open_store, require_keys
 
@@ -248,6 +248,8 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
     for line in outcome_lines(outcome):
         click.secho(line, fg="yellow")
     for line in budget_lines(study, outcome):
+        click.secho(line, fg="yellow")
+    for line in spend_lines(outcome):
         click.secho(line, fg="yellow")
     return outcome
 

@@ -84,7 +84,14 @@ if TYPE_CHECKING:
     from centaur_tui.store.links import LinkState, LinkStore
     from centaur_tui.store.lock import SessionLock, lock_holder, lock_path
     from centaur_tui.store.masking import masking_log, read_blinding_file, session_blinding, work_masking_log
-    from centaur_tui.store.outcomes import clear_in_flight, final_errors, mark_in_flight, stored_facts, take_interrupted
+    from centaur_tui.store.outcomes import (
+        clear_in_flight,
+        final_errors,
+        mark_in_flight,
+        record_unanswered,
+        stored_facts,
+        take_interrupted,
+    )
     from centaur_tui.store.packets import (
         PacketError,
         PacketExport,
@@ -104,7 +111,14 @@ if TYPE_CHECKING:
         report_inputs,
     )
     from centaur_tui.store.schema import PACKET_FORMAT, PACKET_VERSION, SCHEMA_VERSION
-    from centaur_tui.store.usage import EstimateFacts, StageModelUsage, estimate_facts, session_spend
+    from centaur_tui.store.usage import (
+        EstimateFacts,
+        StageModelUsage,
+        UnansweredSpend,
+        estimate_facts,
+        session_spend,
+        unanswered_spend,
+    )
     from centaur_tui.store.work import SessionWork, WorkDraft, WorkError, WorkItem, WorkQueueItem, WorkStore, word_count
 
 _MODULE_OF = {
@@ -181,6 +195,7 @@ _MODULE_OF = {
     "lock_holder": "lock",
     "lock_path": "lock",
     "mark_in_flight": "outcomes",
+    "record_unanswered": "outcomes",
     "masking_log": "masking",
     "open_batch": "batches",
     "option_score_rows": "report_reads",
@@ -195,6 +210,8 @@ _MODULE_OF = {
     "session_blinding": "masking",
     "session_fingerprint": "packets",
     "session_spend": "usage",
+    "UnansweredSpend": "usage",
+    "unanswered_spend": "usage",
     "store_judgments": "importer",
     "stored_facts": "outcomes",
     "stored_texts": "imported",
@@ -256,6 +273,7 @@ __all__ = [
     "SessionWork",
     "StageModelUsage",
     "Store",
+    "UnansweredSpend",
     "WinnerFile",
     "WorkDraft",
     "WorkError",
@@ -302,6 +320,7 @@ __all__ = [
     "read_export",
     "read_outputs",
     "read_winner_judgments",
+    "record_unanswered",
     "report_inputs",
     "requests_of",
     "seat_rows",
@@ -312,6 +331,7 @@ __all__ = [
     "stored_facts",
     "stored_texts",
     "take_interrupted",
+    "unanswered_spend",
     "unfinished_batches",
     "update_batch",
     "word_count",
