@@ -106,6 +106,16 @@ def test_an_over_report_is_settled_at_what_it_reports_and_grows_the_models_worst
     assert b.reserved["b"] >= 0.1  # reserved at what the model reports, not at the token count
 
 
+def test_an_over_report_grows_the_reservations_of_the_calls_still_in_flight() -> None:
+    b = Budget(1.0)
+    b.reserve_now("a", 0.01, "m")
+    b.reserve_now("b", 0.01, "m")  # in flight when "a" reports 10x: "b" likely will too
+    b.settle("a", 0.1)
+    assert b.reserved["b"] >= 0.1
+    b.settle("b", 0.1)
+    assert b.reserved == {} and b.spent == pytest.approx(0.2)
+
+
 def test_an_attempt_billed_without_an_answer_counts_its_reservation_against_the_budget() -> None:
     b = Budget(1.0, spent=0.2, unanswered=0.1)
     assert b.used == pytest.approx(0.3)

@@ -10,7 +10,8 @@ still fit. Before, one refusal stopped every later call and every concurrent wor
 at once: a $1.00 budget stopped after $0.055 (issue 23).
 
 An answered call settles at what the provider reports, even above its reservation (an
-over-report: counted and shown apart, and its model's later reservations grow by the ratio);
+over-report: counted and shown apart, and its model's reservations, in flight and later, grow by
+the ratio);
 at its reservation when no usage is reported. A failed attempt that may have been billed (a
 timeout, a reply cut or broken: `CallFailure.maybe_billed`), or a request abandoned in flight
 by a stopped run, turns its reservation into *unanswered* spend: an estimate at its worst case,
@@ -64,6 +65,7 @@ class Budget:
         self.reserved: dict[str, float] = {}
         self._models: dict[str, str] = {}
         self._factor: dict[str, float] = {}
+        self._reserved_factor: dict[str, float] = {}  # key -> the growth its reservation holds
         self._changed: asyncio.Event | None = None
         self.stopped = False
         """Whether a call was refused in this run (the run ends "stopped at the budget")."""
@@ -101,6 +103,7 @@ class Budget:
         worst = self.worst(worst_usd, model)
         if self._fits(key, worst):
             self.reserved[key] = worst
+            self._reserved_factor[key] = worst / worst_usd if worst_usd else 1.0
             if model is not None:
                 self._models[key] = model
             return True
@@ -141,6 +144,7 @@ class Budget:
 
     def _refuse(self, key: str, worst: float) -> None:
         self.reserved.pop(key, None)
+        self._reserved_factor.pop(key, None)
         self.stopped = True
         self.refused += 1
         digits = 2 if self.limit >= 0.01 else 4
@@ -160,6 +164,7 @@ class Budget:
         counted in `over_reported`, and the model's later worst cases grow by the ratio.
         """
         worst = self.reserved.pop(key, 0.0)
+        self._reserved_factor.pop(key, None)
         model = self._models.pop(key, None)
         cost = worst if actual_usd is None else actual_usd
         if actual_usd is not None and actual_usd > worst * (1 + 1e-9):
@@ -167,10 +172,22 @@ class Budget:
             self.over_reports += 1
             if model is not None and worst > 0:
                 self._factor[model] = max(self._factor.get(model, 1.0), actual_usd / worst * 1.01)
+                self._regrow()
         elif model is not None:
             self._factor.setdefault(model, 1.0)  # answered within its worst case: its own ratio from now on
         self.spent += cost
         self._wake()
+
+    def _regrow(self) -> None:
+        # The calls in flight were reserved before the provider over-reported: likely over-reporting
+        # too, they are held at the new ratio, so the calls waiting behind them wait for their reports.
+        for key, worst in self.reserved.items():
+            model = self._models.get(key)
+            base = worst / self._reserved_factor.get(key, 1.0)
+            grown = self.worst(base, model)
+            if grown > worst:
+                self.reserved[key] = grown
+                self._reserved_factor[key] = grown / base if base else 1.0
 
     def unanswered_attempt(self, key: str) -> float:
         """An attempt the provider may have billed without an answer: its reservation becomes unanswered spend.
@@ -179,6 +196,7 @@ class Budget:
             The USD estimated (its reservation; 0 when it had none).
         """
         worst = self.reserved.pop(key, 0.0)
+        self._reserved_factor.pop(key, None)
         self._models.pop(key, None)
         self.unanswered += worst
         self.unanswered_calls += 1
@@ -188,5 +206,6 @@ class Budget:
     def release(self, key: str) -> None:
         """A call that failed without being billed: its reservation is freed."""
         self._models.pop(key, None)
+        self._reserved_factor.pop(key, None)
         if self.reserved.pop(key, None) is not None:
             self._wake()
