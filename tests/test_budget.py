@@ -9,7 +9,12 @@ stall requests past the client's timeout (billed, the answer lost).
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -217,3 +222,42 @@ def test_concurrent_worst_cases_do_not_starve_the_run(tmp_path: Path) -> None:
     assert spent <= budget  # never above it with an honest provider
     assert budget - spent < 1.5 * worst  # stopped only when no call's worst case fit any more
     assert PLANNED * 4 > len(server.requests) >= 0.5 * budget / worst
+
+
+def test_calls_in_flight_at_a_kill_are_estimated_on_resume_and_counted_toward_the_budget(tmp_path: Path) -> None:
+    with provider_server(words=250, latency_s=1.0) as server:
+        path = write(tmp_path, session_text(server.api_base, 1.0, concurrency=2))
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "centaur_tui.cli", "run", str(path), "--quiet"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        db = load_session(path).database
+        deadline = time.monotonic() + 60
+
+        def out() -> int:
+            try:
+                with sqlite3.connect(db) as conn:
+                    return int(conn.execute("SELECT count(*) FROM calls_in_flight").fetchone()[0])
+            except sqlite3.Error:
+                return 0
+
+        while out() < 2 and time.monotonic() < deadline:
+            assert proc.poll() is None
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        reserved = query(path, "SELECT reserved_usd FROM calls_in_flight WHERE key NOT IN (SELECT key FROM calls)")
+        assert reserved and all(r > 0 for (r,) in reserved)  # each kept its reservation
+        resumed = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
+        assert resumed.exit_code == 0, resumed.output
+    rows = query(path, "SELECT cause, usd FROM unanswered_spend ORDER BY usd")
+    assert rows == sorted(("killed", r) for (r,) in reserved)
+    n = len(rows)
+    assert f"{n} request{'s' if n != 1 else ''} may have been billed without an answer ({n} were out" in resumed.output
+    check = CliRunner().invoke(cli, ["check", str(path)])
+    estimated = sum(u for _, u in rows)
+    ((spent,),) = query(path, "SELECT sum(cost) FROM calls")
+    assert f"${1.0 - spent - estimated:,.2f} left" in check.output, check.output  # the estimate counts

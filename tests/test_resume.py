@@ -87,6 +87,12 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path)
     billed = f"{in_flight} {plural} may have been billed twice (0 timed out and were sent again, "
     assert billed + f"{in_flight} {verb} in flight when the previous run stopped)." in resumed.stdout, resumed.stdout
     assert _count(db, "calls_in_flight") == 0  # counted once, and the resumed run left none behind
+    # ... and each is recorded as a request that may have been billed without an answer (no budget
+    # here, so no reservation to estimate it at).
+    with sqlite3.connect(db) as conn:
+        killed_rows = conn.execute("SELECT cause, usd FROM unanswered_spend").fetchall()
+    assert killed_rows == [("killed", None)] * in_flight
+    assert "were out when a run was killed): not estimated (sent without a budget)" in resumed.stdout
     full = subprocess.run(
         [*CENTAUR, "run", str(reference), "--quiet"], env=env, capture_output=True, text=True, timeout=300
     )

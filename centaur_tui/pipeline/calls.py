@@ -139,13 +139,19 @@ class Calls:
                     "them (a budget cannot be kept for calls of unknown cost)"
                 )
             spent, _ = session_spend(self.store)
-            self.budget = Budget(limit, spent, unanswered_spend(self.store).usd)
-            self.progress.spent = self.budget.used
-        self._note_unanswered()
+            self.budget = Budget(limit, spent)
+        self.note_unanswered()
 
-    def _note_unanswered(self) -> None:
-        # Blocking (database thread): the session's requests billed without an answer, for progress.
+    def note_unanswered(self) -> None:
+        """Read what the session's requests billed without an answer are estimated at (blocking).
+
+        Called at the start of a run, and again once the calls a killed run left in flight have
+        been recorded (`take_interrupted`), before anything is sent: the budget counts them.
+        """
         found = unanswered_spend(self.store)
+        if self.budget is not None:
+            self.budget.unanswered = found.usd
+            self.progress.spent = self.budget.used
         self.progress.unanswered = found.requests
         self.progress.unanswered_usd = found.usd
         self.progress.unanswered_unknown = found.unknown

@@ -297,6 +297,8 @@ class Pipeline:
             await self.calls.db(self.store.set_meta, self._meta())
             # Counted before any call is sent: the calls a killed run had sent without an answer.
             interrupted = await self.calls.db(take_interrupted, self.store)
+            if interrupted:  # recorded as billed without an answer: counted before anything is sent
+                await self.calls.db_read(self.calls.note_unanswered)
             await self.calls.batcher.resume()  # batches a previous run left in flight, before anything new
         except BaseException:
             ticker.cancel()
