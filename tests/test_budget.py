@@ -23,9 +23,12 @@ from click.testing import CliRunner
 
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
-from centaur_tui.llm import CallFailed, NotSent
+from centaur_tui.domain.records import CallFailure
+from centaur_tui.domain.session import Endpoint, Limits
+from centaur_tui.llm import CallFailed, CallRequest, Gateway, NotSent
 from centaur_tui.pipeline.budget import Budget, BudgetExceeded
 from centaur_tui.services.run import BUDGET_EXIT
+from tests.support.fault_server import ChaosServer
 from tests.support.provider_server import PLANNED, http_session, provider_server
 
 # -- the Budget itself -----------------------------------------------------------------------------
@@ -261,3 +264,60 @@ def test_calls_in_flight_at_a_kill_are_estimated_on_resume_and_counted_toward_th
     estimated = sum(u for _, u in rows)
     ((spent,),) = query(path, "SELECT sum(cost) FROM calls")
     assert f"${1.0 - spent - estimated:,.2f} left" in check.output, check.output  # the estimate counts
+
+
+BILLED = {
+    "reset": True,  # the request arrived; the connection was reset before the answer
+    "truncated": True,  # the body was cut short
+    "bad_json": True,  # a 200 whose body is no JSON
+    "no_choices": True,  # a 200 that is no answer
+    "null_content": True,
+    "slow": True,  # past the client's timeout
+    "rate_limit": False,  # HTTP error statuses: refused, not billed
+    "server_error": False,
+    "unavailable": False,
+}
+
+
+@pytest.mark.parametrize("fault", sorted(BILLED))
+def test_which_failed_attempts_may_have_been_billed(fault: str) -> None:
+    server = ChaosServer(lambda body: "an answer", lambda body: False, every=1, slow_s=1.0)
+    server._rotation.clear()
+    server._rotation.append(fault)
+    failures: list[CallFailure] = []
+    with server.running():
+        gateway = Gateway(
+            Limits(timeout_s=0.3, max_retries=0, backoff_base_s=0.0, backoff_max_s=0.0), on_failure=failures.append
+        )
+        request = CallRequest(
+            "k",
+            "automation",
+            Endpoint(model="openai/x", api_base=server.api_base),
+            [{"role": "user", "content": "hi"}],
+            {"max_tokens": 10},
+            "s",
+        )
+        with pytest.raises(CallFailed):
+            asyncio.run(gateway.complete(request))
+    assert [f.maybe_billed for f in failures] == [BILLED[fault]], failures
+
+
+def test_a_refused_connection_was_not_billed() -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    failures: list[CallFailure] = []
+    gateway = Gateway(Limits(timeout_s=2.0, max_retries=0), on_failure=failures.append)
+    request = CallRequest(
+        "k",
+        "automation",
+        Endpoint(model="openai/x", api_base=f"http://127.0.0.1:{port}/v1"),
+        [{"role": "user", "content": "hi"}],
+        {"max_tokens": 10},
+        "s",
+    )
+    with pytest.raises(CallFailed):
+        asyncio.run(gateway.complete(request))
+    assert [f.maybe_billed for f in failures] == [False]

@@ -127,3 +127,8 @@ def test_sigint_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     assert proc.returncode == 130, out + err
     assert "run the same command again to resume" in err
     assert _count(db, "calls_in_flight") == 0  # abandoned calls are not left as in flight
+    # ... but recorded as requests the provider may have billed without an answer (at most 4 were out).
+    with sqlite3.connect(db) as conn:
+        causes = {c for (c,) in conn.execute("SELECT cause FROM unanswered_spend")}
+        stopped = conn.execute("SELECT count(*) FROM unanswered_spend").fetchone()[0]
+    assert causes <= {"stopped"} and stopped <= 4

@@ -52,7 +52,6 @@ class Budget:
 
     def __init__(self, limit: float, spent: float = 0.0, unanswered: float = 0.0) -> None:
         self.limit = limit
-        self.spent_before = spent + unanswered
         self.spent = spent
         """USD of answered calls (what the provider reported, or the reservation when it reported nothing)."""
         self.unanswered = unanswered
