@@ -177,20 +177,24 @@ def test_an_over_reporting_provider_is_settled_at_its_report_and_no_later_call_p
 
 
 def test_requests_that_time_out_are_counted_toward_the_budget_and_shown_apart(tmp_path: Path) -> None:
-    with provider_server(words=250, stall_every=4, stall_s=1.5) as server:
-        path = write(tmp_path, session_text(server.api_base, 1.0, timeout="timeout_s = 0.5\nmax_timeout_retries = 1\n"))
+    with provider_server(words=250, stall_every=4, stall_s=2.5) as server:
+        path = write(tmp_path, session_text(server.api_base, 1.0, timeout="timeout_s = 1.0\nmax_timeout_retries = 1\n"))
         result = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
         assert server.stall_done.wait(10)
-        billed = server.billed()
+        billed = server.billed()  # counted as each request arrives, stalled ones included
         stalled = server.answered // 4
     assert result.exit_code in (0, 3), result.output
+    # Every client-side timeout (the stalled requests, and any other reply slower than 1 s on a busy
+    # machine) is one request billed without an answer.
+    ((timeouts,),) = query(path, "SELECT count(*) FROM call_errors WHERE error_type IN ('Timeout', 'TimeoutError')")
     unanswered = query(path, "SELECT cause, count(*), sum(usd) FROM unanswered_spend GROUP BY cause")
-    assert [(c, n) for c, n, _ in unanswered] == [("timeout", stalled)], (unanswered, result.output)
+    assert [(c, n) for c, n, _ in unanswered] == [("timeout", timeouts)] and timeouts >= stalled >= 1, unanswered
     ((recorded,),) = query(path, "SELECT sum(cost) FROM calls")
     estimated = unanswered[0][2]
     # What the run counts covers what the provider billed (the timed-out ones at their worst case).
     assert recorded < billed <= recorded + estimated
-    assert f"{stalled} requests may have been billed without an answer ({stalled} timed out)" in result.output
+    plural = "s" if timeouts != 1 else ""
+    assert f"{timeouts} request{plural} may have been billed without an answer ({timeouts} timed out)" in result.output
     check = CliRunner().invoke(cli, ["check", str(path)])
     assert "billed without an answer" in check.output, check.output
 
