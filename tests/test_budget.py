@@ -325,3 +325,25 @@ def test_a_refused_connection_was_not_billed() -> None:
     with pytest.raises(CallFailed):
         asyncio.run(gateway.complete(request))
     assert [f.maybe_billed for f in failures] == [False]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "completion", "expected"),
+    [
+        (12, 5, (12, 5)),
+        (-5, 10, (None, 10)),  # a negative count would refund the budget
+        (True, 3, (None, 3)),
+        (1.5, 3, (None, 3)),
+        (10**15, 3, (None, 3)),  # absurd: no count rather than a made-up $10^9
+        ("12", "5", (None, None)),
+        (-1, -1, (None, None)),
+        (0, 0, (None, None)),  # litellm's zero-filled usage: not reported
+    ],
+)
+def test_reported_usage_that_is_no_count_is_not_reported(prompt: Any, completion: Any, expected: Any) -> None:
+    from types import SimpleNamespace
+
+    from centaur_tui.llm.gateway import reply_usage
+
+    reply = SimpleNamespace(usage=SimpleNamespace(prompt_tokens=prompt, completion_tokens=completion))
+    assert reply_usage(reply) == expected

@@ -526,7 +526,9 @@ class Gateway:
             assert price is not None
             return price.cost(p_tok, c_tok or 0, cached or 0)
         cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
-        if cost is not None and (cost > 0 or not p_tok):  # litellm#36999: an unpriced model costs a false $0
+        if not isinstance(cost, (int, float)) or not math.isfinite(cost) or cost < 0:
+            return None  # litellm's cost of a usage we refused (negative, absurd) is no cost either
+        if cost > 0 or not p_tok:  # litellm#36999: an unpriced model costs a false $0
             return float(cost)
         return None
 
