@@ -87,6 +87,12 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path)
     billed = f"{in_flight} {plural} may have been billed twice (0 timed out and were sent again, "
     assert billed + f"{in_flight} {verb} in flight when an earlier run stopped)." in resumed.stdout, resumed.stdout
     assert _count(db, "calls_in_flight") == 0  # counted once, and the resumed run left none behind
+    # ... and each is recorded as a request that may have been billed without an answer (no budget
+    # here, so no reservation to estimate it at).
+    with sqlite3.connect(db) as conn:
+        killed_rows = conn.execute("SELECT cause, usd FROM unanswered_spend").fetchall()
+    assert killed_rows == [("killed", None)] * in_flight
+    assert "were out when a run was killed): not estimated (sent without a budget)" in resumed.stdout
     full = subprocess.run(
         [*CENTAUR, "run", str(reference), "--quiet"], env=env, capture_output=True, text=True, timeout=300
     )
@@ -121,3 +127,8 @@ def test_sigint_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     assert proc.returncode == 130, out + err
     assert "run the same command again to resume" in err
     assert _count(db, "calls_in_flight") == 0  # abandoned calls are not left as in flight
+    # ... but recorded as requests the provider may have billed without an answer (at most 4 were out).
+    with sqlite3.connect(db) as conn:
+        causes = {c for (c,) in conn.execute("SELECT cause FROM unanswered_spend")}
+        stopped = conn.execute("SELECT count(*) FROM unanswered_spend").fetchone()[0]
+    assert causes <= {"stopped"} and stopped <= 4

@@ -216,6 +216,7 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
         budget_lines,
         cut_off_lines,
         outcome_lines,
+        spend_lines,
     )
     from centaur_tui.services.session import open_store
 
@@ -273,6 +274,8 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
     for line in cut_off_lines(outcome, study.session.generation.on_truncated):
         click.secho(line, fg="yellow")
     for line in budget_lines(study, outcome):
+        click.secho(line, fg="yellow")
+    for line in spend_lines(outcome):
         click.secho(line, fg="yellow")
     return outcome
 

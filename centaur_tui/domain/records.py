@@ -73,6 +73,9 @@ class CallFailure:
     message: str
     final: bool
     finish_reason: str | None = None  # the provider's stop reason, for a reply that was not an answer
+    maybe_billed: bool = False
+    """The request reached the provider and got no usable answer (a timeout, a body cut or broken,
+    a reply that is no answer): the provider may have billed it (llm.gateway.maybe_billed)."""
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,12 @@ not asked for, two results for one request, a line over `MAX_RESULT_LINE` bytes,
 is not a completion: none of them becomes an answer. Each request gets one `BatchResult`
 (an answer or an error message), never a guess.
 
-Measured against the local fake (tests/support/batch_server.py) with litellm 1.110.2: one
-`afile_content` call sends two GET requests for the file (and leaves a coroutine never
-awaited); harmless (a GET is idempotent and not billed), so left as litellm does it.
-`alist_batches` drops its `metadata` argument, so `find` filters the pages itself.
+litellm's async batch functions (`afile_content`, `aretrieve_batch`, ...) run their sync twin in
+a thread, which returns a coroutine to await: a task cancelled while that thread runs (a stopped
+run, another batch's fatal error) leaves the coroutine never awaited, and Python warns so (issue
+23). So each request runs in a task of its own that a caller's cancel does not reach; `aclose`
+lets those finish (bounded by the timeout) before the run ends. `alist_batches` drops its
+`metadata` argument, so `find` filters the pages itself.
 
 Cost: litellm's batch cost tracking is unreliable (litellm#27944, NOTES.md), so `batch_cost`
 computes it from the tokens the result reports and a batch price: the session's
@@ -312,13 +314,28 @@ def batch_cost(prices: tuple[float, float, str] | None, p_tok: int | None, c_tok
 # -- the provider's Files and Batches APIs ------------------------------------------------------
 
 
-class BatchApiError(Exception):
-    """A Files or Batches request that failed for good (retries exhausted, or refused)."""
+AUTH_ERRORS = frozenset({"AuthenticationError", "PermissionDeniedError"})
+"""Errors that say the key is refused: every request of that provider would fail."""
 
-    def __init__(self, message: str, error_type: str, fatal: bool = False) -> None:
+
+class BatchApiError(Exception):
+    """A Files or Batches request that failed for good (retries exhausted, or refused).
+
+    Attributes:
+        fatal: Every request to this provider would fail (a refused key, an unknown model or endpoint).
+        transient: The provider may answer later (a 5xx, a timeout, a lost connection, retries exhausted).
+    """
+
+    def __init__(self, message: str, error_type: str, fatal: bool = False, transient: bool = False) -> None:
         super().__init__(message)
         self.error_type = error_type
         self.fatal = fatal
+        self.transient = transient
+
+    @property
+    def not_found(self) -> bool:
+        """The provider does not know the batch or file asked for (404)."""
+        return self.error_type == "NotFoundError"
 
 
 class BatchClient:
@@ -335,6 +352,31 @@ class BatchClient:
         self._llm = litellm()
         self.requests = 0
         """HTTP requests sent (each attempt), for the benchmark."""
+        self._orphans: set[asyncio.Task[Any]] = set()
+
+    def _orphaned(self, task: asyncio.Task[Any]) -> None:
+        self._orphans.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: its caller is gone, and its failure was a stopped run's
+
+    async def _request(self, send: Callable[[], Awaitable[T]]) -> T:
+        """One request in a task of its own, so that a caller's cancel never cuts litellm's thread step short."""
+        inner: asyncio.Task[T] = asyncio.ensure_future(send())
+        try:
+            return await asyncio.shield(inner)
+        except asyncio.CancelledError:
+            self._orphans.add(inner)
+            inner.add_done_callback(self._orphaned)
+            raise
+
+    async def aclose(self) -> None:
+        """Let the requests whose callers were cancelled finish (at most the timeout), then cancel what is left."""
+        if not self._orphans:
+            return
+        _, left = await asyncio.wait(set(self._orphans), timeout=self.limits.timeout_s)
+        for task in left:  # past litellm's thread step by now: awaiting the HTTP reply, safe to cancel
+            task.cancel()
+        await asyncio.gather(*left, return_exceptions=True)
 
     def _kwargs(self, endpoint: Endpoint) -> dict[str, Any]:
         provider = provider_of(endpoint)
@@ -350,25 +392,39 @@ class BatchClient:
         return kwargs
 
     async def _retried(
-        self, what: str, endpoint: Endpoint, send: Callable[[], Awaitable[T]], retries: int | None = None
+        self,
+        what: str,
+        endpoint: Endpoint,
+        send: Callable[[], Awaitable[T]],
+        retries: int | None = None,
+        model_named: bool = True,
     ) -> T:
+        """`send()`, retried like an online call.
+
+        `model_named`: whether a 404 can mean an unknown model or endpoint (uploading, creating,
+        listing: fatal, every request would fail) rather than a batch or file that is gone
+        (checking a batch, reading its results: the batch's requests end, the run goes on).
+        """
         retries = self.limits.max_retries if retries is None else retries
         attempt = 0
         while True:
             attempt += 1
             self.requests += 1
             try:
-                return await send()
+                return await self._request(send)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - classified below, never swallowed
                 name = type(exc).__name__
                 secrets = secrets_in_env([endpoint.api_key_env] if endpoint.api_key_env else [])
                 message = describe_failure(exc, name, endpoint, secrets)
-                fatal = name in FATAL_ERRORS
+                if name == "NotFoundError" and not model_named:
+                    # A batch or file id the provider does not know: not a hint about the model string.
+                    message = message.split(" - hint: ", 1)[0]
+                fatal = name in FATAL_ERRORS and (model_named or name != "NotFoundError")
                 transient = name in TRANSIENT_ERRORS or name in ("APITimeoutError", "ConnectError", "ReadTimeout")
                 if fatal or not transient or attempt > retries:
-                    raise BatchApiError(f"{what}: {name}: {message}", name, fatal) from None
+                    raise BatchApiError(f"{what}: {name}: {message}", name, fatal, transient) from None
                 step = self.limits.backoff_base_s * 2 ** (attempt - 1) * (0.5 + random.random() / 2)
                 delay = min(self.limits.backoff_max_s, max(step, retry_after_s(exc) or 0.0))
                 await self._sleep(delay if math.isfinite(delay) else self.limits.backoff_max_s)
@@ -452,13 +508,17 @@ class BatchClient:
             "checking the batch",
             endpoint,
             lambda: self._llm.aretrieve_batch(batch_id=provider_batch_id, **kwargs),
+            model_named=False,
         )
         return batch_status(response)
 
     async def content(self, endpoint: Endpoint, file_id: str) -> bytes:
         kwargs = self._kwargs(endpoint)
         response = await self._retried(
-            "downloading the batch results", endpoint, lambda: self._llm.afile_content(file_id=file_id, **kwargs)
+            "downloading the batch results",
+            endpoint,
+            lambda: self._llm.afile_content(file_id=file_id, **kwargs),
+            model_named=False,
         )
         data = getattr(response, "content", None)
         if isinstance(data, str):
@@ -471,6 +531,8 @@ class BatchClient:
         kwargs = self._kwargs(endpoint)
         kwargs.pop("model", None)
         response = await self._retried(
-            "cancelling the batch", endpoint, lambda: self._llm.acancel_batch(batch_id=provider_batch_id, **kwargs)
+            "cancelling the batch",
+            endpoint,
+            lambda: self._llm.acancel_batch(batch_id=provider_batch_id, **kwargs),
         )
         return batch_status(response)

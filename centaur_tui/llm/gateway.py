@@ -149,11 +149,66 @@ def reply_usage(response: Any) -> tuple[int | None, int | None]:
     mean "not reported", stored as unknown rather than as a free call.
     """
     usage = getattr(response, "usage", None)
-    p_tok = getattr(usage, "prompt_tokens", None)
-    c_tok = getattr(usage, "completion_tokens", None)
+    p_tok, c_tok = sane_usage(getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
     if not p_tok and not c_tok:
         return None, None
     return p_tok, c_tok
+
+
+_NEVER_REACHED = frozenset(
+    {"ConnectError", "ConnectTimeout", "ClientConnectorError", "ConnectionRefusedError", "gaierror", "NotSent"}
+)
+"""Causes that mean the request never reached the provider (nothing to bill)."""
+_LOST_ANSWER = frozenset(
+    {
+        "ReadError",
+        "ReadTimeout",
+        "RemoteProtocolError",
+        "ContentLengthError",
+        "ClientPayloadError",
+        "ServerDisconnectedError",
+        "ConnectionResetError",
+        "JSONDecodeError",
+        "APITimeoutError",
+        "Timeout",
+        "TimeoutError",
+    }
+)
+"""Causes that mean the request was received and its answer lost or broken on the way back."""
+
+
+def maybe_billed(exc: BaseException) -> bool:
+    """Whether a failed attempt may have been billed: the provider received it and no usable answer came back.
+
+    A timeout, a connection reset or a body cut short after the request was sent, a body that is
+    no JSON, a reply that is no answer (`MalformedReply`): yes. A refused connection, an unknown
+    host, an HTTP error status (429, 5xx, 4xx): no. litellm reports a reset, a cut body and a
+    refused connection alike as InternalServerError "Connection error." with status 500, so the
+    exception chain decides (measured with litellm 1.110.2 on tests/support/fault_server.py).
+    """
+    if isinstance(exc, (MalformedReply, TimeoutError)):
+        return True
+    names: set[str] = set()
+    node: BaseException | None = exc
+    for _ in range(10):  # a bounded walk: chains are 3-6 deep
+        if node is None:
+            break
+        names.add(type(node).__name__)
+        node = node.__cause__ or node.__context__
+    return not (names & _NEVER_REACHED) and bool(names & _LOST_ANSWER)
+
+
+def sane_usage(p_tok: Any, c_tok: Any) -> tuple[int | None, int | None]:
+    """Reported token counts a cost can be computed from: non-negative integers (a bool, a float, a
+    negative or absurd count is no count: it is stored as not reported, and the call is settled at
+    its reservation rather than at a cost a hostile or broken server made up)."""
+
+    def one(value: Any) -> int | None:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 10**12:
+            return None
+        return value
+
+    return one(p_tok), one(c_tok)
 
 
 def reply_cached_tokens(response: Any) -> int | None:
@@ -471,7 +526,9 @@ class Gateway:
             assert price is not None
             return price.cost(p_tok, c_tok or 0, cached or 0)
         cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
-        if cost is not None and (cost > 0 or not p_tok):  # litellm#36999: an unpriced model costs a false $0
+        if not isinstance(cost, (int, float)) or not math.isfinite(cost) or cost < 0:
+            return None  # litellm's cost of a usage we refused (negative, absurd) is no cost either
+        if cost > 0 or not p_tok:  # litellm#36999: an unpriced model costs a false $0
             return float(cost)
         return None
 
@@ -565,7 +622,17 @@ class Gateway:
                 failed_at = target
                 if self._on_failure is not None:
                     self._on_failure(
-                        CallFailure(req.key, req.stage, req.endpoint.model, attempt, kind, message, final, finish)
+                        CallFailure(
+                            req.key,
+                            req.stage,
+                            req.endpoint.model,
+                            attempt,
+                            kind,
+                            message,
+                            final,
+                            finish,
+                            maybe_billed(exc),
+                        )
                     )
                 if fatal:
                     raise FatalProviderError(f"{req.endpoint.model}: {kind}: {message}", kind, attempt) from exc

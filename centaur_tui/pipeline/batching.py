@@ -19,6 +19,13 @@ batch instead of joining a new one, so nothing is sent twice.
 With `[batch] wait = false`, a batch still running after its first status check leaves its
 callers a `BatchPending` (counted as `in_batch`, not failed): the run ends "not finished"
 and the next `centaur run` collects the batch.
+
+A batch the provider no longer knows (404 on its status), or whose output or error file is
+gone (404), unreadable or garbage, ends its requests as `missing` with the reason, each with a
+final failure in `call_errors`; the next run sends them again in a new batch. Only a refused
+key stops the run (every request would fail); a transient error leaves the batch in flight for
+the next run to ask again. Before, a 404 on an output file stopped every run with exit status
+2 and a hint about the model string, and its requests stayed pending for good (issue 23).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from centaur_tui.domain.session import Endpoint
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, CallRequest, CallResult, FatalProviderError
 from centaur_tui.llm.batch import (
+    AUTH_ERRORS,
     MAYBE_CREATED,
     BatchApiError,
     BatchClient,
@@ -296,7 +304,22 @@ class Batcher:
                 provider_batch = created.batch_id
                 await self._set(batch_id, state="submitted", provider_batch_id=created.batch_id, status=created.status)
                 state = "submitted"
-            status = await self._poll(batch_id, endpoint, provider_batch)
+            try:
+                status = await self._poll(batch_id, endpoint, provider_batch)
+            except BatchApiError as exc:
+                if not exc.not_found:
+                    raise
+                await self._end_all(
+                    batch_id,
+                    pending,
+                    f"the provider no longer knows batch {provider_batch} ({exc}); sent again in a new batch "
+                    "by the next run",
+                    end="missing",
+                    error_type="BatchLost",
+                    status="lost",
+                )
+                self.progress.last_error = f"{endpoint.model}: batch {batch_id[:8]} is lost at the provider"
+                return
             if status is None:
                 self._leave_pending(keys, f"batch {batch_id[:8]} is {view.status or view.state} at the provider")
                 return
@@ -357,9 +380,23 @@ class Batcher:
         latency_s: float,
     ) -> None:
         parsed = ParsedResults()
-        for file_id in (status.output_file_id, status.error_file_id):
-            if file_id:
-                parse_results(await self.client.content(endpoint, file_id), pending, parsed)
+        unreadable: list[str] = []
+        for what, file_id in (("output", status.output_file_id), ("error", status.error_file_id)):
+            if not file_id:
+                continue
+            try:
+                content = await self.client.content(endpoint, file_id)
+            except BatchApiError as exc:
+                # A refused key stops the run; a transient error leaves the batch for the next run
+                # to read again. Anything else (404: the file is gone, an expired output; a body
+                # that is no file) will not get better: its requests end here.
+                if exc.error_type in AUTH_ERRORS or (exc.transient and not exc.not_found):
+                    raise
+                unreadable.append(f"its {what} file {file_id} could not be read ({exc})")
+                continue
+            parse_results(content, pending, parsed)
+        for problem in unreadable:
+            parsed.note(problem)
         prices = batch_prices(endpoint, self.settings.discount)
         answered: list[tuple[str, CallRecord]] = []
         ended: list[tuple[str, str, CallFailure]] = []
@@ -404,6 +441,11 @@ class Batcher:
             else:
                 end, error_type = "missing", "BatchMissingResult"
                 message = "the batch ended without a result for this request" + (f" ({problems})" if problems else "")
+            if unreadable and result is None:
+                if end == "missing":
+                    error_type = "BatchOutputUnreadable"
+                else:  # expired, cancelled or failed: what it did answer could not be read either
+                    message = f"{message}; {'; '.join(unreadable)}"
             message = f"batch {batch_id[:8]}: {message}"
             failure = CallFailure(req["key"], req["stage"], req["model"], 1, error_type, message, True)
             ended.append((custom_id, end, failure))
@@ -435,20 +477,32 @@ class Batcher:
                 self._on_answered(key)
             self._resolve(key, outcome)
 
-    async def _end_all(self, batch_id: str, pending: dict[str, dict[str, Any]], message: str) -> None:
-        end = "failed"
+    async def _end_all(
+        self,
+        batch_id: str,
+        pending: dict[str, dict[str, Any]],
+        message: str,
+        end: str = "failed",
+        error_type: str = "BatchNotSent",
+        status: str | None = None,
+    ) -> None:
+        """End every pending request of a batch with one reason (a final failure each); the next run resends them."""
+        if end != "failed":
+            message = f"batch {batch_id[:8]}: {message}"
         ended = [
-            (cid, end, CallFailure(r["key"], r["stage"], r["model"], 1, "BatchNotSent", message, True))
+            (cid, end, CallFailure(r["key"], r["stage"], r["model"], 1, error_type, message, True))
             for cid, r in pending.items()
         ]
         await self._db(
-            functools.partial(collect_batch, self.store, batch_id, [], ended, status=end, message=message[:2000])
+            functools.partial(
+                collect_batch, self.store, batch_id, [], ended, status=status or end, message=message[:2000]
+            )
         )
         view = self.progress.batches[batch_id]
-        view.state, view.status, view.message = "collected", end, message
+        view.state, view.status, view.message = "collected", status or end, message
         for r in pending.values():
             self._pending.pop(r["key"], None)
-            self._resolve(r["key"], CallFailed(message, "BatchNotSent", 1))
+            self._resolve(r["key"], CallFailed(message, error_type, 1))
 
     # -- callers --------------------------------------------------------------------------------
 
@@ -501,3 +555,5 @@ class Batcher:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self._client is not None:
+            await self._client.aclose()

@@ -36,7 +36,15 @@ from centaur_tui.llm import CallFailed, CallRequest, FatalProviderError, Gateway
 from centaur_tui.pipeline.batching import Batcher, BatchPending
 from centaur_tui.pipeline.budget import Budget, BudgetError, BudgetExceeded
 from centaur_tui.pipeline.progress import Progress
-from centaur_tui.store import Store, clear_in_flight, mark_in_flight, record_failed_item, session_spend
+from centaur_tui.store import (
+    Store,
+    clear_in_flight,
+    mark_in_flight,
+    record_failed_item,
+    record_unanswered,
+    session_spend,
+    unanswered_spend,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -106,6 +114,7 @@ class Calls:
         self.budget: Budget | None = None
         self._tokens: TokenCounter | None = None
         self._worst: dict[str, float] = {}  # call key -> worst-case USD, computed where the prompt is known
+        self._out: set[str] = set()  # keys whose request has left and is not settled (an attempt at a time)
 
     def load(self) -> None:
         """Read which calls are answered, and register the simulation world of a simulated session (blocking).
@@ -132,6 +141,22 @@ class Calls:
                 )
             spent, _ = session_spend(self.store)
             self.budget = Budget(limit, spent)
+        self.note_unanswered()
+
+    def note_unanswered(self) -> None:
+        """Read what the session's requests billed without an answer are estimated at (blocking).
+
+        Called at the start of a run, and again once the calls a killed run left in flight have
+        been recorded (`take_interrupted`), before anything is sent: the budget counts them.
+        """
+        found = unanswered_spend(self.store)
+        if self.budget is not None:
+            self.budget.unanswered = found.usd
+            self.progress.spent = self.budget.used
+        self.progress.unanswered = found.requests
+        self.progress.unanswered_usd = found.usd
+        self.progress.unanswered_unknown = found.unknown
+        self.progress.unanswered_causes = dict(found.by_cause)
 
     def _count_tokens(self, endpoint: Endpoint, messages: list[dict[str, str]]) -> int | None:
         # Counted only when something needs it (a budget, a tpm limit): about 0.05-2 ms a prompt.
@@ -215,8 +240,17 @@ class Calls:
 
     def _record_failure(self, failure: CallFailure) -> None:
         # Called by the gateway on the event loop: the write goes to the database thread, in order.
-        # This attempt is over; the retry is marked again when it leaves.
-        done = self._pool().submit(self._db_call, self._failed_attempt, (failure,))
+        # This attempt is over; the retry is marked (and reserved) again when it leaves. Its
+        # reservation goes now, not at the call's end: a reservation held over a backoff would
+        # keep a reservation waiting for it from a concurrency slot the retry needs.
+        self._out.discard(failure.key)
+        estimate: float | None = None
+        if failure.maybe_billed:
+            estimate = self.budget.unanswered_attempt(failure.key) if self.budget is not None else None
+            self._count_unanswered(estimate, "timeout" if failure.error_type in TIMEOUT_ERRORS else "broken")
+        elif self.budget is not None:
+            self.budget.release(failure.key)
+        done = self._pool().submit(self._db_call, self._failed_attempt, (failure, estimate))
         done.add_done_callback(_log_failed_write)
         if not failure.final:
             self.progress.retries += 1
@@ -226,19 +260,40 @@ class Calls:
                 self.progress.timeouts_resent += 1
         self.progress.last_error = f"{failure.model}: {failure.error_type}: {failure.message}"
 
+    def _count_unanswered(self, estimate: float | None, cause: str) -> None:
+        causes = self.progress.unanswered_causes
+        causes[cause] = causes.get(cause, 0) + 1
+        self.progress.unanswered += 1
+        if estimate is None:
+            self.progress.unanswered_unknown += 1
+        else:
+            self.progress.unanswered_usd += estimate
+        if self.budget is not None:
+            self.progress.spent = self.budget.used
+
     async def _mark_sent(self, request: CallRequest) -> None:
         # The budget's reservation first, as the request leaves (not while it queues: 17,000
-        # queued calls would otherwise reserve a budget that 16 in flight use).
+        # queued calls would otherwise reserve a budget that 16 in flight use). One that does
+        # not fit waits for the calls in flight to settle (pipeline/budget.py).
+        reserved: float | None = None
         if self.budget is not None:
-            self.budget.reserve(request.key, self._worst.get(request.key, 0.0))
+            await self.budget.reserve(request.key, self._worst.get(request.key, 0.0), request.endpoint.model)
+            reserved = self.budget.reserved.get(request.key)
         # Recorded as the request leaves (its concurrency slot taken, so at most `concurrency`
         # rows), committed before it is sent: a row left behind by a killed process counts a
-        # call that is sent again and may have been billed twice (store/outcomes.py). On the
-        # database thread like every other write, never on the event loop.
-        await self.db(mark_in_flight, self.store, request.key, request.stage, request.endpoint.model)
+        # call that is sent again and may have been billed twice (store/outcomes.py), and its
+        # reservation is then counted as unanswered spend. On the database thread like every
+        # other write, never on the event loop.
+        await self.db(mark_in_flight, self.store, request.key, request.stage, request.endpoint.model, reserved)
+        self._out.add(request.key)
 
-    def _failed_attempt(self, failure: CallFailure) -> None:
+    def _failed_attempt(self, failure: CallFailure, estimate: float | None = None) -> None:
         self.store.record_failure(failure)
+        if failure.maybe_billed:
+            cause = "timeout" if failure.error_type in TIMEOUT_ERRORS else "broken"
+            record_unanswered(
+                self.store, failure.key, failure.stage, failure.model, cause, estimate, failure.error_type
+            )
         clear_in_flight(self.store, failure.key)
 
     def record_failed_item(self, item: str, stage: str, error: str) -> None:
@@ -249,6 +304,10 @@ class Calls:
         """
         done = self._pool().submit(self._db_call, record_failed_item, (self.store, item, stage, error))
         done.add_done_callback(_log_failed_write)
+
+    def _abandoned(self, key: str, stage: str, model: str, estimate: float | None) -> None:
+        record_unanswered(self.store, key, stage, model, "stopped", estimate)
+        clear_in_flight(self.store, key)
 
     def _answered_call(self, record: CallRecord) -> None:
         self.store.record_call(record)
@@ -386,6 +445,15 @@ class Calls:
             result = await self._ensure_gateway().complete(request)
         except BaseException as exc:  # failed, or cancelled by a stopped run: no longer in flight either way
             self._worst.pop(key, None)
+            out = key in self._out
+            self._out.discard(key)
+            if isinstance(exc, asyncio.CancelledError) and out:
+                # Abandoned while its request was out (Ctrl-C, SIGTERM): the provider may bill it.
+                estimate = self.budget.unanswered_attempt(key) if self.budget is not None else None
+                self._count_unanswered(estimate, "stopped")
+                done = self._pool().submit(self._db_call, self._abandoned, (key, stage, endpoint.model, estimate))
+                done.add_done_callback(_log_failed_write)
+                raise
             if self.budget is not None:
                 self.budget.release(key)
             if isinstance(exc, BudgetExceeded):  # never left: nothing in flight, nothing failed
@@ -400,9 +468,12 @@ class Calls:
                 self.progress.stages[stage].failed += 1
             raise
         self._worst.pop(key, None)
+        self._out.discard(key)
         if self.budget is not None:
             self.budget.settle(key, result.cost)
-            self.progress.spent = self.budget.spent
+            self.progress.spent = self.budget.used
+            self.progress.over_reported = self.budget.over_reported
+            self.progress.over_reports = self.budget.over_reports
         st = self.progress.stages[stage]
         st.sent += 1
         st.prompt_tokens += result.prompt_tokens or 0

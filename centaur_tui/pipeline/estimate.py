@@ -152,6 +152,16 @@ class Estimate:
     time_s: float
     time_basis: str
     simulated: bool
+    unanswered_usd: float = 0.0
+    """USD estimated for requests billed without an answer (not in `spent`; counted against the budget)."""
+    unanswered: int = 0
+
+    @property
+    def budget_left(self) -> float | None:
+        """What the budget leaves: minus what was spent and what was billed without an answer."""
+        if self.budget is None:
+            return None
+        return max(0.0, self.budget - self.spent - self.unanswered_usd)
 
     def _sum(self, attr: str) -> float | None:
         values = [getattr(r, attr) for r in self.rows]
@@ -437,6 +447,8 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
         time_s=seconds,
         time_basis=basis,
         simulated=s.simulated,
+        unanswered_usd=facts.unanswered.usd,
+        unanswered=facts.unanswered.requests,
     )
 
 
@@ -485,12 +497,16 @@ def estimate_lines(est: Estimate) -> list[str]:
         f"(at most {usd(est.worst_cost_remaining)} with every reply at max_tokens); total {usd(est.cost_total)}, "
         f"of which {usd(est.spent)} spent"
         + (f" (+ {est.spent_unpriced:,} call(s) of unknown cost)" if est.spent_unpriced else "")
+        + (
+            f"; and {usd(est.unanswered_usd)} estimated for {est.unanswered:,} request(s) billed without an answer"
+            if est.unanswered
+            else ""
+        )
     )
     if est.unpriced_models:
         lines.append(f"  Unknown price (not counted as $0): {', '.join(est.unpriced_models)}")
     if est.budget is not None:
-        left = est.budget - est.spent
-        lines.append(f"  Budget max_cost_usd = {usd(est.budget)}: {usd(max(0.0, left))} left")
+        lines.append(f"  Budget max_cost_usd = {usd(est.budget)}: {usd(est.budget_left)} left")
     lines.append(f"  Expected time: {duration_text(est.time_s)} ({est.time_basis})")
     if est.simulated:
         lines.append("  SIMULATED models send nothing billable; their tokens are the simulation's.")
@@ -518,5 +534,5 @@ def estimate_summary(est: Estimate) -> list[str]:
     if est.unpriced_models:
         lines.append(f"  Unknown price: {', '.join(est.unpriced_models)}")
     if est.budget is not None:
-        lines.append(f"  Budget {usd(est.budget)}: {usd(max(0.0, est.budget - est.spent))} left")
+        lines.append(f"  Budget {usd(est.budget)}: {usd(est.budget_left)} left")
     return lines

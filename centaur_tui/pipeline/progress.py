@@ -88,7 +88,18 @@ class Progress:
     budget_stopped: bool = False
     """The run stopped sending because the next call could pass `max_cost_usd`."""
     spent: float | None = None
-    """USD spent in the session so far (earlier runs included), when it has a budget."""
+    """USD spent in the session so far (earlier runs included, the unanswered estimate too), when it has a budget."""
+    unanswered_usd: float = 0.0
+    """Of `spent`: USD estimated for requests the provider may have billed without an answer (earlier runs too)."""
+    unanswered: int = 0
+    """Requests billed without an answer, earlier runs included (timed out, broken, stopped or killed in flight)."""
+    unanswered_unknown: int = 0
+    """Of `unanswered`: requests with no estimate (sent without a budget)."""
+    unanswered_causes: dict[str, int] = field(default_factory=dict)
+    """`unanswered` by cause (timeout, broken, stopped, killed: store/outcomes.py UNANSWERED_CAUSES)."""
+    over_reported: float = 0.0
+    """USD the provider reported above the reservations of the calls it answered in this run (over-reporting)."""
+    over_reports: int = 0
     outcomes: Outcomes | None = None
     """The outcome of every planned item, read from the store when the run has finished (None before)."""
 

@@ -360,7 +360,9 @@ class Pipeline:
             await self.calls.db_read(self._load_state)
             await self.calls.db(self.store.set_meta, self._meta())
             # Counted before any call is sent: the calls a killed run had sent without an answer.
-            await self.calls.db(take_interrupted, self.store)
+            if await self.calls.db(take_interrupted, self.store):
+                # Recorded as billed without an answer: counted toward the budget before anything is sent.
+                await self.calls.db_read(self.calls.note_unanswered)
             interrupted, resent_earlier = await self.calls.db_read(billed_twice_pending, self.store)
             await self.calls.batcher.resume()  # batches a previous run left in flight, before anything new
         except BaseException:

@@ -185,13 +185,58 @@ def budget_lines(study: Study, outcome: RunOutcome) -> list[str]:
     spent = p.spent or 0.0
     est = session_estimate(study)
     not_sent = sum(s.budget for s in p.stages.values())
+    of_it = f" (of it {usd(p.unanswered_usd)} estimated, billed without an answer)" if p.unanswered_usd else ""
     return [
-        f"Stopped at the budget: max_cost_usd = {usd(limit)}, {usd(spent)} spent, {usd(max(0.0, limit - spent))} left; "
-        f"{not_sent:,} call(s) not sent because the next one could pass it.",
+        f"Stopped at the budget: max_cost_usd = {usd(limit)}, {usd(spent)} spent{of_it}, "
+        f"{usd(max(0.0, limit - spent))} left; {not_sent:,} call(s) not sent because each could pass it.",
         f"  The {est.remaining_calls:,} remaining call(s) would cost about {usd(est.cost_remaining)} "
         f"(at most {usd(est.worst_cost_remaining)}): raise max_cost_usd to at least "
         f"{usd(spent + (est.worst_cost_remaining or 0.0))} and run again to finish (nothing stored is sent again).",
     ]
+
+
+CAUSE_WORDS = {
+    "timeout": "timed out",
+    "broken": "got a broken reply",
+    "stopped": "were out when a run was stopped",
+    "killed": "were out when a run was killed",
+}
+
+
+def spend_lines(outcome: RunOutcome) -> list[str]:
+    """Spend shown apart from what answered calls cost: requests billed without an answer, and over-reporting.
+
+    The first: requests the provider may have billed although no answer was stored (this run and
+    earlier ones), estimated at their worst case and counted toward `max_cost_usd`. The second: USD
+    the provider reported above the worst cases reserved (settled at what it reported).
+    """
+    from centaur_tui.pipeline.estimate import usd
+
+    p = outcome.progress
+    lines: list[str] = []
+    if p.unanswered:
+        causes = ", ".join(
+            f"{n:,} {CAUSE_WORDS.get(cause, cause)}" for cause, n in sorted(p.unanswered_causes.items()) if n
+        )
+        known = p.unanswered - p.unanswered_unknown
+        estimate = (
+            f"estimated at {usd(p.unanswered_usd)} (each at its worst case), counted in the spend"
+            if known
+            else "not estimated (sent without a budget)"
+        )
+        if known and p.unanswered_unknown:
+            estimate += f"; {p.unanswered_unknown:,} sent without a budget are not estimated"
+        lines.append(
+            f"{p.unanswered:,} request{'s' if p.unanswered != 1 else ''} may have been billed without an answer "
+            f"({causes}): {estimate}."
+        )
+    if p.over_reports:
+        lines.append(
+            f"The provider reported more than the worst case for {p.over_reports:,} call"
+            f"{'s' if p.over_reports != 1 else ''}: {usd(p.over_reported)} above what was reserved, settled at "
+            "what it reported (later reservations of those models grow by the same ratio)."
+        )
+    return lines
 
 
 def billed_twice_line(outcome: RunOutcome) -> str | None:

@@ -95,6 +95,7 @@ if TYPE_CHECKING:
         mark_in_flight,
         note_resent,
         record_failed_item,
+        record_unanswered,
         stored_facts,
         take_interrupted,
     )
@@ -119,7 +120,14 @@ if TYPE_CHECKING:
         report_inputs,
     )
     from centaur_tui.store.schema import PACKET_FORMAT, PACKET_VERSION, SCHEMA_VERSION
-    from centaur_tui.store.usage import EstimateFacts, StageModelUsage, estimate_facts, session_spend
+    from centaur_tui.store.usage import (
+        EstimateFacts,
+        StageModelUsage,
+        UnansweredSpend,
+        estimate_facts,
+        session_spend,
+        unanswered_spend,
+    )
     from centaur_tui.store.work import WorkAssignmentRow, WorkPlaceRow, WorkStore
 
 _MODULE_OF = {
@@ -199,6 +207,7 @@ _MODULE_OF = {
     "billed_twice_pending": "outcomes",
     "clear_billed_twice": "outcomes",
     "note_resent": "outcomes",
+    "record_unanswered": "outcomes",
     "masking_log": "masking",
     "open_batch": "batches",
     "option_score_rows": "report_reads",
@@ -213,6 +222,8 @@ _MODULE_OF = {
     "session_blinding": "masking",
     "session_fingerprint": "packets",
     "session_spend": "usage",
+    "UnansweredSpend": "usage",
+    "unanswered_spend": "usage",
     "store_judgments": "importer",
     "stored_facts": "outcomes",
     "stored_texts": "imported",
@@ -274,6 +285,7 @@ __all__ = [
     "StageModelUsage",
     "Store",
     "StoredExpertJudgment",
+    "UnansweredSpend",
     "WinnerFile",
     "WorkAssignmentRow",
     "WorkPlaceRow",
@@ -321,6 +333,7 @@ __all__ = [
     "read_outputs",
     "read_winner_judgments",
     "record_failed_item",
+    "record_unanswered",
     "report_inputs",
     "requests_of",
     "seat_rows",
@@ -331,6 +344,7 @@ __all__ = [
     "stored_facts",
     "stored_texts",
     "take_interrupted",
+    "unanswered_spend",
     "unfinished_batches",
     "update_batch",
     "work_masking_log",

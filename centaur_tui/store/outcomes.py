@@ -7,7 +7,8 @@ last error of every call that failed for good and was not answered since.
 `calls_in_flight` (migration 6) holds one row per call being sent: written before the request
 leaves, deleted when it is answered, fails or is abandoned (a stopped run). Rows that remain
 belong to a process that died mid-call (`kill -9`, a power cut): those calls are sent again on
-the next run, and the provider may have billed them, so the run says how many there were.
+the next run, and the provider may have billed them, so the run says how many there were and
+records each in `unanswered_spend` (migration 14) at its reservation, like a timed-out attempt.
 """
 
 from __future__ import annotations
@@ -69,12 +70,32 @@ def record_failed_item(store: Store, item: str, stage: str, error: str) -> None:
         )
 
 
-def mark_in_flight(store: Store, key: str, stage: str, model: str) -> None:
-    """Record a call as being sent by this process (before the request leaves)."""
+def mark_in_flight(store: Store, key: str, stage: str, model: str, reserved_usd: float | None = None) -> None:
+    """Record a call as being sent by this process (before the request leaves), with its budget reservation."""
     with store.write() as c:
         c.execute(
-            "INSERT OR REPLACE INTO calls_in_flight (key, stage, model, pid, started_at) VALUES (?, ?, ?, ?, ?)",
-            (key, stage, model, os.getpid(), utc_now()),
+            "INSERT OR REPLACE INTO calls_in_flight (key, stage, model, pid, started_at, reserved_usd)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (key, stage, model, os.getpid(), utc_now(), reserved_usd),
+        )
+
+
+UNANSWERED_CAUSES = ("timeout", "broken", "stopped", "killed")
+"""Why a request may have been billed without an answer: it timed out, its reply was cut or no answer,
+the run stopped (Ctrl-C, SIGTERM) while it was out, or a killed run left it in flight."""
+
+
+def record_unanswered(
+    store: Store, key: str, stage: str, model: str, cause: str, usd: float | None, error_type: str | None = None
+) -> None:
+    """Record a request the provider may have billed without an answer, and forget it as in flight."""
+    if cause not in UNANSWERED_CAUSES:
+        raise ValueError(f"not a cause of unanswered spend: {cause}")
+    with store.write() as c:
+        c.execute(
+            "INSERT INTO unanswered_spend (key, stage, model, cause, error_type, usd, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (key, stage, model, cause, error_type, usd, utc_now()),
         )
 
 
@@ -102,13 +123,22 @@ def take_interrupted(store: Store) -> int:
     Rows of a live process (this one, or a run in another process) are left alone. Counted once:
     the rows are deleted, since their calls are about to be sent again.
     """
-    rows = store.read("SELECT key, pid, key IN (SELECT key FROM calls) AS answered FROM calls_in_flight")
+    rows = store.read(
+        "SELECT key, stage, model, pid, reserved_usd, key IN (SELECT key FROM calls) AS answered FROM calls_in_flight"
+    )
     dead = [r for r in rows if not _alive(int(r["pid"]))]
     # A process killed between storing the answer and deleting its row left an answered call: not re-sent.
     resent = sum(1 for r in dead if not r["answered"])
     if dead:
+        now = utc_now()
         with store.write() as c:
             c.executemany("DELETE FROM calls_in_flight WHERE key = ?", [(r["key"],) for r in dead])
+            # Sent and never settled: the provider may have billed them (estimated at their reservation).
+            c.executemany(
+                "INSERT INTO unanswered_spend (key, stage, model, cause, error_type, usd, created_at)"
+                " VALUES (?, ?, ?, 'killed', NULL, ?, ?)",
+                [(r["key"], r["stage"], r["model"], r["reserved_usd"], now) for r in dead if not r["answered"]],
+            )
             if resent:  # kept until a run completes: a resumed run stopped in turn must still say it
                 _add_meta(c, BILLED_TWICE_INTERRUPTED, resent)
     return resent

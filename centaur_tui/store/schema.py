@@ -329,6 +329,21 @@ MIGRATIONS: tuple[Migration, ...] = (
 )""",
         ),
     ),
+    # Issue 23: spend the provider may have billed without an answer (a timed-out or broken reply,
+    # a call in flight when a run stopped or was killed), estimated at the request's reservation
+    # and counted toward max_cost_usd; `calls_in_flight.reserved_usd` keeps the reservation so a
+    # killed run's calls are estimated on resume.
+    Migration(
+        15,
+        "spend billed without an answer (unanswered_spend) and each call in flight's reservation",
+        (
+            "ALTER TABLE calls_in_flight ADD COLUMN reserved_usd REAL",
+            """CREATE TABLE IF NOT EXISTS unanswered_spend (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, stage TEXT NOT NULL, model TEXT NOT NULL,
+        cause TEXT NOT NULL, error_type TEXT, usd REAL, created_at TEXT NOT NULL
+    )""",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

@@ -46,6 +46,17 @@ class StageModelUsage:
 
 
 @dataclass(frozen=True)
+class UnansweredSpend:
+    """Requests the provider may have billed without an answer: how many per cause, and their estimate."""
+
+    requests: int = 0
+    usd: float = 0.0
+    unknown: int = 0
+    """Requests among them with no estimate (sent without a budget, so no reservation)."""
+    by_cause: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class EstimateFacts:
     """What a session database holds that an estimate needs (empty for a session never run)."""
 
@@ -59,6 +70,8 @@ class EstimateFacts:
     entries: dict[tuple[str, str], StageModelUsage] = field(default_factory=dict)
     """Recorded calls per (stage, session entry name): the calls behind each stored text and judgment (a judgment's
     last attempt), so that two entries on one model string (two servers, two prices) are told apart."""
+    unanswered: UnansweredSpend = field(default_factory=UnansweredSpend)
+    """Requests billed without an answer, estimated (apart from `spent`, which is what answered calls cost)."""
 
     @property
     def spent(self) -> float:
@@ -106,6 +119,29 @@ def session_spend(store: Store) -> tuple[float, int]:
     return float(row[0]["cost"]), int(row[0]["unpriced"])
 
 
+_UNANSWERED_SQL = "SELECT cause, count(*), coalesce(sum(usd), 0), sum(usd IS NULL) FROM unanswered_spend GROUP BY cause"
+
+
+def _unanswered_of(rows: list[tuple[object, ...]]) -> UnansweredSpend:
+    return UnansweredSpend(
+        requests=sum(int(str(r[1])) for r in rows),
+        usd=sum(float(str(r[2])) for r in rows),
+        unknown=sum(int(str(r[3])) for r in rows),
+        by_cause={str(r[0]): int(str(r[1])) for r in rows},
+    )
+
+
+def _unanswered(conn: sqlite3.Connection) -> UnansweredSpend:
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'unanswered_spend'").fetchone():
+        return UnansweredSpend()  # a database older than migration 14 (read without migrating it)
+    return _unanswered_of(conn.execute(_UNANSWERED_SQL).fetchall())
+
+
+def unanswered_spend(store: Store) -> UnansweredSpend:
+    """What the session's requests billed without an answer are estimated at (store/outcomes.py records them)."""
+    return _unanswered_of([tuple(r.values()) for r in store.read(_UNANSWERED_SQL)])
+
+
 def estimate_facts(path: Path) -> EstimateFacts:
     """Read a session database for an estimate, read-only and without migrating it; empty when it does not exist.
 
@@ -122,6 +158,7 @@ def estimate_facts(path: Path) -> EstimateFacts:
         return EstimateFacts(
             usage=_usage(conn),
             entries=_entry_usage(conn),
+            unanswered=_unanswered(conn),
             outputs=dict(conn.execute("SELECT id, text FROM outputs").fetchall()),
             assistance=dict(conn.execute("SELECT id, text FROM assistance_texts").fetchall()),
             judged=frozenset(

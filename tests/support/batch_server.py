@@ -11,7 +11,10 @@ are answered the same way, so generation can run online against the same server.
 Every request is recorded in `log` (method, path, batch or file id), every input line's
 custom_id in `sent` (per batch), so a test can check that nothing was sent twice. Hooks make
 it hostile: `final` (a batch's end status), `output(batch, lines)` (the output file's bytes
-from the result lines), `hold` (batches stay in_progress until released).
+from the result lines), `hold` (batches stay in_progress until released), `lose_files` (an
+ended batch's output and error files are gone: 404), `forget_batches` (the provider no longer
+knows a batch: 404 on retrieve), `garbage` (request kinds, "retrieve" or "content", answered 200
+with bytes that are no JSON and no JSONL).
 """
 
 from __future__ import annotations
@@ -75,6 +78,10 @@ def result_line(custom_id: str, body: dict[str, Any], text: str) -> dict[str, An
     }
 
 
+GARBAGE = b"\x00\xff<html>502 Bad Gateway</html>\x1b[2J not json"
+"""What a `garbage` request kind is answered with."""
+
+
 class BatchServer:
     """The fake; `with BatchServer() as server:` runs it in a thread on a free port of 127.0.0.1."""
 
@@ -92,9 +99,13 @@ class BatchServer:
         self.created = threading.Event()  # set when a batch has been created
         self.refuse: dict[str, int] = {}  # request kind (upload, create, retrieve) -> HTTP status to answer instead
         self.drop_creates = 0  # this many creates are carried out, then the connection closes without an answer
+        self.lose_files = False  # an ended batch's output and error files are deleted (404 on their content)
+        self.forget_batches = False  # retrieving a batch answers 404 (expired from the provider's records)
+        self.garbage: set[str] = set()  # request kinds ("retrieve", "content") answered 200 with garbage bytes
         self.log: list[tuple[str, str]] = []
         self.sent: dict[str, list[str]] = {}  # batch id -> custom_ids of its input file
         self.files: dict[str, bytes] = {}
+        self.outputs: set[str] = set()  # ids of the output files written
         self.batches: dict[str, dict[str, Any]] = {}
         self.online: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
@@ -138,6 +149,7 @@ class BatchServer:
                 lines = lines[: len(lines) // 2]  # an expired or cancelled batch answered part of it
             output = self.output(batch, lines)
             batch["output_file_id"] = self._file(output, "batch_output", "output.jsonl")["id"]
+            self.outputs.add(batch["output_file_id"])
             batch["request_counts"] = {"total": batch["_total"], "completed": len(lines), "failed": 0}
         if status == "failed":
             batch["errors"] = self.errors or {
@@ -188,6 +200,14 @@ class BatchServer:
             m = re.fullmatch(r"/v1/files/([^/]+)/content", path)
             if method == "GET" and m:
                 self.log.append(("content", m.group(1)))
+                if "content" in self.garbage:
+                    return 200, GARBAGE, "application/json"
+                if self.lose_files and m.group(1) in self.outputs:
+                    return (
+                        404,
+                        b'{"error": {"message": "No such File object", "type": "invalid_request_error"}}',
+                        ("application/json"),
+                    )
                 if m.group(1) not in self.files:
                     return 404, b'{"error": {"message": "no such file"}}', "application/json"
                 return 200, self.files[m.group(1)], "application/octet-stream"
@@ -226,6 +246,17 @@ class BatchServer:
                 page["last_id"] = data[:limit][-1]["id"] if data else None
                 return 200, json.dumps(page).encode(), "application/json"
             m = re.fullmatch(r"/v1/batches/([^/]+)(/cancel)?", path)
+            if m and m.group(1) in self.batches and not m.group(2) and self.forget_batches:
+                self.log.append(("retrieve", m.group(1)))
+                return (
+                    404,
+                    b'{"error": {"message": "No batch found", "type": "invalid_request_error"}}',
+                    ("application/json"),
+                )
+            if m and m.group(1) in self.batches and not m.group(2) and "retrieve" in self.garbage:
+                self.log.append(("retrieve", m.group(1)))
+                self._advance(self.batches[m.group(1)])
+                return 200, GARBAGE, "application/json"
             if m and m.group(1) in self.batches:
                 batch = self.batches[m.group(1)]
                 if m.group(2):

@@ -6,10 +6,16 @@ It stands in for a real provider in the cost tests: it answers deliverables of a
 own code, not litellm's counter), and, when `rpm` is set, enforces it with a token bucket of one
 second's worth: a request over it gets a 429 with `retry-after` (seconds) and `retry-after-ms`.
 `always_429` answers every request with a 429 (a provider that never lets anything through).
+
+For the budget: `report_factor` multiplies the usage it reports (and bills: an over-reporting
+provider), and `stall_every` makes every n-th request wait `stall_s` before answering (longer
+than the client's timeout: billed, the answer lost). `billed(input, output)` is what it charged in
+USD at per-million prices, by its own count.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -48,12 +54,20 @@ class ProviderServer:
         latency_s: float = 0.0,
         always_429: bool = False,
         retry_after: str | None = None,
+        report_factor: float = 1.0,
+        stall_every: int = 0,
+        stall_s: float = 0.0,
     ) -> None:
         self.rpm = rpm
         self.words = words
         self.latency_s = latency_s
         self.always_429 = always_429
         self.retry_after = retry_after
+        self.report_factor = report_factor
+        self.stall_every = stall_every
+        self.stall_s = stall_s
+        self.stalled = 0
+        self.stall_done = threading.Event()  # set each time a stalled request has been answered (too late)
         self.requests: list[dict[str, Any]] = []
         self.answered = 0
         self.rejected = 0
@@ -77,6 +91,11 @@ class ProviderServer:
                 status, headers, payload = server.handle(body)
                 if server.latency_s:
                     time.sleep(server.latency_s)
+                stall = (
+                    status == 200 and server.stall_every and server.answered_count(payload) % server.stall_every == 0
+                )
+                if stall:
+                    time.sleep(server.stall_s)
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 for name, value in headers.items():
@@ -84,7 +103,12 @@ class ProviderServer:
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                with contextlib.suppress(OSError):  # the client gave up on a stalled request
+                    self.wfile.write(data)
+                if stall:
+                    with server._lock:
+                        server.stalled += 1
+                    server.stall_done.set()
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True
@@ -156,10 +180,11 @@ class ProviderServer:
             )
             return 429, headers, {"error": {"message": "rate limit reached", "type": "rate_limit_error"}}
         text = self.reply(body)
-        p_tok = self.count(body.get("messages") or [])
-        c_tok = len(self._enc.encode(text, disallowed_special=()))
+        p_tok = round(self.count(body.get("messages") or []) * self.report_factor)
+        c_tok = round(len(self._enc.encode(text, disallowed_special=())) * self.report_factor)
         with self._lock:
             self.answered += 1
+            number = self.answered
             self.prompt_tokens += p_tok
             self.completion_tokens += c_tok
             self.tokens_by_model.setdefault(str(body.get("model")), []).append(p_tok)
@@ -167,7 +192,7 @@ class ProviderServer:
             200,
             {},
             {
-                "id": "r",
+                "id": f"r{number}",
                 "object": "chat.completion",
                 "created": 1,
                 "model": str(body.get("model")),
@@ -175,6 +200,16 @@ class ProviderServer:
                 "usage": {"prompt_tokens": p_tok, "completion_tokens": c_tok, "total_tokens": p_tok + c_tok},
             },
         )
+
+    @staticmethod
+    def answered_count(payload: dict[str, Any]) -> int:
+        """The number of an answer (its id is "r<n>")."""
+        return int(str(payload.get("id", "r0"))[1:] or 0)
+
+    def billed(self, input_per_mtok: float = 1.0, output_per_mtok: float = 2.0) -> float:
+        """USD charged for every request answered (stalled ones included), by the server's own count."""
+        with self._lock:
+            return (self.prompt_tokens * input_per_mtok + self.completion_tokens * output_per_mtok) / 1e6
 
 
 @contextmanager
