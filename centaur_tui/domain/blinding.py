@@ -17,6 +17,7 @@ from centaur_tui.domain.plan import digest
 from centaur_tui.domain.session import PLAIN, JudgeSpec, ModelSpec, Session, WorkerSpec
 from centaur_tui.domain.skeleton import SEPARATORS, fold, fold_char, fold_with_origin
 from centaur_tui.domain.task import Rubric
+from centaur_tui.domain.untrusted import visible_length
 
 MASK = "[masked]"
 """What a masked phrase becomes. Shown literally: model text is rendered with markup off."""
@@ -639,7 +640,7 @@ def missing(draft: Draft, rubric: Rubric, allow_ties: bool, min_rationale: int) 
         lacks.append(f"{unscored} score{'s' if unscored != 1 else ''}")
     if draft.winner is None or (draft.winner == "tie" and not allow_ties):
         lacks.append("winner")
-    length = len(draft.rationale.strip())
+    length = visible_length(draft.rationale)  # zero-width characters and NULs do not count
     if length < min_rationale:
         lacks.append(f"rationale ({length}/{min_rationale} characters)")
     return lacks

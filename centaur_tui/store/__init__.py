@@ -4,10 +4,11 @@ Callers import from here. The modules, each named by what it holds: `db` (Store:
 connection and the pipeline's tables), `schema` (every table, as numbered migrations),
 `connection` (how a file is opened and written), `assignments` (experts and their judging
 queues), `judging` (an expert's judging in the session database), `masking` (blinding and the
-masking log), `packets` (judging packets), `work` (experts as workers), `importer` (importing
-exported judgments), `links` (experts' personal links for `centaur serve`), `lock` (one run
-per session), `report_reads` (what the report reads), `outcomes` (what every planned item's
-outcome is derived from; calls in flight), `audit` (what the audit screens read).
+masking log), `packets` (judging packets), `work` (experts as workers), `importer` and
+`imported` (storing imported judgments and outputs; `formats/` reads the files), `links`
+(experts' personal links for `centaur serve`), `lock` (one run per session), `report_reads`
+(what the report reads), `outcomes` (what every planned item's outcome is derived from; calls
+in flight), `audit` (what the audit screens read).
 
 sqlite-utils was dropped (it was kept for `Database.query`, dict rows, which `Store.read`
 does in four lines): its `Migrations` runs each migration under a plain `BEGIN` (see
@@ -59,25 +60,18 @@ if TYPE_CHECKING:
     from centaur_tui.store.db import JudgeNameClashError, Store
     from centaur_tui.store.imported import (
         OutputsSummary,
-        WinnerFile,
-        import_outputs,
-        import_winner_judgments,
-        read_outputs,
-        read_winner_judgments,
+        store_imported,
         stored_texts,
     )
     from centaur_tui.store.importer import (
         MANIFEST,
         ImportConflictError,
         ImportFileError,
-        ImportRules,
         ImportSummary,
         JudgeTally,
         check_manifest,
         export_fingerprint,
         export_manifest,
-        import_export,
-        read_export,
         store_judgments,
     )
     from centaur_tui.store.judging import STATES, JudgingError, JudgingSource, SessionJudging, expert_record
@@ -91,9 +85,13 @@ if TYPE_CHECKING:
         PacketImport,
         PacketJudging,
         PacketRefused,
+        PacketRows,
+        VerifiedPacket,
         export_packet,
-        import_packet,
+        merge_packet,
+        read_packet,
         session_fingerprint,
+        verify_packet,
     )
     from centaur_tui.store.report_reads import (
         assignment_strategies,
@@ -117,7 +115,6 @@ _MODULE_OF = {
     "ExpertStore": "assignments",
     "ImportConflictError": "importer",
     "ImportFileError": "importer",
-    "ImportRules": "importer",
     "ImportSummary": "importer",
     "JudgeNameClashError": "db",
     "JudgeTally": "importer",
@@ -143,7 +140,6 @@ _MODULE_OF = {
     "SessionWork": "work",
     "StageModelUsage": "usage",
     "Store": "db",
-    "WinnerFile": "imported",
     "WorkDraft": "work",
     "WorkError": "work",
     "WorkItem": "work",
@@ -173,10 +169,6 @@ _MODULE_OF = {
     "export_packet": "packets",
     "final_errors": "outcomes",
     "fingerprint": "report_reads",
-    "import_export": "importer",
-    "import_outputs": "imported",
-    "import_packet": "packets",
-    "import_winner_judgments": "imported",
     "left_out": "audit",
     "lock_holder": "lock",
     "lock_path": "lock",
@@ -186,9 +178,6 @@ _MODULE_OF = {
     "option_score_rows": "report_reads",
     "pending_keys": "batches",
     "read_blinding_file": "masking",
-    "read_export": "importer",
-    "read_outputs": "imported",
-    "read_winner_judgments": "imported",
     "report_inputs": "report_reads",
     "requests_of": "batches",
     "seat_rows": "checks",
@@ -198,6 +187,12 @@ _MODULE_OF = {
     "store_judgments": "importer",
     "stored_facts": "outcomes",
     "stored_texts": "imported",
+    "store_imported": "imported",
+    "verify_packet": "packets",
+    "merge_packet": "packets",
+    "read_packet": "packets",
+    "PacketRows": "packets",
+    "VerifiedPacket": "packets",
     "take_interrupted": "outcomes",
     "unfinished_batches": "batches",
     "update_batch": "batches",
@@ -235,7 +230,6 @@ __all__ = [
     "ExpertStore",
     "ImportConflictError",
     "ImportFileError",
-    "ImportRules",
     "ImportSummary",
     "JudgeNameClashError",
     "JudgeTally",
@@ -250,13 +244,14 @@ __all__ = [
     "PacketImport",
     "PacketJudging",
     "PacketRefused",
+    "PacketRows",
     "SessionJudging",
     "SessionLock",
     "SessionState",
     "SessionWork",
     "StageModelUsage",
     "Store",
-    "WinnerFile",
+    "VerifiedPacket",
     "WorkDraft",
     "WorkError",
     "WorkItem",
@@ -286,34 +281,31 @@ __all__ = [
     "export_packet",
     "final_errors",
     "fingerprint",
-    "import_export",
-    "import_outputs",
-    "import_packet",
-    "import_winner_judgments",
     "left_out",
     "lock_holder",
     "lock_path",
     "mark_in_flight",
     "masking_log",
+    "merge_packet",
     "open_batch",
     "option_score_rows",
     "pending_keys",
     "read_blinding_file",
-    "read_export",
-    "read_outputs",
-    "read_winner_judgments",
+    "read_packet",
     "report_inputs",
     "requests_of",
     "seat_rows",
     "session_blinding",
     "session_fingerprint",
     "session_spend",
+    "store_imported",
     "store_judgments",
     "stored_facts",
     "stored_texts",
     "take_interrupted",
     "unfinished_batches",
     "update_batch",
+    "verify_packet",
     "word_count",
     "work_masking_log",
 ]
