@@ -29,6 +29,7 @@ from centaur_tui.domain.blinding import (
     presented_flip,
 )
 from centaur_tui.domain.session import ExpertSpec
+from centaur_tui.services.exchange import import_packet_into as import_packet
 from centaur_tui.store import (
     ExpertStore,
     JudgingError,
@@ -37,7 +38,6 @@ from centaur_tui.store import (
     SessionJudging,
     Store,
     export_packet,
-    import_packet,
 )
 from tests.support.experts import CANDIDATES, EXPERTS, FAMILIES, HOSTILE_SPELLINGS, HOSTILE_TEXT, judged_session
 

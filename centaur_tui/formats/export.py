@@ -26,6 +26,7 @@ from centaur_tui.domain.task import Rubric
 from centaur_tui.formats.problems import Problems, refusal
 from centaur_tui.formats.reader import Record, read_records
 from centaur_tui.formats.rules import ImportRules
+from centaur_tui.formats.text import MAX_TEXT_CHARS
 
 JUDGE_KINDS = ("llm", "expert")
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
@@ -86,8 +87,8 @@ class _ExportReader:
         self.comparisons = comparisons
         self.rubrics = rubrics
         self.rules = rules
-        self.judgments = Problems("judgments.csv", field_word="column")
-        self.scores = Problems("scores.csv", field_word="column")
+        self.judgments = Problems("judgments.csv", field_word="column", rows=True)
+        self.scores = Problems("scores.csv", field_word="column", rows=True)
         self.pending: list[_Pending] = []
         self.by_id: dict[int, _Pending] = {}
         self.by_pair: dict[tuple[str, str], list[_Pending]] = {}
@@ -121,6 +122,9 @@ class _ExportReader:
         means = [self._mean(row, column, err) for column in ("option1_mean", "option2_mean")]
         ints = self._ints(row, err)
         seconds = self._seconds(row, err)
+        for column in ("rationale", "invalid_reason"):
+            if len(row[column]) > MAX_TEXT_CHARS:
+                err(column, f"{len(row[column]):,} characters, more than {MAX_TEXT_CHARS:,}")
         family = row["judge_family"].strip()
         if self.rules is not None and judge and kind in JUDGE_KINDS:
             for column, message in self.rules.problems(comp, kind, judge, family, ints["presentation"], verdict.winner):

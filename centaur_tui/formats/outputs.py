@@ -22,7 +22,7 @@ from centaur_tui.domain.records import ImportedOutput
 from centaur_tui.domain.session import PLAIN, Session
 from centaur_tui.formats.problems import Problems
 from centaur_tui.formats.reader import LIMITS, Limits, read_records
-from centaur_tui.formats.text import MAX_TEXT_CHARS, int_value, label_problem, text_problem
+from centaur_tui.formats.text import MAX_TEXT_CHARS, brief, int_value, label_problem, text_problem
 
 OUTPUT_COLUMNS = ("task", "candidate", "text")
 OUTPUT_OPTIONAL = ("mode", "run", "worker", "assistance_text", "output_id")
@@ -58,7 +58,7 @@ def mode_and_run(
     if isinstance(mode, str) and mode.strip() == "":
         mode = "automation"
     if mode not in MODES:
-        problems.add(line, "mode", f"{str(mode)[:40]!r} is not automation or augmentation")
+        problems.add(line, "mode", f"{brief(mode)} is not automation or augmentation")
         mode = None
     run_value = record.get("run", 1)
     if isinstance(run_value, str) and run_value.strip() == "":
@@ -66,7 +66,7 @@ def mode_and_run(
     try:
         run: int | None = int_value(run_value, 1, session.runs)
     except ValueError:
-        problems.add(line, "run", f"{str(run_value)[:40]!r} is not a run of this session (1 to {session.runs})")
+        problems.add(line, "run", f"{brief(run_value)} is not a run of this session (1 to {session.runs})")
         run = None
     return cast("Mode | None", mode), run
 
@@ -137,7 +137,7 @@ def read_outputs(
             problems.add(
                 line,
                 "task",
-                f"{str(task)[:80]!r} is not a task of this session (its tasks: {', '.join(session.tasks)})",
+                f"{brief(task)} is not a task of this session (its tasks: {', '.join(session.tasks)})",
             )
         mode, run = mode_and_run(session, rec, line, problems)
         candidate = rec["candidate"]

@@ -24,7 +24,7 @@ from centaur_tui.formats.text import rationale_problem
 
 MAX_SECONDS = 7 * 24 * 3600.0
 """Longest time on one comparison a packet may report (a week): `seconds = 1e308` was stored before."""
-MAX_VERSION = 2**53
+MAX_VERSION = 2**63 - 1
 """Largest draft version (a counter of saves)."""
 
 
@@ -95,7 +95,9 @@ class _Checked:
             what = (
                 "is not a number" if isinstance(value, bool) or not isinstance(value, (int, float)) else "out of range"
             )
-            self._error(field, f"{shown(value)} {what}: must be a finite number from 0 to {MAX_SECONDS:,.0f} (a week)")
+            self._error(
+                field, f"{shown(value)} {what}: must be a finite number of at least 0, at most {MAX_SECONDS:,.0f}"
+            )
         return seconds
 
     def _scores(self, raw: Any, rubric: Rubric, complete: bool) -> dict[str, list[int | None]]:
@@ -105,7 +107,7 @@ class _Checked:
         try:
             data = loads(raw)
         except JsonError as exc:
-            self._error("scores", str(exc))
+            self._error("scores", f"not well-formed JSON ({exc})")
             return {}
         if not isinstance(data, dict):
             self._error("scores", f"a JSON object {{dimension: [option 1, option 2]}} is needed, not {shown(data)}")

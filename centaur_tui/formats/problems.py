@@ -31,6 +31,8 @@ class Problems:
     count: int = 0
     refused: Counter[tuple[str, str]] = field(default_factory=Counter)
     """Records with a problem, per (judge, kind), for a judgment file's message."""
+    rows: bool = False
+    """Name a record by its row number too ("row 3 (line 4)"), as the export format's messages do."""
     ignored: dict[str, int] = field(default_factory=dict)
     """Columns (CSV) or fields (JSONL) not documented for this file: ignored, with the records holding them."""
 
@@ -39,7 +41,7 @@ class Problems:
         self.count += 1
         if len(self.items) < MAX_PROBLEMS:
             where = self.file
-            if row is not None:
+            if row is not None and self.rows:
                 where += f" row {row} (line {line})"
             elif line is not None:
                 where += f" line {line}"

@@ -13,7 +13,6 @@ counted, not refused. Every problem names the file, the line and the field.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 import os
@@ -134,7 +133,7 @@ def read_records(
     with open_regular(path, limits) as fh:
         head = fh.read(2)
         if head in (b"\xff\xfe", b"\xfe\xff"):
-            raise refusal(path, "UTF-16 text (byte-order mark); save it as UTF-8")
+            raise refusal(path, "not UTF-8 text but UTF-16 (byte-order mark); save it as UTF-8")
         fh.seek(0)
         if kind == "csv":
             yield from _csv_records(fh, path, required, optional, problems, limits)
@@ -157,14 +156,14 @@ def _check_header(path: Path, header: list[str], required: Sequence[str]) -> Non
 def _csv_records(
     fh: IO[bytes], path: Path, required: Sequence[str], optional: Sequence[str], problems: Problems, limits: Limits
 ) -> Iterator[Record]:
-    # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark. newline="": the csv
-    # module sees CRLF and CR itself, so a quoted cell keeps its line breaks.
-    text = io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")
+    text = _decoded_lines(fh, path, limits)
     # The csv module refuses fields over 131,072 characters by default; records are bounded by
     # `limits.record_bytes` instead (each column checks its own length). The limit is process-wide:
     # it is raised while this file is read and restored after.
     previous = csv.field_size_limit(limits.record_bytes)
     reader = csv.reader(text, strict=True)
+    header: list[str] | None = None
+    start = row = 0
     try:
         header = next(reader, None)
         if header is None:
@@ -185,12 +184,31 @@ def _csv_records(
             problems.ignore(extra)
             yield Record(line, row, {name: _lf(cells[i]) for i, name in keep})
     except csv.Error as exc:
-        raise refusal(path, f"malformed CSV after line {reader.line_num} ({exc})") from None
-    except UnicodeDecodeError as exc:
-        raise refusal(path, f"not UTF-8 text after line {reader.line_num} ({exc.reason})") from None
+        where = f"row {row + 1} (line {start})" if header is not None else "line 1 (header)"
+        raise refusal(path, f"{where}: malformed CSV, read to line {reader.line_num} ({exc})") from None
     finally:
         csv.field_size_limit(previous)
-        text.detach()
+
+
+def _decoded_lines(fh: IO[bytes], path: Path, limits: Limits) -> Iterator[str]:
+    """The file's lines as text, line ends kept (the csv module reads CRLF itself, so a quoted cell keeps its breaks).
+
+    Decoded one line at a time, so a byte that is not UTF-8 is named by its line; a spreadsheet's
+    "CSV UTF-8" starts with a byte-order mark, which is dropped.
+    """
+    line = 0
+    while raw := fh.readline(limits.record_bytes + 1):
+        line += 1
+        if len(raw) > limits.record_bytes:
+            raise refusal(path, f"line {line} is longer than {limits.record_bytes:,} bytes")
+        if line == 1:
+            raw = raw.removeprefix(b"\xef\xbb\xbf")
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise refusal(
+                path, f"line {line}: not UTF-8 text ({exc.reason} at byte {exc.start + 1:,} of the line)"
+            ) from None
 
 
 def _lf(cell: str) -> str:
@@ -322,8 +340,7 @@ def peek_columns(path: Path, limits: Limits = LIMITS) -> set[str]:
         kind = file_format(path)
         with open_regular(path, limits) as fh:
             if kind == "csv":
-                text = io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")
-                first = text.readline(limits.record_bytes)
+                first = fh.readline(limits.record_bytes).removeprefix(b"\xef\xbb\xbf").decode("utf-8")
                 return set(next(csv.reader([first]), []))
             while raw := fh.readline(limits.record_bytes):
                 if raw.strip():

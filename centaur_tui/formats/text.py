@@ -45,6 +45,14 @@ def text_problem(value: Any, *, limit: int, allow_empty: bool = False) -> str | 
     return None
 
 
+def brief(value: Any) -> str:
+    """A value as a message quotes it: its repr (control characters escaped), at most about 40 characters."""
+    if isinstance(value, str) and len(value) > 40:
+        return repr(value[:37]) + "..."
+    text = repr(value)
+    return text if len(text) <= 43 else text[:40] + "..."
+
+
 def label_problem(value: Any) -> str | None:
     """Why a name (candidate, worker, judge) cannot be imported, or None."""
     problem = text_problem(value, limit=MAX_LABEL_CHARS)
@@ -63,10 +71,8 @@ def rationale_problem(value: Any, minimum: int) -> str | None:
     seen = visible_length(value)
     if seen < minimum:
         hidden = len(value.strip()) - seen
-        note = f" ({hidden:,} invisible character(s) do not count)" if hidden else ""
-        return (
-            f"{seen} visible characters{note}; the session requires at least {minimum} (judging.expert_min_rationale)"
-        )
+        note = f" ({hidden:,} invisible character(s) not counted)" if hidden else ""
+        return f"{seen} characters{note}; the session requires at least {minimum} (judging.expert_min_rationale)"
     return None
 
 

@@ -24,7 +24,7 @@ from centaur_tui.formats.outputs import candidate_problem, mode_and_run
 from centaur_tui.formats.problems import Problems
 from centaur_tui.formats.reader import LIMITS, Limits, peek_columns, read_records
 from centaur_tui.formats.rules import ImportRules
-from centaur_tui.formats.text import MAX_TEXT_CHARS, int_value, label_problem, text_problem
+from centaur_tui.formats.text import MAX_TEXT_CHARS, brief, int_value, label_problem, text_problem
 
 WINNER_OPTIONAL = (
     "turn",
@@ -54,7 +54,7 @@ def check_task_template(template: str) -> None:
 
     def bad(why: str) -> ImportFileError:
         return ImportFileError(
-            f"--task-template {template[:80]!r}: {why}; use text with {{question_id}} and {{turn}}, "
+            f"--task-template {brief(template)}: not a template of {{question_id}} and {{turn}} ({why}); "
             "e.g. mtbench_{question_id}_t{turn}; nothing was imported"
         )
 
@@ -135,7 +135,7 @@ class _WinnerReader:
         try:
             turn = int_value(turn_value if turn_value != "" else 1, 1, 100)
         except ValueError:
-            self.problems.add(line, "turn", f"{str(turn_value)[:40]!r} is not a turn number (1, 2, ...)")
+            self.problems.add(line, "turn", f"{brief(turn_value)} is not a turn number (1, 2, ...)")
             return
         task = self._task(line, rec, turn)
         if task is None:
@@ -144,7 +144,9 @@ class _WinnerReader:
         names = self._names(line, rec, mode)
         judge, kind = self._judge(line, rec)
         winner = self._winner(line, rec, names)
-        rationale = rec.get("rationale") or None
+        rationale = rec.get("rationale")
+        if rationale == "":
+            rationale = None
         if rationale is not None:
             bad = text_problem(rationale, limit=MAX_TEXT_CHARS)
             if bad is not None:
@@ -166,7 +168,7 @@ class _WinnerReader:
         else:
             qid = rec["question_id"]
             if isinstance(qid, bool) or not isinstance(qid, (int, str)) or not str(qid).strip():
-                self.problems.add(line, "question_id", f"{str(qid)[:40]!r} is not a question id")
+                self.problems.add(line, "question_id", f"{brief(qid)} is not a question id")
                 return None
             task = self.template.format(question_id=str(qid).strip()[:MAX_TEMPLATE_CHARS], turn=turn)
         if task not in self.session.tasks:
@@ -174,7 +176,7 @@ class _WinnerReader:
             self.problems.add(
                 line,
                 "task" if self.has_task else "question_id",
-                f"{task[:80]!r}{made} is not a task of this session (its tasks: {', '.join(self.session.tasks)})",
+                f"{brief(task)}{made} is not a task of this session (its tasks: {', '.join(self.session.tasks)})",
             )
         return task
 
@@ -204,7 +206,7 @@ class _WinnerReader:
             self.problems.add(line, "judge", bad)
         kind = rec.get("judge_kind", "") or ("llm" if isinstance(judge, str) and judge in self.judges else "expert")
         if kind not in ("llm", "expert"):
-            self.problems.add(line, "judge_kind", f"{str(kind)[:40]!r} is not llm or expert")
+            self.problems.add(line, "judge_kind", f"{brief(kind)} is not llm or expert")
         return judge, kind
 
     def _winner(self, line: int, rec: dict[str, Any], names: list[str]) -> str | None:
@@ -217,7 +219,7 @@ class _WinnerReader:
         self.problems.add(
             line,
             "winner",
-            f"{str(text)[:40]!r} is not one of {', '.join(WINNER_LABELS)} (or the name of model_a or model_b); "
+            f"{brief(text)} is not one of {', '.join(WINNER_LABELS)} (or the name of model_a or model_b); "
             "a label outside this set is refused, never read as a tie",
         )
         return None

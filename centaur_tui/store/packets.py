@@ -89,7 +89,7 @@ def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
     missing = [name for name in PACKET_TABLE_NAMES if name not in kinds]
     if odd or wrong or missing:
         what = "; ".join([*wrong, *(f"holds {o}" for o in odd[:5]), *(f"no table {m!r}" for m in missing)])
-        raise PacketError(f"{path}: not a judging packet ({what}); a packet holds four plain tables only")
+        raise PacketError(f"{path}: not a readable judging packet ({what}); a packet holds four plain tables only")
 
 
 def _mac(key: str, *parts: Any) -> str:
@@ -189,7 +189,7 @@ class _PacketFile:
             raise PacketError(f"{path}: not a judging packet")
         if not create and meta.get("version") != str(PACKET_VERSION):
             raise PacketError(
-                f"{path}: packet_meta version {_shown(meta.get('version'))}: this program reads packet "
+                f"{path}: packet_meta version {_quoted(meta.get('version'))}: this program reads packet "
                 f"version {PACKET_VERSION} only; export the packet again"
             )
         self.path = path
@@ -570,13 +570,25 @@ def _idle_seconds(value: str | None) -> float:
 
 
 def _shown(value: Any) -> str:
-    """A value as the packet holds it, short and inert (JSON's ASCII escapes), for an error message."""
+    """A value as the packet holds it, short and inert, for an error message."""
     if isinstance(value, (bytes, bytearray)):
         return f"<{len(value)} bytes>"
     if isinstance(value, str) and len(value) > 40:
         value = value[:37]
-    text = json.dumps(value)
+    text = json.dumps(value)  # ASCII escapes: no control character reaches a terminal
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _quoted(value: Any) -> str:
+    """A packet_meta value, short and inert (repr escapes every control and invisible character)."""
+    text = repr(value[:40] if isinstance(value, str) else value)
+    return text if len(text) <= 44 else text[:41] + "..."
+
+
+def _word(value: Any) -> str:
+    """A token or position as it is, when it is plain letters and digits; otherwise shown inert."""
+    text = str(value)
+    return text if text.isascii() and text.isalnum() and len(text) <= 40 else _shown(value)
 
 
 def _insert_judgment(c: sqlite3.Connection, record: JudgmentRecord) -> None:
@@ -623,17 +635,17 @@ def verify_packet(store: Store, study: Study, path: Path, expert_id: str | None 
     if key is None or meta.get("session") != fingerprint:
         raise PacketError(
             f"{path}: this packet belongs to another session (packet_meta session_name "
-            f"{_shown(meta.get('session_name'))}, fingerprint {_shown(meta.get('session'))}; this session "
+            f"{_quoted(meta.get('session_name'))}, fingerprint {_quoted(meta.get('session'))}; this session "
             f"{study.session.name!r} has {fingerprint or 'exported no packet'})"
         )
     packet_id = meta.get("packet_id", "")
     exported = store.read("SELECT expert, secret, items FROM expert_packets WHERE id = ?", (packet_id,))
     if not exported:
-        raise PacketError(f"{path}: packet_meta packet_id {_shown(packet_id)} was not exported from this database")
+        raise PacketError(f"{path}: packet_meta packet_id {_quoted(packet_id)} was not exported from this database")
     owner, token_secret = exported[0]["expert"], exported[0]["secret"]
     if meta.get("expert_id") != owner:
         raise PacketRefused(
-            f"{path}: packet_meta expert_id {_shown(meta.get('expert_id'))}, but packet {packet_id} "
+            f"{path}: packet_meta expert_id {_quoted(meta.get('expert_id'))}, but packet {packet_id} "
             f"was exported for {owner!r}; nothing imported"
         )
     if expert_id is not None and expert_id != owner:
@@ -647,7 +659,7 @@ def verify_packet(store: Store, study: Study, path: Path, expert_id: str | None 
     problems: list[str] = []
     items: dict[str, tuple[str, dict[str, Any]]] = {}
     for item in packet.items:
-        label = f"item {_shown(item['position'])} (token {_shown(item['token'])})"
+        label = f"item {_word(item['position'])} (token {_word(item['token'])})"
         a = by_token.get(item["token"])
         if a is None:
             problems.append(f"{label}: field token: not an assignment of {owner} exported in this packet")
