@@ -72,9 +72,11 @@ def mode_and_run(
 
 
 def _digest(text: str, assistance: str | None) -> str:
-    h = hashlib.sha256(text.encode("utf-8", "surrogatepass"))
-    if assistance is not None:
-        h.update(b"\0" + assistance.encode("utf-8", "surrogatepass"))
+    """SHA-256 of the texts, encoded 64 KiB at a time (no second copy of a large text)."""
+    h = hashlib.sha256()
+    for part in (text, "\0", assistance) if assistance is not None else (text,):
+        for i in range(0, len(part), 65536):
+            h.update(part[i : i + 65536].encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 

@@ -229,9 +229,9 @@ def _jsonl_records(
             continue
         if line == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
-        raw = raw.rstrip(b"\n").removesuffix(b"\r")
-        if not raw.strip():
+        if raw.isspace():
             continue
+        # The line end (LF or CRLF) stays: JSON reads it as whitespace, and no copy of the line is made.
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
