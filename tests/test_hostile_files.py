@@ -21,14 +21,14 @@ import pytest
 from click.testing import CliRunner, Result
 
 from centaur_tui.cli.main import cli
-from centaur_tui.formats.reader import Limits, loads, read_records
 from centaur_tui.formats.problems import Problems
+from centaur_tui.formats.reader import Limits, loads, read_records
 from centaur_tui.store import PacketJudging
+from tests.support.experts import judged_session
 from tests.test_import_winners import GOOD, _csv
 from tests.test_import_winners import _session as winners_session
 from tests.test_packet_trust import edit, export, judge
 from tests.test_packet_trust import table_hash as packet_tables
-from tests.support.experts import judged_session
 
 TABLES = ("judgments", "scores", "outputs", "comparisons", "assistance_texts", "app_experts")
 """What an import could change; each is hashed row by row before and after a refused file."""
@@ -211,7 +211,8 @@ WINNERS: dict[str, tuple[bytes, tuple[str, ...]]] = {
         ("field rationale", "escape sequence"),
     ),
     "escape sequence in the judge": (
-        '{"task": "counseling", "model_a": "Boreal 2", "model_b": "Zephyrine-7B", "winner": "tie", "judge": "a\\u001bb"}\n'.encode(),
+        b'{"task": "counseling", "model_a": "Boreal 2", "model_b": "Zephyrine-7B", "winner": "tie", '
+        b'"judge": "a\\u001bb"}\n',
         ("field judge", "escape sequence"),
     ),
 }
@@ -390,7 +391,7 @@ def test_the_judge_sees_a_tampered_packet_cleaned(packet_session: Path, tmp_path
         conn.execute("INSERT OR REPLACE INTO packet_meta (key, value) VALUES ('guidelines', ?)", (f"Be fair{osc}",))
         conn.execute(
             "UPDATE items SET task_title = ?, deliverable = ?, rubric = ? WHERE position = 1",
-            (f"Title{osc}\r\nsecond line", f"Memo\x1b[2J", json.dumps(rubric)),
+            (f"Title{osc}\r\nsecond line", "Memo\x1b[2J", json.dumps(rubric)),
         )
     conn.close()
     source = PacketJudging(packet)

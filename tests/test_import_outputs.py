@@ -21,9 +21,9 @@ from click.testing import CliRunner
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
 from centaur_tui.domain.errors import ConfigError
+from centaur_tui.formats.text import MAX_TEXT_CHARS
 from centaur_tui.pipeline import Pipeline
 from centaur_tui.store import Store, session_blinding
-from centaur_tui.formats.text import MAX_TEXT_CHARS
 from tests.support.sessions import TASKS
 
 IMPORTED = textwrap.dedent(

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
-from centaur_tui.pipeline import Pipeline
 from centaur_tui.formats.export import read_export
+from centaur_tui.pipeline import Pipeline
 from centaur_tui.store import ImportFileError, Store, option_score_rows, store_judgments
 
 
