@@ -105,10 +105,9 @@ MAX_LISTED = 40
 """Problems listed in a packet's refusal; a packet with more says how many were left out."""
 
 
-def packet_refusal(path: object, problems: list[str]) -> PacketRefused:
-    """The refusal of a packet, listing its problems by item and field (the first `MAX_LISTED`)."""
+def packet_refusal(path: object, problems: list[str], count: int | None = None) -> PacketRefused:
+    """The refusal of a packet, listing its problems by item and field (the first `MAX_LISTED` of `count`)."""
+    total = len(problems) if count is None else count
     listed = problems[:MAX_LISTED]
-    more = f"\n  ... and {len(problems) - MAX_LISTED} more" if len(problems) > MAX_LISTED else ""
-    return PacketRefused(
-        f"{path}: refused, nothing imported ({len(problems)} problem(s)):\n  " + "\n  ".join(listed) + more
-    )
+    more = f"\n  ... and {total - len(listed)} more" if total > len(listed) else ""
+    return PacketRefused(f"{path}: refused, nothing imported ({total} problem(s)):\n  " + "\n  ".join(listed) + more)

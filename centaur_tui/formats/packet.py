@@ -16,9 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from centaur_tui.domain.blinding import Draft
-from centaur_tui.domain.errors import packet_refusal
+from centaur_tui.domain.errors import MAX_LISTED, packet_refusal
 from centaur_tui.domain.records import PacketResult
 from centaur_tui.domain.task import Rubric
+from centaur_tui.formats.problems import Problems
 from centaur_tui.formats.reader import JsonError, loads
 from centaur_tui.formats.text import rationale_problem
 
@@ -48,12 +49,20 @@ def _number(value: Any) -> float | None:
 
 
 class _Checked:
-    """The fields of one result or draft, checked against the session's rules; `errors` names item and field."""
+    """The fields of one result or draft, checked against the session's rules; problems name item and field."""
 
     def __init__(
-        self, label: str, row: Mapping[str, Any], rubric: Rubric, allow_ties: bool, min_rationale: int, complete: bool
+        self,
+        problems: Problems,
+        label: str,
+        row: Mapping[str, Any],
+        rubric: Rubric,
+        allow_ties: bool,
+        min_rationale: int,
+        complete: bool,
     ) -> None:
-        self.errors: list[str] = []
+        self.problems = problems
+        self.before = problems.count
         self.label = label
         self.scores = self._scores(row.get("scores"), rubric, complete)
         self.winner = self._winner(row.get("winner"), allow_ties, complete)
@@ -77,7 +86,11 @@ class _Checked:
             self._error("version", f"{shown(self.version)} is not a whole number of at least 0")
 
     def _error(self, field: str, problem: str) -> None:
-        self.errors.append(f"{self.label}: field {field}: {problem}")
+        self.problems.add_at(self.label, field, problem)
+
+    @property
+    def ok(self) -> bool:
+        return self.problems.count == self.before
 
     def _winner(self, winner: Any, allow_ties: bool, complete: bool) -> Any:
         allowed = ("option_1", "option_2", "tie") if allow_ties else ("option_1", "option_2")
@@ -179,28 +192,30 @@ def check_packet_rows(
     Raises:
         PacketRefused: listing every problem by item and field.
     """
-    problems: list[str] = []
+    problems = Problems(str(path), limit=MAX_LISTED)
     out: list[PacketResult] = []
     seen: set[str] = set()
     for kind, rows in (("result", results), ("draft", drafts)):
         for row in rows:
             token = row.get("token")
             if not isinstance(token, str) or token not in places:
-                problems.append(
-                    f"{kind} (token {shown(token)}): not an item of this packet, "
-                    f"so not a comparison assigned to {owner}"
+                problems.add_at(
+                    f"{kind} (token {shown(token)})",
+                    None,
+                    f"not an item of this packet, so not a comparison assigned to {owner}",
                 )
                 continue
             label, task = places[token]
             if token in seen:
                 if kind == "result":
-                    problems.append(f"{label}: more than one result")
+                    problems.add_at(label, None, "more than one result")
                 continue  # a draft of a judged place: the result supersedes it (`centaur judge` deletes it on submit)
             seen.add(token)
-            checked = _Checked(f"{label} {kind}", row, rubric(task), allow_ties, min_rationale, kind == "result")
-            problems.extend(checked.errors)
-            if not checked.errors:
+            checked = _Checked(
+                problems, f"{label} {kind}", row, rubric(task), allow_ties, min_rationale, kind == "result"
+            )
+            if checked.ok:
                 out.append(checked.result(token, kind))
-    if problems:
-        raise packet_refusal(path, problems)
+    if problems.count:
+        raise packet_refusal(path, problems.items, problems.count)
     return out

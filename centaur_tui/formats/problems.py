@@ -27,6 +27,8 @@ class Problems:
 
     file: str
     field_word: str = "field"
+    limit: int = MAX_PROBLEMS
+    """Problems listed; the rest are counted."""
     items: list[str] = field(default_factory=list)
     count: int = 0
     refused: Counter[tuple[str, str]] = field(default_factory=Counter)
@@ -39,7 +41,7 @@ class Problems:
     def add(self, line: int | None, column: str | None, message: str, *, row: int | None = None) -> None:
         """Record one problem at `line` (and CSV `row`, the record's number) in `column`."""
         self.count += 1
-        if len(self.items) < MAX_PROBLEMS:
+        if len(self.items) < self.limit:
             where = self.file
             if row is not None and self.rows:
                 where += f" row {row} (line {line})"
@@ -48,6 +50,12 @@ class Problems:
             if column:
                 where += f", {self.field_word} {column}"
             self.items.append(f"{where}: {message}")
+
+    def add_at(self, where: str, column: str | None, message: str) -> None:
+        """Record one problem of a place that is not a line ("item 3 (token ...) result"), in `column`."""
+        self.count += 1
+        if len(self.items) < self.limit:
+            self.items.append(f"{where}: {self.field_word} {column}: {message}" if column else f"{where}: {message}")
 
     def ignore(self, columns: list[str]) -> None:
         """Count a record's undocumented columns (they are left out, not refused)."""
@@ -61,7 +69,7 @@ class Problems:
         refused = self.refused + (also.refused if also is not None else Counter())
         if not count:
             return
-        shown = items[:MAX_PROBLEMS]
+        shown = items[: self.limit]
         more = f"\n  ... and {count - len(shown)} more" if count > len(shown) else ""
         per_judge = ""
         if refused:
