@@ -485,3 +485,30 @@ def test_a_jsonl_line_over_the_record_limit_is_a_problem_of_its_line(tmp_path: P
     records = list(read_records(file, ("task",), (), problems, limits=SMALL))
     assert [r.line for r in records] == [2]
     assert problems.items == [f"{file} line 1: longer than 64 bytes (one record per line)"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need a POSIX system")
+@pytest.mark.parametrize("name", ["judgments.csv", "scores.csv"])
+def test_an_export_folder_holding_a_fifo_is_refused_at_once(packet_session: Path, tmp_path: Path, name: str) -> None:
+    folder = tmp_path / "export"
+    exported = CliRunner().invoke(cli, ["export", str(packet_session), "--out", str(folder)])
+    assert exported.exit_code == 0, exported.output
+    (folder / name).unlink()
+    os.mkfifo(folder / name)
+    before = packet_tables(packet_session.with_suffix(".db"))
+    refused(run("import", packet_session, folder), name, "a FIFO (named pipe), not a regular file")
+    assert packet_tables(packet_session.with_suffix(".db")) == before
+
+
+def test_every_statement_on_a_packet_has_a_time_limit(
+    packet_session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The progress handler interrupts a statement past READ_LIMIT_S (set to 0 here: every read is over it)."""
+    import centaur_tui.store.packets as packets
+
+    packet = export(packet_session, "bob", tmp_path / "bob.packet", n=1)
+    monkeypatch.setattr(packets, "READ_LIMIT_S", 0.0)
+    monkeypatch.setattr(packets, "PROGRESS_STEPS", 1)
+    before = packet_tables(packet_session.with_suffix(".db"))
+    refused(run("packet", "import", packet_session, packet), "bob.packet", "took longer than 0 s")
+    assert packet_tables(packet_session.with_suffix(".db")) == before
