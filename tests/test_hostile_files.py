@@ -512,3 +512,21 @@ def test_every_statement_on_a_packet_has_a_time_limit(
     before = packet_tables(packet_session.with_suffix(".db"))
     refused(run("packet", "import", packet_session, packet), "bob.packet", "took longer than 0 s")
     assert packet_tables(packet_session.with_suffix(".db")) == before
+
+
+@pytest.mark.parametrize(
+    ("case", "rationale", "lacks"),
+    [
+        ("25 zero-width spaces", "\u200b" * 25, "rationale (0/20 characters)"),
+        ("NULs around a word", "\x00" * 20 + "fine", "rationale (4/20 characters)"),
+        ("over 20,000 characters", "r" * 20_001, "a shorter rationale (20,001/20,000 characters)"),
+    ],
+    ids=["zero-width", "nul", "too-long"],
+)
+def test_the_app_asks_for_the_rationale_import_would_accept(case: str, rationale: str, lacks: str) -> None:
+    """The seat's completeness check counts visible characters and caps the length as packet import does."""
+    from centaur_tui.domain.blinding import Draft, missing
+    from centaur_tui.domain.task import Rubric
+
+    draft = Draft(winner="option_1", rationale=rationale)
+    assert lacks in missing(draft, Rubric(task_dimensions=(), general_dimensions=()), False, 20)

@@ -24,6 +24,8 @@ MASK = "[masked]"
 
 MIN_RATIONALE_CHARS = 20
 """Minimum rationale length for expert judgments, until the session file can set it."""
+MAX_RATIONALE_CHARS = 20_000
+"""Longest expert rationale (about 3,000 words; the paper asks for a short one): a 50 MB one was stored before."""
 
 DEFAULT_PHRASES: tuple[str, ...] = (
     "as an AI language model",
@@ -643,6 +645,8 @@ def missing(draft: Draft, rubric: Rubric, allow_ties: bool, min_rationale: int) 
     length = visible_length(draft.rationale)  # zero-width characters and NULs do not count
     if length < min_rationale:
         lacks.append(f"rationale ({length}/{min_rationale} characters)")
+    elif len(draft.rationale) > MAX_RATIONALE_CHARS:
+        lacks.append(f"a shorter rationale ({len(draft.rationale):,}/{MAX_RATIONALE_CHARS:,} characters)")
     return lacks
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from centaur_tui.domain.blinding import MAX_RATIONALE_CHARS
 from centaur_tui.domain.untrusted import find_control, visible_length
+
+__all__ = ["MAX_RATIONALE_CHARS"]
 
 MAX_TEXT_CHARS = 200_000
 """Longest output or assistance text (characters): about 30,000 words, 3x the longest deliverable tested."""
 MAX_LABEL_CHARS = 200
 """Longest name (candidate, worker, judge), as in session files."""
-MAX_RATIONALE_CHARS = 20_000
-"""Longest expert rationale (about 3,000 words; the paper asks for a short one): a 50 MB one was stored before."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
