@@ -30,8 +30,9 @@ from centaur_tui.domain.blinding import (
 )
 from centaur_tui.domain.seat import JudgingError
 from centaur_tui.domain.session import ExpertSpec
+from centaur_tui.services.exchange import import_packet_into as import_packet
 from centaur_tui.services.judging import PacketJudging, SessionJudging, export_packet
-from centaur_tui.store import ExpertStore, PacketError, Store, import_packet
+from centaur_tui.store import ExpertStore, PacketError, Store
 from tests.support.experts import CANDIDATES, EXPERTS, FAMILIES, HOSTILE_SPELLINGS, HOSTILE_TEXT, judged_session
 
 

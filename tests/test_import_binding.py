@@ -18,13 +18,13 @@ from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
 from centaur_tui.domain.errors import CentaurError, ConfigError
 from centaur_tui.domain.session import ExpertSpec
+from centaur_tui.formats.export import read_export
 from centaur_tui.pipeline import Pipeline
 from centaur_tui.store import (
     ExpertStore,
     ImportConflictError,
     JudgeNameClashError,
     Store,
-    read_export,
     store_judgments,
 )
 from tests.support.sessions import small_session_toml

@@ -254,7 +254,6 @@ MTBENCH_HOSTILE = {
     "question id of the wrong type": (lambda r: r.update(question_id=[81]), "field question_id", "not a question id"),
     "model outside the session": (lambda r: r.update(model_a="gpt-4"), "field model_a", "'gpt-4' is not an automation"),
     "missing winner": (lambda r: r.pop("winner"), "field winner", "missing"),
-    "unknown field": (lambda r: r.update(anony=True), "field anony", "unknown"),
     "judge as a list": (lambda r: r.update(judge=["expert_0"]), "field judge", "a JSON list, not a string"),
     "winner as a number": (lambda r: r.update(winner=1), "field winner", "1 is not one of"),
     "turn zero": (lambda r: r.update(turn=0), "field turn", "0 is not a turn number"),

@@ -316,7 +316,7 @@ IMPORT_CASES = [
     ("judgment-id-word", *_csv_edit(J, _set_cell("judgment_id", "abc")), "judgment_id"),
     ("latin1", *_csv_edit(J, lambda ls: ("\n".join(ls) + "\ncafé\n").encode("latin-1")), "not UTF-8"),
     ("utf16", *_csv_edit(SC, lambda ls: ("\n".join(ls) + "\n").encode("utf-16")), "not UTF-8"),
-    ("huge-field", *_csv_edit(J, _set_cell("rationale", "r" * 2_000_000)), "after line 1"),
+    ("huge-field", *_csv_edit(J, _set_cell("rationale", "r" * 2_000_000)), "more than 200,000"),
     ("duplicate-judgment-row", *_csv_edit(J, lambda ls: [*ls, ls[1]]), "comparison_id"),
     ("duplicate-score-row", *_csv_edit(SC, lambda ls: [*ls, ls[1]]), "dimension"),
     ("empty-judgments", *_csv_edit(J, lambda ls: b""), "header"),

@@ -282,9 +282,10 @@ async def test_no_guidelines_key_without_guidelines(tmp_path: Path) -> None:
 async def test_a_packet_carries_the_guidelines_and_brings_back_active_time_and_the_confirmation(
     tmp_path: Path,
 ) -> None:
+    from centaur_tui.services.exchange import import_packet_into as import_packet
     from centaur_tui.services.judging import PacketJudging, export_packet
     from centaur_tui.services.work import open_judging as open_source
-    from centaur_tui.store import Store, import_packet
+    from centaur_tui.store import Store
     from centaur_tui.ui.screens.dialogs import HelpDialog
 
     path = with_judging(judged_session(tmp_path), 'expert_guidelines = "guide.md"', "expert_idle_s = 30.0")

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
 
 from centaur_tui.services.session import open_session
+
+
+def _echo_ignored(ignored: Mapping[str, int]) -> None:
+    """Say which columns the file held that its format does not document: they were not read."""
+    if ignored:
+        listed = ", ".join(f"{name} ({n:,} record(s))" for name, n in sorted(ignored.items())[:10])
+        more = f" and {len(ignored) - 10} more" if len(ignored) > 10 else ""
+        click.echo(f"Ignored {len(ignored)} column(s) not in the format: {listed}{more}.")
 
 
 def _ids(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -51,7 +60,7 @@ def import_(session: str, directory: Path, add_experts: tuple[str, ...], externa
     the comparison (leave-family-out), or a registered expert. Importing the same files twice
     stores nothing new; on any problem nothing is written and the command exits with status 2.
     """
-    if directory.is_file():
+    if directory.exists() and not directory.is_dir():  # a file (a FIFO or device is refused by the reader)
         _import_winner_file(session, directory, add_experts, task_template)
         return
     from centaur_tui.services.exchange import import_csv
@@ -72,6 +81,7 @@ def import_(session: str, directory: Path, add_experts: tuple[str, ...], externa
         click.echo(
             f"{summary.winner_only:,} winner-only judgment(s) (no rubric scores): left out of rubric statistics."
         )
+    _echo_ignored(summary.ignored)
     if not summary.bound:
         click.echo("No session.json: imported as files made by another tool (--external); judges were checked.")
 
@@ -100,6 +110,7 @@ def _import_winner_file(session: str, file: Path, add_experts: tuple[str, ...], 
     click.echo(
         f"{j.winner_only:,} winner-only judgment(s) stored now: in pairwise statistics, left out of rubric ones."
     )
+    _echo_ignored(s.ignored)
 
 
 @click.command("import-outputs")
@@ -123,3 +134,4 @@ def import_outputs(session: str, file: Path) -> None:
         f"{s.unchanged:,} already stored identically; 0 refused."
     )
     click.echo(f"Comparisons: {s.comparisons:,} new, {s.comparisons_total:,} in the tournaments of these outputs.")
+    _echo_ignored(s.ignored)

@@ -17,13 +17,15 @@ from centaur_tui.domain.plan import digest
 from centaur_tui.domain.session import PLAIN, JudgeSpec, ModelSpec, Session, WorkerSpec
 from centaur_tui.domain.skeleton import SEPARATORS, fold, fold_char, fold_with_origin
 from centaur_tui.domain.task import Rubric
-from centaur_tui.domain.untrusted import CONTROL_CHARACTERS
+from centaur_tui.domain.untrusted import CONTROL_CHARACTERS, visible_length
 
 MASK = "[masked]"
 """What a masked phrase becomes. Shown literally: model text is rendered with markup off."""
 
 MIN_RATIONALE_CHARS = 20
 """Minimum rationale length for expert judgments, until the session file can set it."""
+MAX_RATIONALE_CHARS = 20_000
+"""Longest expert rationale (about 3,000 words; the paper asks for a short one): a 50 MB one was stored before."""
 
 DEFAULT_PHRASES: tuple[str, ...] = (
     "as an AI language model",
@@ -647,9 +649,11 @@ def missing(draft: Draft, rubric: Rubric, allow_ties: bool, min_rationale: int) 
         lacks.append(f"{unscored} score{'s' if unscored != 1 else ''}")
     if draft.winner is None or (draft.winner == "tie" and not allow_ties):
         lacks.append("winner")
-    length = len(draft.rationale.strip())
+    length = visible_length(draft.rationale)  # zero-width characters and NULs do not count
     if length < min_rationale:
         lacks.append(f"rationale ({length}/{min_rationale} characters)")
+    elif len(draft.rationale) > MAX_RATIONALE_CHARS:
+        lacks.append(f"a shorter rationale ({len(draft.rationale):,}/{MAX_RATIONALE_CHARS:,} characters)")
     return lacks
 
 

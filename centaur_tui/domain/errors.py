@@ -75,3 +75,39 @@ class SessionBusyError(StoreError):
     """Another process is running this session already (its lock file names the pid, host and start)."""
 
     title = "Session already running"
+
+
+class ImportFileError(CentaurError):
+    """A file to import is malformed or does not fit the session; lists every problem found."""
+
+    title = "Invalid import"
+
+
+class ImportConflictError(CentaurError):
+    """A judgment or output in the files differs from the stored one with the same key."""
+
+    title = "Import conflict"
+
+
+class PacketError(CentaurError):
+    """A judging packet that cannot be read, or does not belong to this session."""
+
+    title = "Judging packet"
+
+
+class PacketRefused(PacketError):
+    """A packet whose items were changed, or whose results break the session's rules; nothing was imported."""
+
+    title = "Judging packet refused"
+
+
+MAX_LISTED = 40
+"""Problems listed in a packet's refusal; a packet with more says how many were left out."""
+
+
+def packet_refusal(path: object, problems: list[str], count: int | None = None) -> PacketRefused:
+    """The refusal of a packet, listing its problems by item and field (the first `MAX_LISTED` of `count`)."""
+    total = len(problems) if count is None else count
+    listed = problems[:MAX_LISTED]
+    more = f"\n  ... and {total - len(listed)} more" if total > len(listed) else ""
+    return PacketRefused(f"{path}: refused, nothing imported ({total} problem(s)):\n  " + "\n  ".join(listed) + more)

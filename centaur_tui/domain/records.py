@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from centaur_tui.domain.blinding import Draft
 from centaur_tui.domain.judgment import JudgeKind
+from centaur_tui.domain.plan import Mode, candidate_output_id
+from centaur_tui.domain.session import Session
 
 # The columns of a judgments export (judgments.csv) and of its scores (scores.csv): what
 # `centaur export` writes, what `centaur import` reads, and what the statistics' frames hold.
@@ -179,3 +182,41 @@ class RowTable:
     def dicts(self) -> list[dict[str, Any]]:
         """The rows as dicts (for callers that want them)."""
         return [dict(zip(self.columns, r, strict=True)) for r in self.rows]
+
+
+@dataclass(frozen=True)
+class ImportedOutput:
+    """One output read from a file, for an imported candidate (`centaur import-outputs`, a winner-only file).
+
+    `text` is None while the file is only checked (formats/outputs.py keeps its digest instead, so a
+    large file is never held in memory); the texts are read again as they are stored.
+    """
+
+    line: int
+    run: int
+    task: str
+    mode: Mode
+    candidate: str
+    worker: str
+    text: str | None
+    assistance_text: str | None = None
+    digest: str = ""
+    """SHA-256 of text and assistance text, as first read (a file changed between reads is refused)."""
+    cut_off: bool = False
+    """The text was cut off at a token limit (`cut_off` column): stored and handled as a generated one would be."""
+
+    def id(self, session: Session) -> str:
+        """The output's id in `session` (derived from run, task, mode and candidate, as for generated ones)."""
+        return candidate_output_id(session, self.run, self.task, self.mode, self.candidate)
+
+
+@dataclass(frozen=True)
+class PacketResult:
+    """One result or draft a judging packet brings back, checked (formats/packet.py), ready to merge."""
+
+    token: str
+    kind: Literal["result", "draft"]
+    label: str
+    """The item as messages name it: "item 3 (token p...) result"."""
+    draft: Draft
+    version: int = 0

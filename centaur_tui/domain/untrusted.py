@@ -98,3 +98,41 @@ _SECRET_VALUE = re.compile(
 def looks_like_secret(value: str) -> bool:
     """Whether a file value is (or holds) an API key: `sk-...`, `AIza...`, a token, `Bearer ...`."""
     return bool(_SECRET_VALUE.search(value))
+
+
+def find_control(text: str) -> re.Match[str] | None:
+    """The first control character, escape (ESC) or bidirectional override in `text`, or None.
+
+    What a reader of files refuses where a person typed the text (`strip_controls` removes the same).
+    """
+    return CONTROL_CHARACTERS.search(text)
+
+
+# Characters that draw nothing: format characters (zero-width space and joiners, U+FEFF, the bidi
+# marks), controls, surrogates, private and unassigned code points, and the fillers that render
+# blank (Hangul fillers, the Braille blank, the Mongolian vowel separator).
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
+_BLANK_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e")
+
+
+def visible_length(text: str) -> int:
+    """Characters of `text` (stripped) that a reader sees: the count a minimum length is checked on.
+
+    Spaces between words count, as `len(text.strip())` does; zero-width and format characters,
+    NULs and blank fillers do not (25 zero-width spaces met a 20-character minimum), nor combining
+    marks with no visible character before them.
+    """
+    import unicodedata
+
+    count = 0
+    after_visible = False
+    for char in text.strip():
+        category = unicodedata.category(char)
+        if category in _INVISIBLE_CATEGORIES or char in _BLANK_FILLERS:
+            after_visible = False
+            continue
+        if category in ("Mn", "Me") and not after_visible:
+            continue
+        count += 1
+        after_visible = not char.isspace()
+    return count

@@ -1,5 +1,8 @@
 """Provides the exchange use cases: a session's judgments exported to and imported from CSV, and judging packets.
 
+Each import wires the two halves that never meet below this layer: `formats` reads and checks
+the file (no SQL), `store` writes what it holds in one transaction (no parsing).
+
 A packet is a self-contained file of one expert's open assignments, for an expert who cannot
 reach the machine holding the session: exported here, judged in the app anywhere
 (`services.judging.open_packet`), merged back with `import_packet`. Each function opens and closes the
@@ -8,7 +11,7 @@ session's database itself, so a front end only names the session and the file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +20,7 @@ from centaur_tui.services.session import expert, open_store, stored_simulated
 
 if TYPE_CHECKING:
     from centaur_tui.domain.session import ExpertSpec
-    from centaur_tui.store import ImportSummary, OutputsSummary, PacketExport, PacketImport
+    from centaur_tui.store import ImportSummary, OutputsSummary, PacketExport, PacketImport, Store
 
 DEFAULT_TASK_TEMPLATE = "mtbench_{question_id}_t{turn}"
 """The task id of an MT-Bench row (`question_id` 81, `turn` 1: task `mtbench_81_t1`)."""
@@ -72,15 +75,20 @@ def import_csv(
         CentaurError: the files are another session's, do not fit the session, or conflict with
             stored judgments (nothing written).
     """
-    from centaur_tui.store import ExpertStore, ImportRules, import_export
+    from centaur_tui.formats.export import read_export_folder
+    from centaur_tui.formats.rules import ImportRules
+    from centaur_tui.store import ExpertStore, check_manifest, store_judgments
 
     rubrics = {t: study.rubric(t) for t in study.tasks}
     with open_store(study, title="Nothing to import into") as store:
         simulated = stored_simulated(store)
         experts = {e.id: e for e in ExpertStore(store).experts(study)}
         rules = ImportRules(study.session, experts, add_experts)
-        summary = import_export(store, directory, rubrics, rules, external=external)
-    return CsvImport(summary, simulated)
+        bound = check_manifest(store, study.session.name, directory, external=external)
+        new = rules.new_experts()
+        found = read_export_folder(directory, store.comparisons(), rubrics, rules)
+        summary = store_judgments(store, found.judgments, new)
+    return CsvImport(replace(summary, bound=bound, ignored=found.ignored), simulated)
 
 
 def export_packet(study: Study, expert_id: str, out: Path) -> tuple[ExpertSpec, PacketExport]:
@@ -109,10 +117,28 @@ def import_packet(study: Study, file: Path, expert_id: str | None = None) -> Pac
         PacketError: the file is not a packet of this session (or of that expert).
         PacketRefused: an item was changed, or a result or draft breaks the session's rules (nothing written).
     """
-    from centaur_tui.store import import_packet as merge_packet
-
     with open_store(study) as store:
-        return merge_packet(store, study, file, expert_id)
+        return import_packet_into(store, study, file, expert_id)
+
+
+def import_packet_into(store: Store, study: Study, file: Path, expert_id: str | None = None) -> PacketImport:
+    """`import_packet` into an open session database: the store reads and verifies, formats checks, the store merges."""
+    from centaur_tui.formats.packet import check_packet_rows
+    from centaur_tui.store import merge_packet, verify_packet
+
+    packet = verify_packet(store, study, file, expert_id)
+    rules = study.session.judging
+    results = check_packet_rows(
+        file,
+        packet.rows.results,
+        packet.rows.drafts,
+        packet.places(),
+        study.rubric,
+        allow_ties=rules.allow_ties,
+        min_rationale=rules.expert_min_rationale,
+        owner=packet.owner,
+    )
+    return merge_packet(store, study, packet, results)
 
 
 @dataclass(frozen=True)
@@ -132,8 +158,8 @@ def import_outputs(study: Study, file: Path) -> OutputsImport:
     Raises:
         CentaurError: the file does not fit the session, or disagrees with stored outputs (nothing written).
     """
-    from centaur_tui.store import ExpertStore, read_outputs, session_blinding
-    from centaur_tui.store import import_outputs as store_outputs
+    from centaur_tui.formats.outputs import output_texts, read_outputs
+    from centaur_tui.store import ExpertStore, session_blinding, store_imported
 
     # Checked before the database is opened: a refused file leaves no new database behind.
     existing = study.database.exists()
@@ -141,10 +167,13 @@ def import_outputs(study: Study, file: Path) -> OutputsImport:
     if existing:
         with open_store(study, readonly=True) as store:
             experts |= {e.id for e in ExpertStore(store).experts(study)}
-    outputs, expert_workers = read_outputs(file, study.session, session_blinding(study), experts)
+    found = read_outputs(file, study.session, session_blinding(study), experts)
     with open_store(study, must_exist=False) as store:
-        summary = store_outputs(store, study.session, outputs, expert_workers, path=file)
-        return OutputsImport(summary, stored_simulated(store))
+        # The texts are read again as they are written (one at a time): the file is never held whole.
+        summary = store_imported(
+            store, study.session, output_texts(found), path=str(file), expert_workers=found.expert_workers
+        )
+        return OutputsImport(replace(summary, ignored=found.ignored), stored_simulated(store))
 
 
 def import_winner_file(
@@ -158,14 +187,9 @@ def import_winner_file(
     Raises:
         CentaurError: the file does not fit the session or conflicts with what is stored (nothing written).
     """
-    from centaur_tui.store import (
-        ExpertStore,
-        ImportRules,
-        import_winner_judgments,
-        read_winner_judgments,
-        session_blinding,
-        stored_texts,
-    )
+    from centaur_tui.formats.rules import ImportRules
+    from centaur_tui.formats.winners import read_winner_judgments
+    from centaur_tui.store import ExpertStore, session_blinding, store_imported, stored_texts
 
     # Checked before the database is opened for writing: a refused file leaves no new database behind.
     experts = {e.id: e for e in study.session.experts}
@@ -179,5 +203,14 @@ def import_winner_file(
     rules.new_experts()
     found = read_winner_judgments(file, texts, comparisons, rules, session_blinding(study), task_template=task_template)
     with open_store(study, must_exist=False) as store:
-        summary = import_winner_judgments(store, found, rules, path=file)
+        summary = store_imported(
+            store,
+            study.session,
+            found.outputs,
+            path=str(file),
+            judgments=found.judgments,
+            new_experts=rules.new_experts(),
+            tournaments=found.tournaments,
+        )
+        summary = replace(summary, unchanged=summary.unchanged + found.stored_conversations, ignored=found.ignored)
         return OutputsImport(summary, stored_simulated(store))

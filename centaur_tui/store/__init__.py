@@ -3,13 +3,12 @@
 Callers import from here. The modules, each named by what it holds: `db` (Store: the
 connection and the pipeline's tables), `schema` (every table, as numbered migrations),
 `connection` (how a file is opened and written), `assignments` (experts and their judging
-queues), `judging` (the rows of an expert's judging; the rules are in services.judging),
-`checks` (practice and gold places), `masking` (blinding and the masking log), `packets`
-(judging packet files), `work` (the rows of experts as workers; the rules are in
-services.writing), `importer` (importing exported judgments), `links` (experts' personal
-links for `centaur serve`), `lock` (one run per session), `report_reads` (what the report
-reads), `outcomes` (what every planned item's outcome is derived from; calls in flight),
-`audit` (what the audit screens read).
+queues), `judging` (an expert's judging in the session database), `masking` (blinding and the
+masking log), `packets` (judging packets), `work` (experts as workers), `importer` and
+`imported` (storing imported judgments and outputs; `formats/` reads the files), `links`
+(experts' personal links for `centaur serve`), `lock` (one run per session), `report_reads`
+(what the report reads), `outcomes` (what every planned item's outcome is derived from; calls
+in flight), `audit` (what the audit screens read).
 
 sqlite-utils was dropped (it was kept for `Database.query`, dict rows, which `Store.read`
 does in four lines): its `Migrations` runs each migration under a plain `BEGIN` (see
@@ -61,25 +60,18 @@ if TYPE_CHECKING:
     from centaur_tui.store.db import JudgeNameClashError, Store
     from centaur_tui.store.imported import (
         OutputsSummary,
-        WinnerFile,
-        import_outputs,
-        import_winner_judgments,
-        read_outputs,
-        read_winner_judgments,
+        store_imported,
         stored_texts,
     )
     from centaur_tui.store.importer import (
         MANIFEST,
         ImportConflictError,
         ImportFileError,
-        ImportRules,
         ImportSummary,
         JudgeTally,
         check_manifest,
         export_fingerprint,
         export_manifest,
-        import_export,
-        read_export,
         store_judgments,
     )
     from centaur_tui.store.judging import AssignedComparison, AssignmentPlace, JudgingRows, StoredExpertJudgment
@@ -100,6 +92,7 @@ if TYPE_CHECKING:
         take_interrupted,
     )
     from centaur_tui.store.packets import (
+        PacketContents,
         PacketError,
         PacketExport,
         PacketImport,
@@ -107,8 +100,11 @@ if TYPE_CHECKING:
         PacketPlace,
         PacketRefused,
         PacketRows,
-        import_packet,
+        VerifiedPacket,
+        merge_packet,
+        read_packet,
         session_fingerprint,
+        verify_packet,
         write_packet,
     )
     from centaur_tui.store.report_reads import (
@@ -150,7 +146,6 @@ _MODULE_OF = {
     "ExpertStore": "assignments",
     "ImportConflictError": "importer",
     "ImportFileError": "importer",
-    "ImportRules": "importer",
     "ImportSummary": "importer",
     "JudgeNameClashError": "db",
     "JudgeTally": "importer",
@@ -170,7 +165,8 @@ _MODULE_OF = {
     "SessionState": "assignments",
     "StageModelUsage": "usage",
     "Store": "db",
-    "WinnerFile": "imported",
+    "WorkDraft": "work",
+    "WorkError": "work",
     "WorkStore": "work",
     "assignment_strategies": "report_reads",
     "batch_counts": "batches",
@@ -194,10 +190,6 @@ _MODULE_OF = {
     "export_manifest": "importer",
     "final_errors": "outcomes",
     "fingerprint": "report_reads",
-    "import_export": "importer",
-    "import_outputs": "imported",
-    "import_packet": "packets",
-    "import_winner_judgments": "imported",
     "left_out": "audit",
     "lock_holder": "lock",
     "lock_path": "lock",
@@ -213,9 +205,6 @@ _MODULE_OF = {
     "option_score_rows": "report_reads",
     "pending_keys": "batches",
     "read_blinding_file": "masking",
-    "read_export": "importer",
-    "read_outputs": "imported",
-    "read_winner_judgments": "imported",
     "report_inputs": "report_reads",
     "requests_of": "batches",
     "seat_rows": "checks",
@@ -227,6 +216,12 @@ _MODULE_OF = {
     "store_judgments": "importer",
     "stored_facts": "outcomes",
     "stored_texts": "imported",
+    "store_imported": "imported",
+    "verify_packet": "packets",
+    "merge_packet": "packets",
+    "read_packet": "packets",
+    "PacketRows": "packets",
+    "VerifiedPacket": "packets",
     "take_interrupted": "outcomes",
     "unfinished_batches": "batches",
     "update_batch": "batches",
@@ -264,7 +259,6 @@ __all__ = [
     "ExpertStore",
     "ImportConflictError",
     "ImportFileError",
-    "ImportRules",
     "ImportSummary",
     "JudgeNameClashError",
     "JudgeTally",
@@ -286,8 +280,10 @@ __all__ = [
     "Store",
     "StoredExpertJudgment",
     "UnansweredSpend",
-    "WinnerFile",
+    "VerifiedPacket",
     "WorkAssignmentRow",
+    "WorkDraft",
+    "WorkError",
     "WorkPlaceRow",
     "WorkStore",
     "assignment_strategies",
@@ -314,24 +310,19 @@ __all__ = [
     "export_manifest",
     "final_errors",
     "fingerprint",
-    "import_export",
-    "import_outputs",
-    "import_packet",
-    "import_winner_judgments",
     "judgment_item",
     "left_out",
     "lock_holder",
     "lock_path",
     "mark_in_flight",
     "masking_log",
+    "merge_packet",
     "note_resent",
     "open_batch",
     "option_score_rows",
     "pending_keys",
     "read_blinding_file",
-    "read_export",
-    "read_outputs",
-    "read_winner_judgments",
+    "read_packet",
     "record_failed_item",
     "record_unanswered",
     "report_inputs",
@@ -340,6 +331,7 @@ __all__ = [
     "session_blinding",
     "session_fingerprint",
     "session_spend",
+    "store_imported",
     "store_judgments",
     "stored_facts",
     "stored_texts",
@@ -347,6 +339,7 @@ __all__ = [
     "unanswered_spend",
     "unfinished_batches",
     "update_batch",
+    "verify_packet",
     "work_masking_log",
     "write_packet",
 ]

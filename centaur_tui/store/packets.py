@@ -20,37 +20,68 @@ import hashlib
 import hmac
 import json
 import math
+import os
 import secrets
 import sqlite3
+import stat
 import threading
+import time
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from centaur_tui.domain.blinding import MIN_RATIONALE_CHARS, Draft, JudgingItem
-from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.blinding import MIN_RATIONALE_CHARS, Draft, JudgingItem, clean_text
+from centaur_tui.domain.errors import PacketError, PacketRefused, packet_refusal
 from centaur_tui.domain.plan import canonical_json, digest
-from centaur_tui.domain.records import JudgmentRecord
-from centaur_tui.domain.seat import STATES, PlaceState, expert_record
+from centaur_tui.domain.records import JudgmentRecord, PacketResult
+from centaur_tui.domain.seat import STATES, JudgingError, PlaceState, expert_record
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
-from centaur_tui.domain.task import Rubric
+from centaur_tui.domain.task import Dimension, Rubric
+from centaur_tui.domain.untrusted import strip_controls
 from centaur_tui.store.connection import connect, immediate_transaction, utc_now
 from centaur_tui.store.db import Store, insert_judgment_row, insert_scores
 from centaur_tui.store.schema import PACKET_FORMAT, PACKET_TABLES, PACKET_VERSION
 
-
-class PacketError(CentaurError):
-    """A judging packet that cannot be read, or does not belong to this session."""
-
-    title = "Judging packet"
+PACKET_TABLE_NAMES = ("packet_meta", "items", "drafts", "results")
 
 
-class PacketRefused(PacketError):
-    """A packet whose items were changed, or whose results break the session's rules; nothing was imported."""
+__all__ = ["PacketError", "PacketRefused"]
 
-    title = "Judging packet refused"
+READ_LIMIT_S = 10.0
+"""Longest any one statement on a packet file may run: a view or a crafted file must not hang a read."""
+PROGRESS_STEPS = 10_000
+"""SQLite VM steps between two checks of the time limit (a check costs well under a microsecond)."""
+
+
+def _check_regular(path: Path) -> None:
+    """Refuse a path that is not a regular file before SQLite opens it (opening a FIFO waits for a writer forever)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise PacketError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise PacketError(f"{path}: cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise PacketError(f"{path}: not a regular file (a FIFO, device or folder); a judging packet is a file")
+
+
+def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a packet whose known tables are not plain tables, or that holds any view or trigger.
+
+    Reading `sqlite_master` runs nothing: a view is only parsed there. Checked before any row is
+    read, so a view named `results` over an endless recursive query never runs, and a trigger on
+    a table `centaur judge` writes never fires.
+    """
+    kinds = {name: kind for kind, name in conn.execute("SELECT type, name FROM sqlite_master")}
+    odd = sorted(f"{kind} {name!r}" for name, kind in kinds.items() if kind in ("view", "trigger"))
+    wrong = sorted(f"{name!r} is a {kinds[name]}" for name in PACKET_TABLE_NAMES if kinds.get(name, "table") != "table")
+    missing = [name for name in PACKET_TABLE_NAMES if name not in kinds]
+    if odd or wrong or missing:
+        what = "; ".join([*wrong, *(f"holds {o}" for o in odd[:5]), *(f"no table {m!r}" for m in missing)])
+        raise PacketError(f"{path}: not a readable judging packet ({what}); a packet holds four plain tables only")
 
 
 def _mac(key: str, *parts: Any) -> str:
@@ -127,40 +158,96 @@ class _PacketFile:
     """The connection of one packet file, shared across threads under a lock."""
 
     def __init__(self, path: Path, create: bool = False, read_only: bool = False) -> None:
-        if not create and not path.exists():
-            raise PacketError(f"{path}: no such file")
+        if not create:
+            _check_regular(path)
+        self._deadline = time.monotonic() + READ_LIMIT_S
         try:
             # DELETE journal: one self-contained file to send back, no -wal beside it.
             conn = connect(path, journal="DELETE", read_only=read_only)
             conn.row_factory = sqlite3.Row
+            # Every statement has a time limit (`_deadline`, set before each): an interrupted one
+            # raises OperationalError "interrupted", reported as a packet that cannot be read.
+            conn.set_progress_handler(self._over_time, PROGRESS_STEPS)
+            conn.execute("PRAGMA trusted_schema = OFF")  # no function of the file's schema runs
             if create:
                 for statement in PACKET_TABLES:
                     conn.execute(statement)
+            else:
+                _check_schema(conn, path)
             meta = {r["key"]: r["value"] for r in conn.execute("SELECT key, value FROM packet_meta")}
         except sqlite3.DatabaseError as exc:
-            raise PacketError(f"{path}: not a judging packet ({exc})") from None
+            raise PacketError(f"{path}: not a judging packet ({_sqlite_problem(exc)})") from None
         if not create and meta.get("format") != PACKET_FORMAT:
             raise PacketError(f"{path}: not a judging packet")
         if not create and meta.get("version") != str(PACKET_VERSION):
             raise PacketError(
-                f"{path}: packet_meta version {meta.get('version')!r}: this program reads packet "
+                f"{path}: packet_meta version {_quoted(meta.get('version'))}: this program reads packet "
                 f"version {PACKET_VERSION} only; export the packet again"
             )
         self.path = path
-        self.meta = meta
+        self.meta = {str(k): v for k, v in meta.items()}
         self._conn = conn
         self._lock = threading.RLock()
 
+    def _over_time(self) -> int:
+        return 1 if time.monotonic() > self._deadline else 0
+
     def write(self) -> AbstractContextManager[sqlite3.Connection]:
+        self._deadline = time.monotonic() + READ_LIMIT_S
         return immediate_transaction(self._conn, self._lock)
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         with self._lock:
+            self._deadline = time.monotonic() + READ_LIMIT_S
             return self._conn.execute(sql, params).fetchall()
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _one_line(value: object, limit: int = 200) -> str:
+    """A name or title from a packet as one inert line: escape sequences and controls removed, bounded."""
+    text = " ".join(strip_controls(str(value)).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _clean_rubric(rubric: Rubric) -> Rubric:
+    """A packet's rubric with every text shown to the expert cleaned (the ids are slugs already)."""
+
+    def clean(dimension: Dimension) -> Dimension:
+        return dimension.model_copy(
+            update={
+                "name": _one_line(dimension.name),
+                "description": clean_text(dimension.description),
+                "low": clean_text(dimension.low),
+                "high": clean_text(dimension.high),
+            }
+        )
+
+    return rubric.model_copy(
+        update={
+            "task_dimensions": tuple(map(clean, rubric.task_dimensions)),
+            "general_dimensions": tuple(map(clean, rubric.general_dimensions)),
+        }
+    )
+
+
+def _packet_rubric(raw: object) -> Rubric:
+    """An item's rubric, validated and cleaned; JudgingError (shown to the expert) when it is not one."""
+    try:
+        return _clean_rubric(Rubric.model_validate_json(str(raw)))
+    except ValueError:
+        raise JudgingError("this place's rubric cannot be read: the packet was changed; ask for a new one") from None
+
+
+def _min_rationale(value: str | None) -> int:
+    """A packet's `min_rationale` (signed at export; checked again: 0-1000 characters, else the default)."""
+    try:
+        number = int(value) if value is not None and len(value) < 6 else MIN_RATIONALE_CHARS
+    except (TypeError, ValueError):
+        return MIN_RATIONALE_CHARS
+    return number if 0 <= number <= 1000 else MIN_RATIONALE_CHARS
 
 
 def _rubric_json(rubric: Rubric) -> str:
@@ -332,13 +419,17 @@ class PacketRows:
 
     def __init__(self, path: Path) -> None:
         self.db = _PacketFile(path)
+        # Nothing in a packet is trusted on the judge's machine (it holds no secret to check the
+        # HMACs): every text that reaches the screen is cleaned, names and titles too (an OSC
+        # sequence in the expert's name set the terminal's title).
         m = self.db.meta
+        guidelines = m.get("guidelines")
         self.meta = PacketMeta(
-            expert_name=m.get("expert_name", "Expert"),
+            expert_name=_one_line(m.get("expert_name") or "Expert"),
             simulated=m.get("simulated") == "true",
             allow_ties=m.get("allow_ties") == "true",
-            min_rationale=int(m.get("min_rationale", MIN_RATIONALE_CHARS)),
-            guidelines=m.get("guidelines"),
+            min_rationale=_min_rationale(m.get("min_rationale")),
+            guidelines=clean_text(guidelines) if isinstance(guidelines, str) else None,
             idle_seconds=_idle_seconds(m.get("idle_s")),
         )
 
@@ -347,7 +438,10 @@ class PacketRows:
             "SELECT i.token, i.position, i.state, i.task_title, r.token IS NOT NULL AS done"
             " FROM items i LEFT JOIN results r ON r.token = i.token ORDER BY i.position"
         )
-        return [PacketPlaceRow(r["token"], r["position"], r["state"], r["task_title"], bool(r["done"])) for r in rows]
+        return [
+            PacketPlaceRow(r["token"], r["position"], r["state"], _one_line(r["task_title"]), bool(r["done"]))
+            for r in rows
+        ]
 
     def has(self, token: str) -> bool:
         """Whether the packet has this place."""
@@ -361,13 +455,14 @@ class PacketRows:
         if not rows:
             return None
         r = rows[0]
+        # A packet may have travelled: clean its texts again rather than trust the file.
         return PacketItemRow(
-            r["task_title"],
-            r["task_prompt"],
-            r["deliverable"],
-            Rubric.model_validate_json(r["rubric"]),
-            r["option_1"],
-            r["option_2"],
+            _one_line(r["task_title"]),
+            clean_text(r["task_prompt"]),
+            clean_text(r["deliverable"]),
+            _packet_rubric(r["rubric"]),
+            clean_text(r["option_1"]),
+            clean_text(r["option_2"]),
         )
 
     def draft(self, token: str) -> Draft | None:
@@ -461,26 +556,37 @@ class PacketImport:
     """Open places whose state (skipped, flagged, pending) the expert changed in the packet."""
 
 
-MAX_LISTED = 40
-"""Problems listed in a refusal; a packet with more says how many were left out."""
-
-
 @dataclass
-class _Read:
+class PacketContents:
     """A packet's rows as plain values, read once (the file is closed before anything is checked)."""
 
+    path: Path
     meta: dict[str, str]
     items: list[dict[str, Any]]
     results: list[dict[str, Any]]
     drafts: list[dict[str, Any]]
 
 
-def _read(path: Path) -> _Read:
+def _sqlite_problem(exc: sqlite3.Error) -> str:
+    if "interrupted" in str(exc):
+        return f"reading it took longer than {READ_LIMIT_S:g} s"
+    return str(exc)
+
+
+def read_packet(path: Path) -> PacketContents:
+    """Copy a packet's rows out with plain SELECTs on its four known tables, each under a time limit.
+
+    Raises:
+        PacketError: not a regular file, not a packet (a view, trigger or missing table), damaged,
+            or a read that outran its time limit.
+    """
     db = _PacketFile(path, read_only=True)
     try:
         check = [r[0] for r in db.rows("PRAGMA quick_check")]
         if check != ["ok"]:
-            raise PacketError(f"{path}: damaged file, not a usable judging packet ({'; '.join(map(str, check[:3]))})")
+            raise PacketError(
+                f"{path}: damaged file, not a usable judging packet ({'; '.join(map(_shown, check[:3]))})"
+            )
         items = db.rows(f"SELECT {', '.join(_ITEM_FIELDS)}, mac, state FROM items ORDER BY position, token")
         results = db.rows(
             "SELECT token, scores, winner, rationale, seconds, active_seconds, confirmed_lower FROM results"
@@ -490,117 +596,43 @@ def _read(path: Path) -> _Read:
             "SELECT token, scores, winner, rationale, seconds, active_seconds, version FROM drafts ORDER BY rowid"
         )
     except sqlite3.Error as exc:
-        raise PacketError(f"{path}: not a readable judging packet ({exc})") from None
+        raise PacketError(f"{path}: not a readable judging packet ({_sqlite_problem(exc)})") from None
     finally:
         db.close()
-    return _Read(db.meta, [dict(r) for r in items], [dict(r) for r in results], [dict(r) for r in drafts])
+    return PacketContents(
+        path, db.meta, [dict(r) for r in items], [dict(r) for r in results], [dict(r) for r in drafts]
+    )
 
 
 def _idle_seconds(value: str | None) -> float:
     """A packet's `idle_s` (signed at export; checked again: 5-3600 s, else the default 60 s)."""
     try:
         seconds = float(value) if value is not None else 60.0
-    except ValueError:
+    except (TypeError, ValueError):
         return 60.0
     return seconds if math.isfinite(seconds) and 5.0 <= seconds <= 3600.0 else 60.0
 
 
 def _shown(value: Any) -> str:
-    """A value as the packet holds it, short, for an error message."""
-    text = json.dumps(value) if not isinstance(value, (bytes, bytearray)) else f"<{len(value)} bytes>"
+    """A value as the packet holds it, short and inert, for an error message."""
+    if isinstance(value, (bytes, bytearray)):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, str) and len(value) > 40:
+        value = value[:37]
+    text = json.dumps(value)  # ASCII escapes: no control character reaches a terminal
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-class _Checked:
-    """The fields of one result or draft, checked against the session's rules; `errors` names item and field."""
+def _quoted(value: Any) -> str:
+    """A packet_meta value, short and inert (repr escapes every control and invisible character)."""
+    text = repr(value[:40] if isinstance(value, str) else value)
+    return text if len(text) <= 44 else text[:41] + "..."
 
-    def __init__(
-        self, label: str, row: dict[str, Any], rubric: Rubric, allow_ties: bool, min_rationale: int, complete: bool
-    ) -> None:
-        self.errors: list[str] = []
-        self.label = label
-        self.scores = self._scores(row["scores"], rubric, complete)
-        self.winner = row["winner"]
-        allowed = ("option_1", "option_2", "tie") if allow_ties else ("option_1", "option_2")
-        if self.winner is None and not complete:
-            pass  # a draft may have no winner yet
-        elif self.winner == "tie" and not allow_ties:
-            self._error("winner", "a tie, but this session does not allow ties (judging.allow_ties = false)")
-        elif self.winner not in allowed:
-            self._error("winner", f"{_shown(self.winner)} is not one of {', '.join(allowed)}")
-        self.rationale = row["rationale"]
-        if not isinstance(self.rationale, str):
-            self._error("rationale", f"{_shown(self.rationale)} is not text")
-        elif complete and len(self.rationale.strip()) < min_rationale:
-            self._error(
-                "rationale",
-                f"{len(self.rationale.strip())} characters; the session requires at least "
-                f"{min_rationale} (judging.expert_min_rationale)",
-            )
-        self.seconds = row["seconds"]
-        if isinstance(self.seconds, bool) or not isinstance(self.seconds, (int, float)):
-            self._error("seconds", f"{_shown(self.seconds)} is not a number")
-        elif not math.isfinite(self.seconds) or self.seconds < 0:
-            self._error("seconds", f"{self.seconds!r}: must be a finite number of at least 0")
-        self.active_seconds = row.get("active_seconds")
-        if self.active_seconds is None:
-            pass  # not measured
-        elif isinstance(self.active_seconds, bool) or not isinstance(self.active_seconds, (int, float)):
-            self._error("active_seconds", f"{_shown(self.active_seconds)} is not a number")
-        elif not math.isfinite(self.active_seconds) or self.active_seconds < 0:
-            self._error("active_seconds", f"{self.active_seconds!r}: must be a finite number of at least 0")
-        elif isinstance(self.seconds, (int, float)) and self.active_seconds > self.seconds + 0.1:
-            self._error("active_seconds", f"{self.active_seconds!r}: more than the time spent ({self.seconds!r})")
-        self.confirmed_lower = row.get("confirmed_lower", 0)
-        if self.confirmed_lower not in (0, 1) or isinstance(self.confirmed_lower, float):
-            self._error("confirmed_lower", f"{_shown(self.confirmed_lower)} is not 0 or 1")
-        self.version = row.get("version", 0)
-        if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 0:
-            self._error("version", f"{_shown(self.version)} is not a whole number of at least 0")
 
-    def _error(self, field: str, problem: str) -> None:
-        self.errors.append(f"{self.label}: field {field}: {problem}")
-
-    def _scores(self, raw: Any, rubric: Rubric, complete: bool) -> dict[str, list[int | None]]:
-        if not isinstance(raw, str):
-            self._error("scores", f"{_shown(raw)} is not JSON text")
-            return {}
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            self._error("scores", f"not well-formed JSON ({exc})")
-            return {}
-        if not isinstance(data, dict):
-            self._error("scores", f"a JSON object {{dimension: [option 1, option 2]}} is needed, not {_shown(data)}")
-            return {}
-        ids = [d.id for d in rubric.all]
-        unknown = sorted(set(data) - set(ids))
-        if unknown:
-            self._error(
-                "scores",
-                f"dimension(s) not in the task's rubric: {', '.join(unknown)} (the rubric has {', '.join(ids)})",
-            )
-        scores: dict[str, list[int | None]] = {}
-        for d in ids:
-            pair = data.get(d)
-            if pair is None:
-                if complete:
-                    self._error(f"scores.{d}", "missing: every dimension of the rubric is scored for both options")
-                continue
-            if not isinstance(pair, list) or len(pair) != 2:
-                self._error(f"scores.{d}", f"a list of two scores [option 1, option 2] is needed, not {_shown(pair)}")
-                continue
-            for option, value in enumerate(pair, start=1):
-                if value is None and not complete:
-                    continue
-                if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10:
-                    self._error(f"scores.{d} (option {option})", f"{_shown(value)} is not a whole number 1-10")
-            scores[d] = list(pair)
-        return scores
-
-    def draft(self) -> Draft:
-        active = None if self.active_seconds is None else float(self.active_seconds)
-        return Draft(self.scores, self.winner, self.rationale, float(self.seconds), active, self.confirmed_lower == 1)
+def _word(value: Any) -> str:
+    """A token or position as it is, when it is plain letters and digits; otherwise shown inert."""
+    text = str(value)
+    return text if text.isascii() and text.isalnum() and len(text) <= 40 else _shown(value)
 
 
 def _insert_judgment(c: sqlite3.Connection, record: JudgmentRecord) -> None:
@@ -618,46 +650,46 @@ def _same_judgment(c: sqlite3.Connection, stored: tuple[Any, ...], record: Judgm
     return {tuple(r) for r in rows} == {(s.candidate, s.dimension, s.score) for s in record.scores}
 
 
-def _refuse(path: Path, problems: list[str]) -> PacketRefused:
-    listed = problems[:MAX_LISTED]
-    more = f"\n  ... and {len(problems) - MAX_LISTED} more" if len(problems) > MAX_LISTED else ""
-    return PacketRefused(
-        f"{path}: refused, nothing imported ({len(problems)} problem(s)):\n  " + "\n  ".join(listed) + more
-    )
+@dataclass(frozen=True)
+class VerifiedPacket:
+    """A packet whose items are this session's, untampered: its rows, its owner and each item's assignment."""
+
+    rows: PacketContents
+    packet_id: str
+    owner: str
+    assignments: dict[str, tuple[str, dict[str, Any]]]
+    """By item token: the item's label ("item 3 (token ...)") and its assignment row."""
+
+    def places(self) -> dict[str, tuple[str, str]]:
+        """By item token: its label and its task (what the results' checks need)."""
+        return {token: (label, a["task"]) for token, (label, a) in self.assignments.items()}
 
 
-def import_packet(store: Store, study: Study, path: Path, expert_id: str | None = None) -> PacketImport:
-    """Check a judged packet completely, then merge its results and drafts in one transaction; twice adds nothing.
-
-    Args:
-        store: The session database the packet was exported from.
-        study: The session, for rubrics, ties and the rationale minimum.
-        path: The packet file.
-        expert_id: When given, the packet must be this expert's.
+def verify_packet(store: Store, study: Study, path: Path, expert_id: str | None = None) -> VerifiedPacket:
+    """Read a packet and check it is one of this session's, with every item as exported (HMACs).
 
     Raises:
         PacketError: the file is not a readable packet, or not one of this session (or of `expert_id`).
-        PacketRefused: an item was changed after export, or a result or draft breaks the session's rules;
-            every problem is listed by item and field, and nothing was written.
+        PacketRefused: an item or the packet's metadata was changed after export (listed by item).
     """
-    packet = _read(path)
+    packet = read_packet(path)
     meta = packet.meta
     key = session_secret(store)
     fingerprint = keyed_fingerprint(study, key) if key else None
     if key is None or meta.get("session") != fingerprint:
         raise PacketError(
             f"{path}: this packet belongs to another session (packet_meta session_name "
-            f"{meta.get('session_name')!r}, fingerprint {meta.get('session')!r}; this session "
+            f"{_quoted(meta.get('session_name'))}, fingerprint {_quoted(meta.get('session'))}; this session "
             f"{study.session.name!r} has {fingerprint or 'exported no packet'})"
         )
     packet_id = meta.get("packet_id", "")
     exported = store.read("SELECT expert, secret, items FROM expert_packets WHERE id = ?", (packet_id,))
     if not exported:
-        raise PacketError(f"{path}: packet_meta packet_id {packet_id!r} was not exported from this database")
+        raise PacketError(f"{path}: packet_meta packet_id {_quoted(packet_id)} was not exported from this database")
     owner, token_secret = exported[0]["expert"], exported[0]["secret"]
     if meta.get("expert_id") != owner:
         raise PacketRefused(
-            f"{path}: packet_meta expert_id {meta.get('expert_id')!r}, but packet {packet_id} "
+            f"{path}: packet_meta expert_id {_quoted(meta.get('expert_id'))}, but packet {packet_id} "
             f"was exported for {owner!r}; nothing imported"
         )
     if expert_id is not None and expert_id != owner:
@@ -668,12 +700,10 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
         (owner,),
     )
     by_token = {_token(token_secret, a["id"]): a for a in assignments}
-
-    # 1. The items as exported: each maps to an assignment of the owner and carries its own valid HMAC.
     problems: list[str] = []
     items: dict[str, tuple[str, dict[str, Any]]] = {}
     for item in packet.items:
-        label = f"item {item['position']} (token {item['token']})"
+        label = f"item {_word(item['position'])} (token {_word(item['token'])})"
         a = by_token.get(item["token"])
         if a is None:
             problems.append(f"{label}: field token: not an assignment of {owner} exported in this packet")
@@ -682,69 +712,41 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
         elif item["state"] not in STATES:
             problems.append(f"{label}: field state: {_shown(item['state'])} is not one of {', '.join(STATES)}")
         else:
-            items[item["token"]] = (label, a)
+            items[item["token"]] = (f"item {item['position']} (token {item['token']})", a)
     if not problems and not hmac.compare_digest(str(meta.get("mac", "")), _packet_mac(key, meta, packet.items)):
         problems.append(
             f"packet_meta: changed after export, or items added, dropped or reordered (the packet's "
             f"integrity check fails; {len(packet.items)} item(s), {exported[0]['items']} exported)"
         )
     if problems:
-        raise _refuse(path, problems)
+        raise packet_refusal(path, problems)
+    return VerifiedPacket(packet, packet_id, owner, items)
 
-    # 2. Every result and draft against the session's rules, before anything is written.
-    rules = study.session.judging
-    results: list[tuple[str, dict[str, Any], _Checked]] = []
-    seen: set[str] = set()
-    for kind, rows in (("result", packet.results), ("draft", packet.drafts)):
-        for row in rows:
-            token = row["token"]
-            if token not in items:
-                problems.append(
-                    f"{kind} (token {_shown(token)}): not an item of this packet, so not a comparison "
-                    f"assigned to {owner}"
-                )
-                continue
-            label, a = items[token]
-            if kind == "result" and token in seen:
-                problems.append(f"{label}: more than one result")
-                continue
-            if kind == "draft" and token in seen:
-                continue  # judged: the result supersedes the draft (`centaur judge` deletes it on submit)
-            seen.add(token)
-            checked = _Checked(
-                f"{label} {kind}",
-                row,
-                study.rubric(a["task"]),
-                rules.allow_ties,
-                rules.expert_min_rationale,
-                complete=kind == "result",
-            )
-            problems.extend(checked.errors)
-            results.append((kind, a, checked))
-    if problems:
-        raise _refuse(path, problems)
 
-    # 3. All of it in one transaction: a crash or error part-way leaves the session as it was.
+def merge_packet(store: Store, study: Study, packet: VerifiedPacket, results: Sequence[PacketResult]) -> PacketImport:
+    """Merge a verified packet's checked results and drafts (formats/packet.py) all at once; twice adds nothing."""
+    owner = packet.owner
     added = already = drafts_added = drafts_already = drafts_kept = states = 0
     kept: list[str] = []
     with store.write() as c:
-        for item in packet.items:
+        for item in packet.rows.items:
             # A place skipped or flagged in the packet is so in the session, unless the session changed
             # it too since the export (then the session's is newer); a judgment makes it done anyway.
             if item["state"] != item["exported_state"]:
                 cur = c.execute(
                     "UPDATE expert_assignments SET state = ? WHERE id = ? AND state = ?",
-                    (item["state"], items[item["token"]][1]["id"], item["exported_state"]),
+                    (item["state"], packet.assignments[item["token"]][1]["id"], item["exported_state"]),
                 )
                 states += cur.rowcount
-        for kind, a, checked in results:
-            draft = checked.draft()
+        for result in results:
+            a = packet.assignments[result.token][1]
+            draft = result.draft
             stored = c.execute(
                 "SELECT id, judge_kind, winner, rationale FROM judgments WHERE comparison_id = ? AND judge = ?"
                 " AND presentation = ? ORDER BY revision LIMIT 1",
                 (a["comparison_id"], owner, a["presentation"]),
             ).fetchone()
-            if kind == "draft":
+            if result.kind == "draft":
                 if stored is not None:
                     drafts_kept += 1
                     continue
@@ -759,7 +761,7 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
                     draft.seconds,
                 ):
                     drafts_already += 1
-                elif current is not None and current[4] >= checked.version:
+                elif current is not None and current[4] >= result.version:
                     drafts_kept += 1
                 else:
                     c.execute(
@@ -776,7 +778,7 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
                             draft.rationale,
                             draft.seconds,
                             draft.active_seconds,
-                            checked.version,
+                            result.version,
                             utc_now(),
                         ),
                     )
@@ -795,16 +797,16 @@ def import_packet(store: Store, study: Study, path: Path, expert_id: str | None 
                 already += 1
             else:
                 kept.append(
-                    f"{checked.label}: {owner} has a different judgment of this comparison stored "
+                    f"{result.label}: {owner} has a different judgment of this comparison stored "
                     f"already (judged in the app?); the stored one is kept"
                 )
-    done = sum(1 for kind, _, _ in results if kind == "result")
+    done = sum(1 for r in results if r.kind == "result")
     return PacketImport(
-        packet_id,
+        packet.packet_id,
         owner,
         added,
         already,
-        len(packet.items) - done,
+        len(packet.rows.items) - done,
         drafts_added,
         drafts_already,
         drafts_kept,
