@@ -23,7 +23,7 @@ from click.testing import CliRunner, Result
 from centaur_tui.cli.main import cli
 from centaur_tui.formats.problems import Problems
 from centaur_tui.formats.reader import Limits, loads, read_records
-from centaur_tui.store import PacketJudging
+from centaur_tui.services.judging import PacketJudging
 from tests.support.experts import judged_session
 from tests.test_import_winners import GOOD, _csv
 from tests.test_import_winners import _session as winners_session
