@@ -137,8 +137,8 @@ def identity_differences(
             suggested = others[0] if len(others) == 1 else "NEW"
             problems.append(
                 f"{kind} {name!r} has {count} stored item(s) in {database} but is not in the session file. If it "
-                f"was renamed, run `centaur migrate {session_file} --rename {name}={suggested}` (its stored items move to "
-                f"the new name; nothing is sent again). If it was removed, run `centaur migrate {session_file} "
+                f"was renamed, run `centaur migrate {session_file} --rename {name}={suggested}` (its stored items "
+                f"move to the new name; nothing is sent again). If it was removed, run `centaur migrate {session_file} "
                 f"--retire {name}` (its items stay stored and are left out of every statistic, counted)"
             )
     if stored.entries is not None:
