@@ -252,3 +252,30 @@ def test_free_changes_are_accepted_new_model_judge_runs_limits(session: Path) ->
     assert proc.returncode == 0, proc.stderr
     report = centaur("report", str(session), cwd=session.parent)
     assert report.returncode == 0, report.stderr
+
+
+async def test_the_app_lists_a_session_file_on_another_sessions_database_as_invalid(tmp_path: Path) -> None:
+    from textual.widgets import DataTable
+
+    from centaur_tui.ui.app import create_app
+    from centaur_tui.ui.screens.home import HomeScreen
+    from tests.support.experts import judged_session
+    from tests.support.waits import wait_for
+
+    path = judged_session(tmp_path)
+    folder = path.parent
+    # Listed after small.toml: the database is already open in the app when the twin is read.
+    twin = path.read_text(encoding="utf-8").replace('name = "small"', 'name = "twin"\ndatabase = "small.db"', 1)
+    (folder / "twin.toml").write_text(twin, encoding="utf-8")
+    before = snapshot(folder / "small.db")
+    app = create_app(sessions_dir=folder)
+    async with app.run_test(size=(160, 30)) as pilot:
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        await wait_for(pilot, lambda: home.loaded, "the sessions to be read")
+        table = home.query_one("#sessions", DataTable)
+        rows = {str(table.get_row_at(i)[0]): [str(c) for c in table.get_row_at(i)] for i in range(table.row_count)}
+        assert rows["twin"][1] == "invalid" and rows["small"][1] == "simulated"
+        error = next(r.error for r in home.rows if r.name == "twin")
+        assert error is not None and "belongs to session 'small'" in error
+    assert snapshot(folder / "small.db") == before
