@@ -88,6 +88,7 @@ def test_a_renamed_candidate_is_refused_by_every_command_naming_it_and_the_migra
     edit(session, 'name = "Alpha"', 'name = "Alpha2"')
     refused(
         session,
+        ("check", str(session)),
         ("run", str(session)),
         ("report", str(session)),
         ("export", str(session), "--out", str(session.parent / "out")),
@@ -104,7 +105,13 @@ def test_a_renamed_candidate_is_refused_by_every_command_naming_it_and_the_migra
 
 def test_a_changed_seed_is_refused_and_meta_seed_kept(session: Path) -> None:
     edit(session, "seed = 7", "seed = 8")
-    refused(session, ("run", str(session)), ("report", str(session)), expect=["seed is 8", "made with seed 7"])
+    refused(
+        session,
+        ("check", str(session)),
+        ("run", str(session)),
+        ("report", str(session)),
+        expect=["seed is 8", "made with seed 7"],
+    )
     with sqlite3.connect(session.with_suffix(".db")) as conn:
         assert conn.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone() == ("7",)
 

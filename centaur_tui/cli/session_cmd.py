@@ -126,6 +126,16 @@ def check(session: str) -> None:
     for line in batch_plan_lines(study):
         click.echo(line)
     click.echo(f"Database: {study.database}")
+    from centaur_tui.services.identity import identity_problems
+
+    problems = identity_problems(study)
+    if problems:
+        # The file is valid on its own but not with its database: every other command refuses it.
+        raise CentaurError(
+            f"{study.session.name}: the session file does not match its database:\n"
+            + "\n".join(f"- {p}" for p in problems),
+            title="Session file and database disagree",
+        )
     click.secho("Session is valid.", fg="green")
 
 

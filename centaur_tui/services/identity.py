@@ -32,6 +32,23 @@ def check_identity(study: Study, store: Store) -> None:
     require_identity(study.session, stored_identity(store), str(study.database), str(study.session_file))
 
 
+def identity_problems(study: Study) -> list[str]:
+    """How the session file differs from its database, read without migrating or writing (`centaur check`).
+
+    Returns:
+        One sentence per difference; empty when they agree or the session has no database yet.
+    """
+    from centaur_tui.domain.identity import identity_differences
+    from centaur_tui.store import stored_identity_at
+
+    if not study.database.is_file():
+        return []
+    stored = stored_identity_at(study.database)
+    if stored is None:
+        return []
+    return identity_differences(study.session, stored, str(study.database), str(study.session_file))
+
+
 @dataclass(frozen=True)
 class MigrateResult:
     """What `centaur migrate` did, and what still differs between the session file and its database."""

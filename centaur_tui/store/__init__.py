@@ -57,7 +57,14 @@ if TYPE_CHECKING:
     )
     from centaur_tui.store.checks import ExpertChecks, check_rows, seat_rows
     from centaur_tui.store.db import JudgeNameClashError, Store
-    from centaur_tui.store.identity import Change, changes, rename_entry, retire_entry, stored_identity
+    from centaur_tui.store.identity import (
+        Change,
+        changes,
+        rename_entry,
+        retire_entry,
+        stored_identity,
+        stored_identity_at,
+    )
     from centaur_tui.store.imported import (
         OutputsSummary,
         WinnerFile,
@@ -203,6 +210,7 @@ _MODULE_OF = {
     "store_judgments": "importer",
     "stored_facts": "outcomes",
     "stored_identity": "identity",
+    "stored_identity_at": "identity",
     "stored_texts": "imported",
     "take_interrupted": "outcomes",
     "unfinished_batches": "batches",
@@ -321,6 +329,7 @@ __all__ = [
     "store_judgments",
     "stored_facts",
     "stored_identity",
+    "stored_identity_at",
     "stored_texts",
     "take_interrupted",
     "unfinished_batches",

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from centaur_tui.domain.errors import StoreError
 from centaur_tui.domain.identity import (
@@ -24,7 +27,7 @@ from centaur_tui.domain.identity import (
 )
 from centaur_tui.domain.plan import Comparison, assistance_id, call_key_of, entry_json, output_id
 from centaur_tui.domain.session import IMPORTED, PLAIN, Endpoint, Session
-from centaur_tui.store.connection import utc_now
+from centaur_tui.store.connection import connect, utc_now
 from centaur_tui.store.db import Store
 
 _NAME_SQL: dict[EntryKind, tuple[str, ...]] = {
@@ -47,18 +50,49 @@ _NAME_SQL: dict[EntryKind, tuple[str, ...]] = {
 
 def stored_identity(store: Store) -> StoredIdentity:
     """What a session database records about the identity its items were made under."""
-    meta = store.meta()
+    return _identity(lambda sql: list(store.read_table(sql).rows))
+
+
+def stored_identity_at(path: Path) -> StoredIdentity | None:
+    """The same, read through a read-only connection that neither migrates nor waits (`centaur check`).
+
+    Returns:
+        None when the file is not a session database this program can read as it is (an older
+        schema is read as far as it goes: a database from before `session_changes` has no retirement).
+    """
+    try:
+        conn = connect(path, read_only=True)
+    except sqlite3.Error:
+        return None
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"meta", "outputs", "judgments", "assistance_texts"} <= tables:
+            return None
+
+        def rows(sql: str) -> list[tuple[Any, ...]]:
+            if "session_changes" in sql and "session_changes" not in tables:
+                return []
+            return conn.execute(sql).fetchall()
+
+        return _identity(rows)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def _identity(rows: Callable[[str], list[tuple[Any, ...]]]) -> StoredIdentity:
+    meta = {str(k): str(v) for k, v in rows("SELECT key, value FROM meta")}
     names: dict[EntryKind, dict[str, int]] = {}
     for kind, queries in _NAME_SQL.items():
         counts: dict[str, int] = {}
         for sql in queries:
-            for name, n in store.read_table(sql).rows:
+            for name, n in rows(sql):
                 if name != PLAIN:
                     counts[str(name)] = counts.get(str(name), 0) + int(n)
         names[kind] = counts
     retired = frozenset(
-        (str(k), str(o))
-        for k, o in store.read_table("SELECT kind, old FROM session_changes WHERE action = 'retire'").rows
+        (str(k), str(o)) for k, o in rows("SELECT kind, old FROM session_changes WHERE action = 'retire'")
     )
     return StoredIdentity(
         session=meta.get("session"),
