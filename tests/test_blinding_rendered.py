@@ -285,3 +285,14 @@ def test_a_judging_packet_holds_no_name_in_any_spelling(tmp_path: Path) -> None:
             for seen in (Shown(text), Shown(rendered(text))):
                 assert [n for n in names if seen.reads(n)] == []
         assert row[3].count(MASK) >= len(_spelled(names))
+
+
+def test_the_vendored_han_table_is_what_opencc_gives() -> None:
+    """domain/hanzi.py is generated (the domain layer takes no library): regenerate when OpenCC changes."""
+    pytest.importorskip("opencc")
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "gen_hanzi_table.py"
+    proc = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
