@@ -53,7 +53,7 @@ test-fast: install
 	$(BIN)/python -m pytest -q $(PARALLEL) -m "not slow"
 
 # The tool gates (configured in pyproject.toml): lint, formatting, types, the layer contracts.
-LINTED := centaur_tui tests bench
+LINTED := centaur_tui tests bench scripts
 check: install
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)

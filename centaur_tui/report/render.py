@@ -57,6 +57,7 @@ STATUS_WORDS = {
     "other_kind": "other judge kind",
     "ineligible": "ineligible judge",
     "unknown_comparison": "unknown comparison",
+    "retired": "retired entry",
     "malformed": "malformed",
     "missing": "missing (planned, nothing stored: failed for good or blocked)",
 }

@@ -57,7 +57,10 @@ def load_report_inputs(
     from centaur_tui.store import Store
 
     require_database(study)
+    from centaur_tui.services.identity import check_identity
+
     with Store(study.database, readonly=True) as opened:
+        check_identity(study, opened)
         return report_inputs(opened, general, pool)
 
 
@@ -146,7 +149,10 @@ def session_report(
         from centaur_tui.store import Store
 
         require_database(study)
+        from centaur_tui.services.identity import check_identity
+
         with Store(study.database, readonly=True) as opened:
+            check_identity(study, opened)
             return _session_report(study, opened, human_workers, options, min_gold_pass)
     return _session_report(study, store, human_workers, options, min_gold_pass)
 

@@ -14,6 +14,7 @@ from typing import Any
 from centaur_tui.domain.study import Study
 from centaur_tui.report.document import ReportDocument
 from centaur_tui.services import report as report_service
+from centaur_tui.services.identity import check_identity
 from centaur_tui.services.report_disk_cache import DiskCache
 
 
@@ -50,6 +51,8 @@ class ReportCache:
         if key != self._store_key:
             self.close()
             self._store, self._store_key = Store(study.database, readonly=True), key
+        # Every time, not once per file: the session file may have changed since the last report.
+        check_identity(study, self._store)
         return self._store
 
     def doc(self, study: Study) -> ReportDocument:

@@ -112,7 +112,15 @@ def open_store(
             f"{study.database} does not exist yet: run the session first (`centaur run {study.session_file}`)",
             title=title,
         )
-    return Store(study.database, readonly=readonly)
+    from centaur_tui.services.identity import check_identity
+
+    store = Store(study.database, readonly=readonly)
+    try:
+        check_identity(study, store)
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 def stored_simulated(store: Store) -> bool:

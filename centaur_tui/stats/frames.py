@@ -14,6 +14,7 @@ judgments it left out and why:
 | `ineligible` | the judge's family wrote (or guided) one of the two outputs |
 | `unknown_comparison` | the comparison is not in the session |
 | `malformed` | marked valid, but its winner is none of option1, option2, tie |
+| `retired` | a candidate or LLM judge that is no longer in the session (`centaur migrate --retire`) |
 """
 
 from __future__ import annotations
@@ -36,7 +37,16 @@ from centaur_tui.domain.records import (
 )
 from centaur_tui.domain.session import PLAIN, Session
 
-STATUSES = ("ok", "invalid", "superseded", "other_kind", "ineligible", "unknown_comparison", "malformed")
+STATUSES = (
+    "ok",
+    "invalid",
+    "superseded",
+    "other_kind",
+    "ineligible",
+    "unknown_comparison",
+    "malformed",
+    "retired",
+)
 """Every value of the judgments frame's `status` column, `ok` first."""
 
 JUDGMENT_COLUMNS = (*REQUIRED_JUDGMENT_COLUMNS, *OPTIONAL_JUDGMENT_COLUMNS[:3])
@@ -81,6 +91,8 @@ class Design:
     worker: str | None = None
     general_dimensions: tuple[str, ...] = ()
     rubric: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    retired_judges: frozenset[str] = frozenset()
+    """LLM judges retired from the session (`centaur migrate --retire`): their judgments get status `retired`."""
 
 
 def design_from_session(
@@ -309,6 +321,7 @@ def build_frames(
     option_score_rows: Any = None,
     comparison_lengths: Any = None,
     assignment_rows: Iterable[Mapping[str, Any]] | None = None,
+    retired_judges: Iterable[str] = (),
 ) -> Frames:
     """Build the tidy frames from the store's rows.
 
@@ -336,11 +349,16 @@ def build_frames(
         assignment_rows: Which strategy drew each expert's comparison: rows with keys expert,
             comparison_id, strategy (`centaur_tui.store.assignment_strategies`); None: unknown
             (prediction-powered rankings then treat no expert subset as random).
+        retired_judges: LLM judges retired from the session (`centaur migrate --retire`): their
+            judgments get status `retired`, as do those of comparisons holding a candidate that
+            the design's `candidate_order` no longer lists.
 
     Returns:
         The frames.
     """
     design = design or Design()
+    if retired_judges:
+        design = dataclasses.replace(design, retired_judges=design.retired_judges | frozenset(retired_judges))
     comps = _records(comparisons, COMPARISON_COLUMNS)
     comps["run"] = pd.to_numeric(comps["run"]).astype("int64")
     comps = _attach_lengths(comps, comparison_lengths)
@@ -383,6 +401,13 @@ def build_frames(
     candidates = (
         pairs.dropna().drop_duplicates().sort_values(["mode", "task", "run", "candidate"]).reset_index(drop=True)
     )
+    if design.candidate_order:
+        # A candidate the session no longer has (retired) takes no place in any tournament it ranks.
+        keep = [
+            mode not in design.candidate_order or str(c) in design.candidate_order[mode]
+            for mode, c in zip(candidates["mode"], candidates["candidate"], strict=True)
+        ]
+        candidates = candidates[keep].reset_index(drop=True)
 
     j = _mark(j, comps, design, tuple(judge_kinds))
     if option_score_rows is not None:
@@ -525,6 +550,23 @@ def _mark(j: pd.DataFrame, comps: pd.DataFrame, design: Design, kinds: tuple[str
         status[ineligible] = "ineligible"
     status[j["unit"].to_numpy() < 0] = "unknown_comparison"
     status[~j["judge_kind"].isin(kinds).to_numpy()] = "other_kind"
+    retired_judges = design.retired_judges
+    if len(j) and (design.candidate_order or retired_judges):
+        # Items of entries no longer in the session: stored, never counted (issue 23).
+        names = np.array([str(c) for c in cand.categories], dtype=object)
+        modes = j["mode"].astype(object).to_numpy()
+        allowed = {m: set(c) for m, c in design.candidate_order.items()}
+        gone = np.zeros(len(j), dtype=bool)
+        known = (a >= 0) & (b >= 0)
+        for m, listed in allowed.items():
+            ok = np.array([n in listed or n == TIE for n in names], dtype=bool)
+            rows = (modes == m) & known
+            gone[rows] = ~ok[a[rows]] | ~ok[b[rows]]
+        if retired_judges:
+            gone |= (
+                j["judge"].astype(object).isin(retired_judges) & (j["judge_kind"].astype(object) == "llm")
+            ).to_numpy()
+        status[gone] = "retired"
     if len(j) and (j["revision"] > 0).any():
         latest = j.groupby(["comparison_id", "judge", "presentation"], observed=True)["revision"].transform("max")
         status[(j["revision"] < latest).to_numpy()] = "superseded"

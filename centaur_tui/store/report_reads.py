@@ -43,6 +43,9 @@ def report_inputs(
         "option_score_rows": scores if scores is not None else option_score_rows(store, list(general_dimensions)),
         "comparison_lengths": comparison_lengths(store),
         "assignment_rows": assignment_strategies(store),
+        "retired_judges": [
+            r["old"] for r in store.read("SELECT old FROM session_changes WHERE action = 'retire' AND kind = 'judge'")
+        ],
     }
     return meta, rows
 

@@ -344,6 +344,19 @@ MIGRATIONS: tuple[Migration, ...] = (
     )""",
         ),
     ),
+    # Issue 23: `centaur migrate` records each change of a session's identity it makes (a renamed
+    # entry, a retired one) with the number of stored rows it touched; append-only. A retired
+    # entry's items stay stored and the report leaves them out, counted (domain/identity.py).
+    Migration(
+        16,
+        "the log of identity changes `centaur migrate` made (renamed and retired entries)",
+        (
+            """CREATE TABLE IF NOT EXISTS session_changes (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, action TEXT NOT NULL CHECK (action IN ('rename', 'retire')),
+        kind TEXT NOT NULL, old TEXT NOT NULL, new TEXT, rows INTEGER NOT NULL, created_at TEXT NOT NULL
+    )""",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

@@ -191,6 +191,7 @@ class CentaurApp(App[None]):
 
         Call from a thread worker: opening runs SQL.
         """
+        from centaur_tui.services.identity import check_identity
         from centaur_tui.services.session import open_store
 
         with self._stores_lock:
@@ -198,6 +199,10 @@ class CentaurApp(App[None]):
             if store is None:
                 store = open_store(study, must_exist=False)
                 self._stores[study.database] = store
+            else:
+                # Checked for every study, not once per file: two session files may name one
+                # database, and a file may have been edited since (domain/identity.py).
+                check_identity(study, store)
             return store
 
     def on_exit_stop(self, stop: Callable[[], None]) -> None:
