@@ -283,7 +283,8 @@ def test_exclude_judges_no_comparison_holding_a_cut_off_output_and_counts_them(
     assert outcomes.complete
     assert f"{judging.planned} judgment(s) excluded (an output cut off)." in out.output
     report = tmp_path / "r.json"
-    CliRunner().invoke(cli, ["report", str(path), "--json", str(report), "--bootstrap", "0", "--quiet"])
+    res = CliRunner().invoke(cli, ["report", str(path), "--json", str(report), "--bootstrap", "0", "--quiet"])
+    assert res.exit_code == 0, res.output
     doc = json.loads(report.read_text())["outcomes"]
     assert doc["stages"]["judging"]["excluded"] == judging.planned and doc["on_truncated"] == "exclude"
     text = " ".join(CliRunner().invoke(cli, ["report", str(path), "--bootstrap", "0"]).output.split())

@@ -407,7 +407,8 @@ def build_frames(
             mode not in design.candidate_order or str(c) in design.candidate_order[mode]
             for mode, c in zip(candidates["mode"], candidates["candidate"], strict=True)
         ]
-        candidates = candidates[keep].reset_index(drop=True)
+        # A boolean array, not a list: `frame[[]]` would select no columns (a session with no comparison).
+        candidates = candidates[np.array(keep, dtype=bool)].reset_index(drop=True)
 
     j = _mark(j, comps, design, tuple(judge_kinds))
     if option_score_rows is not None:
