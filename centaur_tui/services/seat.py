@@ -62,3 +62,21 @@ def expert_desk(study: Study, store: Store, expert_id: str) -> ExpertDesk:
     if judging_at is not None or writing_at is not None:
         resume = "work" if (writing_at or "") > (judging_at or "") else "judging"
     return ExpertDesk(spec.id, spec.name, assigned, judged, worker, tasks, submitted, resume)
+
+
+FLAG_NOTE_PREFIX = "flag-note/"
+MAX_FLAG_NOTE = 2000
+"""Characters of a flag note kept (longer notes are cut)."""
+
+
+def save_flag_note(store: Store, expert_id: str, key: str, note: str) -> None:
+    """Keep an expert's note on a place they flagged (the HTML seat asks for one), for the researcher.
+
+    Stored in the session's `meta` table under `flag-note/EXPERT/KEY` (readable with any SQLite
+    tool), until the schema has a column for it; an empty note removes nothing and adds nothing.
+    """
+    from centaur_tui.domain.blinding import clean_text
+
+    text = clean_text(note).strip()[:MAX_FLAG_NOTE]
+    if text:
+        store.set_meta({f"{FLAG_NOTE_PREFIX}{expert_id}/{key}": text})
