@@ -367,15 +367,19 @@ class ExpertServer:
             from centaur_tui.services.seat import expert_desk
 
             desk = expert_desk(self.study, self.store, expert_id)
-            guidelines = self._masked_guidelines(self.judging(expert_id))
-            return {"desk": desk, "guidelines": guidelines}
+            source = self.judging(expert_id)
+            # The judging queue as the judging page counts it: practice and gold places included.
+            queue = source.queue()
+            judged = sum(q.state == "done" for q in queue)
+            return {"desk": desk, "guidelines": self._masked_guidelines(source), "places": (len(queue), judged)}
 
         data = await asyncio.to_thread(read)
         desk = data["desk"]
+        places, judged = data["places"]
         if desk.resume == "work" and desk.work_open:
             start = ("/write", "Resume writing")
-        elif desk.judging_open:
-            start = ("/judge", "Resume judging" if desk.judged or desk.resume else "Start judging")
+        elif judged < places:
+            start = ("/judge", "Resume judging" if judged or desk.resume else "Start judging")
         elif desk.work_open:
             start = ("/write", "Start writing" if not desk.submitted else "Resume writing")
         else:
@@ -383,6 +387,8 @@ class ExpertServer:
         context = {
             **self._common(request, "home"),
             "desk": desk,
+            "places": places,
+            "judged": judged,
             "start": start,
             "guidelines_html": Markup(markdown_html(data["guidelines"])) if data["guidelines"] else None,
         }
@@ -537,8 +543,7 @@ class ExpertServer:
             return aiohttp_jinja2.render_template("message.html", request, context)
         queue, place, item, draft = found
         places = [
-            {"handle": self._handle("w", expert_id, q.key), "title": q.task_title, "locked": q.locked}
-            for q in queue
+            {"handle": self._handle("w", expert_id, q.key), "title": q.task_title, "locked": q.locked} for q in queue
         ]
         if place is None:
             context = {
@@ -744,7 +749,10 @@ class Stale(Exception):
 
 def _stale() -> web.Response:
     return _json(
-        {"error": "This place was changed in another tab or window: the page reloads with the newer work.", "stale": True},
+        {
+            "error": "This place was changed in another tab or window: the page reloads with the newer work.",
+            "stale": True,
+        },
         status=409,
     )
 
