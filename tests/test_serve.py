@@ -407,7 +407,7 @@ async def test_a_judgment_through_the_api_is_stored_with_its_times(served: Seat)
     status, body = await served.post(
         "/api/judging/save", {"place": data["place"], "base": data["base"], "draft": _complete(data)}
     )
-    assert status == 200 and body["version"] > 0
+    assert status == 200 and int(body["version"]) > 0
     again = await served.data()
     assert again["draft"]["scores"] == {d: [7, 4] for d in data["dimensions"]} and again["base"] == body["version"]
     status, body = await served.post(
@@ -490,7 +490,7 @@ async def test_posts_need_this_origin_and_the_csrf_token(served: Seat) -> None:
 async def test_two_tabs_never_overwrite_each_other_silently(served: Seat) -> None:
     one = await served.data()
     two = await served.data()
-    assert one["base"] == two["base"] == 0
+    assert one["base"] == two["base"] == "0"
     status, first = await served.post(
         "/api/judging/save", {"place": one["place"], "base": one["base"], "draft": {"rationale": "tab one"}}
     )
@@ -588,7 +588,7 @@ async def test_writing_saves_previews_submits_then_reads_only(served: Seat) -> N
     locked = await served.data(done["next"])
     assert locked["locked"] and locked["text"] == hostile
     assert "readonly" in await served.page(done["next"])
-    status, again = await served.post("/api/writing/save", {"place": data["place"], "base": 0, "text": "late"})
+    status, again = await served.post("/api/writing/save", {"place": data["place"], "base": "0", "text": "late"})
     assert status == 409 and again["locked"]
     assert _rows(served.study, "SELECT count(*) FROM outputs WHERE worker = 'ann' AND worker_kind = 'expert'") == [(1,)]
 

@@ -5,7 +5,8 @@ the base it was made on; it is taken only when that is still the place's version
 place then moves to a new version, which the saving tab gets back. A second tab still holding
 the old base is refused (409) and reloads, with the newer draft. The versions are those the
 session's draft tables keep (wall-clock nanoseconds, strictly increasing, as the terminal seat's
-`DraftAutosave` makes them), so the newest save also wins in the database.
+`DraftAutosave` makes them), so the newest save also wins in the database. A page holds them as
+strings: about 1.8e18, they are far past the integers a JavaScript number keeps exactly (2^53).
 
 The register lives in the server process: after a restart the first save of a place is taken
 whatever its base (the database still keeps the newest version).
@@ -23,15 +24,15 @@ class DraftVersions:
         self._versions: dict[tuple[str, str, str], int] = {}
         self._last = 0
 
-    def current(self, expert_id: str, kind: str, key: str) -> int:
-        """The version a page of this place starts from (0: none saved through this server yet)."""
-        return self._versions.get((expert_id, kind, key), 0)
+    def current(self, expert_id: str, kind: str, key: str) -> str:
+        """The version a page of this place starts from, as the page holds it ("0": none saved through this server)."""
+        return str(self._versions.get((expert_id, kind, key), 0))
 
     def claim(self, expert_id: str, kind: str, key: str, base: object) -> int | None:
-        """A new version for a save made on `base`, or None when another tab saved since (stale)."""
+        """A new version for a save made on `base` (a string), or None when another tab saved since (stale)."""
         place = (expert_id, kind, key)
         stored = self._versions.get(place)
-        if stored is not None and base != stored:
+        if stored is not None and base != str(stored):
             return None
         self._last = max(self._last + 1, time.time_ns())
         self._versions[place] = self._last

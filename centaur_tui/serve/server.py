@@ -608,7 +608,7 @@ class ExpertServer:
         except Stale:
             return _stale()
         await asyncio.to_thread(source.save_draft, place.key, draft, version)
-        return _json({"version": version})
+        return _json({"version": str(version)})
 
     async def _judging_submit(self, request: web.Request) -> web.StreamResponse:
         """Store the judgment (or the correction); answers where to go next, and a practice place's reference."""
@@ -703,7 +703,7 @@ class ExpertServer:
         saved = await asyncio.to_thread(source.save_draft, place.key, draft, version)
         if not saved:
             return _stale()
-        return _json({"version": version, "preview": markdown_html(draft.text)})
+        return _json({"version": str(version), "preview": markdown_html(draft.text)})
 
     async def _writing_submit(self, request: web.Request) -> web.StreamResponse:
         body, source, place, draft = await self._work_place(request)

@@ -139,6 +139,7 @@
     if (result.status === 200) {
       base = result.body.version;
       document.body.dataset.saved = String(base);
+      if (dirty) keepLocal(); else dropLocal();
     } else if (result.status === 409 && result.body.stale) {
       stale();
       return;
@@ -156,6 +157,8 @@
   const schedule = () => {
     dirty = true;
     if (timer) window.clearTimeout(timer);
+    /* A hidden tab's timers are throttled (a second or more): a change made there is saved at once. */
+    if (document.visibilityState === "hidden") { timer = null; save(false); return; }
     timer = window.setTimeout(() => { timer = null; save(false); }, SAVE_DELAY);
   };
   const flushOnLeave = () => {
@@ -168,7 +171,19 @@
   window.addEventListener("pagehide", flushOnLeave);
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flushOnLeave(); });
 
-  const changed = () => { showStatus(); schedule(); };
+  /* A copy of unsaved work in this tab's storage: a reload can overtake the save sent on the way
+     out (its request may reach the server after the new page's), so the new page restores it. */
+  const localKey = "centaur-judging-" + data.place;
+  const keepLocal = () => {
+    if (data.revising) return;
+    try {
+      sessionStorage.setItem(localKey, JSON.stringify({
+        base: base, scores: draft.scores, winner: draft.winner, rationale: draft.rationale,
+      }));
+    } catch (err) { /* storage off: the save on the way out still runs */ }
+  };
+  const dropLocal = () => { try { sessionStorage.removeItem(localKey); } catch (err) { /* nothing kept */ } };
+  const changed = () => { showStatus(); keepLocal(); schedule(); };
 
   /* -- entering ----------------------------------------------------------------------------- */
 
@@ -260,7 +275,7 @@
 
   /* -- moving on ---------------------------------------------------------------------------- */
 
-  const go = (url) => { leaving = true; window.location.assign(url); };
+  const go = (url) => { leaving = true; dropLocal(); window.location.assign(url); };
   const busy = (on) => { form.querySelectorAll("button").forEach((b) => { b.disabled = on; }); };
   const finish = (result) => {
     if (result.status === 409 && result.body.stale) { stale(); return false; }
@@ -354,6 +369,21 @@
 
   window.setInterval(() => { clockEl.textContent = Seat.clock(seconds()); }, 1000);
   clockEl.textContent = Seat.clock(seconds());
+  let restored = null;
+  try { restored = JSON.parse(sessionStorage.getItem(localKey) || "null"); } catch (err) { restored = null; }
+  if (restored && restored.base === base && !data.revising) {
+    /* Unsaved work of this tab that the server has not seen: it comes back, and is saved. */
+    for (const dim of data.dimensions) {
+      const pair = restored.scores && restored.scores[dim];
+      if (Array.isArray(pair) && pair.length === 2) draft.scores[dim] = pair;
+    }
+    draft.winner = restored.winner == null ? null : restored.winner;
+    draft.rationale = typeof restored.rationale === "string" ? restored.rationale : draft.rationale;
+    rationale.value = draft.rationale;
+    schedule();
+  } else {
+    dropLocal();
+  }
   const firstOpen = sliders.findIndex((s) => score(s) == null);
   current = firstOpen >= 0 ? firstOpen : 0;
   showAll();

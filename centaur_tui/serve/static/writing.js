@@ -46,6 +46,7 @@
       preview.innerHTML = result.body.preview; /* sanitised by the server (nh3) */
       state.textContent = "Saved.";
       document.body.dataset.saved = String(base);
+      if (dirty) keepLocal(); else dropLocal();
     } else if (result.status === 409 && (result.body.stale || result.body.locked)) {
       stale();
       return;
@@ -58,6 +59,8 @@
   const schedule = () => {
     dirty = true;
     if (timer) window.clearTimeout(timer);
+    /* A hidden tab's timers are throttled (a second or more): a change made there is saved at once. */
+    if (document.visibilityState === "hidden") { timer = null; save(false); return; }
     timer = window.setTimeout(() => { timer = null; save(false); }, SAVE_DELAY);
   };
   const flushOnLeave = () => {
@@ -70,9 +73,16 @@
   window.addEventListener("pagehide", flushOnLeave);
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flushOnLeave(); });
 
+  /* Unsaved text kept in this tab's storage: a reload can overtake the save sent on the way out. */
+  const localKey = "centaur-writing-" + data.place;
+  const keepLocal = () => {
+    try { sessionStorage.setItem(localKey, JSON.stringify({ base: base, text: editor.value, edits: edits, pastes: pastes })); } catch (err) { /* off */ }
+  };
+  const dropLocal = () => { try { sessionStorage.removeItem(localKey); } catch (err) { /* nothing kept */ } };
   editor.addEventListener("input", (event) => {
     if (event.inputType === "insertFromPaste") pastes += 1; else edits += 1;
     count();
+    keepLocal();
     schedule();
   });
 
@@ -95,12 +105,23 @@
       if (result.status === 409 && result.body.stale) { stale(); return; }
       if (result.status !== 200) { state.textContent = result.body.error || "Submitting failed; try again."; return; }
       leaving = true;
+      dropLocal();
       window.location.assign(result.body.next);
     });
   }
   document.addEventListener("keydown", (event) => {
     if ((event.ctrlKey || event.metaKey) && event.key === "Enter") { event.preventDefault(); submit(); }
   });
+  let restored = null;
+  try { restored = JSON.parse(sessionStorage.getItem(localKey) || "null"); } catch (err) { restored = null; }
+  if (restored && restored.base === base && !data.locked && typeof restored.text === "string") {
+    editor.value = restored.text;
+    edits = Math.max(edits, Number(restored.edits) || 0);
+    pastes = Math.max(pastes, Number(restored.pastes) || 0);
+    schedule();
+  } else {
+    dropLocal();
+  }
   if (!data.locked) window.setInterval(() => { clockEl.textContent = Seat.clock(seconds()); }, 1000);
   clockEl.textContent = Seat.clock(seconds());
   count();
