@@ -112,8 +112,9 @@ class Limits:
 
     keepalive_timeout: float = 15.0
     """Seconds an idle (or half-open) connection is kept before it is closed."""
-    per_address: int = 32
-    """Open connections per client address (behind a reverse proxy, all experts share its address)."""
+    per_address: int = 128
+    """Open connections per client address. Behind a reverse proxy every expert shares its address: a
+    browser holds about 6 connections to a site, so 128 fits about 20 experts' open tabs there."""
     per_expert: int = 8
     """Requests of one expert in progress at once."""
     failures: int = 20
