@@ -1,4 +1,4 @@
-"""Benchmark: 50 experts judging at once through the HTML seat (`centaur serve`) while `centaur run` writes (not a test).
+"""Benchmark: 50 experts judging at once through the HTML seat (`centaur serve`) while `centaur run` writes.
 
 Run: .venv/bin/python bench/seat.py [--experts 50] [--judgments 2] [--pace 1.0]
 

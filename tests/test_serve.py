@@ -481,7 +481,7 @@ async def test_posts_need_this_origin_and_the_csrf_token(served: Seat) -> None:
     ):
         status, _ = await served.post("/api/judging/save", body, headers=headers)
         assert status == 403, headers
-    assert served.server.versions.current("ann", "j", "x") == 0
+    assert served.server.versions.current("ann", "j", "x") == "0"
     assert _rows(served.study, "SELECT count(*) FROM expert_drafts") == [(0,)]
     status, _ = await served.post("/api/judging/save", body, headers=good)
     assert status == 200

@@ -30,7 +30,6 @@ import hashlib
 import hmac
 import json
 import logging
-import math
 import secrets
 import signal
 from collections.abc import Awaitable, Callable
@@ -45,6 +44,7 @@ from aiohttp import web
 from markupsafe import Markup
 
 from centaur_tui.domain.blinding import Draft, QueueItem, next_open
+from centaur_tui.domain.drafts import MAX_TEXT, DraftFieldError, parse_draft, seconds_field
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.links import COOKIE
 from centaur_tui.serve.drafts import DraftVersions
@@ -62,9 +62,6 @@ COOKIE_DAYS = 14
 """How long the browser keeps the cookie; the link itself lasts until renewed or revoked."""
 MAX_BODY = 256 * 1024
 """Largest request body: a 10,000-word deliverable is about 70 KB."""
-MAX_TEXT = 200_000
-"""Characters of a rationale or deliverable accepted in one save."""
-MAX_SECONDS = 10_000_000.0
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; "
@@ -165,6 +162,8 @@ class ExpertServer:
         self.versions = DraftVersions()
         self._secret = secrets.token_bytes(32)
         self._judging: dict[str, Any] = {}
+        self._rubrics: dict[tuple[str, str], list[str]] = {}
+        """The rubric dimensions of each place served, so a save need not read (and mask) the texts again."""
         self._work: dict[str, Any] = {}
         self.refused = 0
         """Requests answered 403 so far."""
@@ -481,6 +480,7 @@ class ExpertServer:
             return source, draft, item
 
         source, draft, item = await asyncio.to_thread(read)
+        self._rubrics[(expert_id, current.key)] = [d.id for d in item.rubric.all]
         handle = self._handle("j", expert_id, current.key)
         dims = [
             {"id": d.id, "name": d.name, "description": d.description, "low": d.low, "high": d.high}
@@ -592,6 +592,14 @@ class ExpertServer:
         source, place = await asyncio.to_thread(find)
         return body, source, place
 
+    async def _dimensions(self, expert_id: str, source: Any, place: QueueItem) -> list[str]:
+        """The rubric dimensions of a place (read once: `item()` masks both texts and logs the maskings)."""
+        found = self._rubrics.get((expert_id, place.key))
+        if found is None:
+            item = await asyncio.to_thread(source.item, place.key)
+            found = self._rubrics[(expert_id, place.key)] = [d.id for d in item.rubric.all]
+        return found
+
     def _claim(self, expert_id: str, kind: str, key: str, body: dict[str, Any]) -> int:
         version = self.versions.claim(expert_id, kind, key, body.get("base"))
         if version is None:
@@ -601,7 +609,7 @@ class ExpertServer:
     async def _judging_save(self, request: web.Request) -> web.StreamResponse:
         """Autosave of a draft; 409 `stale` when another tab saved this place since the page's base."""
         body, source, place = await self._judging_place(request)
-        draft = _parse_draft(body.get("draft"), _dimension_ids(source, place))
+        draft = _parse_draft(body.get("draft"), await self._dimensions(request[EXPERT], source, place))
         if place.state == "done":
             return _json({"error": "This comparison is judged already.", "done": True}, status=409)
         try:
@@ -615,7 +623,7 @@ class ExpertServer:
         """Store the judgment (or the correction); answers where to go next, and a practice place's reference."""
         body, source, place = await self._judging_place(request)
         expert_id = request[EXPERT]
-        draft = _parse_draft(body.get("draft"), _dimension_ids(source, place))
+        draft = _parse_draft(body.get("draft"), await self._dimensions(request[EXPERT], source, place))
         revising = body.get("revise") is True
         try:
             self._claim(expert_id, "j", place.key, body)
@@ -649,7 +657,7 @@ class ExpertServer:
         note = body.get("note", "")
         if not isinstance(note, str) or len(note) > MAX_TEXT:
             raise BadInput("note must be text")
-        draft = _parse_draft(body.get("draft"), _dimension_ids(source, place))
+        draft = _parse_draft(body.get("draft"), await self._dimensions(request[EXPERT], source, place))
         try:
             version = self._claim(expert_id, "j", place.key, body)
         except Stale:
@@ -781,16 +789,11 @@ async def _body(request: web.Request) -> dict[str, Any]:
     return body
 
 
-def _dimension_ids(source: Any, place: QueueItem) -> list[str]:
-    return [d.id for d in source.item(place.key).rubric.all]
-
-
 def _seconds(value: object) -> float:
-    if value is None:
-        return 0.0
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise BadInput("seconds must be a number")
-    return min(max(float(value), 0.0), MAX_SECONDS)
+    try:
+        return seconds_field(value, "seconds")
+    except DraftFieldError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def _count(value: object) -> int:
@@ -802,37 +805,11 @@ def _count(value: object) -> int:
 
 
 def _parse_draft(value: object, dimensions: list[str]) -> Draft:
-    """A draft from the page's JSON: every field checked (scores 1-10 on the place's dimensions only)."""
-    if not isinstance(value, dict):
-        raise BadInput("draft must be an object")
-    draft = Draft()
-    scores = value.get("scores", {})
-    if not isinstance(scores, dict):
-        raise BadInput("draft.scores must be an object")
-    for dim, pair in scores.items():
-        if dim not in dimensions:
-            raise BadInput(f"draft.scores: {str(dim)[:40]!r} is not a dimension of this task")
-        if not isinstance(pair, list) or len(pair) != 2:
-            raise BadInput(f"draft.scores.{dim}: two scores (option 1, option 2) expected")
-        for option, score in enumerate(pair, start=1):
-            if score is None:
-                continue
-            if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 10:
-                raise BadInput(f"draft.scores.{dim}: option {option}'s score must be a whole number 1-10")
-            draft.set_score(dim, option, score)
-    winner = value.get("winner")
-    if winner not in (None, "option_1", "option_2", "tie"):
-        raise BadInput("draft.winner must be option_1, option_2, tie or null")
-    draft.winner = winner
-    rationale = value.get("rationale", "")
-    if not isinstance(rationale, str) or len(rationale) > MAX_TEXT:
-        raise BadInput(f"draft.rationale must be text of at most {MAX_TEXT} characters")
-    draft.rationale = rationale
-    draft.seconds = _seconds(value.get("seconds"))
-    active = value.get("active_seconds")
-    draft.active_seconds = None if active is None else min(_seconds(active), draft.seconds)
-    draft.confirmed_lower = value.get("confirmed_lower") is True
-    return draft
+    """A draft from the page's JSON: every field checked (`domain.drafts`), a problem answered 400."""
+    try:
+        return parse_draft(value, dimensions)
+    except DraftFieldError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def _draft_json(draft: Draft) -> dict[str, Any]:
