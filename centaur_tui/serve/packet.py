@@ -65,7 +65,7 @@ def render_packet(packet: HtmlPacket) -> str:
         loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined
     )
     return environment.get_template("packet.html").render(
-        csp=csp,
+        csp=Markup(csp),  # our own text, no double quote: kept readable in the attribute
         style=Markup(style),
         script=Markup(script),
         session_name=packet.session_name,
