@@ -563,7 +563,7 @@ async def test_writing_saves_previews_submits_then_reads_only(served: Seat) -> N
         "/api/writing/save",
         {"place": data["place"], "base": data["base"], "text": hostile, "seconds": 3, "edits": 4, "pastes": 1},
     )
-    assert status == 200 and "<h1>Mine</h1>" in body["preview"] and "<script" not in body["preview"]
+    assert status == 200 and "<h3>Mine</h3>" in body["preview"] and "<script" not in body["preview"]
     status, stale = await served.post(
         "/api/writing/save", {"place": data["place"], "base": data["base"], "text": "other tab"}
     )
@@ -837,3 +837,10 @@ async def test_binding_a_taken_port_is_a_clear_error(seat: Path) -> None:
     finally:
         await runner.cleanup()
         store.close()
+
+
+def test_headings_of_untrusted_markdown_move_under_the_page_s_own() -> None:
+    from centaur_tui.serve.markup import markdown_html
+
+    assert markdown_html("# Title\n\n###### Deep", 2) == "<h3>Title</h3>\n<h6>Deep</h6>\n"
+    assert markdown_html("# Title") == "<h1>Title</h1>\n"

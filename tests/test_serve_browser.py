@@ -348,8 +348,8 @@ def test_writing_with_preview_then_submitted_read_only(browser, served: Served) 
     editor = page.locator("#editor")
     editor.click()
     page.keyboard.type("# My plan\n\nStep one <script>alert(1)</script>")
-    page.wait_for_selector("#preview h1", timeout=20_000)
-    assert page.locator("#preview h1").inner_text() == "My plan"
+    page.wait_for_selector("#preview h3", timeout=20_000)
+    assert page.locator("#preview h3").inner_text() == "My plan"
     assert page.locator("#preview script").count() == 0
     page.locator("#submit").click()
     page.locator("#confirm-submit-yes").click()
@@ -392,5 +392,20 @@ def test_axe_finds_no_serious_or_critical_violation(browser, served: Served, pat
     ]
     assert bad == [], bad
     _shot(page, "axe" + path.replace("/", "-"))
+    context.close()
+    assert outside.blocked == []
+
+
+@pytest.mark.parametrize("path", ["/", "/judge", "/write"])
+def test_usable_at_200_percent_zoom(browser, served: Served, path: str) -> None:
+    # A 1400x900 window at 200% zoom lays out as 700x450 CSS pixels at 2 device pixels each.
+    context, outside = _context(browser, served, size=(700, 450), device_scale_factor=2)
+    page = context.new_page()
+    page.goto(served.links["cy"])
+    page.wait_for_url(lambda address: "/e/" not in address, timeout=30_000)
+    page.goto(served.base + path)
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 1, f"{path} scrolls sideways by {overflow} px at 200% zoom"
+    _shot(page, "zoom200" + path.replace("/", "-"))
     context.close()
     assert outside.blocked == []

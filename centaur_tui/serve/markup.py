@@ -29,8 +29,8 @@ TAGS = frozenset(
 )  # fmt: skip
 """What markdown-it emits for the enabled syntax, minus images: nothing else survives."""
 
-ATTRIBUTES = {"a": {"href"}, "ol": {"start"}, "th": {"style"}, "td": {"style"}}
-"""Attributes kept: a link's address, a list's start, a table cell's alignment (filtered to text-align)."""
+ATTRIBUTES = {"a": {"href"}, "ol": {"start"}}
+"""Attributes kept: a link's address, a list's start (no style: the page's CSP allows none inline)."""
 
 URL_SCHEMES = frozenset({"http", "https", "mailto"})
 
@@ -43,15 +43,26 @@ def _parser() -> MarkdownIt:
     return md
 
 
-def markdown_html(text: str) -> str:
-    """Sanitised HTML of untrusted Markdown: no script, no event handler, no style, no request to a host."""
-    raw = _parser().render(text)
+def markdown_html(text: str, demote: int = 0) -> str:
+    """Sanitised HTML of untrusted Markdown: no script, no event handler, no style, no request to a host.
+
+    Args:
+        text: The Markdown.
+        demote: Levels to move every heading down (a deliverable's `# Title` under the page's
+            "Option 1" heading becomes an h3 with 2), so the page's outline stays the page's.
+    """
+    md = _parser()
+    tokens = md.parse(text)
+    if demote:
+        for token in tokens:
+            if token.type in ("heading_open", "heading_close"):
+                token.tag = f"h{min(6, int(token.tag[1]) + demote)}"
+    raw = md.renderer.render(tokens, md.options, {})
     return nh3.clean(
         raw,
         tags=set(TAGS),
         attributes={tag: set(names) for tag, names in ATTRIBUTES.items()},
         url_schemes=set(URL_SCHEMES),
         link_rel="noopener noreferrer nofollow",
-        filter_style_properties={"text-align"},
         strip_comments=True,
     )

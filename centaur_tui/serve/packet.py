@@ -45,8 +45,8 @@ def render_packet(packet: HtmlPacket) -> str:
         {
             "task_title": p.task_title,
             "deliverable": p.deliverable,
-            "prompt_html": Markup(markdown_html(p.task_prompt)),
-            "option_html": [Markup(markdown_html(p.option_1)), Markup(markdown_html(p.option_2))],
+            "prompt_html": Markup(markdown_html(p.task_prompt, 3)),
+            "option_html": [Markup(markdown_html(p.option_1, 3)), Markup(markdown_html(p.option_2, 3))],
             "option_1": p.option_1,
             "option_2": p.option_2,
             "dimensions": p.dimensions,
@@ -74,6 +74,6 @@ def render_packet(packet: HtmlPacket) -> str:
         places=places,
         allow_ties=packet.allow_ties,
         min_rationale=packet.min_rationale,
-        guidelines_html=Markup(markdown_html(packet.guidelines)) if packet.guidelines else None,
+        guidelines_html=Markup(markdown_html(packet.guidelines, 1)) if packet.guidelines else None,
         data=data,
     )

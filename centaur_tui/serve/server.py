@@ -390,7 +390,7 @@ class ExpertServer:
             "places": places,
             "judged": judged,
             "start": start,
-            "guidelines_html": Markup(markdown_html(data["guidelines"])) if data["guidelines"] else None,
+            "guidelines_html": Markup(markdown_html(data["guidelines"], 2)) if data["guidelines"] else None,
         }
         return aiohttp_jinja2.render_template("home.html", request, context)
 
@@ -399,7 +399,7 @@ class ExpertServer:
         text = await asyncio.to_thread(lambda: self._masked_guidelines(self.judging(expert_id)))
         context = {
             **self._common(request, "guidelines"),
-            "guidelines_html": Markup(markdown_html(text)) if text else None,
+            "guidelines_html": Markup(markdown_html(text, 1)) if text else None,
         }
         return aiohttp_jinja2.render_template("guidelines.html", request, context)
 
@@ -509,8 +509,8 @@ class ExpertServer:
             "draft": draft,
             "revising": revising,
             "can_revise": judged > 0 and bool(getattr(source, "can_revise", False)),
-            "option_html": [Markup(markdown_html(item.option_1)), Markup(markdown_html(item.option_2))],
-            "prompt_html": Markup(markdown_html(item.task_prompt)),
+            "option_html": [Markup(markdown_html(item.option_1, 2)), Markup(markdown_html(item.option_2, 2))],
+            "prompt_html": Markup(markdown_html(item.task_prompt, 2)),
             "data": data,
         }
         return aiohttp_jinja2.render_template("judging.html", request, context)
@@ -572,9 +572,9 @@ class ExpertServer:
             "current": handle,
             "submitted": sum(q.locked for q in queue),
             "queue_size": len(queue),
-            "prompt_html": Markup(markdown_html(item.task_prompt)),
-            "assistance_html": Markup(markdown_html(item.assistance)) if item.assistance else None,
-            "preview_html": Markup(markdown_html(draft.text)),
+            "prompt_html": Markup(markdown_html(item.task_prompt, 2)),
+            "assistance_html": Markup(markdown_html(item.assistance, 2)) if item.assistance else None,
+            "preview_html": Markup(markdown_html(draft.text, 2)),
             "data": data,
         }
         return aiohttp_jinja2.render_template("writing.html", request, context)
@@ -640,7 +640,7 @@ class ExpertServer:
 
         reference, next_url = await asyncio.to_thread(store)
         return _json(
-            {"next": next_url, "reference": str(markdown_html(reference)) if reference else None},
+            {"next": next_url, "reference": str(markdown_html(reference, 1)) if reference else None},
         )
 
     def _next_url(self, source: Any, expert_id: str, after: QueueItem) -> str:
@@ -712,7 +712,7 @@ class ExpertServer:
         saved = await asyncio.to_thread(source.save_draft, place.key, draft, version)
         if not saved:
             return _stale()
-        return _json({"version": str(version), "preview": markdown_html(draft.text)})
+        return _json({"version": str(version), "preview": markdown_html(draft.text, 2)})
 
     async def _writing_submit(self, request: web.Request) -> web.StreamResponse:
         body, source, place, draft = await self._work_place(request)
