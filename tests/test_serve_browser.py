@@ -301,6 +301,19 @@ def test_a_click_on_a_deliverable_then_digits_stores_every_digit_and_reload_lose
     assert outside.blocked == []
 
 
+def test_closing_the_tab_mid_judgment_loses_nothing(browser, served: Served) -> None:
+    context, outside = _context(browser, served)
+    page = _enter(context, served, "bob")  # the place the test above left half done
+    page.locator("#rationale").click()
+    page.keyboard.press("End")
+    page.keyboard.type(" and then some")
+    page.close(run_before_unload=True)  # at once: the save goes out with the tab (keepalive)
+    watcher = context.new_page()  # Playwright answers the page's routed requests while it waits here
+    _wait(watcher, lambda: (d := _draft(served, "bob")) and d[2] == "half a rationale and then some", "the save")
+    context.close()
+    assert outside.blocked == []
+
+
 def test_two_tabs_of_one_expert_never_overwrite_each_other_silently(browser, served: Served) -> None:
     context, outside = _context(browser, served)
     one = _enter(context, served, "cy")

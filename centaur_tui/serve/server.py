@@ -315,6 +315,17 @@ class ExpertServer:
             source = self._judging[expert_id] = open_judging(self.study, self.store, expert_id)
         return source
 
+    def judging_now(self, expert_id: str) -> Any:
+        """The judging source with its practice and gold places brought up to date (assignments added since).
+
+        Called when a page is loaded (as the terminal seat does when its queue opens), not on every save.
+        """
+        source = self.judging(expert_id)
+        prepare = getattr(source, "prepare_checks", None)
+        if callable(prepare):
+            prepare()
+        return source
+
     def work(self, expert_id: str) -> Any | None:
         """The expert's work source (services.work.open_work), or None when they are not a human worker."""
         arm = self.study.session.human_workers
@@ -367,7 +378,7 @@ class ExpertServer:
             from centaur_tui.services.seat import expert_desk
 
             desk = expert_desk(self.study, self.store, expert_id)
-            source = self.judging(expert_id)
+            source = self.judging_now(expert_id)
             # The judging queue as the judging page counts it: practice and gold places included.
             queue = source.queue()
             judged = sum(q.state == "done" for q in queue)
@@ -409,7 +420,7 @@ class ExpertServer:
         wanted = request.query.get("place")
 
         def read() -> tuple[list[QueueItem], QueueItem | None]:
-            source = self.judging(expert_id)
+            source = self.judging_now(expert_id)
             queue = source.queue()
             current = None
             if wanted:
