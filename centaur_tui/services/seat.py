@@ -1,8 +1,8 @@
 """Provides the expert's seat: what one expert alone may reach (their own queues), for expert-only front ends.
 
-`centaur serve` runs the app in expert-only mode for the expert whose link was opened; that
-app reads its start screen from `expert_desk`, and nothing here (or reachable from the
-expert-only screens) runs the pipeline or sends a call.
+The HTML seat of `centaur serve` (its home page) and the terminal app in expert-only mode read
+an expert's queues from `expert_desk`; nothing here (or reachable from either) runs the
+pipeline or sends a call. `save_flag_note` keeps the note an expert gives when flagging a place.
 """
 
 from __future__ import annotations
