@@ -844,3 +844,22 @@ def test_headings_of_untrusted_markdown_move_under_the_page_s_own() -> None:
 
     assert markdown_html("# Title\n\n###### Deep", 2) == "<h3>Title</h3>\n<h6>Deep</h6>\n"
     assert markdown_html("# Title") == "<h1>Title</h1>\n"
+
+
+async def test_a_page_served_before_a_restart_still_saves_after_it(seat: Path) -> None:
+    first, store = await _seat(seat)
+    try:
+        data = await first.data()
+    finally:
+        await first.client.close()
+        store.close()
+    second, store = await _seat(seat)  # a new server process on the same database (new links too)
+    try:
+        status, body = await second.post(
+            "/api/judging/save", {"place": data["place"], "base": data["base"], "draft": {"rationale": "kept"}}
+        )
+        assert status == 200 and body["version"]
+        assert (await second.data())["draft"]["rationale"] == "kept"
+    finally:
+        await second.client.close()
+        store.close()

@@ -30,7 +30,6 @@ import hashlib
 import hmac
 import json
 import logging
-import secrets
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -160,7 +159,7 @@ class ExpertServer:
         )
         self.connections = ConnectionLimits(self.limits.per_address, self.limits.per_expert)
         self.versions = DraftVersions()
-        self._secret = secrets.token_bytes(32)
+        self._place_key: bytes | None = None
         self._judging: dict[str, Any] = {}
         self._rubrics: dict[tuple[str, str], list[str]] = {}
         """The rubric dimensions of each place served, so a save need not read (and mask) the texts again."""
@@ -303,7 +302,11 @@ class ExpertServer:
 
     def _handle(self, kind: str, expert_id: str, key: object) -> str:
         """The page's name for a place: a keyed hash (gold checks and comparisons look alike)."""
-        digest = hmac.new(self._secret, f"{kind}\0{expert_id}\0{key}".encode(), hashlib.sha256).hexdigest()
+        if self._place_key is None:
+            from centaur_tui.services.seat import place_key
+
+            self._place_key = place_key(self.store)
+        digest = hmac.new(self._place_key, f"{kind}\0{expert_id}\0{key}".encode(), hashlib.sha256).hexdigest()
         return digest[:24]
 
     def judging(self, expert_id: str) -> Any:

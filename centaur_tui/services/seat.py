@@ -80,3 +80,22 @@ def save_flag_note(store: Store, expert_id: str, key: str, note: str) -> None:
     text = clean_text(note).strip()[:MAX_FLAG_NOTE]
     if text:
         store.set_meta({f"{FLAG_NOTE_PREFIX}{expert_id}/{key}": text})
+
+
+PLACE_KEY_META = "serve_place_key"
+
+
+def place_key(store: Store) -> bytes:
+    """The key the HTML seat names queue places with (a keyed hash of each place's key), made on first need.
+
+    Kept in the session's `meta` so a page served before a restart of `centaur serve` names the
+    same places after it. It hides nothing from a reader of the database (who sees the queues
+    themselves); it keeps a page from telling a gold check's key from a comparison's.
+    """
+    import secrets
+
+    value = store.meta().get(PLACE_KEY_META)
+    if not value:
+        value = secrets.token_hex(32)
+        store.set_meta({PLACE_KEY_META: value})
+    return bytes.fromhex(value)

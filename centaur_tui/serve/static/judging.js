@@ -148,11 +148,22 @@
       Seat.noticeAfterReload("This comparison was submitted in another tab or window.");
       window.location.assign("/judge");
       return;
+    } else if (Seat.retryable(result.status)) {
+      /* The server is unreachable or busy: the work stays here (and in this tab's storage), tried again shortly. */
+      Seat.notice(result.body.error || "Saving failed; it is tried again in a moment.");
+      retry();
+      return;
     } else if (result.status !== 403) {
-      dirty = true;
-      Seat.notice(result.body.error || "Saving failed; it is tried again.");
+      /* Refused for good (a page out of date, a bad field): say so, never loop. */
+      Seat.notice((result.body.error || "Saving was refused.") + " Reload the page to go on; your work is kept in this tab.");
+      return;
     }
     if (dirty) schedule();
+  };
+  const retry = () => {
+    dirty = true;
+    if (timer) window.clearTimeout(timer);
+    timer = window.setTimeout(() => { timer = null; save(false); }, Seat.RETRY_MS);
   };
   const schedule = () => {
     dirty = true;

@@ -7,6 +7,9 @@
   };
   const Seat = {
     ended: false,
+    RETRY_MS: 3000,
+    /* Worth trying again: no answer at all, too many requests at once, or a server error. */
+    retryable(status) { return status === 0 || status === 429 || status >= 500; },
     csrf: meta("csrf-token"),
     /* POST JSON; resolves to {status, body}. keepalive lets a save finish while the tab closes. */
     async post(path, payload, keepalive) {

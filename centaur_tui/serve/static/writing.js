@@ -50,11 +50,20 @@
     } else if (result.status === 409 && (result.body.stale || result.body.locked)) {
       stale();
       return;
+    } else if (Seat.retryable(result.status)) {
+      state.textContent = result.body.error || "Saving failed; it is tried again in a moment.";
+      retry();
+      return;
     } else if (result.status !== 403) {
-      dirty = true;
-      state.textContent = result.body.error || "Saving failed; it is tried again.";
+      state.textContent = (result.body.error || "Saving was refused.") + " Reload the page to go on; your text is kept in this tab.";
+      return;
     }
     if (dirty) schedule();
+  };
+  const retry = () => {
+    dirty = true;
+    if (timer) window.clearTimeout(timer);
+    timer = window.setTimeout(() => { timer = null; save(false); }, Seat.RETRY_MS);
   };
   const schedule = () => {
     dirty = true;
