@@ -15,6 +15,17 @@ Measured:
   server memory     the server process's peak RSS (VmHWM) with every expert connected (target <= 150 MB)
   lost judgments    submitted (answered 200) but not stored (target 0)
   lock errors       "database is locked" in the logs, or any 5xx answer (target 0)
+
+Measured on the shared 2-core machine (load average 9-15 from other test suites), 50 experts x 2
+judgments, a slider a second, the pipeline writing meanwhile:
+
+  starts spread (default), two runs  save p95 20.2 / 35.1 ms, submit p95 14.5 / 9.2 ms
+  --lockstep (all submit at once)    save p95 79.1 ms, submit p95 99.5 ms
+  server memory                      58 MB idle, peak 69-88 MB with all 50 (textual-serve: ~84 MB each)
+  lost judgments 0, lock errors 0 in every run
+
+Before the server kept each place's rubric, every save re-read and re-masked both deliverables
+(and logged the maskings, a write): save p95 was 443 ms at load 10.
 """
 
 from __future__ import annotations
