@@ -67,4 +67,4 @@ bench: install
 	$(BIN)/python bench/pipeline.py
 
 bench-serve: install
-	$(BIN)/python bench/serve.py
+	$(BIN)/python bench/seat.py

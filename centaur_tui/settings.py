@@ -8,7 +8,6 @@ model, named by the session file): the litellm gateway reads them where it sends
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator
@@ -105,33 +104,3 @@ def _variable(loc: tuple[int | str, ...]) -> str:
     """The environment variable behind a field's error location."""
     name = str(loc[0]) if loc else "?"
     return name if name.isupper() else f"CENTAUR_{name.upper()}"
-
-
-SERVED_VARIABLES = (
-    "HOME",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TZ",
-    "XDG_CACHE_HOME",
-    "CENTAUR_TASKS",
-    "CENTAUR_SESSIONS",
-    "CENTAUR_CACHE_DIR",
-    "CENTAUR_LOG_FILE",
-    "CENTAUR_LOG_LEVEL",
-)
-"""The only variables of this environment an expert's app process under `centaur serve` gets:
-where files are, the language, the log. No API key, no token, no proxy, no PYTHON* variable."""
-
-
-def served_environment(extra: dict[str, str]) -> dict[str, str]:
-    """The environment of an app process `centaur serve` starts for an expert: an allow-list, never a copy.
-
-    textual-serve gives its app processes the server's whole environment (API keys
-    included, NOTES.md); these get `SERVED_VARIABLES` that are set, a fixed PATH, and
-    `extra` (the terminal size and Textual's web driver, set by the server).
-    """
-    environment = {name: os.environ[name] for name in SERVED_VARIABLES if name in os.environ}
-    environment["PATH"] = os.defpath
-    environment.update(extra)
-    return environment

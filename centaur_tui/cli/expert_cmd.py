@@ -75,10 +75,20 @@ def packet() -> None:
     required=True,
     help="Packet file to write (must not exist).",
 )
-def packet_export(session: str, expert_id: str, out: Path) -> None:
+@click.option(
+    "--html",
+    "as_html",
+    is_flag=True,
+    help="Write one self-contained HTML file instead: opened by double-click in any current browser, judged "
+    "offline, its 'Save results' file imported with `centaur packet import`.",
+)
+def packet_export(session: str, expert_id: str, out: Path, as_html: bool) -> None:
     """Write a self-contained packet of an expert's open assignments, with no identities at all."""
     from centaur_tui.services.exchange import export_packet
 
+    if as_html:
+        _export_html(session, expert_id, out)
+        return
     expert, result = export_packet(open_session(session), expert_id, out)
     click.echo(
         f"Wrote {result.path}: {result.items} comparison(s) for {expert.id}; "
@@ -87,15 +97,43 @@ def packet_export(session: str, expert_id: str, out: Path) -> None:
     )
 
 
+def _export_html(session: str, expert_id: str, out: Path) -> None:
+    from centaur_tui.domain.errors import CentaurError
+    from centaur_tui.serve.packet import render_packet
+    from centaur_tui.services.html_packet import export_html_packet
+
+    if out.exists():
+        raise CentaurError(f"{out} exists already: give a new file name", title="Judging packet")
+    packet = export_html_packet(open_session(session), expert_id)
+    text = render_packet(packet)
+    try:
+        with out.open("x", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise CentaurError(
+            f"{out}: cannot write the HTML packet ({exc.strerror or exc})", title="Judging packet"
+        ) from None
+    click.echo(
+        f"Wrote {out}: {len(packet.places)} comparison(s) for {packet.expert.id}, one self-contained HTML file "
+        f"({len(text) // 1024} KB); {packet.maskings} identity phrase(s) masked and logged. The expert opens it in a "
+        f"browser (offline), clicks 'Save results' and sends that file; merge it with "
+        f"`centaur packet import {session} RESULTS`."
+    )
+
+
 @packet.command("import")
 @click.argument("session")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option("--expert", "expert_id", default=None, help="Refuse the packet unless it is this expert's.")
 def packet_import(session: str, file: Path, expert_id: str | None) -> None:
-    """Check a judged packet, then merge its results and drafts; a bad packet is refused whole (exit 2)."""
+    """Check a judged packet (or an HTML packet's results file), then merge it; a bad one is refused whole (exit 2)."""
     from centaur_tui.services.exchange import import_packet
+    from centaur_tui.services.html_packet import import_html_results, is_html_results
 
-    result = import_packet(open_session(session), file, expert_id)
+    if is_html_results(file):
+        result = import_html_results(open_session(session), file, expert_id)
+    else:
+        result = import_packet(open_session(session), file, expert_id)
     refused = f"{len(result.kept)} result(s) (below)" if result.kept else "none"
     click.echo(
         f"Imported {file} ({result.expert}'s packet {result.packet_id}): {result.added} new judgment(s), "

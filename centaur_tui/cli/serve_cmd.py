@@ -37,15 +37,15 @@ def _loopback(host: str) -> bool:
     "printed with it and the cookie is then Secure.",
 )
 def serve(session: str, host: str, port: int, public_url: str | None) -> None:
-    """Serve the experts' queues (judging, writing) to browsers; prints each expert's personal link.
+    """Serve the experts' seat (home, judging, writing) as web pages; prints each expert's personal link.
 
     Every registered expert without a link gets one now (printed once: only its hash is stored);
-    an expert whose link stands is listed without it (`centaur expert link` renews it). Only the
-    expert screens are served, never the pipeline, assignment, results or audit; the app
-    processes get no API key. Stop with ctrl+c.
+    an expert whose link stands is listed without it (`centaur expert link` renews it, on the
+    address this server recorded). Only an expert's own queues are served, never the pipeline,
+    assignment, results or audit. Stop with ctrl+c.
     """
     from centaur_tui.serve import ExpertServer, run_server
-    from centaur_tui.services.links import link_url, links_for_serving
+    from centaur_tui.services.links import link_url, links_for_serving, remember_server_url
 
     study = open_session(session)
     with open_store(study, title="Nothing to serve") as store:
@@ -57,13 +57,18 @@ def serve(session: str, host: str, port: int, public_url: str | None) -> None:
             fg="yellow",
             err=True,
         )
-    reader = open_store(study, readonly=True)
-    server = ExpertServer(study.session_file, reader, public_url=public_url)
+    store = open_store(study, title="Nothing to serve")
+    try:
+        server = ExpertServer(study, store, public_url=public_url)
+    except BaseException:
+        store.close()
+        raise
 
     def ready(base: str) -> None:
         if study.session.simulated:
             say_simulated()
-        shown = public_url or base
+        shown = (public_url or base).rstrip("/")
+        remember_server_url(store, shown)  # `centaur expert link` prints links on this address
         click.echo(f"Serving the expert screens of {study.session.name} on {base}", nl=True)
         for link in links:
             who = f"{link.expert.id} ({link.expert.name})"
@@ -80,7 +85,7 @@ def serve(session: str, host: str, port: int, public_url: str | None) -> None:
     try:
         run_server(server, host, port, ready)
     finally:
-        reader.close()
+        store.close()
 
 
 @click.group()
@@ -97,13 +102,13 @@ def expert() -> None:
 @click.option(
     "--url",
     "base_url",
-    default=DEFAULT_URL,
-    show_default=True,
-    help="The address experts open (the server's, or its --public-url).",
+    default=None,
+    help="The address experts open; default: the one `centaur serve` last recorded for this session "
+    f"(its --public-url, or the address it listened on), else {DEFAULT_URL}.",
 )
-def expert_link(session: str, expert_id: str, revoke: bool, base_url: str) -> None:
+def expert_link(session: str, expert_id: str, revoke: bool, base_url: str | None) -> None:
     """Make or renew an expert's personal link (the old one stops working), or end it with --revoke."""
-    from centaur_tui.services.links import link_url, make_link, revoke_link
+    from centaur_tui.services.links import link_url, make_link, revoke_link, server_url
 
     study = open_session(session)
     with open_store(study, title="No session database") as store:
@@ -114,6 +119,16 @@ def expert_link(session: str, expert_id: str, revoke: bool, base_url: str) -> No
             )
             return
         link = make_link(study, store, expert_id)
+        recorded = server_url(store)
+    if base_url is None:
+        base_url = recorded or DEFAULT_URL
+        if recorded is None:
+            click.secho(
+                f"centaur serve has not run on this session yet: the link assumes {DEFAULT_URL} "
+                "(give --url, or start centaur serve first).",
+                fg="yellow",
+                err=True,
+            )
     assert link.token is not None
     renewed = " (the earlier link no longer works)" if link.renewed else ""
     click.echo(f"Personal link of {link.expert.id} ({link.expert.name}){renewed}:")

@@ -1,30 +1,36 @@
-"""Provides ExpertServer: each expert's own app in a browser (textual-serve), behind their personal link.
+"""Provides ExpertServer: the expert's seat as HTML pages (home, judging, writing, guidelines) behind personal links.
 
-What textual-serve 1.1.3 gives and what is added here (NOTES.md measured it):
+Every page is plain HTML from Jinja2 templates with the package's own CSS and JavaScript (no
+CDN, no web font, no request to any other host); every use case goes through
+`centaur_tui.services` (the judging and work queues, drafts, submit, revise, the expert's desk),
+exactly as the terminal seat calls them, so blinding (masked texts, opaque places, practice
+marked and gold never) is the terminal seat's. The database is reached in worker threads.
 
-- one app process per browser websocket, speaking textual-serve's protocol (its
-  `AppService`, its page and its xterm.js); here each process is
-  `centaur tui SESSION --expert=ID --expert-only` for the expert whose link was opened,
-  started with an argument list (no shell) and an allow-listed environment
-  (`settings.served_environment`): no API key reaches it, and it reaches no LLM call;
-- no authentication at all; here a link `/e/TOKEN` is exchanged for an HttpOnly,
-  SameSite=Strict cookie, and every other request (page, static file, websocket) without a
-  valid cookie answers 403. The expert comes from the token alone: no URL or query
-  parameter names one. A revoked link closes its open connections within `watch_interval`;
-- the websocket URL of the page is this request's own host (textual-serve writes its
-  `public_url`, which breaks the cookie when the browser used another name for the host);
-- textual-serve's access log prints every path, so the link's token too: it is off, and
-  this module logs requests with the token cut out.
+The guard, on every request:
+
+- a link `/e/TOKEN` is exchanged for an HttpOnly, SameSite=Strict cookie (a page that moves on,
+  not a redirect: Chromium drops a Strict cookie along a redirect begun on another site);
+- every other path needs the cookie of an active link; the expert is the link's, never the
+  URL's. A revoked or renewed link is refused on its next request, so an open page ends on its
+  next save or on its heartbeat;
+- failed link or cookie checks are counted per address (`FailureLimiter`): past the limit, 429;
+- a POST needs this site's Origin and the page's CSRF token (an HMAC of the link token);
+- connections are limited per address and requests per expert (`ConnectionLimits`); idle and
+  half-open connections are closed after `keepalive_timeout` seconds;
+- no token reaches a log: the link path is logged as `/e/…`, aiohttp's loggers are redacted.
+
+A place of a queue reaches the page as a keyed hash of its key (a "handle"): numbers and gold
+check tokens look alike, so nothing on the page tells a gold check from a comparison.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import hashlib
+import hmac
 import json
 import logging
 import signal
-import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,52 +39,44 @@ from urllib.parse import urlsplit
 
 import aiohttp_jinja2
 import jinja2
-import textual_serve
-from aiohttp import WSMsgType, web
-from textual_serve.app_service import AppService
-from textual_serve.download_manager import DownloadManager
+from aiohttp import web
+from markupsafe import Markup
 
+from centaur_tui.domain.blinding import Draft, QueueItem, next_open
+from centaur_tui.domain.drafts import MAX_TEXT, DraftFieldError, parse_draft, seconds_field
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.links import COOKIE
+from centaur_tui.serve.drafts import DraftVersions
+from centaur_tui.serve.guard import ConnectionLimits, FailureLimiter, csrf_token, quiet_aiohttp, same_csrf
+from centaur_tui.serve.markup import markdown_html
 from centaur_tui.services.links import LINK_PATH, expert_of_token
-from centaur_tui.settings import served_environment
 
 log = logging.getLogger(__name__)
 
-STATIC = Path(textual_serve.__file__).parent / "static"
-"""textual-serve's page assets (xterm.js, its CSS, the Roboto Mono font): served as they ship."""
-TEMPLATES = Path(__file__).parent / "templates"
-
-TEXTUAL_VARIABLES = (
-    "TEXTUAL_DRIVER",
-    "TEXTUAL_FPS",
-    "TEXTUAL_COLOR_SYSTEM",
-    "TERM_PROGRAM",
-    "TERM_PROGRAM_VERSION",
-    "COLUMNS",
-    "ROWS",
-)
-"""What textual-serve sets for its app process (the web driver, the size); the rest of its copy of
-the server's environment is dropped."""
+HERE = Path(__file__).parent
+TEMPLATES = HERE / "templates"
+STATIC = HERE / "static"
 
 COOKIE_DAYS = 14
 """How long the browser keeps the cookie; the link itself lasts until renewed or revoked."""
-STOP_SECONDS = 5.0
-"""How long an app process may take to save and quit after its socket closed before it is killed."""
-MAX_TERMINAL = 1000
-"""Largest width or height in cells a browser may ask for."""
+MAX_BODY = 256 * 1024
+"""Largest request body: a 10,000-word deliverable is about 70 KB."""
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+"""No inline script or style at all, and no other host: the page's scripts are files of this package."""
 
 SECURITY_HEADERS = {
     "Cache-Control": "no-store",
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    # Inline script and style: textual-serve's page has both. No third-party host at all.
-    "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
-        "img-src 'self' data:; font-src 'self'; connect-src 'self' ws: wss:; frame-ancestors 'none'; "
-        "base-uri 'none'; form-action 'none'"
-    ),
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), interest-cohort=()",
+    "Content-Security-Policy": CSP,
 }
 
 EXPERT = web.RequestKey("expert", str)
@@ -86,6 +84,7 @@ EXPERT = web.RequestKey("expert", str)
 TOKEN = web.RequestKey("token", str)
 
 FORBIDDEN_PAGE = "403 Forbidden: open your personal link again, or ask the researcher for a new one.\n"
+TOO_MANY = "429 Too many attempts from this address; wait a minute.\n"
 
 
 class ServeError(CentaurError):
@@ -94,121 +93,55 @@ class ServeError(CentaurError):
     title = "Cannot serve"
 
 
+class BadInput(Exception):
+    """A request whose body does not hold what the page sends (answered 400 with the reason)."""
+
+
 def redact(path: str) -> str:
     """A request path fit for a log: a link's token is cut out."""
     return LINK_PATH + "…" if path.startswith(LINK_PATH) else path[:200]
 
 
-class ExpertAppService(AppService):
-    """textual-serve's app process, started from an argument list with an allow-listed environment.
+@dataclass
+class Limits:
+    """The server's limits (tests make them small)."""
 
-    Args:
-        argv: The app's command line (no shell parses it).
-        expert_id: Whose app it is (for logs and the revocation watch).
-        **kwargs: AppService's own arguments (websocket writers, download manager).
-    """
-
-    def __init__(self, argv: list[str], expert_id: str, **kwargs: Any) -> None:
-        super().__init__(" ".join(argv), **kwargs)
-        self.argv = argv
-        self.expert_id = expert_id
-        # Once the browser is gone, writing to its socket raises, which ended textual-serve's
-        # reading of the app's output: the app, still saving on its way out, could then block
-        # on a full pipe. Output for a closed socket is dropped instead, read until the app exits.
-        self.remote_write_bytes = _dropping_when_closed(self.remote_write_bytes)
-        self.remote_write_str = _dropping_when_closed(self.remote_write_str)
-
-    def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
-        textual = super()._build_environment(width=width, height=height)  # a copy of os.environ plus its own
-        return served_environment({name: textual[name] for name in TEXTUAL_VARIABLES if name in textual})
-
-    async def _open_app_process(self, width: int = 80, height: int = 24) -> asyncio.subprocess.Process:
-        self._process = process = await asyncio.create_subprocess_exec(
-            *self.argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=self._build_environment(width=width, height=height),
-        )
-        assert process.stdin is not None
-        self._stdin = process.stdin
-        return process
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    async def stop(self) -> None:
-        """Ask the app to quit and wait until it has (it saves drafts on its way out); kill it after STOP_SECONDS.
-
-        textual-serve's own `stop` returns when the app's output closes, which Textual's web
-        driver does before the app has unmounted its screens: waiting only for that, and then
-        killing, lost the draft saved on the way out (the browser test saw it).
-        """
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + STOP_SECONDS
-        process = self._process
-        try:
-            await asyncio.wait_for(super().stop(), STOP_SECONDS)
-            if process is not None:
-                await asyncio.wait_for(process.wait(), max(0.1, deadline - loop.time()))
-        except TimeoutError:
-            log.warning("app process of %s did not quit in %.0f s: killed", self.expert_id, STOP_SECONDS)
-        except Exception:
-            log.exception("stopping the app process of %s failed", self.expert_id)
-        finally:
-            if process is not None and process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-                await process.wait()
-            if process is not None:
-                log.info("app process of %s exited with status %s", self.expert_id, process.returncode)
-
-
-def _dropping_when_closed(write: Callable[[Any], Awaitable[None]]) -> Callable[[Any], Awaitable[None]]:
-    """A websocket writer that drops what is written once the socket has closed (instead of raising)."""
-
-    async def quiet(data: Any) -> None:
-        with contextlib.suppress(ConnectionError, RuntimeError):
-            await write(data)
-
-    return quiet
-
-
-@dataclass(eq=False)
-class Connection:
-    """One browser connection: its expert, its token (to watch for revocation) and its app process."""
-
-    expert_id: str
-    token: str
-    service: ExpertAppService
+    keepalive_timeout: float = 15.0
+    """Seconds an idle (or half-open) connection is kept before it is closed."""
+    per_address: int = 128
+    """Open connections per client address. Behind a reverse proxy every expert shares its address: a
+    browser holds about 6 connections to a site, so 128 fits about 20 experts' open tabs there."""
+    per_expert: int = 8
+    """Requests of one expert in progress at once."""
+    failures: int = 20
+    """Failed link or cookie checks per address per `failure_window` before 429."""
+    failure_window: float = 60.0
+    heartbeat: float = 20.0
+    """Seconds between an open page's checks that its link still stands."""
 
 
 class ExpertServer:
-    """Serves each expert's own app to browsers, behind their personal link.
+    """Serves each expert's seat as HTML pages, behind their personal link.
 
     Args:
-        session_file: The session file the app processes open.
-        store: The session database, read-only: links are checked in it on every request.
+        study: The session.
+        store: The session database (read-write: drafts and judgments are stored through it).
         public_url: The address experts open when it is not this server's own (a reverse
             proxy: `https://judge.example.org`); https makes the cookie `Secure`.
-        watch_interval: Seconds between checks that each open connection's link still stands.
-        max_apps: App processes at most at once (about 35-45 MB each); more connections get 503.
-        app_command: The app's command line before the session file (tests and the benchmark
-            may point it elsewhere); by default this Python running `centaur_tui`.
+        limits: Connection, rate and time limits.
+        clock: Monotonic seconds for the rate limit (tests pass their own).
     """
 
     def __init__(
         self,
-        session_file: Path,
+        study: Any,
         store: Any,
         *,
         public_url: str | None = None,
-        watch_interval: float = 2.0,
-        max_apps: int = 64,
-        app_command: list[str] | None = None,
+        limits: Limits | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
-        self.session_file = session_file.resolve()
+        self.study = study
         self.store = store
         self.public_url = public_url.rstrip("/") if public_url else None
         if self.public_url is not None:
@@ -218,34 +151,51 @@ class ExpertServer:
                     f"--public-url {public_url!r}: give scheme and host only, as https://judge.example.org"
                 )
         self.secure = bool(self.public_url and self.public_url.startswith("https://"))
-        self.watch_interval = watch_interval
-        self.max_apps = max_apps
-        self.app_command = app_command or [sys.executable, "-m", "centaur_tui"]
-        self.connections: set[Connection] = set()
-        self.download_manager = DownloadManager()
+        self.limits = limits or Limits()
+        self.failures = (
+            FailureLimiter(self.limits.failures, self.limits.failure_window, clock)
+            if clock
+            else FailureLimiter(self.limits.failures, self.limits.failure_window)
+        )
+        self.connections = ConnectionLimits(self.limits.per_address, self.limits.per_expert)
+        self.versions = DraftVersions()
+        self._place_key: bytes | None = None
+        self._judging: dict[str, Any] = {}
+        self._rubrics: dict[tuple[str, str], list[str]] = {}
+        """The rubric dimensions of each place served, so a save need not read (and mask) the texts again."""
+        self._work: dict[str, Any] = {}
         self.refused = 0
         """Requests answered 403 so far."""
 
     # -- the application -------------------------------------------------------------------
 
     def application(self) -> web.Application:
-        """The aiohttp application: the link exchange, the page, its assets and the websocket, all guarded."""
-        app = web.Application(middlewares=[self._guard], client_max_size=64 * 1024)
-        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
+        """The aiohttp application: the link exchange, the pages, their API and assets, all guarded."""
+        app = web.Application(middlewares=[self._guard], client_max_size=MAX_BODY)
+        aiohttp_jinja2.setup(
+            app,
+            loader=jinja2.FileSystemLoader(TEMPLATES),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+        )
         app.add_routes(
             [
                 web.get(LINK_PATH + "{token}", self._link),
-                web.get("/", self._index),
-                web.get("/ws", self._websocket),
+                web.get("/", self._home),
+                web.get("/guidelines", self._guidelines),
+                web.get("/judge", self._judge_page),
+                web.get("/judge/revise", self._revise_page),
+                web.get("/write", self._write_page),
+                web.get("/api/alive", self._alive),
+                web.post("/api/judging/save", self._judging_save),
+                web.post("/api/judging/submit", self._judging_submit),
+                web.post("/api/judging/state", self._judging_state),
+                web.post("/api/writing/save", self._writing_save),
+                web.post("/api/writing/submit", self._writing_submit),
                 web.static("/static", STATIC, show_index=False, follow_symlinks=False),
             ]
         )
-        app.on_shutdown.append(self._close_all)
         return app
-
-    def app_argv(self, expert_id: str) -> list[str]:
-        """The command line of one expert's app: their id is the server's, from the token, never the browser's."""
-        return [*self.app_command, "tui", str(self.session_file), f"--expert={expert_id}", "--expert-only"]
 
     async def expert_of(self, token: object) -> str | None:
         """The expert of an active link holding this token (read in a thread: the database may be busy)."""
@@ -253,37 +203,75 @@ class ExpertServer:
             return None
         return await asyncio.to_thread(expert_of_token, self.store, token)
 
-    def _forbidden(self) -> web.Response:
+    def _forbidden(self, request: web.Request) -> web.Response:
         self.refused += 1
+        if request.path.startswith("/api/"):
+            return _json({"error": "Your link has ended or is not valid.", "ended": True}, status=403)
         return web.Response(status=403, text=FORBIDDEN_PAGE, headers=SECURITY_HEADERS)
+
+    def _origin_ok(self, request: web.Request) -> bool:
+        """A POST must come from this site's pages (the Origin a browser sends with every POST)."""
+        origin = request.headers.get("Origin")
+        if origin is None:
+            return False
+        allowed = {self.public_url} if self.public_url else {f"{request.scheme}://{request.host}"}
+        return origin.rstrip("/") in allowed
 
     @web.middleware
     async def _guard(
         self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
         """Every request but the link exchange needs the cookie of an active link; the expert is the link's."""
+        address = request.remote or "?"
+        if self.failures.blocked(address):
+            log.info("%s %s: 429 (too many failed checks from one address)", request.method, redact(request.path))
+            return web.Response(status=429, text=TOO_MANY, headers={**SECURITY_HEADERS, "Retry-After": "60"})
         if request.path.startswith(LINK_PATH):
             try:
                 response = await handler(request)
             except web.HTTPException:  # /e/ with no token, /e/a/b: no route, and no hint either
                 log.info("%s %s: 403 (not a link)", request.method, redact(request.path))
-                return self._forbidden()
-        else:
-            token = request.cookies.get(COOKIE)
-            expert_id = await self.expert_of(token)
-            if expert_id is None:
-                log.info("%s %s: 403 (no valid link cookie)", request.method, redact(request.path))
-                return self._forbidden()
-            request[EXPERT] = expert_id
-            request[TOKEN] = str(token)
-            try:
-                response = await handler(request)
-            except web.HTTPException as exc:
-                response = web.Response(status=exc.status, text=exc.text or exc.reason, headers=SECURITY_HEADERS)
-        if not isinstance(response, web.WebSocketResponse) and not response.prepared:
-            for name, value in SECURITY_HEADERS.items():
-                response.headers.setdefault(name, value)
-        return response
+                self.failures.fail(address)
+                return self._forbidden(request)
+            return _secured(response)
+        token = request.cookies.get(COOKIE)
+        expert_id = await self.expert_of(token)
+        if expert_id is None:
+            log.info("%s %s: 403 (no valid link cookie)", request.method, redact(request.path))
+            if token:
+                self.failures.fail(address)
+            return self._forbidden(request)
+        assert isinstance(token, str)
+        if request.method == "POST":
+            if not self._origin_ok(request):
+                log.info("POST %s of %s: 403 (origin %r)", request.path, expert_id, request.headers.get("Origin"))
+                self.refused += 1
+                return _json({"error": "This request did not come from the seat's own page."}, status=403)
+            if not same_csrf(token, request.headers.get("X-CSRF-Token")):
+                log.info("POST %s of %s: 403 (CSRF token)", request.path, expert_id)
+                self.refused += 1
+                return _json({"error": "The page is out of date: reload it."}, status=403)
+        if not self.connections.enter(expert_id):
+            log.warning("%s %s of %s: 429 (too many requests at once)", request.method, request.path, expert_id)
+            return web.Response(status=429, text="Too many requests at once; try again.\n", headers=SECURITY_HEADERS)
+        request[EXPERT] = expert_id
+        request[TOKEN] = token
+        try:
+            response = await handler(request)
+        except web.HTTPException as exc:
+            if exc.status >= 400:
+                response = web.Response(status=exc.status, text=exc.text or exc.reason)
+            else:
+                raise
+        except BadInput as exc:
+            response = _json({"error": str(exc)}, status=400)
+        except CentaurError as exc:
+            response = _json({"error": str(exc), "title": exc.title}, status=409)
+        finally:
+            self.connections.leave(expert_id)
+        return _secured(response)
+
+    # -- links ---------------------------------------------------------------------------------
 
     async def _link(self, request: web.Request) -> web.StreamResponse:
         """A personal link: its token becomes the cookie; the browser goes on to `/`, the token out of sight."""
@@ -291,17 +279,10 @@ class ExpertServer:
         expert_id = await self.expert_of(token)
         if expert_id is None:
             log.info("GET %s: 403 (unknown or revoked link)", redact(request.path))
-            return self._forbidden()
+            self.failures.fail(request.remote or "?")
+            return self._forbidden(request)
         log.info("GET %s: link of %s exchanged for a cookie", redact(request.path), expert_id)
-        # A page that moves on, not a redirect: after a click in a mail (a cross-site navigation)
-        # Chromium sends no SameSite=Strict cookie along a redirect, and `/` would answer 403.
-        response = web.Response(
-            text='<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Opening your queue</title>'
-            '<meta http-equiv="refresh" content="0; url=/"></head><body><p>Opening your queue… '
-            '<a href="/">continue</a></p></body></html>',
-            content_type="text/html",
-            headers=SECURITY_HEADERS,
-        )
+        response = aiohttp_jinja2.render_template("link.html", request, {})
         response.set_cookie(
             COOKIE,
             token,
@@ -313,105 +294,448 @@ class ExpertServer:
         )
         return response
 
-    def _base(self, request: web.Request) -> tuple[str, str]:
-        """(http(s) base, ws(s) base) of this request: the public URL when set, else the request's own host."""
-        base = self.public_url or f"{request.scheme}://{request.host}"
-        return base, ("wss" if base.startswith("https") else "ws") + base[base.index(":") :]
+    async def _alive(self, request: web.Request) -> web.StreamResponse:
+        """The open page's heartbeat: 204 while its link stands (the guard answers 403 once it ended)."""
+        return web.Response(status=204)
 
-    async def _index(self, request: web.Request) -> web.StreamResponse:
-        base, ws = self._base(request)
-        context = {
-            "font_size": 16,
-            "app_websocket_url": f"{ws}/ws",
-            "config": {"static": {"url": f"{base}/static/"}},
-            "application": {"name": "centaur-tui: judging"},
+    # -- sources (services) --------------------------------------------------------------------
+
+    def _handle(self, kind: str, expert_id: str, key: object) -> str:
+        """The page's name for a place: a keyed hash (gold checks and comparisons look alike)."""
+        if self._place_key is None:
+            from centaur_tui.services.seat import place_key
+
+            self._place_key = place_key(self.store)
+        digest = hmac.new(self._place_key, f"{kind}\0{expert_id}\0{key}".encode(), hashlib.sha256).hexdigest()
+        return digest[:24]
+
+    def judging(self, expert_id: str) -> Any:
+        """The expert's judging source (services.work.open_judging), opened once per expert (call in a thread)."""
+        source = self._judging.get(expert_id)
+        if source is None:
+            from centaur_tui.services.work import open_judging
+
+            source = self._judging[expert_id] = open_judging(self.study, self.store, expert_id)
+        return source
+
+    def judging_now(self, expert_id: str) -> Any:
+        """The judging source with its practice and gold places brought up to date (assignments added since).
+
+        Called when a page is loaded (as the terminal seat does when its queue opens), not on every save.
+        """
+        source = self.judging(expert_id)
+        prepare = getattr(source, "prepare_checks", None)
+        if callable(prepare):
+            prepare()
+        return source
+
+    def work(self, expert_id: str) -> Any | None:
+        """The expert's work source (services.work.open_work), or None when they are not a human worker."""
+        arm = self.study.session.human_workers
+        if arm is None or expert_id not in arm.experts:
+            return None
+        source = self._work.get(expert_id)
+        if source is None:
+            from centaur_tui.services.work import open_work
+
+            source = self._work[expert_id] = open_work(self.study, self.store, expert_id)
+        return source
+
+    def _place(self, queue: list[Any], kind: str, expert_id: str, handle: object) -> Any:
+        """The queue place a handle names (BadInput when none: a stale page or a forged handle)."""
+        if isinstance(handle, str):
+            for place in queue:
+                if hmac.compare_digest(self._handle(kind, expert_id, place.key), handle):
+                    return place
+        raise BadInput("No such place in your queue: reload the page.")
+
+    def _common(self, request: web.Request, page: str) -> dict[str, Any]:
+        return {
+            "page": page,
+            "csrf": csrf_token(request[TOKEN]),
+            "session_name": self.study.session.name,
+            "simulated": bool(self.study.session.simulated),
+            "has_guidelines": bool(self._guidelines_text()),
+            "heartbeat": self.limits.heartbeat,
+            "worker": self.work_expert(request[EXPERT]),
         }
-        return aiohttp_jinja2.render_template("app_index.html", request, context)
 
-    def _same_origin(self, request: web.Request) -> bool:
-        """A browser's websocket carries Origin: it must be this site (another site's page cannot drive the app)."""
-        origin = request.headers.get("Origin")
-        if origin is None:
-            return True  # not a browser (the benchmark's clients); the cookie is still required
-        base, _ws = self._base(request)
-        return origin.rstrip("/") == base
+    def work_expert(self, expert_id: str) -> bool:
+        arm = self.study.session.human_workers
+        return arm is not None and expert_id in arm.experts
 
-    async def _websocket(self, request: web.Request) -> web.StreamResponse:
-        """The app process of the cookie's expert, driven through textual-serve's protocol."""
-        expert_id, token = request[EXPERT], request[TOKEN]
-        if not self._same_origin(request):
-            log.info("websocket of %s from another origin: 403", expert_id)
-            return self._forbidden()
-        if len(self.connections) >= self.max_apps:
-            log.warning("websocket of %s refused: %d app processes running", expert_id, len(self.connections))
-            return web.Response(status=503, text="Too many open connections; try again in a minute.\n")
-        width = _cells(request.query.get("width"), 80)
-        height = _cells(request.query.get("height"), 24)
-        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=1024 * 1024)
-        await websocket.prepare(request)
-        service = ExpertAppService(
-            self.app_argv(expert_id),
-            expert_id,
-            write_bytes=websocket.send_bytes,
-            write_str=websocket.send_str,
-            close=websocket.close,
-            download_manager=self.download_manager,
-        )
-        connection = Connection(expert_id, token, service)
-        self.connections.add(connection)
-        watch = asyncio.create_task(self._watch(connection, websocket))
-        log.info("app process for %s starting (%dx%d)", expert_id, width, height)
+    def _guidelines_text(self) -> str | None:
+        text = self.study.guidelines
+        return text if isinstance(text, str) and text.strip() else None
+
+    def _masked_guidelines(self, source: Any) -> str | None:
+        text = getattr(source, "guidelines", None)
+        return text if isinstance(text, str) and text.strip() else None
+
+    # -- pages ---------------------------------------------------------------------------------
+
+    async def _home(self, request: web.Request) -> web.StreamResponse:
+        expert_id = request[EXPERT]
+
+        def read() -> dict[str, Any]:
+            from centaur_tui.services.seat import expert_desk
+
+            desk = expert_desk(self.study, self.store, expert_id)
+            source = self.judging_now(expert_id)
+            # The judging queue as the judging page counts it: practice and gold places included.
+            queue = source.queue()
+            judged = sum(q.state == "done" for q in queue)
+            return {"desk": desk, "guidelines": self._masked_guidelines(source), "places": (len(queue), judged)}
+
+        data = await asyncio.to_thread(read)
+        desk = data["desk"]
+        places, judged = data["places"]
+        if desk.resume == "work" and desk.work_open:
+            start = ("/write", "Resume writing")
+        elif judged < places:
+            start = ("/judge", "Resume judging" if judged or desk.resume else "Start judging")
+        elif desk.work_open:
+            start = ("/write", "Start writing" if not desk.submitted else "Resume writing")
+        else:
+            start = None
+        context = {
+            **self._common(request, "home"),
+            "desk": desk,
+            "places": places,
+            "judged": judged,
+            "start": start,
+            "guidelines_html": Markup(markdown_html(data["guidelines"], 2)) if data["guidelines"] else None,
+        }
+        return aiohttp_jinja2.render_template("home.html", request, context)
+
+    async def _guidelines(self, request: web.Request) -> web.StreamResponse:
+        expert_id = request[EXPERT]
+        text = await asyncio.to_thread(lambda: self._masked_guidelines(self.judging(expert_id)))
+        context = {
+            **self._common(request, "guidelines"),
+            "guidelines_html": Markup(markdown_html(text, 1)) if text else None,
+        }
+        return aiohttp_jinja2.render_template("guidelines.html", request, context)
+
+    async def _judge_page(self, request: web.Request) -> web.StreamResponse:
+        """The place asked for (`?place=`), else where the expert was, else the next open one; or "all done"."""
+        expert_id = request[EXPERT]
+        wanted = request.query.get("place")
+
+        def read() -> tuple[list[QueueItem], QueueItem | None]:
+            source = self.judging_now(expert_id)
+            queue = source.queue()
+            current = None
+            if wanted:
+                current = next(
+                    (
+                        q
+                        for q in queue
+                        if q.state != "done" and hmac.compare_digest(self._handle("j", expert_id, q.key), wanted)
+                    ),
+                    None,
+                )
+            if current is None:
+                resume = source.resume_key()
+                current = next((q for q in queue if q.key == resume and q.state != "done"), None) or next_open(queue)
+            return queue, current
+
+        queue, current = await asyncio.to_thread(read)
+        return await self._render_judging(request, queue, current, revising=False)
+
+    async def _revise_page(self, request: web.Request) -> web.StreamResponse:
+        """A submitted judgment reopened to correct it: the latest (or the one submitted before `?before=`)."""
+        expert_id = request[EXPERT]
+        before_handle = request.query.get("before")
+
+        def read() -> tuple[list[QueueItem], QueueItem | None]:
+            source = self.judging(expert_id)
+            queue = source.queue()
+            before = None
+            if before_handle:
+                before = next(
+                    (q.key for q in queue if hmac.compare_digest(self._handle("j", expert_id, q.key), before_handle)),
+                    None,
+                )
+            return queue, source.submitted_before(before)
+
+        queue, target = await asyncio.to_thread(read)
+        if target is None:
+            context = {
+                **self._common(request, "judge"),
+                "title": "Nothing to revise",
+                "message": "No judgment was submitted before this one.",
+            }
+            return aiohttp_jinja2.render_template("message.html", request, context)
+        return await self._render_judging(request, queue, target, revising=True)
+
+    async def _render_judging(
+        self, request: web.Request, queue: list[QueueItem], current: QueueItem | None, *, revising: bool
+    ) -> web.StreamResponse:
+        expert_id = request[EXPERT]
+        judged = sum(q.state == "done" for q in queue)
+        base = self._common(request, "judge")
+        if current is None:
+            context = {
+                **base,
+                "title": "All judged" if queue else "Nothing to judge yet",
+                "message": (
+                    f"All {judged} comparison(s) in your queue are judged. Thank you."
+                    if queue
+                    else "No comparisons are assigned to you yet. Ask the researcher for an assignment."
+                ),
+            }
+            return aiohttp_jinja2.render_template("message.html", request, context)
+
+        def read() -> tuple[Any, Draft, Any]:
+            source = self.judging(expert_id)
+            item = source.item(current.key)
+            draft = source.submitted_draft(current.key) if revising else (source.draft(current.key) or Draft())
+            return source, draft, item
+
+        source, draft, item = await asyncio.to_thread(read)
+        self._rubrics[(expert_id, current.key)] = [d.id for d in item.rubric.all]
+        handle = self._handle("j", expert_id, current.key)
+        dims = [
+            {"id": d.id, "name": d.name, "description": d.description, "low": d.low, "high": d.high}
+            for d in item.rubric.all
+        ]
+        data = {
+            "place": handle,
+            "base": self.versions.current(expert_id, "j", current.key),
+            "revising": revising,
+            "practice": current.practice,
+            "dimensions": [d["id"] for d in dims],
+            "draft": _draft_json(draft),
+            "allowTies": item.allow_ties,
+            "minRationale": item.min_rationale,
+            "idleSeconds": float(getattr(source, "idle_seconds", 60.0)),
+        }
+        flagged = sum(q.state == "flagged" for q in queue)
+        context = {
+            **base,
+            "item": item,
+            "place": current,
+            "queue_size": len(queue),
+            "judged": judged,
+            "flagged": flagged,
+            "dims": dims,
+            "draft": draft,
+            "revising": revising,
+            "can_revise": judged > 0 and bool(getattr(source, "can_revise", False)),
+            "option_html": [Markup(markdown_html(item.option_1, 2)), Markup(markdown_html(item.option_2, 2))],
+            "prompt_html": Markup(markdown_html(item.task_prompt, 2)),
+            "data": data,
+        }
+        return aiohttp_jinja2.render_template("judging.html", request, context)
+
+    async def _write_page(self, request: web.Request) -> web.StreamResponse:
+        expert_id = request[EXPERT]
+        wanted = request.query.get("place")
+
+        def read() -> tuple[list[Any], Any, Any, Any] | None:
+            source = self.work(expert_id)
+            if source is None:
+                return None
+            queue = source.queue()
+            place = None
+            if wanted:
+                place = next(
+                    (q for q in queue if hmac.compare_digest(self._handle("w", expert_id, q.key), wanted)), None
+                )
+            if place is None:
+                place = next((q for q in queue if not q.locked), None)
+            if place is None:
+                return queue, None, None, None
+            from centaur_tui.services.work import WorkDraft
+
+            return queue, place, source.item(place.key), source.draft(place.key) or WorkDraft()
+
+        found = await asyncio.to_thread(read)
+        base = self._common(request, "write")
+        if found is None:
+            context = {**base, "title": "No writing", "message": "You are not asked to write deliverables."}
+            return aiohttp_jinja2.render_template("message.html", request, context)
+        queue, place, item, draft = found
+        places = [
+            {"handle": self._handle("w", expert_id, q.key), "title": q.task_title, "locked": q.locked} for q in queue
+        ]
+        if place is None:
+            context = {
+                **base,
+                "title": "All written",
+                "message": f"All {len(queue)} deliverable(s) are submitted. Thank you.",
+                "places": places,
+            }
+            return aiohttp_jinja2.render_template("message.html", request, context)
+        handle = self._handle("w", expert_id, place.key)
+        data = {
+            "place": handle,
+            "base": self.versions.current(expert_id, "w", str(place.key)),
+            "locked": bool(draft.locked),
+            "text": draft.text,
+            "seconds": draft.seconds,
+            "edits": draft.edits,
+            "pastes": draft.pastes,
+        }
+        context = {
+            **base,
+            "item": item,
+            "draft": draft,
+            "places": places,
+            "current": handle,
+            "submitted": sum(q.locked for q in queue),
+            "queue_size": len(queue),
+            "prompt_html": Markup(markdown_html(item.task_prompt, 2)),
+            "assistance_html": Markup(markdown_html(item.assistance, 2)) if item.assistance else None,
+            "preview_html": Markup(markdown_html(draft.text, 2)),
+            "data": data,
+        }
+        return aiohttp_jinja2.render_template("writing.html", request, context)
+
+    # -- judging API ---------------------------------------------------------------------------
+
+    async def _judging_place(self, request: web.Request) -> tuple[dict[str, Any], Any, QueueItem]:
+        body = await _body(request)
+        expert_id = request[EXPERT]
+
+        def find() -> tuple[Any, QueueItem]:
+            source = self.judging(expert_id)
+            return source, self._place(source.queue(), "j", expert_id, body.get("place"))
+
+        source, place = await asyncio.to_thread(find)
+        return body, source, place
+
+    async def _dimensions(self, expert_id: str, source: Any, place: QueueItem) -> list[str]:
+        """The rubric dimensions of a place (read once: `item()` masks both texts and logs the maskings)."""
+        found = self._rubrics.get((expert_id, place.key))
+        if found is None:
+            item = await asyncio.to_thread(source.item, place.key)
+            found = self._rubrics[(expert_id, place.key)] = [d.id for d in item.rubric.all]
+        return found
+
+    def _claim(self, expert_id: str, kind: str, key: str, body: dict[str, Any]) -> int:
+        version = self.versions.claim(expert_id, kind, key, body.get("base"))
+        if version is None:
+            raise Stale()
+        return version
+
+    async def _judging_save(self, request: web.Request) -> web.StreamResponse:
+        """Autosave of a draft; 409 `stale` when another tab saved this place since the page's base."""
+        body, source, place = await self._judging_place(request)
+        draft = _parse_draft(body.get("draft"), await self._dimensions(request[EXPERT], source, place))
+        if place.state == "done":
+            return _json({"error": "This comparison is judged already.", "done": True}, status=409)
         try:
-            await service.start(width, height)
-            await self._relay(websocket, service)
-        except asyncio.CancelledError:
-            await websocket.close()
-        except Exception:
-            log.exception("connection of %s failed", expert_id)
-        finally:
-            watch.cancel()
-            try:
-                await service.stop()  # the app saves and exits; counted until then (max_apps)
-            finally:
-                self.connections.discard(connection)
-            log.info("app process for %s ended", expert_id)
-        return websocket
+            version = self._claim(request[EXPERT], "j", place.key, body)
+        except Stale:
+            return _stale()
+        await asyncio.to_thread(source.save_draft, place.key, draft, version)
+        return _json({"version": str(version)})
 
-    async def _relay(self, websocket: web.WebSocketResponse, service: ExpertAppService) -> None:
-        """Browser to app: keys (stdin), size, focus; malformed messages are dropped, never fatal."""
-        async for message in websocket:
-            if message.type != WSMsgType.TEXT:
-                continue
-            try:
-                envelope = json.loads(message.data)
-            except ValueError:
-                continue
-            if not isinstance(envelope, list) or not envelope or not isinstance(envelope[0], str):
-                continue
-            kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
-            if kind == "stdin" and isinstance(data, str):
-                await service.send_bytes(data.encode("utf-8", "replace"))
-            elif kind == "resize" and isinstance(data, dict):
-                await service.set_terminal_size(_cells(data.get("width"), 80), _cells(data.get("height"), 24))
-            elif kind == "ping":
-                await websocket.send_json(["pong", data])
-            elif kind == "blur":
-                await service.blur()
-            elif kind == "focus":
-                await service.focus()
+    async def _judging_submit(self, request: web.Request) -> web.StreamResponse:
+        """Store the judgment (or the correction); answers where to go next, and a practice place's reference."""
+        body, source, place = await self._judging_place(request)
+        expert_id = request[EXPERT]
+        draft = _parse_draft(body.get("draft"), await self._dimensions(request[EXPERT], source, place))
+        revising = body.get("revise") is True
+        try:
+            self._claim(expert_id, "j", place.key, body)
+        except Stale:
+            return _stale()
 
-    async def _watch(self, connection: Connection, websocket: web.WebSocketResponse) -> None:
-        """Close the connection once its link is revoked or renewed (checked every `watch_interval` s)."""
-        while not websocket.closed:
-            await asyncio.sleep(self.watch_interval)
-            if await self.expert_of(connection.token) != connection.expert_id:
-                log.info("link of %s ended: closing its connection", connection.expert_id)
-                await websocket.close(code=4403, message=b"link revoked")
-                return
+        def store() -> tuple[str | None, str | None]:
+            if revising:
+                source.revise(place.key, draft)
+            else:
+                source.submit(place.key, draft)
+            reference = source.reference(place.key) if place.practice and hasattr(source, "reference") else None
+            return reference, self._next_url(source, expert_id, place)
 
-    async def _close_all(self, _app: web.Application) -> None:
-        for connection in list(self.connections):
-            await connection.service.stop()
+        reference, next_url = await asyncio.to_thread(store)
+        return _json(
+            {"next": next_url, "reference": str(markdown_html(reference, 1)) if reference else None},
+        )
+
+    def _next_url(self, source: Any, expert_id: str, after: QueueItem) -> str:
+        following = next_open(source.queue(), after=after.position)
+        return "/judge" if following is None else "/judge?place=" + self._handle("j", expert_id, following.key)
+
+    async def _judging_state(self, request: web.Request) -> web.StreamResponse:
+        """Skip or flag (with an optional note): the draft is kept, the place comes back after the others."""
+        body, source, place = await self._judging_place(request)
+        expert_id = request[EXPERT]
+        state = body.get("state")
+        if state not in ("skipped", "flagged"):
+            raise BadInput("state must be skipped or flagged")
+        note = body.get("note", "")
+        if not isinstance(note, str) or len(note) > MAX_TEXT:
+            raise BadInput("note must be text")
+        draft = _parse_draft(body.get("draft"), await self._dimensions(request[EXPERT], source, place))
+        try:
+            version = self._claim(expert_id, "j", place.key, body)
+        except Stale:
+            return _stale()
+
+        def store() -> str:
+            from centaur_tui.services.seat import save_flag_note
+
+            source.save_draft(place.key, draft, version)
+            source.set_state(place.key, state)
+            if state == "flagged" and note.strip():
+                save_flag_note(self.store, expert_id, place.key, note)
+            return self._next_url(source, expert_id, place)
+
+        return _json({"next": await asyncio.to_thread(store)})
+
+    # -- writing API ---------------------------------------------------------------------------
+
+    async def _work_place(self, request: web.Request) -> tuple[dict[str, Any], Any, Any, Any]:
+        body = await _body(request)
+        expert_id = request[EXPERT]
+
+        def find() -> tuple[Any, Any]:
+            source = self.work(expert_id)
+            if source is None:
+                raise BadInput("You are not asked to write deliverables.")
+            return source, self._place(source.queue(), "w", expert_id, body.get("place"))
+
+        source, place = await asyncio.to_thread(find)
+        from centaur_tui.services.work import WorkDraft
+
+        text = body.get("text")
+        if not isinstance(text, str) or len(text) > MAX_TEXT:
+            raise BadInput(f"text must be a string of at most {MAX_TEXT} characters")
+        draft = WorkDraft(
+            text=text,
+            seconds=_seconds(body.get("seconds")),
+            edits=_count(body.get("edits")),
+            pastes=_count(body.get("pastes")),
+        )
+        return body, source, place, draft
+
+    async def _writing_save(self, request: web.Request) -> web.StreamResponse:
+        """Autosave of a deliverable; answers its preview (sanitised HTML) and the new version."""
+        body, source, place, draft = await self._work_place(request)
+        if place.locked:
+            return _json({"error": "This deliverable is submitted already.", "locked": True}, status=409)
+        try:
+            version = self._claim(request[EXPERT], "w", str(place.key), body)
+        except Stale:
+            return _stale()
+        saved = await asyncio.to_thread(source.save_draft, place.key, draft, version)
+        if not saved:
+            return _stale()
+        return _json({"version": str(version), "preview": markdown_html(draft.text, 2)})
+
+    async def _writing_submit(self, request: web.Request) -> web.StreamResponse:
+        body, source, place, draft = await self._work_place(request)
+        try:
+            version = self._claim(request[EXPERT], "w", str(place.key), body)
+        except Stale:
+            return _stale()
+        await asyncio.to_thread(source.submit, place.key, draft, version)
+        return _json({"next": "/write?place=" + self._handle("w", request[EXPERT], place.key)})
 
     # -- running -------------------------------------------------------------------------------
 
@@ -421,9 +745,17 @@ class ExpertServer:
         Raises:
             ServeError: the address cannot be bound.
         """
-        runner = web.AppRunner(self.application(), access_log=None, handle_signals=False)
+        quiet_aiohttp(next(iter(logging.getLogger("centaur_tui").handlers), None))
+        runner = web.AppRunner(
+            self.application(),
+            access_log=None,
+            handle_signals=False,
+            keepalive_timeout=self.limits.keepalive_timeout,
+        )
         await runner.setup()
-        site = web.TCPSite(runner, host, port)
+        assert runner.server is not None
+        self.connections.wrap(runner.server)
+        site = web.TCPSite(runner, host, port, backlog=256)
         try:
             await site.start()
         except OSError as exc:
@@ -434,13 +766,74 @@ class ExpertServer:
         return runner, f"http://{shown}:{bound_port}"
 
 
-def _cells(value: object, default: int) -> int:
-    """A terminal width or height from the browser: an integer in 1..MAX_TERMINAL, else the default."""
+class Stale(Exception):
+    """Another tab saved the place since this page's base."""
+
+
+def _stale() -> web.Response:
+    return _json(
+        {
+            "error": "This place was changed in another tab or window: the page reloads with the newer work.",
+            "stale": True,
+        },
+        status=409,
+    )
+
+
+def _secured(response: web.StreamResponse) -> web.StreamResponse:
+    if not response.prepared:
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+    return response
+
+
+def _json(data: dict[str, Any], status: int = 200) -> web.Response:
+    return web.json_response(data, status=status, headers=SECURITY_HEADERS)
+
+
+async def _body(request: web.Request) -> dict[str, Any]:
+    if request.content_type != "application/json":
+        raise BadInput("the body must be JSON (application/json)")
     try:
-        number = int(str(value))
-    except ValueError:
-        return default
-    return number if 1 <= number <= MAX_TERMINAL else default
+        body = json.loads(await request.text())
+    except (ValueError, UnicodeDecodeError):
+        raise BadInput("the body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise BadInput("the body must be a JSON object")
+    return body
+
+
+def _seconds(value: object) -> float:
+    try:
+        return seconds_field(value, "seconds")
+    except DraftFieldError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _count(value: object) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10_000_000:
+        raise BadInput("edits and pastes must be whole numbers")
+    return value
+
+
+def _parse_draft(value: object, dimensions: list[str]) -> Draft:
+    """A draft from the page's JSON: every field checked (`domain.drafts`), a problem answered 400."""
+    try:
+        return parse_draft(value, dimensions)
+    except DraftFieldError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _draft_json(draft: Draft) -> dict[str, Any]:
+    return {
+        "scores": draft.scores,
+        "winner": draft.winner,
+        "rationale": draft.rationale,
+        "seconds": draft.seconds,
+        "active_seconds": draft.active_seconds,
+    }
 
 
 def run_server(server: ExpertServer, host: str, port: int, ready: Callable[[str], None]) -> None:
@@ -453,7 +846,7 @@ def run_server(server: ExpertServer, host: str, port: int, ready: Callable[[str]
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         try:
-            ready(base)
+            await asyncio.to_thread(ready, base)
             await stop.wait()
         finally:
             await runner.cleanup()

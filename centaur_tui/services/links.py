@@ -89,3 +89,17 @@ def expert_of_token(store: Store, token: object) -> str | None:
     from centaur_tui.store import LinkStore
 
     return match_token(token, LinkStore(store).active())
+
+
+SERVER_URL_KEY = "serve_url"
+"""The meta key holding the address `centaur serve` last listened on (or its --public-url)."""
+
+
+def remember_server_url(store: Store, url: str) -> None:
+    """Record the address experts open (`centaur serve` calls this once it listens): `centaur expert link` uses it."""
+    store.set_meta({SERVER_URL_KEY: url.rstrip("/")})
+
+
+def server_url(store: Store) -> str | None:
+    """The address `centaur serve` last recorded for this session, or None when it never ran."""
+    return store.meta().get(SERVER_URL_KEY) or None

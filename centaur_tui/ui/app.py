@@ -71,7 +71,7 @@ class CentaurApp(App[None]):
         run: With `session`, start the pipeline at once when calls are left.
         clock: Seconds source for time spent per comparison (tests freeze it).
         theme: "default" or "high-contrast" (THEMES).
-        expert_only: With `session` and `expert`: the app of that one expert (`centaur serve`):
+        expert_only: With `session` and `expert`: the app of that one expert (`--expert-only`):
             it opens their queues and refuses every screen not marked `EXPERT_SAFE` (the
             session overview, assignment, results, audit), has no command palette, and so
             reaches no pipeline run and no LLM call.
@@ -224,7 +224,7 @@ class CentaurApp(App[None]):
         self.exit()
 
     async def on_exit_app(self) -> None:
-        """Before Textual closes the app (ctrl+q; under `centaur serve`, the browser left): save every draft.
+        """Before Textual closes the app (ctrl+q, or the terminal closed): save every draft.
 
         Runs before Textual's own handler. The keys of a burst already routed to a widget have
         changed it, but their Changed messages may still be queued on their way to the screen
@@ -336,7 +336,7 @@ def create_app(
     theme: str = "default",
     expert_only: bool = False,
 ) -> CentaurApp:
-    """Build the app; the CLI, the tests, bench/tui.py and the browser server's app processes all start here.
+    """Build the app; the CLI, the tests and bench/tui.py all start here.
 
     Raises:
         CentaurError: an unknown theme (the names of THEMES).

@@ -24,8 +24,9 @@ class CentaurScreen(ReportsWorkerErrors, Screen[None]):
     """Base of the app's screens: worker errors become notifications; Quit and Help lead the footer."""
 
     EXPERT_SAFE: ClassVar[bool] = False
-    """The screen may open in expert-only mode (`centaur serve`): it shows one expert's own work and
-    reaches no pipeline, assignment, results or audit screen. Set True on each such screen."""
+    """The screen may open in expert-only mode (`centaur tui SESSION --expert ID --expert-only`): it
+    shows one expert's own work and reaches no pipeline, assignment, results or audit screen. Set
+    True on each such screen."""
 
     if TYPE_CHECKING:
         # For type checkers only: `self.app` is our app (store_for, clock, sessions_dir...), as the

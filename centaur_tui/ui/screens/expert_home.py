@@ -1,9 +1,10 @@
 """Provides the expert's home screen: one expert's judging and work queues, and nothing else (expert-only mode).
 
-The app opens here when it runs for one expert alone (`centaur serve`, `centaur tui SESSION
---expert ID --expert-only`): the screen offers that expert's judging and, for a human worker,
-writing; it reaches no pipeline, assignment, results or audit screen. On first opening it
-goes straight to where the expert was (the queue they saved work in last).
+The app opens here when it runs for one expert alone (`centaur tui SESSION --expert ID
+--expert-only`; the browser seat of `centaur serve` is HTML, `serve/`): the screen offers that
+expert's judging and, for a human worker, writing; it reaches no pipeline, assignment, results
+or audit screen. On first opening it goes straight to where the expert was (the queue they
+saved work in last).
 """
 
 from __future__ import annotations
