@@ -30,6 +30,7 @@ pytestmark = pytest.mark.slow
 BROWSERS = ("/usr/lib/chromium/chromium-headless-shell", "/usr/bin/chromium-headless-shell")
 PLANTED = "sk-planted-never-in-an-app-process"
 RATIONALE = "clearer steps and fewer gaps"
+NAMES = {"ann": "Ann Example", "bob": "Bob Example"}
 SHOTS = Path(os.environ.get("CENTAUR_SHOTS", "")) if os.environ.get("CENTAUR_SHOTS") else None
 """Set CENTAUR_SHOTS to a folder to keep the screenshots (to look at them)."""
 
@@ -53,6 +54,14 @@ class Served:
         self.links = links
         self.session = session
         self.database = session.with_suffix(".db")
+        self.log = session.with_name("serve.log")
+        """The app processes' log, at DEBUG: the judging screen says there when it is ready for keys."""
+
+    def ready(self, expert: str) -> int:
+        """How many times an app of this expert has shown a place of the queue, ready for keys."""
+        if not self.log.exists():
+            return 0
+        return self.log.read_text(encoding="utf-8").count(f"judging screen ready: {NAMES[expert]} at place")
 
     def rows(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple]:
         conn = sqlite3.connect(self.database, timeout=10)
@@ -74,7 +83,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     session = judged_session(tmp_path_factory.mktemp("serve"))
     assign(session, "ann", 3)
     assign(session, "bob", 2)
-    env = {**os.environ, "OPENAI_API_KEY": PLANTED}
+    log = {"CENTAUR_LOG_FILE": str(session.with_name("serve.log")), "CENTAUR_LOG_LEVEL": "DEBUG"}
+    env = {**os.environ, **log, "OPENAI_API_KEY": PLANTED}
     process = subprocess.Popen(
         [sys.executable, "-m", "centaur_tui", "serve", str(session), "--port", "0"],
         stdout=subprocess.PIPE,
@@ -168,7 +178,7 @@ def _scored(scores: dict) -> int:
     return sum(v is not None for pair in scores.values() for v in pair)
 
 
-def _wait(condition, what: str, timeout: float = 20.0, shown=None):
+def _wait(condition, what: str, timeout: float = 60.0, shown=None):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = condition()
@@ -178,24 +188,22 @@ def _wait(condition, what: str, timeout: float = 20.0, shown=None):
     raise AssertionError(f"timed out waiting for {what}" + (f": {shown()}" if shown else ""))
 
 
-def _first_score(page, served: Served, expert: str, before: int = 0) -> tuple[int, int]:
-    """Press "7" until the app (still starting) takes it and saves a draft: (assignment id, scores stored).
+def _first_score(page, served: Served, expert: str, ready: int, before: int = 0) -> tuple[int, int]:
+    """Once the app's judging screen is ready, press "7" once: (assignment id, scores stored).
 
-    Keys sent before the app shows its screen are dropped; the count is read once the autosave
-    (0.3 s after a change) has settled, so a press taken late is counted too.
+    `ready` is `served.ready(expert)` before the page was opened or reloaded. Keys sent before the
+    screen shows its place are dropped or land on another slider (a press repeated until one
+    was taken scored twice around a reload on a busy machine), so the test waits for the screen
+    to say it is ready (its log line), presses once, and waits for the draft to hold it.
     """
-    deadline = time.monotonic() + 40
-    while time.monotonic() < deadline:
-        page.keyboard.press("7")
-        try:
-            _wait(lambda: (d := _draft(served, expert)) and _scored(d[1]) > before, "a draft", 1.5)
-        except AssertionError:
-            continue
-        time.sleep(1.0)
-        found = _draft(served, expert)
-        assert found is not None
-        return found[0], _scored(found[1])
-    raise AssertionError("the app never took a key")
+    _wait(lambda: served.ready(expert) > ready, f"{expert}'s judging screen ready for keys", shown=lambda: _log_tail(served))
+    page.keyboard.press("7")
+    found = _wait(
+        lambda: (d := _draft(served, expert)) and _scored(d[1]) > before and d,
+        "the draft holding the first key",
+        shown=lambda: (_draft(served, expert), _log_tail(served)),
+    )
+    return found[0], _scored(found[1])
 
 
 def _score_rest(page, done: int, total: int) -> None:
@@ -204,13 +212,14 @@ def _score_rest(page, done: int, total: int) -> None:
 
 
 def test_an_expert_judges_a_comparison_completely_by_keyboard(served: Served, browser: object) -> None:
+    ready = served.ready("ann")
     context, page, response = _open(browser, served.links["ann"])
     assert response.status == 200
     try:
         _terminal(page)
         assert [c["name"] for c in context.cookies() if c["httpOnly"] and c["sameSite"] == "Strict"] == ["centaur_link"]
         assert "/e/" not in page.url  # the token left the address bar
-        assignment, done = _first_score(page, served, "ann")
+        assignment, done = _first_score(page, served, "ann", ready)
         dimensions = _dimensions(served, assignment)
         _score_rest(page, done, 2 * dimensions)
         # Enter at once: it once came before the screen had the last scores (0.5 s behind under
@@ -237,7 +246,7 @@ def test_an_expert_judges_a_comparison_completely_by_keyboard(served: Served, br
                 (assignment,),
             ),
             "the stored judgment",
-            shown=lambda: (_draft(served, "ann"), _log_tail()),
+            shown=lambda: (_draft(served, "ann"), _log_tail(served)),
         )
         [(judge, winner, option1, rationale, valid)] = rows
         assert (judge, winner, rationale, valid) == ("ann", option1, RATIONALE, 1)
@@ -262,24 +271,26 @@ def test_an_expert_judges_a_comparison_completely_by_keyboard(served: Served, br
 
 
 def test_a_reload_mid_judgment_keeps_the_draft_and_resumes_there(served: Served, browser: object) -> None:
+    ready = served.ready("ann")
     context, page, _response = _open(browser, served.links["ann"])
     try:
         _terminal(page)
         before = _draft(served, "ann")
-        assignment, done = _first_score(page, served, "ann", before=_scored(before[1]) if before else 0)
+        assignment, done = _first_score(page, served, "ann", ready, before=_scored(before[1]) if before else 0)
         _score_rest(page, done, done + 3)
         page.keyboard.press("6")
         # 0.1 s later, before the autosave (0.3 s after the last change): leaving the app saves it.
         # (A key pressed in the same millisecond as the reload may never leave the browser.)
         time.sleep(0.1)
+        ready = served.ready("ann")
         page.reload()
         _wait(
             lambda: (d := _draft(served, "ann")) and _scored(d[1]) == done + 4,
             f"the draft saved on leaving ({done} + 4 scores)",
-            shown=lambda: (_draft(served, "ann"), _log_tail()),
+            shown=lambda: (_draft(served, "ann"), _log_tail(served)),
         )
         _terminal(page)
-        again, _ = _first_score(page, served, "ann", before=done + 4)
+        again, _ = _first_score(page, served, "ann", ready, before=done + 4)
         assert again == assignment  # the same comparison, where the expert was
         draft = _draft(served, "ann")
         assert draft is not None and _scored(draft[1]) == done + 5
@@ -288,11 +299,8 @@ def test_a_reload_mid_judgment_keeps_the_draft_and_resumes_there(served: Served,
         context.close()
 
 
-def _log_tail() -> str:
-    from centaur_tui.settings import settings
-
-    path = settings().log_path()
-    return path.read_text(encoding="utf-8")[-3000:] if path and path.exists() else ""
+def _log_tail(served: Served) -> str:
+    return served.log.read_text(encoding="utf-8")[-3000:] if served.log.exists() else ""
 
 
 def _app_processes(expert: str) -> list[int]:
@@ -337,6 +345,7 @@ def test_without_a_valid_cookie_pages_and_websocket_answer_403(served: Served, b
 def test_an_expert_reaches_only_their_own_queue_and_their_app_has_no_secret(served: Served, browser: object) -> None:
     link = served.cli("expert", "link", str(served.session), "bob", "--url", served.base).split()
     bob = next(w for w in link if "/e/" in w)
+    ready = served.ready("bob")
     context, page, _response = _open(browser, bob)
     try:
         # The page asks for ann's queue in every way a URL can: the app is still bob's.
@@ -346,7 +355,7 @@ def test_an_expert_reaches_only_their_own_queue_and_their_app_has_no_secret(serv
         assert not _app_processes("ann")
         environment = (Path("/proc") / str(pids[0]) / "environ").read_bytes()
         assert PLANTED.encode() not in environment and b"OPENAI_API_KEY" not in environment
-        _first_score(page, served, "bob")
+        _first_score(page, served, "bob", ready)
         assert served.rows(
             "SELECT count(*) FROM expert_drafts d JOIN expert_assignments a ON a.id = d.assignment_id"
             " WHERE a.expert = 'bob'"
