@@ -43,7 +43,7 @@ conn.execute("ROLLBACK")
 
 
 class Recorder:
-    """A progress sink keeping (waiting, retries) of every update, and counting the updates that said the run waits for the database."""
+    """A progress sink keeping (waiting, retries) of every update; counts those saying the run waits for the lock."""
 
     def __init__(self) -> None:
         self.updates: list[tuple[str | None, int]] = []

@@ -196,7 +196,11 @@ def _first_score(page, served: Served, expert: str, ready: int, before: int = 0)
     was taken scored twice around a reload on a busy machine), so the test waits for the screen
     to say it is ready (its log line), presses once, and waits for the draft to hold it.
     """
-    _wait(lambda: served.ready(expert) > ready, f"{expert}'s judging screen ready for keys", shown=lambda: _log_tail(served))
+    _wait(
+        lambda: served.ready(expert) > ready,
+        f"{expert}'s judging screen ready for keys",
+        shown=lambda: _log_tail(served),
+    )
     page.keyboard.press("7")
     found = _wait(
         lambda: (d := _draft(served, expert)) and _scored(d[1]) > before and d,
