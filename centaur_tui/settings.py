@@ -135,3 +135,8 @@ def served_environment(extra: dict[str, str]) -> dict[str, str]:
     environment["PATH"] = os.defpath
     environment.update(extra)
     return environment
+
+
+def drawn_in_a_browser() -> bool:
+    """Whether this app draws through Textual's web driver (`centaur serve` sets it): a browser is its terminal."""
+    return "web_driver" in os.environ.get("TEXTUAL_DRIVER", "")
