@@ -107,19 +107,18 @@ def test_a_command_whose_reader_goes_away_exits_without_a_traceback(ran: Path, t
     assert "Traceback" not in err and "BrokenPipe" not in err
 
 
-@pytest.mark.slow
-def test_the_demo_without_a_terminal_runs_exports_and_reports(tmp_path: Path) -> None:
+def test_the_demo_without_a_terminal_runs_exports_and_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # In this process (CliRunner's streams are no terminal): `make demo` in CI takes this path.
     (tmp_path / "sessions").mkdir()
     session = tmp_path / "sessions" / "tiny.toml"
     session.write_text(small_session_toml(name="tiny", tasks=("counseling",)), encoding="utf-8")
-    done = subprocess.run(
-        [*CENTAUR, "demo", "--session", str(session)], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        cwd=tmp_path, env=_env(tmp_path), timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "exported out/tiny/judgments.csv" in done.stdout and "SIMULATED" in done.stdout
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(cli, ["demo", "--session", str(session)])
+    assert done.exit_code == 0, done.output[-3000:]
+    assert "exported out/tiny/judgments.csv" in done.output and "SIMULATED" in done.output
+    assert "CentaurBench report: session tiny" in done.output
     assert (tmp_path / "out" / "tiny" / "judgments.csv").stat().st_size > 0
-    assert "Not a terminal" not in done.stderr and "\x1b[?1049h" not in done.stdout  # no app was drawn
+    assert "Not a terminal" not in done.output and "\x1b[?1049h" not in done.output  # no app was drawn
 
 
 @pytest.mark.parametrize(
