@@ -582,7 +582,7 @@ async def test_a_call_asked_after_its_resumed_batch_was_left_in_flight_does_not_
             judge = study.session.judge("J1")
             request = CallRequest(key, "judging", judge, json.loads(messages), json.loads(params), sample)
             with pytest.raises(BatchPending, match="run again to collect it"):
-                await asyncio.wait_for(calls.batcher.complete(request, messages, params), 5)
+                await asyncio.wait_for(calls.batcher.complete(request, messages, params), 60)
             calls.close()
 
 

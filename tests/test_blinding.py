@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -253,15 +252,11 @@ def test_folding_maps_back_onto_the_original() -> None:
     assert fold_with_origin("plain ascii")[1] is None
 
 
-def test_masking_a_50_kb_deliverable_takes_milliseconds() -> None:
+def test_masking_a_50_kb_deliverable_masks_every_mention() -> None:
+    # Its speed (about 21 ms here, 128 ms before folding) is bench/blinding.py's to measure:
+    # a test timing it failed on a busy machine and told nothing (issue 21).
     blinding = _blinding("demo")
     sentence = "The client should report income on Schedule C and keep receipts; GPT\u20114.1 said so. "
     text = sentence * (50_000 // len(sentence))
-    blinding.mask(text)
-    start = time.perf_counter()
     masked, log = blinding.mask(text)
-    elapsed = time.perf_counter() - start
     assert masked.count(MASK) == text.count("GPT") == sum(m.occurrences for m in log)
-    # About 21 ms here (128 ms before folding: bench/blinding.py);
-    # the bound leaves room for a loaded 2-core machine.
-    assert elapsed < 1.0, elapsed

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import socket
 import sqlite3
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -157,19 +156,15 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return attempts
 
 
-def test_check_of_the_paper_session_is_offline_writes_nothing_and_is_fast(
-    tmp_path: Path, no_network: list[Any]
-) -> None:
+def test_check_of_the_paper_session_is_offline_and_writes_nothing(tmp_path: Path, no_network: list[Any]) -> None:
     text = (ROOT / "sessions" / "paper.toml").read_text()
     path = write(tmp_path, text.replace("description = ", f'tasks_dir = "{TASKS}"\ndescription = ', 1), "paper.toml")
-    started = time.perf_counter()
     result = CliRunner().invoke(cli, ["check", str(path)])
-    seconds = time.perf_counter() - started
     assert result.exit_code == 0, result.output
     assert no_network == [] and sorted(p.name for p in tmp_path.iterdir()) == ["paper.toml"]
     assert "17,150 of 17,150 calls" in result.output
     assert "gemini/gemini-3.1-pro" in result.output.split("Unknown price")[1]
-    assert seconds < 20  # about 1-2 s once litellm is imported (measured: see the issue note)
+    # Its speed (about 1-2 s once litellm is imported) is for the README's measurement, not a test.
 
 
 def test_check_reads_an_older_database_without_migrating_it(tmp_path: Path, server: ProviderServer) -> None:

@@ -222,7 +222,8 @@ async def test_retry_after_seconds_is_a_lower_bound_on_the_backoff(server: Fault
     gw, failures = gateway(Limits(max_retries=2, backoff_base_s=0.01, backoff_max_s=10.0))
     result = await gw.complete(request(server))
     assert result.text == "fine" and result.attempts == 2
-    assert 1.0 <= gap(server) < 1.1 + 2.0  # the hint plus at most 10% jitter, plus slack for a loaded machine
+    # A lower bound only: a busy machine lengthens the gap (the jitter's cap: backoff_s, without a clock).
+    assert gap(server) >= 1.0
     assert failures[0].error_type == "RateLimitError" and "retry after 1 s" in failures[0].message
 
 
@@ -230,14 +231,23 @@ async def test_retry_after_ms_is_honoured(server: FaultServer) -> None:
     server.scripts["x"] = [error(503, {"retry-after-ms": "300"})]
     gw, _ = gateway(Limits(max_retries=2, backoff_base_s=0.0, backoff_max_s=10.0))
     result = await gw.complete(request(server))
-    assert result.attempts == 2 and 0.3 <= gap(server) < 0.33 + 2.0
+    assert result.attempts == 2 and gap(server) >= 0.3
 
 
-async def test_retry_after_is_capped_by_backoff_max(server: FaultServer) -> None:
+async def test_retry_after_is_capped_by_backoff_max(server: FaultServer, monkeypatch: pytest.MonkeyPatch) -> None:
     server.scripts["x"] = [error(429, {"Retry-After": "30"})]
     gw, _ = gateway(Limits(max_retries=2, backoff_base_s=0.0, backoff_max_s=0.2))
+    asked: list[float] = []
+    backoff = gw.backoff_s
+
+    def recorded(attempt: int, hint_s: float | None = None) -> float:
+        asked.append(backoff(attempt, hint_s))
+        return asked[-1]
+
+    monkeypatch.setattr(gw, "backoff_s", recorded)
     result = await gw.complete(request(server))
-    assert result.attempts == 2 and 0.2 <= gap(server) < 0.2 + 2.0  # not the 30 s asked
+    # The wait asked for, not the wall time (a busy machine lengthens that): not the 30 s asked.
+    assert result.attempts == 2 and asked == [0.2] and gap(server) >= 0.2
 
 
 async def test_a_503_then_an_answer_is_retried(server: FaultServer) -> None:

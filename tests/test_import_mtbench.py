@@ -1,7 +1,7 @@
 """Winner-only judgments in MT-Bench's layout (issue 17): import -> report, figures checked against hand counts.
 
-The fixture `tests/data/mtbench/` mirrors lmsys/mt_bench_human_judgments (fields question_id,
-model_a, model_b, winner in {model_a, model_b, tie, tie (bothbad)}, judge, conversation_a,
+The fixture `examples/mtbench/` (the README's example) mirrors lmsys/mt_bench_human_judgments
+(fields question_id, model_a, model_b, winner in {model_a, model_b, tie, tie (bothbad)}, judge, conversation_a,
 conversation_b, turn): 3 questions x 4 of its models (6 pairs each) x 2 human experts, plus
 GPT-4 as a pairwise judge (`gpt4_pair`): 54 rows, the options in the order shown, half of them
 swapped. Every expected figure below is counted by hand from the verdict table `VERDICTS`,
@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from centaur_tui.cli.main import cli
 
-DATA = Path(__file__).parent / "data" / "mtbench"
+DATA = Path(__file__).parent.parent / "examples" / "mtbench"
 PAIRS = [
     ("alpaca-13b", "claude-v1"),
     ("alpaca-13b", "llama-13b"),

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from centaur_tui.cli.main import cli
 from tests.support.sessions import TASKS
 
-DATA = Path(__file__).parent / "data" / "mtbench"
+DATA = Path(__file__).parent.parent / "examples" / "mtbench"
 SESSION = f"""name = "byo"
 runs = 1
 tasks = ["counseling"]

@@ -94,14 +94,11 @@ def test_a_second_centaur_run_exits_2_naming_the_first_and_a_killed_first_blocks
             assert first.poll() is None, "the first run ended before the second could start"
             assert time.monotonic() < deadline, "the first run never answered a call"
             time.sleep(0.05)
-        started = time.monotonic()
         second = subprocess.run([*CENTAUR, "run", str(session), "--quiet"], capture_output=True, text=True, timeout=120)
         assert second.returncode == 2, second.stdout + second.stderr
         assert f"process {first.pid} on {socket.gethostname()}" in second.stderr
         assert "being run already" in second.stderr and "Traceback" not in second.stderr
         assert first.poll() is None, "the first run must still be running when the second is refused"
-        # Refused before any call: the second run's own start (imports) is all it costs.
-        assert time.monotonic() - started < 30
         os.kill(first.pid, signal.SIGKILL)
         first.wait(timeout=30)
     finally:

@@ -145,10 +145,8 @@ async def test_untrusted_text_is_shown_literally_and_does_nothing(tmp_path: Path
         assert screen.draft.is_empty()
 
 
-async def test_a_ten_thousand_word_output_renders_and_scrolls_without_blocking(tmp_path: Path) -> None:
+async def test_a_ten_thousand_word_output_is_laid_out_while_the_event_loop_keeps_running(tmp_path: Path) -> None:
     import asyncio
-    import gc
-    import time
 
     path = judged_session(tmp_path)
     assign(path, "ann", 1)
@@ -158,33 +156,35 @@ async def test_a_ten_thousand_word_output_renders_and_scrolls_without_blocking(t
     app, running = open_judging(path)
     async with running as pilot:
         screen = await settle(pilot)
-        gaps: list[float] = []
+        views = list(screen.query(DocumentView))
+        # Counted, not timed: the loop beats while the layout is under way. A layout done on the
+        # loop (set_text blocking) leaves no beat between set_text and ready; a stall limit in
+        # seconds (0.5 s) failed on a busy machine and told nothing (issue 21). The stall's size
+        # is measured by bench/tui.py.
+        beats_while_laying_out = 0
 
         async def heartbeat() -> None:
-            last = time.perf_counter()
+            nonlocal beats_while_laying_out
             while True:
                 await asyncio.sleep(0.005)
-                now = time.perf_counter()
-                gaps.append(now - last)
-                last = now
+                if not all(v.ready for v in views):
+                    beats_while_laying_out += 1
 
-        gc.collect()  # garbage left by earlier tests is not this screen's doing
-        beat = asyncio.create_task(heartbeat())
-        views = list(screen.query(DocumentView))
         for view in views:
             view.set_text(long)  # laid out in a thread while the loop keeps beating
-        await until(lambda: all(v.ready for v in views), "the long outputs laid out", timeout=60)
+        assert not any(v.ready for v in views), "set_text laid the text out on the event loop"
+        beat = asyncio.create_task(heartbeat())
+        await until(lambda: all(v.ready for v in views), "the long outputs laid out")
+        beat.cancel()
+        assert beats_while_laying_out >= 3, beats_while_laying_out
         view = views[1]
         view.focus()
         for _ in range(10):
             await pilot.press("pagedown")
         await pilot.press("end")
-        beat.cancel()
         assert view.virtual_size.height > 1000
         assert view.scroll_y == view.max_scroll_y > 1000
         assert "Part 74" in app.screen_text()
-        # The event loop never froze (measured on 2 cores: worst gaps 0.07-0.19 s, most under 0.05 s).
-        assert max(gaps) < 0.5, f"the UI stalled {max(gaps):.3f} s"
 
 
 async def test_ties_only_when_the_session_allows_them(tmp_path: Path) -> None:
@@ -436,12 +436,12 @@ async def test_a_rationale_typed_in_one_burst_after_the_winner_key_lands_in_the_
         # them: pilot.press waits for each key to be handled, which hid the bug.
         for key in [*["4", "7"] * n, "2", *keys(sentence)]:
             pilot.app.post_message(events.Key(key, " " if key == "space" else key))
-        await until(lambda: screen.query_one("#rationale").text == sentence, "the whole rationale", timeout=3)
+        await until(lambda: screen.query_one("#rationale").text == sentence, "the whole rationale")
         assert screen.query_one("#rationale").text == sentence
         assert screen.query_one("#winner", WinnerPicker).value == "option_2"
         rows = screen.query_one(RubricPanel).rows()
         assert [(r.value(1), r.value(2)) for r in rows] == [(4, 7)] * n  # the winner digit changed no score
-        await until(lambda: screen.draft.rationale == sentence, "the rationale in the draft", timeout=3)
+        await until(lambda: screen.draft.rationale == sentence, "the rationale in the draft")
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])

@@ -266,7 +266,7 @@ async def test_a_failed_report_is_a_notification_and_a_status(tmp_path: Path, mo
         def shown() -> list[str]:
             return [n.message for n in app._notifications]  # Textual has no public list
 
-        await wait_until(pilot, shown, "the notification", timeout=10)
+        await wait_until(pilot, shown, "the notification")
         assert shown() == ["the statistics failed"]
 
 

@@ -14,7 +14,7 @@ from centaur_tui.ui.widgets.rubric import RubricPanel
 from tests.support.experts import judged_session
 from tests.support.judging import RATIONALE, FrozenClock, assign, settle
 from tests.support.seat import judge_checks, judge_comparisons, with_judging
-from tests.support.waits import wait_for
+from tests.support.waits import wait_for, wait_until
 
 
 def open_judging(path: Path, expert: str = "ann", size=(120, 40), **kwargs: object):
@@ -111,8 +111,9 @@ async def complete(pilot, screen, winner: str = "option_1") -> None:
             panel.action_set_score(6)
     screen.query_one("#winner", WinnerPicker).action_pick(winner)
     screen.query_one("#rationale").load_text(RATIONALE)
-    await pilot.pause()
-    assert screen.lacking() == []
+    # The scores reach the draft through messages: one pause was not always enough for all of
+    # them on a busy machine ("22 scores" still lacking), so wait for the draft itself.
+    await wait_until(pilot, lambda: screen.lacking() == [], "the draft complete")
 
 
 def checks(path: Path) -> list[sqlite3.Row]:

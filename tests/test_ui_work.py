@@ -209,10 +209,10 @@ def test_draft_is_intact_after_kill_9_of_the_app_process(tmp_path: Path) -> None
 
     text = "Typed before the crash"
     try:
-        read_until("Experts", 30)
+        read_until("Experts", 60)
         time.sleep(0.5)
         os.write(master, b"w")
-        read_until("Your deliverable", 30)
+        read_until("Your deliverable", 60)
         time.sleep(0.3)
         os.write(master, text.encode())
         deadline = time.monotonic() + 10

@@ -14,7 +14,7 @@ import click
 
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.untrusted import clean_untrusted
-from centaur_tui.services.session import SIMULATED_BANNER, resolve_session, sessions_dir
+from centaur_tui.services.session import SIMULATED_BANNER, find_session, sessions_dir
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,31 @@ def say_simulated() -> None:
     click.secho(SIMULATED_BANNER, fg="yellow")
 
 
+def require_terminal(command: str) -> None:
+    """Refuse to open the app unless standard input and output are a terminal (or a browser's, under `centaur serve`).
+
+    Without one the app wrote escape codes into a pipe and then spun for minutes after its
+    reader had gone (`centaur tui demo | head`, issue 21).
+
+    Raises:
+        CentaurError: Exit status 2, naming the stream that is not a terminal and what to run instead.
+    """
+    from centaur_tui.settings import drawn_in_a_browser
+
+    if drawn_in_a_browser():
+        return
+    streams = (("standard input", sys.stdin), ("standard output", sys.stdout))
+    missing = [name for name, stream in streams if stream is None or not stream.isatty()]
+    if missing:
+        raise CentaurError(
+            f"`{command}` draws the app on a terminal, and its {' and '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not one (a pipe or a file): nothing was opened. "
+            "Run it in a terminal; without one, `centaur run SESSION` runs a session, `centaur report SESSION` "
+            "prints its results and `centaur demo` runs, exports and reports the demo.",
+            title="Not a terminal",
+        )
+
+
 def open_app(
     session: str | None = None,
     expert: str | None = None,
@@ -54,9 +79,8 @@ def open_app(
     from centaur_tui.settings import settings
     from centaur_tui.ui.app import create_app
 
-    path = resolve_session(session) if session else None
-    if path is not None and not path.exists():
-        raise CentaurError(f"{path}: no such session file", title="Unknown session")
+    path = find_session(session) if session else None
+    require_terminal("centaur tui")
     chosen = theme or settings().theme
     create_app(
         sessions_dir=sessions_dir(), session=path, expert=expert, run=run, theme=chosen, expert_only=expert_only

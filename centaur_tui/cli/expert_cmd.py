@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from centaur_tui.cli.app import require_terminal
 from centaur_tui.domain.assignment import STRATEGIES
 from centaur_tui.services.session import open_session, open_store
 
@@ -160,6 +161,7 @@ def judge(file: Path, theme: str | None) -> None:
     from centaur_tui.settings import settings
 
     chosen = theme or settings().theme
+    require_terminal("centaur judge")
     source = open_packet(file)
     from centaur_tui.ui.app import create_app
 

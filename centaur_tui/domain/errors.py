@@ -37,6 +37,12 @@ class ConfigError(CentaurError):
         self.problem = problem
 
 
+class UnknownSessionError(CentaurError):
+    """A session named on the command line has no file; says which file was looked for."""
+
+    title = "Unknown session"
+
+
 class SettingsError(CentaurError):
     """An environment variable the program reads (`CENTAUR_*`) holds a value it cannot use; names it."""
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.errors import CentaurError, UnknownSessionError
 
 if TYPE_CHECKING:
     # Only for annotations: the home screen imports this module on the event loop, and the
@@ -54,15 +54,34 @@ def resolve_session(value: str) -> Path:
     return candidate if candidate.exists() else path
 
 
-def open_session(value: str | Path) -> Study:
-    """Resolve and load a session file with its tasks.
+def find_session(value: str | Path) -> Path:
+    """The session file a command names (a path, or a bare name in the sessions folder), which must exist.
 
     Raises:
-        CentaurError: the file is missing or invalid (the loader's errors).
+        UnknownSessionError: No such file: "nosuch: no such session file sessions/nosuch.toml"
+            (one wording for every command, naming the file looked for; exit status 2).
+    """
+    text = str(value)
+    path = resolve_session(text)
+    if path.is_file():
+        return path
+    if path.is_dir():
+        raise UnknownSessionError(f"{text}: is a folder, not a session file")
+    looked = path if path.suffix == ".toml" or len(path.parts) > 1 else sessions_dir() / f"{text}.toml"
+    message = f"{text}: no such session file" if looked == path else f"{text}: no such session file {looked}"
+    raise UnknownSessionError(message)
+
+
+def open_session(value: str | Path) -> Study:
+    """Find and load a session file with its tasks.
+
+    Raises:
+        UnknownSessionError: The file does not exist (`find_session`).
+        CentaurError: The file is invalid (the loader's errors).
     """
     from centaur_tui.catalog import load_session
 
-    return load_session(resolve_session(str(value)))
+    return load_session(find_session(value))
 
 
 def endpoints(study: Study) -> list[tuple[str, Endpoint]]:

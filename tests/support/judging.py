@@ -11,7 +11,7 @@ from centaur_tui.ui.app import CentaurApp
 from centaur_tui.ui.screens.judging import JudgingScreen
 from centaur_tui.ui.widgets.document import DocumentView
 from centaur_tui.ui.widgets.rubric import RubricPanel, WinnerPicker
-from tests.support.waits import workers_done
+from tests.support.waits import wait_until, workers_done
 
 RATIONALE = "one covers more needs"  # 21 characters: the session minimum is 20
 
@@ -60,5 +60,6 @@ async def fill_in(pilot, screen: JudgingScreen) -> None:
             panel.action_set_score(6)
     screen.query_one("#winner", WinnerPicker).action_pick("option_1")
     screen.query_one("#rationale").load_text(RATIONALE)
-    await pilot.pause()
-    assert screen.lacking() == []
+    # The scores reach the draft through messages: one pause was not always enough for all of
+    # them on a busy machine ("22 scores" still lacking), so wait for the draft itself.
+    await wait_until(pilot, lambda: screen.lacking() == [], "the draft complete")

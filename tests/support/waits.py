@@ -11,9 +11,10 @@ from textual.worker import WorkerCancelled
 
 T = TypeVar("T")
 
-TIMEOUT = 20.0
+TIMEOUT = 60.0
 """Seconds a wait allows by default. Only a failing test waits this long, so it is generous: a
-machine shared by several test runs makes every step several times slower."""
+machine shared by several test runs makes every step several times slower (a 20 s ceiling on
+linked scrolling failed once on a busy 2-core machine, issue 21)."""
 
 POLL = 0.02
 """Seconds between two checks of a condition (a Pilot pause lets messages and workers run)."""
@@ -37,10 +38,10 @@ async def wait_until(
 async def wait_for(pilot: Any, condition: Callable[[], object], what: str, tries: int = 400) -> None:
     """Let workers and messages run until `condition()` holds (never a fixed sleep).
 
-    `tries` polls of 20 ms each at least; the limit is a time, 50 ms per try (400 tries: 20 s),
+    `tries` polls of 20 ms each at least; the limit is a time, 150 ms per try (400 tries: 60 s),
     so a loaded machine, whose pauses take longer, does not shorten it.
     """
-    await wait_until(pilot, condition, what, timeout=tries * 0.05)
+    await wait_until(pilot, condition, what, timeout=max(TIMEOUT, tries * 0.15))
 
 
 async def until(predicate: Callable[[], object], what: str, timeout: float = TIMEOUT, poll: float = 0.01) -> None:

@@ -9,6 +9,7 @@ once when the expert leaves the comparison or quits), so reopening resumes with 
 from __future__ import annotations
 
 import copy
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,8 @@ from centaur_tui.ui.screens.drafts import DraftAutosave
 from centaur_tui.ui.screens.reading import READ, ReadingScreen
 from centaur_tui.ui.widgets.document import DocumentView, render_markdown
 from centaur_tui.ui.widgets.rubric import RubricPanel, WinnerPicker
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from textual import events
@@ -332,6 +335,9 @@ a table wider than the pane).
         self.query_one("#rubric", VerticalScroll).scroll_home(animate=False, immediate=True)
         panel.focus(scroll_visible=False)
         assert current is not None
+        # The one sign a browser test has that keys now reach this place's sliders (the page's
+        # canvas has no text): typing before it lost keys or put them on another slider.
+        log.debug("judging screen ready: %s at place %s", self.source.expert_name, current.key)
         self.prefetch(queue, current, self._widths())
         if not self._guidelines_offered:
             self._guidelines_offered = True
