@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         unfinished_batches,
         update_batch,
     )
+    from centaur_tui.store.chain import ChainBreak, ChainCheck, chain_head, verify_store
     from centaur_tui.store.checks import ExpertChecks, check_rows, seat_rows
     from centaur_tui.store.db import JudgeNameClashError, Store
     from centaur_tui.store.imported import (
@@ -175,6 +176,10 @@ _MODULE_OF = {
     "export_manifest": "importer",
     "final_errors": "outcomes",
     "fingerprint": "report_reads",
+    "ChainBreak": "chain",
+    "ChainCheck": "chain",
+    "chain_head": "chain",
+    "verify_store": "chain",
     "import_export": "importer",
     "import_outputs": "imported",
     "import_packet": "packets",
@@ -232,6 +237,8 @@ __all__ = [
     "AuditJudgment",
     "BatchRequestRow",
     "CellAudit",
+    "ChainBreak",
+    "ChainCheck",
     "EstimateFacts",
     "ExpertChecks",
     "ExpertStore",
@@ -271,6 +278,7 @@ __all__ = [
     "batches_in_flight",
     "calls_of",
     "cell_audit",
+    "chain_head",
     "check_manifest",
     "check_no_double_send",
     "check_rows",
@@ -312,6 +320,7 @@ __all__ = [
     "take_interrupted",
     "unfinished_batches",
     "update_batch",
+    "verify_store",
     "work_masking_log",
     "write_packet",
 ]

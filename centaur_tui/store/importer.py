@@ -43,6 +43,7 @@ from centaur_tui.domain.records import (
 )
 from centaur_tui.domain.session import ExpertSpec, Session
 from centaur_tui.domain.task import Rubric
+from centaur_tui.store import chain
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 
@@ -660,6 +661,7 @@ def store_judgments_in(
             "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
             [(new_id, s.candidate, s.dimension, s.dimension_kind, s.score) for s in rec.scores],
         )
+        chain.append(c, "judgments", new_id)
         inserted += 1
         tally[0] += 1
         n_scores += len(rec.scores)
