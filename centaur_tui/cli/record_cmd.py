@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -34,3 +35,24 @@ def verify(session: str, as_json: bool) -> None:
         click.echo(f"stored head {check.head} (length {check.length})", err=True)
     if not check.clean:
         sys.exit(BROKEN_EXIT)
+
+
+@click.command()
+@click.argument("session")
+@click.argument("out_dir", type=click.Path(path_type=Path))
+def bundle(session: str, out_dir: Path) -> None:
+    """Write a folder a reviewer opens offline: report, judgment browser, CSVs, database, manifest."""
+    from centaur_tui.services.bundle import write_bundle
+    from centaur_tui.services.session import SIMULATED_BANNER
+
+    result = write_bundle(open_session(session), out_dir)
+    if result.simulated:
+        click.secho(SIMULATED_BANNER, fg="yellow")
+    click.echo(f"{out_dir}: {len(result.files)} files; open {out_dir / 'index.html'} in a browser")
+    click.echo(f"chain head {result.head} ({result.length:,} rows)")
+    if not result.clean:
+        click.secho(
+            "the chain does not verify: the bundle says so in manifest.json (`centaur verify` names the break)",
+            fg="red",
+            err=True,
+        )

@@ -690,9 +690,14 @@ def export_fingerprint(store: Store) -> str:
     return digest("export-session", session_id(store))[:32]
 
 
-def export_manifest(store: Store, session_name: str, written: Mapping[str, int]) -> dict[str, Any]:
-    """The content of an export's session.json: format, session name, fingerprint, rows per file."""
-    return {
+def export_manifest(
+    store: Store, session_name: str, written: Mapping[str, int], *, stamp: bool = True
+) -> dict[str, Any]:
+    """The content of an export's session.json: format, session name, fingerprint, (time,) rows per file.
+
+    Without `stamp` there is no `exported_at` (the publishable bundle: the same database, the same bytes).
+    """
+    out: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "version": MANIFEST_VERSION,
         "session": session_name,
@@ -700,6 +705,9 @@ def export_manifest(store: Store, session_name: str, written: Mapping[str, int])
         "exported_at": utc_now(),
         "rows": dict(written),
     }
+    if not stamp:
+        del out["exported_at"]
+    return out
 
 
 def check_manifest(store: Store, session_name: str, directory: Path, *, external: bool = False) -> bool:
