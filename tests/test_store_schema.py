@@ -103,7 +103,13 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     assert meta["schema_version"] == str(SCHEMA_VERSION) and "expert_schema_version" not in meta
     assert re.fullmatch(r"[0-9a-f]{32}", meta["session_id"])
     old_meta = {k: v for k, v in before.pop("meta") if k not in ("schema_version", "expert_schema_version")}
-    assert {k: v for k, v in after.pop("meta") if k not in ("schema_version", "session_id")} == old_meta
+    new_meta = ("schema_version", "session_id", "chain_head", "chain_length")
+    assert {k: v for k, v in after.pop("meta") if k not in new_meta} == old_meta
+    # Migration 14 adds chain_seq, chain_content and chain_hash to the chained tables, back-filled
+    # for every judgment and submitted deliverable (tests/test_chain.py checks the values).
+    for table in ("judgments", "work_drafts"):
+        assert all(row[-3] is not None or table == "work_drafts" for row in after[table])
+        after[table] = [row[:-3] for row in after[table]]
     assert after.pop("session_secret") == []  # migration 4: written on the first packet export only
     assert all(row[-4:] == (None,) * 4 for row in after["calls"])  # finish_reason ... deployment
     after["calls"] = [row[:-4] for row in after["calls"]]

@@ -13,6 +13,7 @@ from centaur_tui.cli.app import cli
 from centaur_tui.cli.expert_cmd import assign, judge, packet
 from centaur_tui.cli.import_cmd import import_, import_outputs
 from centaur_tui.cli.plan_cmd import plan
+from centaur_tui.cli.record_cmd import bundle, verify
 from centaur_tui.cli.report_cmd import report
 from centaur_tui.cli.serve_cmd import expert, serve
 from centaur_tui.cli.session_cmd import check, demo, export, migrate, run, tasks_cmd
@@ -45,6 +46,8 @@ for command in (
     work_report,
     serve,
     expert,
+    verify,
+    bundle,
 ):
     cli.add_command(command)
 

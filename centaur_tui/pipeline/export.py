@@ -71,14 +71,17 @@ def stable_rows(
     return out_judgments, out_scores
 
 
-def export_session(store: Store, out_dir: Path, session_name: str | None = None) -> dict[str, int]:
+def export_session(
+    store: Store, out_dir: Path, session_name: str | None = None, *, stamp: bool = True
+) -> dict[str, int]:
     """Write the three CSV files of a session into `out_dir`; returns rows written per file.
 
     judgments.csv holds every judgment, valid or not (option1/option2 in presented order;
     winner is a candidate name or `tie`, empty when invalid). Every file is ordered by a key of
     its content (`JUDGMENT_KEY`, `OUTPUT_KEY`), never by the order calls completed in, and
     `judgment_id` numbers the exported judgments in that order (`stable_rows`). With
-    `session_name`, session.json is written last, so a folder with it holds a complete export.
+    `session_name`, session.json is written last, so a folder with it holds a complete export;
+    without `stamp` it holds no `exported_at` (the bundle's files are byte-identical when rebuilt).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     batched = batched_judgment_ids(store)
@@ -92,6 +95,8 @@ def export_session(store: Store, out_dir: Path, session_name: str | None = None)
     }
     if session_name is not None:
         tmp = out_dir / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(export_manifest(store, session_name, written), indent=2) + "\n", encoding="utf-8")
+        tmp.write_text(
+            json.dumps(export_manifest(store, session_name, written, stamp=stamp), indent=2) + "\n", encoding="utf-8"
+        )
         tmp.replace(out_dir / MANIFEST)
     return written

@@ -923,6 +923,17 @@ class OutcomesSection(_WithAbsent):
     ABSENT_WHEN_NONE = ("batched_judgments", "batches_in_flight")
 
 
+class RecordSection(_Model):
+    """The tamper-evident record (store/chain.py): the head of the database's hash chain when the report was made.
+
+    `head` ties every number of this report to one state of the database: `centaur verify`
+    recomputes the chain and prints the same head while nothing has changed.
+    """
+
+    head: str
+    length: int
+
+
 _Excluding = TypeVar("_Excluding", ModeReport, ReliabilityRow, ChoiceRubricRow, PositionBiasRow)
 """The rows with an `excluded` object that `ReportDocument.with_outcomes` adds missing judgments to."""
 
@@ -930,7 +941,7 @@ _Excluding = TypeVar("_Excluding", ModeReport, ReliabilityRow, ChoiceRubricRow, 
 class ReportDocument(_WithAbsent):
     """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
 
-    ABSENT_WHEN_NONE = ("ppr", "human_workers", "outcomes", "seat")
+    ABSENT_WHEN_NONE = ("ppr", "human_workers", "outcomes", "seat", "record")
 
     schema_: str = Field(alias="schema")
     session: str
@@ -948,6 +959,7 @@ class ReportDocument(_WithAbsent):
     human_workers: HumanWorkersSection | None = None
     outcomes: OutcomesSection | None = None
     seat: SeatSection | None = None
+    record: RecordSection | None = None
 
     @property
     def schema_name(self) -> str:
@@ -965,6 +977,10 @@ class ReportDocument(_WithAbsent):
     def with_seat(self, section: SeatSection) -> ReportDocument:
         """This document with the experts-at-work section (`services.report.seat_section`) added."""
         return self.model_copy(update={"seat": section})
+
+    def with_record(self, section: RecordSection) -> ReportDocument:
+        """This document with the chain head it was computed from (`services.report`)."""
+        return self.model_copy(update={"record": section})
 
     def with_outcomes(self, value: OutcomesSection) -> ReportDocument:
         """This document with the planned items' outcomes, and `missing` judgments in the `excluded` denominators.

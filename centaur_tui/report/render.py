@@ -41,6 +41,7 @@ from centaur_tui.report.document import (
     PPRMode,
     PPRSection,
     Profiles,
+    RecordSection,
     ReportDocument,
     SeatSection,
     Validity,
@@ -223,7 +224,18 @@ def sections(document: Doc) -> list[Section]:
     out += _ppr_sections(doc)
     if doc.seat is not None:
         out.append(_seat_section(doc, doc.seat))
+    if doc.record is not None:
+        out.append(_record_section(doc, doc.record))
     return out
+
+
+def _record_section(doc: ReportDocument, record: RecordSection) -> Section:
+    s = Section(_title(doc, "Tamper-evident record"))
+    s.notes.append(
+        f"Chain head {record.head} over {record.length:,} row(s) (judgments, submitted deliverables, masking "
+        "logs): these numbers come from that state of the database; `centaur verify` recomputes the chain."
+    )
+    return s
 
 
 def _head_section(doc: ReportDocument) -> Section:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.report_options import ReportOptions
 from centaur_tui.domain.study import Study
-from centaur_tui.report.document import OutcomeRow, OutcomesSection, SeatRow, SeatSection
+from centaur_tui.report.document import OutcomeRow, OutcomesSection, RecordSection, SeatRow, SeatSection
 
 if TYPE_CHECKING:
     from centaur_tui.stats.report import Report
@@ -275,6 +275,19 @@ def seat_section(study: Study, store: Store, min_gold_pass: float | None = None)
     )
 
 
+def record_section(store: Store) -> RecordSection:
+    """The chain head of the database the report reads (store/chain.py).
+
+    Read before the report's own reads: a run writing meanwhile can only add rows after this
+    head, never change the ones it covers. The head is in `meta`, which the report cache's
+    `fingerprint` covers, so a kept document follows a new head.
+    """
+    from centaur_tui.store import chain_head
+
+    value, length = chain_head(store)
+    return RecordSection(head=value, length=length)
+
+
 def without_judges(rows: dict[str, Any], judges: set[str]) -> dict[str, Any]:
     """The report inputs without these experts' judgments (left out for a low gold-check pass rate)."""
     if not judges:
@@ -292,6 +305,7 @@ def _session_report(
 ) -> Report:
     from dataclasses import replace
 
+    record = record_section(store)
     seat = seat_section(study, store, min_gold_pass)
     with ThreadPoolExecutor(1, thread_name_prefix="report-read") as pool:
         meta, rows = load_report_inputs(study, pool, store)
@@ -301,6 +315,7 @@ def _session_report(
         report = report_from_rows(study, meta, rows, **options)
     document = report.document.with_outcomes(outcomes_section(study, store))
     report = replace(report, document=document.with_seat(seat) if seat.rows else document)
+    report = replace(report, document=report.document.with_record(record))
     if human_workers is False:
         return report
     return with_human_workers(study, store, report, always=bool(human_workers))

@@ -108,8 +108,12 @@ def _finish(fig: Figure, doc: ReportDocument, title: str, path: Path, labels: Ca
 
 
 def save(fig: Figure, path: Path) -> None:
-    """Write the PNG (tests replace this to look at the drawn figure)."""
-    fig.savefig(path, dpi=DPI)
+    """Write the PNG (tests replace this to look at the drawn figure).
+
+    No metadata (matplotlib writes its version as `Software` by default): the same document
+    draws the same bytes, which the publishable bundle's byte-identical rebuild needs.
+    """
+    fig.savefig(path, dpi=DPI, metadata={"Software": None})
 
 
 def _empty(ax: Any, text: str = "no data") -> None:

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         unfinished_batches,
         update_batch,
     )
+    from centaur_tui.store.chain import ChainBreak, ChainCheck, chain_head, verify_store
     from centaur_tui.store.checks import ExpertChecks, check_rows, seat_rows
     from centaur_tui.store.db import JudgeNameClashError, Store
     from centaur_tui.store.identity import (
@@ -200,6 +201,10 @@ _MODULE_OF = {
     "export_manifest": "importer",
     "final_errors": "outcomes",
     "fingerprint": "report_reads",
+    "ChainBreak": "chain",
+    "ChainCheck": "chain",
+    "chain_head": "chain",
+    "verify_store": "chain",
     "left_out": "audit",
     "lock_holder": "lock",
     "lock_path": "lock",
@@ -268,6 +273,8 @@ __all__ = [
     "AuditJudgment",
     "BatchRequestRow",
     "CellAudit",
+    "ChainBreak",
+    "ChainCheck",
     "Change",
     "EstimateFacts",
     "ExpertChecks",
@@ -312,6 +319,7 @@ __all__ = [
     "billed_twice_pending",
     "calls_of",
     "cell_audit",
+    "chain_head",
     "changes",
     "check_manifest",
     "check_no_double_send",
@@ -361,6 +369,7 @@ __all__ = [
     "unfinished_batches",
     "update_batch",
     "verify_packet",
+    "verify_store",
     "work_masking_log",
     "write_packet",
 ]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from centaur_tui.domain.records import (
     RowTable,
     ScoreRecord,
 )
+from centaur_tui.store import chain
 from centaur_tui.store.connection import BUSY_TIMEOUT_MS, connect, immediate_transaction, utc_now
 from centaur_tui.store.schema import SCHEMA_VERSION, migrate, schema_version
 
@@ -133,6 +135,37 @@ class Store:
         if self.readonly:
             raise StoreError(f"{self.path}: opened read-only; this command must not write to the session database")
         return immediate_transaction(self._conn, self._lock)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: a consistent view of the whole file while writers go on; yields the connection.
+
+        Only the store's own modules use the connection (store.chain reads the chain through it).
+        """
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                yield self._conn
+            finally:
+                self._conn.execute("COMMIT")
+
+    def backup(self, target: Path) -> None:
+        """Copy the database to `target` with SQLite's backup API (a consistent copy while writers go on).
+
+        Raises:
+            StoreError: the copy could not be written.
+        """
+        try:
+            out = sqlite3.connect(target)
+            try:
+                with self._lock:
+                    self._conn.backup(out)
+                # One file without a -wal beside it, whatever the source's journal mode.
+                out.execute("PRAGMA journal_mode=DELETE")
+            finally:
+                out.close()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{target}: cannot copy the session database there ({exc})") from None
 
     def read(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         """Rows of one query as dicts (column name to value), under the connection's lock."""
@@ -348,6 +381,7 @@ class Store:
                 return None
             judgment_id = cur.lastrowid
             insert_scores(c, judgment_id, record)
+            chain.append(c, "judgments", judgment_id)
             return judgment_id
 
     def judged_slots(self) -> set[tuple[str, str, int]]:
@@ -467,7 +501,7 @@ def insert_judgment_row(c: sqlite3.Connection, record: JudgmentRecord, *, or_ign
 
 
 def insert_scores(c: sqlite3.Connection, judgment_id: int | None, record: JudgmentRecord) -> None:
-    """Insert a judgment's rubric scores inside the caller's transaction."""
+    """Insert a judgment's rubric scores inside the caller's transaction (then `chain.append` the judgment)."""
     c.executemany(
         "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
         [(judgment_id, s.candidate, s.dimension, s.dimension_kind, s.score) for s in record.scores],

@@ -26,6 +26,7 @@ from centaur_tui.domain.errors import ImportConflictError, ImportFileError
 from centaur_tui.domain.plan import digest
 from centaur_tui.domain.records import JudgmentRecord
 from centaur_tui.domain.session import ExpertSpec
+from centaur_tui.store import chain
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 
@@ -181,6 +182,7 @@ def store_judgments_in(
             "INSERT INTO scores (judgment_id, candidate, dimension, dimension_kind, score) VALUES (?, ?, ?, ?, ?)",
             [(new_id, s.candidate, s.dimension, s.dimension_kind, s.score) for s in rec.scores],
         )
+        chain.append(c, "judgments", new_id)
         inserted += 1
         tally[0] += 1
         n_scores += len(rec.scores)
@@ -209,9 +211,14 @@ def export_fingerprint(store: Store) -> str:
     return digest("export-session", session_id(store))[:32]
 
 
-def export_manifest(store: Store, session_name: str, written: Mapping[str, int]) -> dict[str, Any]:
-    """The content of an export's session.json: format, session name, fingerprint, rows per file."""
-    return {
+def export_manifest(
+    store: Store, session_name: str, written: Mapping[str, int], *, stamp: bool = True
+) -> dict[str, Any]:
+    """The content of an export's session.json: format, session name, fingerprint, (time,) rows per file.
+
+    Without `stamp` there is no `exported_at` (the publishable bundle: the same database, the same bytes).
+    """
+    out: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "version": MANIFEST_VERSION,
         "session": session_name,
@@ -219,6 +226,9 @@ def export_manifest(store: Store, session_name: str, written: Mapping[str, int])
         "exported_at": utc_now(),
         "rows": dict(written),
     }
+    if not stamp:
+        del out["exported_at"]
+    return out
 
 
 def check_manifest(store: Store, session_name: str, directory: Path, *, external: bool = False) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 from centaur_tui.domain.blinding import Blinding, blinding_for
 from centaur_tui.domain.errors import StoreError
 from centaur_tui.domain.study import Study
+from centaur_tui.store import chain
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 
@@ -39,11 +40,14 @@ def log_maskings(store: Store, entries: Iterable[tuple[int, int, str, str, int]]
     if not rows:
         return
     with store.write() as c:
-        c.executemany(
-            "INSERT OR IGNORE INTO expert_maskings (assignment_id, option, output_id, term, occurrences,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            rows,
-        )
+        for row in rows:
+            cur = c.execute(
+                "INSERT OR IGNORE INTO expert_maskings (assignment_id, option, output_id, term, occurrences,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                row,
+            )
+            if cur.rowcount:  # each logged phrase is an audit event of the chain
+                chain.append(c, "expert_maskings", cur.lastrowid)
 
 
 def log_work_maskings(store: Store, entries: Iterable[tuple[int, str, str, int]]) -> None:
@@ -52,11 +56,14 @@ def log_work_maskings(store: Store, entries: Iterable[tuple[int, str, str, int]]
     if not rows:
         return
     with store.write() as c:
-        c.executemany(
-            "INSERT OR IGNORE INTO work_maskings (assignment_id, assistance_id, term, occurrences, created_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            rows,
-        )
+        for row in rows:
+            cur = c.execute(
+                "INSERT OR IGNORE INTO work_maskings (assignment_id, assistance_id, term, occurrences, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                row,
+            )
+            if cur.rowcount:
+                chain.append(c, "work_maskings", cur.lastrowid)
 
 
 def work_masking_log(store: Store) -> list[dict[str, Any]]:

@@ -41,6 +41,7 @@ from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.task import Dimension, Rubric
 from centaur_tui.domain.untrusted import strip_controls
+from centaur_tui.store import chain
 from centaur_tui.store.connection import connect, immediate_transaction, utc_now
 from centaur_tui.store.db import Store, insert_judgment_row, insert_scores
 from centaur_tui.store.schema import PACKET_FORMAT, PACKET_TABLES, PACKET_VERSION
@@ -639,6 +640,7 @@ def _insert_judgment(c: sqlite3.Connection, record: JudgmentRecord) -> None:
     """Insert one expert judgment with its scores inside the caller's transaction (as Store.save_judgment does)."""
     cur = insert_judgment_row(c, record)
     insert_scores(c, cur.lastrowid, record)
+    chain.append(c, "judgments", cur.lastrowid)
 
 
 def _same_judgment(c: sqlite3.Connection, stored: tuple[Any, ...], record: JudgmentRecord) -> bool:

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from centaur_tui.domain.cutoff import CUT_OFF_SQL
 from centaur_tui.domain.errors import StoreError
+from centaur_tui.store import chain
 from centaur_tui.store.connection import immediate_transaction
 
 
@@ -37,6 +39,8 @@ class Migration:
     version: int
     summary: str
     statements: tuple[str, ...]
+    backfill: Callable[[sqlite3.Connection], None] | None = None
+    """Python run after the statements, in the same transaction (rows SQL alone cannot compute)."""
 
 
 _PIPELINE_TABLES = (
@@ -357,6 +361,16 @@ MIGRATIONS: tuple[Migration, ...] = (
     )""",
         ),
     ),
+    # Issue 27: the tamper-evident record (store/chain.py). Rows written before it are chained in
+    # insertion order by the back-fill, in this migration's transaction, so an old database opens
+    # with a chain that verifies clean.
+    Migration(
+        17,
+        "a hash chain over judgments, submitted deliverables and masking logs (chain_seq, chain_content, "
+        "chain_hash; meta.chain_head and chain_length), back-filled in insertion order",
+        chain.migration_statements(),
+        chain.backfill,
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 
@@ -398,6 +412,8 @@ def migrate(conn: sqlite3.Connection, path: Path, target: int = SCHEMA_VERSION) 
             try:
                 for statement in step.statements:
                     c.execute(statement)
+                if step.backfill is not None:
+                    step.backfill(c)
             except sqlite3.Error as exc:
                 raise StoreError(f"{path}: schema migration {step.version} ({step.summary}) failed: {exc}") from None
             c.execute(f"PRAGMA user_version = {step.version:d}")

@@ -24,6 +24,7 @@ from centaur_tui.domain.seat import HumanOutput, WorkDraft, WorkError, word_coun
 from centaur_tui.domain.session import PLAIN
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.work_design import ASSISTANCE_RUN, WorkAssignment, design_work
+from centaur_tui.store import chain
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 
@@ -180,6 +181,7 @@ class WorkStore:
                 " version = excluded.version, locked = 1, updated_at = excluded.updated_at",
                 (key, draft.text, draft.seconds, draft.edits, draft.pastes, version, utc_now()),
             )
+            chain.append(c, "work_drafts", key)
             c.execute(
                 "INSERT INTO outputs (id, run, task, mode, candidate, worker, worker_kind, text, assistance_id,"
                 " call_key, created_at) VALUES (?, ?, ?, 'augmentation', ?, ?, 'expert', ?, ?, NULL, ?)",
