@@ -215,6 +215,12 @@ def test_migrate_rename_keeps_every_stored_item_and_a_run_afterwards_sends_nothi
     ranked = json.dumps(json.loads(out.read_text(encoding="utf-8"))["modes"])
     assert '"Zulu"' in ranked and '"Alpha"' not in ranked and '"JudgeNorth"' not in ranked
     assert "retired entry" not in report.stdout
+    # The rename rewrote chained rows: the chain was built again, and the head before each rename is kept.
+    verified = centaur("verify", str(session), cwd=session.parent)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    with sqlite3.connect(db) as conn:
+        kept = conn.execute("SELECT count(*) FROM meta WHERE key LIKE 'chain_head_before_change_%'").fetchone()[0]
+    assert kept == 2
 
 
 @pytest.mark.parametrize(

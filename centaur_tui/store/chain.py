@@ -220,6 +220,24 @@ def backfill(c: sqlite3.Connection) -> None:
     _set_head(c, previous, length)
 
 
+def rechain(c: sqlite3.Connection, change_id: int) -> str:
+    """Chain every row again from the start, inside the caller's transaction; returns the head before.
+
+    Only for a change the program makes and records (`centaur migrate --rename` rewrites names in
+    chained rows, logged in `session_changes`): the head before it is kept in meta as
+    `chain_head_before_change_<id>`, so a number published under the old head stays traceable.
+    """
+    before, _ = head(c)
+    for t in CHAINED:
+        c.execute(f"UPDATE {t.table} SET chain_seq = NULL, chain_content = NULL, chain_hash = NULL")
+    _set_head(c, GENESIS, 0)
+    backfill(c)
+    c.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"chain_head_before_change_{change_id}", before)
+    )
+    return before
+
+
 @dataclass(frozen=True)
 class ChainBreak:
     """Where the chain stops holding: the row (table and id, or `meta` and the key) and what differs."""

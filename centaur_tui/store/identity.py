@@ -27,6 +27,7 @@ from centaur_tui.domain.identity import (
 )
 from centaur_tui.domain.plan import Comparison, assistance_id, call_key_of, entry_json, output_id
 from centaur_tui.domain.session import IMPORTED, PLAIN, Endpoint, Session
+from centaur_tui.store import chain
 from centaur_tui.store.connection import connect, utc_now
 from centaur_tui.store.db import Store
 
@@ -296,10 +297,14 @@ def rename_entry(store: Store, session: Session, kind: EntryKind, old: str, new:
         touched += _apply(c, assistance, _ASSISTANCE_ID_COLUMNS)
         touched += _apply(c, comparisons, _COMPARISON_ID_COLUMNS)
         _rename_in_entries(c, kind, old, new)
-        c.execute(
+        cur = c.execute(
             "INSERT INTO session_changes (action, kind, old, new, rows, created_at) VALUES ('rename', ?, ?, ?, ?, ?)",
             (kind, old, new, touched, utc_now()),
         )
+        # The rename rewrote names inside chained rows (judgments, scores): the chain is built again,
+        # recorded, and the head before it kept (store/chain.py `rechain`), so `centaur verify` holds.
+        if cur.lastrowid is not None:
+            chain.rechain(c, cur.lastrowid)
         problems = c.execute("PRAGMA foreign_key_check").fetchall()
         if problems:  # never commit a half-renamed database (rolled back by the transaction)
             raise StoreError(f"{where}: the rename would leave {len(problems)} dangling reference(s); nothing changed")
