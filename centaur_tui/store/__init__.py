@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from centaur_tui.store.imported import (
         OutputsSummary,
         store_imported,
+        stored_orders,
         stored_texts,
     )
     from centaur_tui.store.importer import (
@@ -186,6 +187,7 @@ _MODULE_OF = {
     "session_spend": "usage",
     "store_judgments": "importer",
     "stored_facts": "outcomes",
+    "stored_orders": "imported",
     "stored_texts": "imported",
     "store_imported": "imported",
     "verify_packet": "packets",
@@ -301,6 +303,7 @@ __all__ = [
     "store_imported",
     "store_judgments",
     "stored_facts",
+    "stored_orders",
     "stored_texts",
     "take_interrupted",
     "unfinished_batches",
