@@ -1,6 +1,6 @@
 """Benchmark: a Chatbot Arena-shaped file of 30,000 comparisons, imported in one command and reported (not a test).
 
-Run: .venv/bin/python bench/import_scale.py [--comparisons 30000] [--judges 2000] [--section NAME]
+Run: .venv/bin/python bench/import_scale.py [--comparisons 30000] [--judges 2000]
 
 Builds, in a temporary folder, a study of people only (no LLM judge, no task file: one generic
 task `arena`) with 20 imported candidates, and a JSONL file in the layout of
@@ -8,8 +8,8 @@ lmsys/chatbot_arena_conversations: one row per comparison with `question_id` (a 
 `model_a`, `model_b`, `winner` (model_a, model_b, tie, tie (bothbad)), `judge` (arena_user_N),
 `conversation_a`/`conversation_b` (one user turn, one answer), `turn`, and fields the format does
 not read (`anony`, `language`, `tstamp`, `num`). Times `centaur import` (check and store, with
-`--new-judges-are-experts`), the same import again, the full report (both judge kinds, no
-bootstrap) and one section alone (`--section`), each through the real CLI in this process.
+`--new-judges-are-experts`), the same import again, and the full report (both judge kinds, no
+bootstrap), each through the real CLI in this process.
 """
 
 from __future__ import annotations
@@ -85,7 +85,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--comparisons", type=int, default=30_000)
     parser.add_argument("--judges", type=int, default=2_000)
-    parser.add_argument("--section", default="experts", help="The section timed alone (centaur report --section).")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -100,20 +99,6 @@ def main() -> None:
             "report", str(session), "--judges", "all", "--bootstrap", "0", "--quiet", "--json", f"{tmp}/r.json"
         )
         print(f"report (all judges, no bootstrap): {full:.2f} s")
-        one, _ = timed(
-            "report",
-            str(session),
-            "--judges",
-            "all",
-            "--bootstrap",
-            "0",
-            "--section",
-            args.section,
-            "--json",
-            f"{tmp}/s.json",
-            "--quiet",
-        )
-        print(f"report --section {args.section}: {one:.2f} s")
 
 
 if __name__ == "__main__":

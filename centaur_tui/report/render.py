@@ -164,6 +164,11 @@ def sections(document: Doc) -> list[Section]:
             + _winner_only_text(counts, "winner_only")
             + " (choice-rubric consistency, rubric vs win rate, general profiles, standardised ranking, leniency)."
         )
+    if outcomes is not None and not any(r["planned"] for r in outcomes["stages"].values()):
+        # A study of people only (no model, no LLM judge): no call is planned, so there is
+        # nothing to miss or to run again; the judgments are what was imported or judged.
+        head.notes.append("No LLM call is planned in this session: every judgment is imported or an expert's.")
+        outcomes = None
     if outcomes is not None:
         judging = outcomes["stages"]["judging"]
         head.notes.append(
