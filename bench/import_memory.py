@@ -84,12 +84,11 @@ def child(session: str, file: str) -> None:
     """Run the import in this process and print its peaks above the baseline, as JSON."""
     from click.testing import CliRunner
 
+    import centaur_tui.formats.outputs
+    import centaur_tui.store.imported  # noqa: F401
     from centaur_tui.catalog import load_session
     from centaur_tui.cli.main import cli
     from centaur_tui.services.exchange import import_outputs
-
-    import centaur_tui.formats.outputs  # noqa: F401  (what the import loads lazily: not part of its peak)
-    import centaur_tui.store.imported  # noqa: F401
     from centaur_tui.store import session_blinding
 
     study = load_session(Path(session))

@@ -94,7 +94,7 @@ def _tables(db: Path) -> str:
         return "no database"
     with sqlite3.connect(db) as conn:
         rows = [
-            conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall()  # noqa: S608 - fixed table names
+            conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall()
             for t in ("judgments", "comparisons", "outputs", "app_experts")
         ]
     return hashlib.sha256(repr(rows).encode()).hexdigest()

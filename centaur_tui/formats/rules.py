@@ -100,8 +100,9 @@ class ImportRules:
             out.append(("judge_family", f"{family!r} given for an expert (must be empty)"))
         expert = self.experts.get(judge)
         if expert is None and judge not in self.add_experts and not self.new_judges_are_experts:
-            known = sorted(self.experts)
-            listed = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "") or "none"
+            registered = sorted(self.experts)
+            more = f" and {len(registered) - 20} more" if len(registered) > 20 else ""
+            listed = ", ".join(registered[:20]) + more or "none"
             out.append(
                 (
                     "judge",
