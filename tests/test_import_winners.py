@@ -154,10 +154,20 @@ HOSTILE = {
     "judge kind mislabelled": (_judgment(judge="JudgeWest", judge_kind="expert"), "field judge", "is the name of LLM"),
     "control character in rationale": (_judgment(judge="ann", rationale="ok\x1b[31m"), "field rationale", "escape"),
     "run outside the session": (_judgment(judge="ann", run="3"), "field run", "1 to 1"),
-    "twice by the same judge": (
-        _judgment(judge="bob", model_a="Zephyrine-7B", model_b="Boreal 2"),
+    "twice by the same judge in the same order": (
+        _judgment(judge="bob", winner="model_b"),
         "field judge",
-        "twice",
+        "in this order twice (also line 3); choose --duplicates keep-first or keep-last",
+    ),
+    "an LLM judge in the other order where the session judges one": (
+        _judgment(judge="JudgeWest", model_a="Zephyrine-7B", model_b="Boreal 2"),
+        "field model_a",
+        'in the other order too (line 4); an LLM judge\'s second order needs [judging] orders = "both"',
+    ),
+    "unknown expert, an id nobody may hold": (
+        _judgment(judge="Cirrus", judge_kind="expert"),
+        "field judge",
+        "is the name of imported candidate",
     ),
 }
 
@@ -191,7 +201,7 @@ def test_add_experts_registers_new_judges(tmp_path: Path) -> None:
     file.write_text(json.dumps(_judgment(judge="carol")) + "\n", encoding="utf-8")
     assert _import(session, file)[0] == 2
     code, out = _import(session, file, "--add-experts", "carol")
-    assert code == 0 and "Registered expert(s): carol" in out
+    assert code == 0 and "Registered 1 expert(s): carol" in out
 
 
 def _mtbench(tmp_path: Path) -> Path:

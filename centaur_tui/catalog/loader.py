@@ -22,7 +22,7 @@ from centaur_tui.domain.blinding import blinding_for, blinding_problem, clean_te
 from centaur_tui.domain.errors import ConfigError
 from centaur_tui.domain.session import Session
 from centaur_tui.domain.study import Study
-from centaur_tui.domain.task import Task, Universal
+from centaur_tui.domain.task import Task, Universal, generic_task
 from centaur_tui.domain.untrusted import looks_like_secret
 
 UNIVERSAL_FILE = "universal.toml"
@@ -189,9 +189,16 @@ def load_session(path: Path | str) -> Study:
         if task_id not in all_tasks:
             known = ", ".join(sorted(all_tasks)) or "none"
             raise ConfigError(str(path), f"tasks[{i}]", f"unknown task {task_id!r} (known: {known})")
+    for i, task_id in enumerate(session.generic_tasks):
+        if task_id in all_tasks:
+            raise ConfigError(
+                str(path),
+                f"generic_tasks[{i}]",
+                f"{task_id!r} is the id of a task file in {tasks_dir}: a generic task needs an id of its own",
+            )
     for i, expert in enumerate(session.experts):
         for task_id in expert.tasks:
-            if task_id not in session.tasks:
+            if task_id not in session.all_tasks:
                 raise ConfigError(
                     str(path), f"experts[{i} {expert.id!r}].tasks", f"task {task_id!r} is not in this session"
                 )
@@ -229,6 +236,7 @@ def load_session(path: Path | str) -> Study:
     database = (path.parent / (session.database or f"{session.name}.db")).resolve()
     _check_database_folder(database, path)
     tasks = {t: all_tasks[t] for t in session.tasks}
+    tasks.update({t: generic_task(t) for t in session.generic_tasks})
     guidelines = _read_guidelines(path, session.judging.expert_guidelines)
     log.info(
         "session %s read from %s: %d task(s), %d run(s), database %s",

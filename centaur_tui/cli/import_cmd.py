@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -43,9 +44,38 @@ def _ids(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) 
     "--task-template",
     default="mtbench_{question_id}_t{turn}",
     show_default=True,
-    help="Task id of a row in MT-Bench's layout, from its question_id and turn.",
+    help="Task id of a row in MT-Bench's layout (under --generic-task: its question id), from question_id and turn.",
 )
-def import_(session: str, directory: Path, add_experts: tuple[str, ...], external: bool, task_template: str) -> None:
+@click.option(
+    "--generic-task",
+    "generic_task",
+    default=None,
+    metavar="NAME",
+    help="Put every question of the file under this generic task of the session (generic_tasks), each "
+    "comparison with its own prompt; default: the session's only generic task when it lists no task file.",
+)
+@click.option(
+    "--new-judges-are-experts",
+    is_flag=True,
+    help="Register every judge of the file that the session does not know as an expert, with the id the file gives.",
+)
+@click.option(
+    "--duplicates",
+    type=click.Choice(["refuse", "keep-first", "keep-last"]),
+    default="refuse",
+    show_default=True,
+    help="A judge's second verdict on a comparison in the same order (the other order is a second judgment).",
+)
+def import_(
+    session: str,
+    directory: Path,
+    add_experts: tuple[str, ...],
+    external: bool,
+    task_template: str,
+    generic_task: str | None,
+    new_judges_are_experts: bool,
+    duplicates: str,
+) -> None:
     """Validate and store judgments from PATH in a session's database.
 
     PATH is a folder in the export format (judgments.csv, scores.csv, session.json; scores.csv
@@ -61,8 +91,12 @@ def import_(session: str, directory: Path, add_experts: tuple[str, ...], externa
     stores nothing new; on any problem nothing is written and the command exits with status 2.
     """
     if directory.exists() and not directory.is_dir():  # a file (a FIFO or device is refused by the reader)
-        _import_winner_file(session, directory, add_experts, task_template)
+        _import_winner_file(
+            session, directory, add_experts, task_template, generic_task, new_judges_are_experts, duplicates
+        )
         return
+    if generic_task is not None or new_judges_are_experts or duplicates != "refuse":
+        raise click.UsageError("--generic-task, --new-judges-are-experts and --duplicates apply to a winner-only file")
     from centaur_tui.services.exchange import import_csv
 
     result = import_csv(open_session(session), directory, add_experts=add_experts, external=external)
@@ -73,8 +107,7 @@ def import_(session: str, directory: Path, add_experts: tuple[str, ...], externa
         f"{directory}: {summary.judgments:,} judgments read; {summary.inserted:,} stored "
         f"({summary.scores:,} scores), {summary.unchanged:,} already stored identically; 0 refused."
     )
-    for t in summary.by_judge:
-        click.echo(f"  {t.judge} ({t.kind}): {t.inserted:,} stored, {t.unchanged:,} already stored")
+    _echo_judges(summary.by_judge)
     if summary.experts_added:
         click.echo(f"Registered expert(s): {', '.join(summary.experts_added)}")
     if summary.winner_only:
@@ -86,10 +119,38 @@ def import_(session: str, directory: Path, add_experts: tuple[str, ...], externa
         click.echo("No session.json: imported as files made by another tool (--external); judges were checked.")
 
 
-def _import_winner_file(session: str, file: Path, add_experts: tuple[str, ...], task_template: str) -> None:
+def _echo_judges(by_judge: Sequence[Any]) -> None:
+    """One line per judge, the first 20 of them: a crowd of thousands is counted, not listed."""
+    for t in by_judge[:20]:
+        click.echo(f"  {t.judge} ({t.kind}): {t.inserted:,} stored, {t.unchanged:,} already stored")
+    if len(by_judge) > 20:
+        rest = by_judge[20:]
+        click.echo(
+            f"  and {len(rest):,} more judge(s): {sum(t.inserted for t in rest):,} stored, "
+            f"{sum(t.unchanged for t in rest):,} already stored"
+        )
+
+
+def _import_winner_file(
+    session: str,
+    file: Path,
+    add_experts: tuple[str, ...],
+    task_template: str,
+    generic_task: str | None,
+    new_judges_are_experts: bool,
+    duplicates: str,
+) -> None:
     from centaur_tui.services.exchange import import_winner_file
 
-    result = import_winner_file(open_session(session), file, add_experts=add_experts, task_template=task_template)
+    result = import_winner_file(
+        open_session(session),
+        file,
+        add_experts=add_experts,
+        task_template=task_template,
+        generic_task=generic_task,
+        duplicates=duplicates,
+        new_judges_are_experts=new_judges_are_experts,
+    )
     if result.simulated:
         click.secho("Note: this session's own judgments are SIMULATED DATA.", fg="yellow")
     s = result.summary
@@ -99,14 +160,27 @@ def _import_winner_file(session: str, file: Path, add_experts: tuple[str, ...], 
         f"{file}: {j.judgments:,} winner-only judgment(s) read; {j.inserted:,} stored, {j.unchanged:,} already "
         f"stored identically; 0 refused."
     )
-    for t in j.by_judge:
-        click.echo(f"  {t.judge} ({t.kind}): {t.inserted:,} stored, {t.unchanged:,} already stored")
+    _echo_judges(j.by_judge)
     click.echo(
         f"Outputs from the file's conversations: {s.inserted:,} stored, {s.unchanged:,} already stored; "
         f"comparisons: {s.comparisons:,} new of {s.comparisons_total:,}."
     )
+    if result.second_order:
+        click.echo(
+            f"{result.second_order:,} judgment(s) of a comparison the judge also judged in the other order: "
+            "stored as its second order (presentation 1)."
+        )
+    if result.duplicates:
+        kept = "first" if duplicates == "keep-first" else "last"
+        click.echo(
+            f"Duplicates: {result.duplicates:,} repeated verdict(s) of a judge on a comparison in the same order "
+            f"left out (--duplicates {duplicates}: the {kept} one kept)."
+        )
     if j.experts_added:
-        click.echo(f"Registered expert(s): {', '.join(j.experts_added)}")
+        shown = ", ".join(j.experts_added[:20]) + (
+            f" and {len(j.experts_added) - 20:,} more" if len(j.experts_added) > 20 else ""
+        )
+        click.echo(f"Registered {len(j.experts_added):,} expert(s): {shown}")
     click.echo(
         f"{j.winner_only:,} winner-only judgment(s) stored now: in pairwise statistics, left out of rubric ones."
     )

@@ -155,6 +155,16 @@ class Comparison:
         return (self.candidate_a, self.candidate_b)
 
 
+def question_output_id(run: int, task: str, mode: str, candidate: str, question: str) -> str:
+    """The id of an imported candidate's answer to one question of a generic task."""
+    return output_id(run, task, mode, candidate, f"{IMPORTED}/{question}")
+
+
+def question_comparison_id(run: int, task: str, mode: str, candidate_a: str, candidate_b: str, question: str) -> str:
+    """The id of the comparison of two answers to one question of a generic task (opaque, like any comparison's)."""
+    return "c" + digest("comparison", run, task, mode, candidate_a, candidate_b, "", question)[:16]
+
+
 def candidates_for(session: Session, mode: Mode) -> tuple[str, ...]:
     return session.automation_candidates if mode == "automation" else session.augmentation_candidates
 
@@ -233,7 +243,7 @@ def summarize(session: Session) -> PlanSummary:
     per_mode: Counter[str] = Counter()
     pairs = 0
     # Eligibility depends only on the pair, so count one (run, task) and scale.
-    for mode in MODES:
+    for mode in MODES if session.tasks else ():  # generic tasks only: nothing planned, all imported
         for c in comparisons(session, 1, session.tasks[0], mode):
             judges = eligible_judges(session, c)
             per_mode[mode] += n_runs * n_tasks

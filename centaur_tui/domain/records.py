@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from centaur_tui.domain.blinding import Draft
 from centaur_tui.domain.judgment import JudgeKind
-from centaur_tui.domain.plan import Mode, candidate_output_id
+from centaur_tui.domain.plan import Mode, candidate_output_id, question_output_id
 from centaur_tui.domain.session import Session
 
 # The columns of a judgments export (judgments.csv) and of its scores (scores.csv): what
@@ -125,6 +125,10 @@ class ComparisonRecord:
     candidate_b: str
     output_a: str
     output_b: str
+    question: str | None = None
+    """The question of a generic task's comparison (imported data); None for a task of a file."""
+    prompt: str | None = None
+    """The prompt text of that question, kept with the comparison (the generic task has none of its own)."""
 
 
 @dataclass(frozen=True)
@@ -204,9 +208,13 @@ class ImportedOutput:
     """SHA-256 of text and assistance text, as first read (a file changed between reads is refused)."""
     cut_off: bool = False
     """The text was cut off at a token limit (`cut_off` column): stored and handled as a generated one would be."""
+    question: str | None = None
+    """The question it answers, under a generic task (None: the task's own prompt)."""
 
     def id(self, session: Session) -> str:
         """The output's id in `session` (derived from run, task, mode and candidate, as for generated ones)."""
+        if self.question is not None:
+            return question_output_id(self.run, self.task, self.mode, self.candidate, self.question)
         return candidate_output_id(session, self.run, self.task, self.mode, self.candidate)
 
 

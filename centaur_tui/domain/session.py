@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -20,6 +21,9 @@ MAX_MODELS = 64
 MAX_JUDGES = 32
 MAX_EXPERTS = 10_000
 MAX_TOKENS = 1_000_000
+EXPERT_ID = r"^[A-Za-z0-9][A-Za-z0-9_.@:-]*$"
+"""An expert id: letters, digits and `_ . @ : -`, starting with a letter or digit, so that ids published
+with data (UUIDs, `arena_user_973`, `author_2`) are kept as they are; no space, quote, slash or control."""
 
 
 class SkillTable(Strict):
@@ -266,7 +270,7 @@ class JudgeSpec(Endpoint):
 class ExpertSpec(Strict):
     """A person who may judge (or work) in the app."""
 
-    id: str = Field(pattern=SLUG, max_length=MAX_LABEL)
+    id: str = Field(pattern=EXPERT_ID, max_length=MAX_LABEL)
     name: str = Field(min_length=1, max_length=MAX_LABEL)
     tasks: tuple[str, ...] = Field(
         default=(), max_length=MAX_TASKS, description="Tasks the expert may judge; empty = all."
@@ -552,7 +556,12 @@ class Session(Strict):
     description: str = Field("", max_length=10_000)
     seed: int = Field(0, strict=True, ge=-(2**63), lt=2**63)
     runs: int = Field(strict=True, ge=1, le=MAX_RUNS, description="Independent replicate runs of the whole pipeline.")
-    tasks: tuple[str, ...] = Field(min_length=1, max_length=MAX_TASKS, description="Task ids (files in tasks/).")
+    tasks: tuple[str, ...] = Field((), max_length=MAX_TASKS, description="Task ids (files in tasks/).")
+    generic_tasks: tuple[str, ...] = Field(
+        (),
+        max_length=MAX_TASKS,
+        description="Tasks made from imported data: no file; each comparison keeps its own question and prompt.",
+    )
     tasks_dir: str = Field(
         "../tasks", max_length=4096, description="Folder of task files, relative to the session file."
     )
@@ -569,7 +578,8 @@ class Session(Strict):
         (), max_length=MAX_MODELS, description="Candidates whose outputs are imported (never generated)."
     )
     worker: WorkerSpec | None = Field(None, description="Required when a model takes part in augmentation.")
-    judges: tuple[JudgeSpec, ...] = Field(min_length=1, max_length=MAX_JUDGES)
+    judges: tuple[JudgeSpec, ...] = Field((), max_length=MAX_JUDGES)
+    """No LLM judge at all is a study of people only (imported or expert judgments): nothing to send."""
     experts: tuple[ExpertSpec, ...] = Field((), max_length=MAX_EXPERTS)
     human_workers: HumanWorkerArm | None = None
     statistics: StatisticsParams = Field(default_factory=StatisticsParams)
@@ -595,6 +605,15 @@ class Session(Strict):
     def _candidates_and_worker(self) -> Session:
         if not self.models and not self.candidates:
             raise ValueError("no candidate: list [[models]] (generated) or [[candidates]] (imported outputs)")
+        if not self.tasks and not self.generic_tasks:
+            raise ValueError("no task: list tasks (files in tasks/) or generic_tasks (made from imported data)")
+        if self.models and not self.tasks:
+            raise ValueError("models generate outputs for tasks: list tasks (generic_tasks are for imported data)")
+        if self.models and not self.judges:
+            raise ValueError("no judge: a session with [[models]] needs [[judges]] (a study of people only has none)")
+        both = sorted(set(self.tasks) & set(self.generic_tasks))
+        if both:
+            raise ValueError(f"task(s) both in tasks and generic_tasks: {', '.join(both)}")
         clash = sorted({m.name for m in self.models} & {c.name for c in self.candidates})
         if clash:
             raise ValueError(f"name(s) both a model and an imported candidate: {', '.join(clash)}")
@@ -613,9 +632,12 @@ class Session(Strict):
             raise ValueError(f"duplicate judge names: {', '.join(dupes)}")
         return v
 
-    @field_validator("tasks")
+    @field_validator("tasks", "generic_tasks")
     @classmethod
     def _unique_tasks(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [t for t in v if not re.match(SLUG, t) or len(t) > MAX_LABEL]
+        if bad:
+            raise ValueError(f"not a task id (lowercase letters, digits, _; a letter first): {bad[0][:80]!r}")
         dupes = sorted({t for t in v if v.count(t) > 1})
         if dupes:
             raise ValueError(f"task(s) listed twice: {', '.join(dupes)}")
@@ -732,6 +754,11 @@ class Session(Strict):
                     )
                 )
         return problems
+
+    @property
+    def all_tasks(self) -> tuple[str, ...]:
+        """The tasks of task files, then the generic tasks made from imported data."""
+        return self.tasks + self.generic_tasks
 
     @property
     def automation_candidates(self) -> tuple[str, ...]:

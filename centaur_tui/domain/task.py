@@ -168,3 +168,49 @@ class Rubric(Strict):
 def rubric_for(task: Task, universal: Universal) -> Rubric:
     """Return the full rubric of a task; task dimension ids must not shadow general ones."""
     return Rubric(task_dimensions=task.dimensions, general_dimensions=universal.general_dimensions)
+
+
+def generic_task(task_id: str) -> Task:
+    """The task of a session's `generic_tasks` entry: no file; the questions come with the imported data.
+
+    Published human-judgment data (MT-Bench, Chatbot Arena) has one question per comparison and no
+    rubric: every question sits under this one task, and each comparison keeps its own question id
+    and prompt text (`comparisons.question`, `comparisons.prompt`). The dimensions are the ones such
+    data is judged on; winner-only judgments carry no scores on them anyway.
+    """
+    return Task(
+        id=task_id,
+        title=f"{task_id}: questions from imported data",
+        source="external",
+        type="human-facing",
+        deliverable="The answer to the question shown with each comparison",
+        prompt=(
+            "Answer the user's question or request shown with this comparison. Each comparison of this "
+            "task has its own question, taken from the imported data."
+        ),
+        dimensions=(
+            Dimension(
+                id="helpfulness",
+                name="Helpfulness",
+                description="Whether the answer does what the user asked.",
+                low="Ignores or misreads the request.",
+                high="Does exactly what was asked, completely.",
+            ),
+            Dimension(
+                id="accuracy",
+                name="Accuracy",
+                description="Whether what the answer states is correct.",
+                low="Wrong or made-up facts.",
+                high="Every statement checks out.",
+            ),
+        ),
+        requirements=(
+            Requirement(
+                id="answers", label="answers the request", text="Answers the request.", dimension="helpfulness"
+            ),
+            Requirement(
+                id="complete", label="covers every part", text="Covers every part of it.", dimension="helpfulness"
+            ),
+            Requirement(id="correct", label="states nothing false", text="States nothing false.", dimension="accuracy"),
+        ),
+    )

@@ -20,11 +20,14 @@ class ImportRules:
         session: The session (judges, families, `allow_ties`, `orders`).
         experts: The registered experts (session file and app), by id.
         add_experts: Expert ids to register with this import (`--add-experts`).
+        new_judges_are_experts: Any other judge that is not an LLM judge of the session is an expert
+            to register (`--new-judges-are-experts`; its id is checked where it is read).
     """
 
     session: Session
     experts: Mapping[str, ExpertSpec]
     add_experts: tuple[str, ...] = ()
+    new_judges_are_experts: bool = False
 
     def new_experts(self) -> list[ExpertSpec]:
         """The experts to register, checked (ImportFileError naming `--add-experts`); registered ones are skipped."""
@@ -96,13 +99,15 @@ class ImportRules:
         if family:
             out.append(("judge_family", f"{family!r} given for an expert (must be empty)"))
         expert = self.experts.get(judge)
-        if expert is None and judge not in self.add_experts:
-            known = ", ".join(sorted(self.experts)) or "none"
+        if expert is None and judge not in self.add_experts and not self.new_judges_are_experts:
+            registered = sorted(self.experts)
+            more = f" and {len(registered) - 20} more" if len(registered) > 20 else ""
+            listed = ", ".join(registered[:20]) + more or "none"
             out.append(
                 (
                     "judge",
-                    f"{judge!r} is not an expert of this session (registered: {known}); "
-                    "register new experts with --add-experts",
+                    f"{judge!r} is not an expert of this session (registered: {listed}); "
+                    "register new experts with --add-experts, or every unknown judge with --new-judges-are-experts",
                 )
             )
         elif expert is not None and expert.tasks and comp.task not in expert.tasks:

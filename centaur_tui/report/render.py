@@ -208,7 +208,7 @@ def sections(document: Doc) -> list[Section]:
     """The report as sections, in print order (the human-worker arm, printed after them, is `human_worker_sections`)."""
     doc = as_document(document)
     out = [_head_section(doc)]
-    if doc.outcomes is not None:
+    if _llm_calls_planned(doc.outcomes) and doc.outcomes is not None:
         out.append(_outcomes_section(doc, doc.outcomes))
         cut = _cut_off_section(doc, doc.outcomes)
         if cut is not None:
@@ -238,6 +238,11 @@ def _record_section(doc: ReportDocument, record: RecordSection) -> Section:
     return s
 
 
+def _llm_calls_planned(outcomes: OutcomesSection | None) -> bool:
+    """Whether the session plans any LLM call (a study of people only plans none: nothing to miss or run again)."""
+    return outcomes is not None and any(r.planned for r in outcomes.stages.values())
+
+
 def _head_section(doc: ReportDocument) -> Section:
     counts, opts, outcomes = doc.counts, doc.options, doc.outcomes
     by_status = counts.by_status
@@ -261,7 +266,11 @@ def _head_section(doc: ReportDocument) -> Section:
             + _winner_only_text(counts.winner_only)
             + " (choice-rubric consistency, rubric vs win rate, general profiles, standardised ranking, leniency)."
         )
-    if judging is not None:
+    if outcomes is not None and not _llm_calls_planned(outcomes):
+        # A study of people only (no model, no LLM judge): no call is planned, so there is
+        # nothing to miss or to run again; the judgments are what was imported or judged.
+        head.notes.append("No LLM call is planned in this session: every judgment is imported or an expert's.")
+    elif judging is not None:
         head.notes.append(
             f"Planned judgments: {judging.planned:,}; {judging.missing:,} missing "
             f"({_missing_parts(judging.failed, judging.not_sent, judging.blocked)})."

@@ -176,41 +176,85 @@ def import_outputs(study: Study, file: Path) -> OutputsImport:
         return OutputsImport(replace(summary, ignored=found.ignored), stored_simulated(store))
 
 
+@dataclass(frozen=True)
+class WinnerImport:
+    """What an import of a winner-only judgment file stored, and what it left out or registered."""
+
+    summary: OutputsSummary
+    simulated: bool
+    duplicates: int
+    """Verdicts left out under `--duplicates keep-first|keep-last`."""
+    second_order: int
+    """Judgments in the other order of a comparison the judge also judged (presentation 1)."""
+    new_judges: tuple[str, ...]
+    """Judges registered as experts by `--new-judges-are-experts`."""
+
+
 def import_winner_file(
-    study: Study, file: Path, *, add_experts: tuple[str, ...] = (), task_template: str = DEFAULT_TASK_TEMPLATE
-) -> OutputsImport:
+    study: Study,
+    file: Path,
+    *,
+    add_experts: tuple[str, ...] = (),
+    task_template: str = DEFAULT_TASK_TEMPLATE,
+    generic_task: str | None = None,
+    duplicates: str = "refuse",
+    new_judges_are_experts: bool = False,
+) -> WinnerImport:
     """Check a winner-only judgment file (documented CSV/JSONL or MT-Bench's layout), then store it all at once.
 
     The comparisons a row refers to are built where missing, and the conversations it gives
     become imported outputs of imported candidates (MT-Bench's `conversation_a`/`conversation_b`).
+    Under a generic task (`generic_task`, or the session's only generic task when it has no task
+    file), every question of the file is a comparison of that task with its own prompt.
 
     Raises:
         CentaurError: the file does not fit the session or conflicts with what is stored (nothing written).
     """
     from centaur_tui.formats.rules import ImportRules
     from centaur_tui.formats.winners import read_winner_judgments
-    from centaur_tui.store import ExpertStore, session_blinding, store_imported, stored_texts
+    from centaur_tui.store import ExpertStore, session_blinding, store_imported, stored_orders, stored_texts
 
+    session = study.session
+    if generic_task is None and not session.tasks and len(session.generic_tasks) == 1:
+        generic_task = session.generic_tasks[0]  # the documented default: nothing else can hold the rows
     # Checked before the database is opened for writing: a refused file leaves no new database behind.
-    experts = {e.id: e for e in study.session.experts}
+    experts = {e.id: e for e in session.experts}
     texts: dict[str, str] = {}
     comparisons = {}
+    orders: dict[tuple[str, str], dict[str, int]] = {}
     if study.database.exists():
         with open_store(study, readonly=True) as store:
             experts = {e.id: e for e in ExpertStore(store).experts(study)}
-            texts, comparisons = stored_texts(store), store.comparisons()
-    rules = ImportRules(study.session, experts, add_experts)
+            texts, comparisons, orders = stored_texts(store), store.comparisons(), stored_orders(store)
+    rules = ImportRules(session, experts, add_experts, new_judges_are_experts)
     rules.new_experts()
-    found = read_winner_judgments(file, texts, comparisons, rules, session_blinding(study), task_template=task_template)
+    found = read_winner_judgments(
+        file,
+        texts,
+        comparisons,
+        rules,
+        session_blinding(study),
+        task_template=task_template,
+        generic_task=generic_task,
+        duplicates=duplicates,
+        new_judges_are_experts=new_judges_are_experts,
+        stored_orders=orders,
+    )
+    from centaur_tui.domain.session import ExpertSpec
+
+    new_experts = rules.new_experts() + [ExpertSpec(id=j, name=j) for j in found.new_judges]
     with open_store(study, must_exist=False) as store:
         summary = store_imported(
             store,
-            study.session,
+            session,
             found.outputs,
             path=str(file),
             judgments=found.judgments,
-            new_experts=rules.new_experts(),
+            new_experts=new_experts,
             tournaments=found.tournaments,
+            comparisons=found.comparisons,
         )
         summary = replace(summary, unchanged=summary.unchanged + found.stored_conversations, ignored=found.ignored)
-        return OutputsImport(summary, stored_simulated(store))
+        return WinnerImport(
+            summary, stored_simulated(store), found.duplicates, found.second_order, tuple(found.new_judges)
+        )

@@ -43,6 +43,8 @@ def warm_up(study: Study) -> None:
     from centaur_tui.stats.synthetic import synthetic_rows
 
     tasks = study.session.tasks[:2]
+    if not tasks or not study.session.judges:  # a study of imported data only: nothing synthetic to warm
+        return
     small = study.session.model_copy(update={"runs": 1, "tasks": tasks})
     rubric = {t: [(d, study.rubric(t).kind(d)) for d in study.rubric(t).ids] for t in tasks}
     rows = synthetic_rows(small, rubric, seed=0)

@@ -119,7 +119,7 @@ def design_from_session(
     return Design(
         session=session.name,
         simulated=session.simulated if simulated is None else simulated,
-        tasks=tuple(session.tasks),
+        tasks=tuple(session.all_tasks),
         candidate_order={"automation": session.automation_candidates, "augmentation": session.augmentation_candidates},
         candidate_families=families,
         judge_families={j.name: j.family for j in session.judges},

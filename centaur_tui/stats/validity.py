@@ -365,10 +365,10 @@ def position_bias(frames: Frames) -> pd.DataFrame:
         flags = flags.assign(both_orders=0, flips=0)
     out = _per_judge(flags, frames.judgments)
     out["share_first"] = out["first"] / out["n"].where(out["n"] > 0)
-    out["p"] = [
-        float(stats.binomtest(int(f), int(n), 0.5).pvalue) if n else math.nan
-        for f, n in zip(out["first"], out["n"], strict=True)
-    ]
+    tested: dict[tuple[int, int], float] = {}  # crowd judges share few (first, n): each tested once
+    for f, n in {(int(f), int(n)) for f, n in zip(out["first"], out["n"], strict=True)}:
+        tested[f, n] = float(stats.binomtest(f, n, 0.5).pvalue) if n else math.nan
+    out["p"] = [tested[int(f), int(n)] for f, n in zip(out["first"], out["n"], strict=True)]
     out["flip_rate"] = out["flips"] / out["both_orders"].where(out["both_orders"] > 0)
     out["reason"] = [None if n > 0 else "no decisive judgment" for n in out["n"]]
     return out[

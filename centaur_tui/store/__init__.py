@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from centaur_tui.store.imported import (
         OutputsSummary,
         store_imported,
+        stored_orders,
         stored_texts,
     )
     from centaur_tui.store.importer import (
@@ -234,6 +235,7 @@ _MODULE_OF = {
     "stored_facts": "outcomes",
     "stored_identity": "identity",
     "stored_identity_at": "identity",
+    "stored_orders": "imported",
     "stored_texts": "imported",
     "store_imported": "imported",
     "verify_packet": "packets",
@@ -363,6 +365,7 @@ __all__ = [
     "stored_facts",
     "stored_identity",
     "stored_identity_at",
+    "stored_orders",
     "stored_texts",
     "take_interrupted",
     "unanswered_spend",

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from centaur_tui.domain.errors import ImportConflictError
 from centaur_tui.domain.plan import Mode, assistance_id, candidate_output_id, candidates_for, comparisons
-from centaur_tui.domain.records import ImportedOutput, JudgmentRecord
+from centaur_tui.domain.records import ComparisonRecord, ImportedOutput, JudgmentRecord
 from centaur_tui.domain.session import ExpertSpec, Session
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
@@ -49,7 +49,8 @@ def _insert_outputs(
         read += 1
         oid = o.id(session)
         aid = assistance_id(o.run, o.task, o.candidate) if o.assistance_text is not None else None
-        tournaments.add((o.run, o.task, o.mode))
+        if o.question is None:  # a generic task's answers meet only in the comparisons the file gives
+            tournaments.add((o.run, o.task, o.mode))
         row = c.execute(
             "SELECT o.text, o.worker, o.origin, a.text FROM outputs o LEFT JOIN assistance_texts a"
             " ON a.id = o.assistance_id WHERE o.id = ?",
@@ -138,8 +139,12 @@ def store_imported(
     judgments: Sequence[JudgmentRecord] = (),
     new_experts: Sequence[ExpertSpec] = (),
     tournaments: Iterable[tuple[int, str, str]] = (),
+    comparisons: Sequence[ComparisonRecord] = (),
 ) -> OutputsSummary:
     """Store outputs, the comparisons built from them and judgments in one BEGIN IMMEDIATE transaction.
+
+    `comparisons` are stored as they are (a generic task's, one per question and pair, with the
+    question and its prompt), beside the round robins built for `tournaments`.
 
     Raises:
         ImportConflictError: an output or judgment differs from the stored one (nothing written).
@@ -149,6 +154,29 @@ def store_imported(
             c, session, outputs, expert_workers or set(), path
         )
         new, total = _build_comparisons(c, session, touched | set(tournaments))
+        if comparisons:
+            before = c.total_changes
+            c.executemany(
+                "INSERT OR IGNORE INTO comparisons (id, run, task, mode, candidate_a, candidate_b, output_a, output_b,"
+                " question, prompt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        r.id,
+                        r.run,
+                        r.task,
+                        r.mode,
+                        r.candidate_a,
+                        r.candidate_b,
+                        r.output_a,
+                        r.output_b,
+                        r.question,
+                        r.prompt,
+                    )
+                    for r in comparisons
+                ],
+            )
+            new += c.total_changes - before
+            total += len(comparisons)
         summary = store_judgments_in(c, judgments, new_experts) if (judgments or new_experts) else None
     return OutputsSummary(read, inserted, unchanged, assistance, new, total, summary)
 
@@ -156,3 +184,11 @@ def store_imported(
 def stored_texts(store: Store) -> dict[str, str]:
     """Text of every stored output, by id (what a winner-only file's conversations are checked against)."""
     return {r["id"]: r["text"] for r in store.read("SELECT id, text FROM outputs")}
+
+
+def stored_orders(store: Store) -> dict[tuple[str, str], dict[str, int]]:
+    """(comparison, judge) -> {option shown first: presentation} of the stored judgments (first revision)."""
+    orders: dict[tuple[str, str], dict[str, int]] = {}
+    for r in store.read("SELECT comparison_id, judge, presentation, option1 FROM judgments WHERE revision = 0"):
+        orders.setdefault((r["comparison_id"], r["judge"]), {})[r["option1"]] = r["presentation"]
+    return orders

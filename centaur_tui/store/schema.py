@@ -371,6 +371,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         chain.migration_statements(),
         chain.backfill,
     ),
+    # Issue 22: a generic task (`generic_tasks`) holds every question of imported data under one
+    # task; each of its comparisons keeps the question's id and prompt text (NULL elsewhere: the
+    # task file's prompt is the prompt). The comparison id includes the question, so one pair of
+    # candidates meets once per question in the same (run, task, mode).
+    Migration(
+        18,
+        "the question id and prompt text of a comparison of a generic task (NULL for a task of a file)",
+        (
+            "ALTER TABLE comparisons ADD COLUMN question TEXT",
+            "ALTER TABLE comparisons ADD COLUMN prompt TEXT",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 
