@@ -382,6 +382,7 @@ DOCUMENTED_TOP = [
     "experts",
     "ppr",
     "outcomes",
+    "record",
 ]
 DOCUMENTED_MODE = [
     "mode",
