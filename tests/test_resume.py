@@ -43,6 +43,14 @@ def _snapshot(db: Path) -> dict[str, object]:
     return {"judgments": judgments, "scores": scores, "outputs": outputs, "calls": calls, "comparisons": comparisons}
 
 
+def _in_flight(db: Path) -> int:
+    """Calls sent and not answered: in `calls_in_flight` without a stored reply."""
+    with sqlite3.connect(db, timeout=30) as conn:
+        return conn.execute("SELECT count(*) FROM calls_in_flight WHERE key NOT IN (SELECT key FROM calls)").fetchone()[
+            0
+        ]
+
+
 @pytest.mark.slow
 def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -60,19 +68,24 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path)
     proc = subprocess.Popen(
         [*CENTAUR, "run", str(killed), "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     db = tmp_path / "killed.db"
-    while _count(db, "judgments") < 15 and time.monotonic() < deadline:
+    # Killed at a moment with calls in flight, chosen on the stopped process: a kill timed by a
+    # count alone once found none in flight (on a busy machine the run sat between two calls).
+    while True:
         assert proc.poll() is None, "the run finished before it could be killed"
-        time.sleep(0.05)
+        assert time.monotonic() < deadline, "the run never had 15 judgments and a call in flight at once"
+        if _count(db, "judgments") >= 15:
+            os.kill(proc.pid, signal.SIGSTOP)
+            if _in_flight(db) >= 1:
+                break
+            os.kill(proc.pid, signal.SIGCONT)
+        time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     partial = _count(db, "judgments")
     assert partial >= 15
-    with sqlite3.connect(db) as conn:
-        in_flight = conn.execute(
-            "SELECT count(*) FROM calls_in_flight WHERE key NOT IN (SELECT key FROM calls)"
-        ).fetchone()[0]
+    in_flight = _in_flight(db)
     # Killed mid-run at concurrency 8: some calls were sent without an answer, never more than 8.
     assert 1 <= in_flight <= 8
 

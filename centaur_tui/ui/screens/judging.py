@@ -432,7 +432,10 @@ a table wider than the pane).
         target = min(round(source.scroll_y), round(other.max_scroll_y))
         if round(other.scroll_y) != target:
             self._echo = (other.id, target)
-            other.scroll_to(y=target, animate=False)
+            # At once, not after the next refresh: a deferred scroll let a late Scrolled of the
+            # follower (its older position) be taken for the expert's own scroll, which pulled
+            # the leader back; the two ended apart (seen on a busy machine, issue 21).
+            other.scroll_to(y=target, animate=False, immediate=True)
 
     # -- status lines --------------------------------------------------------------------------
 
