@@ -238,3 +238,24 @@ def test_the_html_packet_judged_offline_from_disk_then_imported(session: Path, t
     assert imported.exit_code == 0, imported.output
     assert "1 new judgment(s)" in imported.output and "1 stored as ann's drafts" in imported.output
     assert _judgments(session, "ann") == 1
+
+
+HOSTILE_TEXT = [
+    ("duplicated key", lambda text: text.replace('{"format"', '{"version": 1, "format"', 1), "appears twice"),
+    ("nested deep", lambda text: text[:-1] + ', "x": ' + "[" * 10_000 + "]" * 10_000 + "}", "deep"),
+    ("huge number", lambda text: text[:-1] + ', "x": ' + "9" * 5_000 + "}", "number"),
+    ("lone surrogate", lambda text: text[:-1] + ', "x": "\\ud800"}', "surrogate"),
+]
+
+
+@pytest.mark.parametrize(("label", "change", "named"), HOSTILE_TEXT, ids=[h[0] for h in HOSTILE_TEXT])
+def test_a_hostile_results_file_is_refused_by_the_one_reader(
+    session: Path, tmp_path: Path, label: str, change, named: str
+) -> None:
+    data = _export(session, "ann", tmp_path / "ann.html")
+    file = tmp_path / "results.json"
+    file.write_text(change(json.dumps(_results(data))), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["packet", "import", str(session), str(file)])
+    assert result.exit_code == 2, result.output
+    assert named in result.output.lower() and "Traceback" not in result.output, result.output
+    assert _judgments(session, "ann") == 0

@@ -161,8 +161,12 @@ def judge(file: Path, theme: str | None) -> None:
     from centaur_tui.settings import settings
 
     chosen = theme or settings().theme
-    require_terminal("centaur judge")
-    source = open_packet(file)
+    source = open_packet(file)  # a file that is no packet is named first, terminal or not
+    try:
+        require_terminal("centaur judge")
+    except BaseException:
+        source.close()
+        raise
     from centaur_tui.ui.app import create_app
 
     try:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import shutil
 import tempfile
 import time
@@ -144,21 +143,35 @@ def _with_bytes(packet: HtmlPacket, data: bytes) -> HtmlPacket:
 
 
 def is_html_results(file: Path) -> bool:
-    """Whether a file looks like an HTML packet's results (JSON) rather than a packet (SQLite)."""
+    """Whether a file looks like an HTML packet's results (JSON) rather than a packet (SQLite).
+
+    Opened as the readers open files (formats.reader.open_regular: a FIFO or device is not
+    waited on); anything that is not a readable regular file is "no", and the packet reader
+    then says what it is.
+    """
+    from centaur_tui.domain.errors import ImportFileError
+    from centaur_tui.formats.reader import open_regular
+
     try:
-        with file.open("rb") as handle:
+        with open_regular(file) as handle:
             start = handle.read(64).lstrip()
-    except OSError:
+    except (OSError, ImportFileError):
         return False
     return start.startswith(b"{")
 
 
 def _read_results(file: Path) -> dict[str, Any]:
-    size = file.stat().st_size
-    if size > MAX_RESULTS_BYTES:
-        raise HtmlResultsError(f"{file}: {size} bytes, more than a results file can hold ({MAX_RESULTS_BYTES})")
+    from centaur_tui.domain.errors import ImportFileError
+    from centaur_tui.formats.reader import LIMITS, loads, open_regular
+
+    # The one reader's limits (regular file only, JSON depth and number length, no duplicated keys).
+    limits = replace(LIMITS, file_bytes=MAX_RESULTS_BYTES)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        with open_regular(file, limits) as handle:
+            raw = handle.read()
+        data = loads(raw.decode("utf-8"), limits)
+    except ImportFileError as exc:
+        raise HtmlResultsError(str(exc)) from None
     except UnicodeDecodeError:
         raise HtmlResultsError(f"{file}: not UTF-8 text, not a results file of an HTML packet") from None
     except ValueError as exc:
