@@ -240,7 +240,7 @@ def test_the_html_packet_judged_offline_from_disk_then_imported(session: Path, t
     assert _judgments(session, "ann") == 1
 
 
-HOSTILE_TEXT = [
+HOSTILE_RESULTS = [
     ("duplicated key", lambda text: text.replace('{"format"', '{"version": 1, "format"', 1), "appears twice"),
     ("nested deep", lambda text: text[:-1] + ', "x": ' + "[" * 10_000 + "]" * 10_000 + "}", "deep"),
     ("huge number", lambda text: text[:-1] + ', "x": ' + "9" * 5_000 + "}", "number"),
@@ -248,7 +248,7 @@ HOSTILE_TEXT = [
 ]
 
 
-@pytest.mark.parametrize(("label", "change", "named"), HOSTILE_TEXT, ids=[h[0] for h in HOSTILE_TEXT])
+@pytest.mark.parametrize(("label", "change", "named"), HOSTILE_RESULTS, ids=[h[0] for h in HOSTILE_RESULTS])
 def test_a_hostile_results_file_is_refused_by_the_one_reader(
     session: Path, tmp_path: Path, label: str, change, named: str
 ) -> None:
