@@ -278,3 +278,63 @@ def test_a_generic_task_the_session_does_not_declare_is_refused(tmp_path: Path) 
     code, out = _import(session, file, "--generic-task", "chat", "--new-judges-are-experts")
     assert code == 2 and "--generic-task 'chat': not a generic task of this session" in out
     assert not session.with_suffix(".db").exists()
+
+
+def test_a_study_of_people_only_gets_its_expert_agreement(tmp_path: Path) -> None:
+    """No LLM judge: the experts' reference set is the comparisons two or more experts judged."""
+    session = _study(tmp_path, "people", "mtbench")
+    file = _write(tmp_path, "human.jsonl", MTBENCH[:10], crlf=True, bom=False)
+    code, out = _import(session, file, "--new-judges-are-experts")
+    assert code == 0, out
+    json_file = tmp_path / "r.json"
+    result = CliRunner().invoke(
+        cli, ["report", str(session), "--judges", "expert", "--bootstrap", "0", "--json", str(json_file)]
+    )
+    assert result.exit_code == 0, result.output
+    experts = json.loads(json_file.read_text(encoding="utf-8"))["experts"]
+    # Every comparison has two or more experts (81t1 claude/alpaca, 81t1 vicuna/gpt-3.5, 82t1, 81t2).
+    assert experts["counts"]["reference_comparisons"] == 4
+    assert experts["counts"]["llm_judges"] == []
+    blocks = {b["block"]: b for b in experts["agreement"]["blocks"]}
+    # The hand count of test_mtbench_agreement_matches_the_hand_count: 6 expert pairs, 2 agree;
+    # 3 decisive pairs, 2 agree. No LLM judge: no expert-LLM pair.
+    assert (blocks["expert-expert"]["pairs"], blocks["expert-expert"]["agreement"]) == (6, pytest.approx(2 / 6))
+    ee = blocks["expert-expert"]
+    assert (ee["decisive_pairs"], ee["decisive_agreement"]) == (3, pytest.approx(2 / 3))
+    assert blocks["expert-LLM"]["pairs"] == 0
+    kappa = {(r["judge_1"], r["judge_2"]): r for r in experts["agreement"]["kappa"]}
+    # author_0 and expert_24 share all four comparisons, coded in the pair sorted by name (0 first
+    # wins, 1 second, 2 tie): author_0 1, 0, 1, 0; expert_24 1, 2, 2, 0: 2 of 4 agree; too few
+    # shared comparisons for a kappa, and the reason says so.
+    pair = kappa[("author_0", "expert_24")]
+    assert (pair["n"], pair["agreement"], pair["kappa"]) == (4, pytest.approx(2 / 4), None)
+    assert "shared comparisons (n = 4)" in pair["reason"]
+    flat = " ".join(result.output.split())
+    assert "No LLM judge: the reference set is the comparisons two or more experts judged" in flat
+
+
+def test_report_section_computes_and_prints_one_section(mtbench: tuple[Path, str], tmp_path: Path) -> None:
+    session, _ = mtbench
+    full_json, one_json = tmp_path / "full.json", tmp_path / "one.json"
+    base = ["report", str(session), "--judges", "all", "--bootstrap", "0"]
+    full = CliRunner().invoke(cli, [*base, "--json", str(full_json)])
+    one = CliRunner().invoke(cli, [*base, "--section", "experts", "--json", str(one_json)])
+    assert full.exit_code == 0 and one.exit_code == 0, one.output
+    assert "Experts vs LLM judges" in one.output and "Experts vs LLM judges" in full.output
+    for other in ("Inter-judge reliability", "rank of ranks", "Best candidate"):
+        assert other in full.output and other not in one.output
+    whole, alone = (json.loads(f.read_text(encoding="utf-8")) for f in (full_json, one_json))
+    assert alone["section"] == "experts" and "section" not in whole
+    assert alone["experts"] == whole["experts"] and alone["counts"] == whole["counts"]
+    assert alone["reliability"]["rows"] == [] and alone["modes"] == []
+
+
+def test_report_section_names_its_choices(mtbench: tuple[Path, str]) -> None:
+    session, _ = mtbench
+    help_text = " ".join(CliRunner().invoke(cli, ["report", "--help"]).output.split()).replace("- ", "-")
+    assert "outcomes, rankings, best, cross-mode, reliability, validity, experts, ppr, seat" in help_text
+    bad = CliRunner().invoke(cli, ["report", str(session), "--section", "agreement"])
+    assert bad.exit_code == 2
+    assert "'agreement' is not one of" in bad.output and "'reliability'" in bad.output
+    both = CliRunner().invoke(cli, ["report", str(session), "--section", "experts", "--figures", "figs"])
+    assert both.exit_code == 2 and "--figures" in both.output and not Path("figs").exists()

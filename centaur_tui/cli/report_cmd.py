@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from centaur_tui.domain.report_options import RANK_METHODS, REPORT_DEFAULTS
+from centaur_tui.domain.report_options import RANK_METHODS, REPORT_DEFAULTS, REPORT_SECTIONS
 from centaur_tui.services.session import open_session
 
 D = REPORT_DEFAULTS
@@ -108,6 +108,12 @@ D = REPORT_DEFAULTS
     help="Leave out of every statistic the experts whose gold-check pass rate is below this "
     "(default: the session's judging.expert_min_gold_pass; the report says who and why).",
 )
+@click.option(
+    "--section",
+    type=click.Choice(REPORT_SECTIONS),
+    default=None,
+    help="Compute and print this section alone (after the header): " + ", ".join(REPORT_SECTIONS) + ".",
+)
 @click.option("--quiet", is_flag=True, help="Print nothing but the files written.")
 def report(
     session: str,
@@ -127,12 +133,15 @@ def report(
     ppr_any_subset: bool,
     ppr_min_labeled: int,
     min_gold_pass: float | None,
+    section: str | None,
     quiet: bool,
 ) -> None:
     """Print every statistic of a session: rankings, best by task, cross-mode, reliability, validity."""
     from centaur_tui.report import to_json, to_markdown, to_text
     from centaur_tui.services.report import session_report
 
+    if section is not None and fig_dir is not None:
+        raise click.UsageError("--figures draws every section's figures: leave out --section, or --figures")
     study = open_session(session)
     started = time.perf_counter()
     kinds = ("llm", "expert") if judges == "all" else (judges,)
@@ -160,6 +169,8 @@ def report(
         ppr_lam=ppr_lam,
         ppr_any_subset=ppr_any_subset,
         ppr_min_labeled=ppr_min_labeled,
+        human_workers=False if section is not None else None,
+        section=section,
         **given,
     )
     document = rep.document

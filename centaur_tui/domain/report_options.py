@@ -18,6 +18,19 @@ RANK_METHODS: tuple[RankMethod, ...] = ("mean_win_rate", "rank_per_judge", "pool
 PPRMethod = Literal["chatzi", "bonferroni"]
 PPRLambda = Literal["tuned", "one", "zero"]
 
+REPORT_SECTIONS: tuple[str, ...] = (
+    "outcomes",
+    "rankings",
+    "best",
+    "cross-mode",
+    "reliability",
+    "validity",
+    "experts",
+    "ppr",
+    "seat",
+)
+"""The sections `centaur report --section NAME` computes and prints alone, in print order."""
+
 SESSION_OPTIONS = ("alt_epsilon", "alt_min_experts_per_item", "ppr_alpha", "ppr_method")
 """Options a session may fix in its `[statistics]` table (`StatisticsParams`); a flag given to `centaur report` wins."""
 
@@ -42,6 +55,8 @@ class ReportOptions:
         ppr_lam: Power tuning of the LLM comparisons: "tuned", "one" or "zero".
         ppr_any_subset: Use every expert judgment for them, not only uniform-random draws (flagged).
         ppr_min_labeled: Fewest expert comparisons of a candidate for it to be ordered.
+        section: Compute this section of `REPORT_SECTIONS` alone (the others are left empty and
+            the document's `section` says so); None: every section.
     """
 
     rank_method: RankMethod = "mean_win_rate"
@@ -57,6 +72,7 @@ class ReportOptions:
     ppr_lam: PPRLambda = "tuned"
     ppr_any_subset: bool = False
     ppr_min_labeled: int = 10
+    section: str | None = None
 
     @classmethod
     def for_session(cls, statistics: StatisticsParams | None = None, **changes: Any) -> ReportOptions:

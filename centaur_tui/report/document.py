@@ -941,7 +941,7 @@ _Excluding = TypeVar("_Excluding", ModeReport, ReliabilityRow, ChoiceRubricRow, 
 class ReportDocument(_WithAbsent):
     """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
 
-    ABSENT_WHEN_NONE = ("ppr", "human_workers", "outcomes", "seat", "record")
+    ABSENT_WHEN_NONE = ("ppr", "human_workers", "outcomes", "seat", "record", "section")
 
     schema_: str = Field(alias="schema")
     session: str
@@ -960,6 +960,8 @@ class ReportDocument(_WithAbsent):
     outcomes: OutcomesSection | None = None
     seat: SeatSection | None = None
     record: RecordSection | None = None
+    section: str | None = None
+    """The one section computed (`centaur report --section`); absent: every section."""
 
     @property
     def schema_name(self) -> str:

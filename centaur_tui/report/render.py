@@ -208,22 +208,39 @@ def sections(document: Doc) -> list[Section]:
     """The report as sections, in print order (the human-worker arm, printed after them, is `human_worker_sections`)."""
     doc = as_document(document)
     out = [_head_section(doc)]
-    if _llm_calls_planned(doc.outcomes) and doc.outcomes is not None:
+
+    def want(name: str) -> bool:
+        """Whether a section is printed: every one, or the one the document was computed for (`section`)."""
+        return doc.section is None or doc.section == name
+
+    if want("outcomes") and _llm_calls_planned(doc.outcomes) and doc.outcomes is not None:
         out.append(_outcomes_section(doc, doc.outcomes))
         cut = _cut_off_section(doc, doc.outcomes)
         if cut is not None:
             out.append(cut)
-    for m in doc.modes:
+    elif doc.section == "outcomes":
+        out.append(
+            Section(_title(doc, "Planned items and their outcomes"), notes=["No LLM call is planned in this session."])
+        )
+    for m in doc.modes if want("rankings") else []:
         parts = _mode_sections(doc, m)
         out += [parts.rank_of_ranks, parts.mean_rank, parts.overall]
-    out.append(_best_section(doc))
-    out.append(_cross_section(doc))
-    out.append(_reliability_section(doc))
-    out += _validity_sections(doc)
-    out += _expert_sections(doc)
-    out += _ppr_sections(doc)
-    if doc.seat is not None:
+    if want("best"):
+        out.append(_best_section(doc))
+    if want("cross-mode"):
+        out.append(_cross_section(doc))
+    if want("reliability"):
+        out.append(_reliability_section(doc))
+    if want("validity"):
+        out += _validity_sections(doc)
+    if want("experts"):
+        out += _expert_sections(doc)
+    if want("ppr"):
+        out += _ppr_sections(doc)
+    if want("seat") and doc.seat is not None:
         out.append(_seat_section(doc, doc.seat))
+    elif doc.section == "seat":
+        out.append(Section(_title(doc, "Experts at work"), notes=["No expert has judged in this session."]))
     if doc.record is not None:
         out.append(_record_section(doc, doc.record))
     return out

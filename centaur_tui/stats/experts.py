@@ -3,7 +3,8 @@
 Everything starts from one usable verdict per (comparison, judge): the judge's first
 presentation (an expert's swapped repeat, presentation 1, only feeds the repeat
 consistency). The **reference set** is the comparisons with at least one expert verdict and
-at least one LLM verdict; agreement, majorities, rankings and the alternative annotator test
+at least one LLM verdict (in a study with no LLM judge: the comparisons two or more experts
+judged); agreement, majorities, rankings and the alternative annotator test
 are computed on it. All bootstrap intervals resample the comparisons of the reference set
 with one shared weight matrix, so intervals of different statistics are paired (the
 expert-panel and LLM-panel rankings of a resample come from the same comparisons).
@@ -183,7 +184,13 @@ def build_panel(frames: Frames, options: ExpertOptions) -> Panel:
     judge = rated["judge"].astype(str).to_numpy()
     unit = rated["unit"].to_numpy()
     is_expert = rated["judge_kind"].astype(str).to_numpy() == EXPERT
-    units = np.intersect1d(np.unique(unit[is_expert]), np.unique(unit[~is_expert]))
+    if llms:
+        units = np.intersect1d(np.unique(unit[is_expert]), np.unique(unit[~is_expert]))
+    else:
+        # A study of people only: the reference set is the comparisons two or more experts judged
+        # (a comparison one expert judged adds no pair, no alpha unit and no majority).
+        judged, times = np.unique(unit[is_expert], return_counts=True)
+        units = judged[times >= 2]
     units = units[units >= 0]
     matrix = np.full((len(names), len(units)), np.nan)
     col = pd.Index(units).get_indexer(unit)
@@ -1152,6 +1159,19 @@ def headline_part(panel: Panel, options: ExpertOptions) -> pd.DataFrame:
 # -- the whole comparison -------------------------------------------------------------------
 
 
+def expert_options_doc(options: ExpertOptions) -> ExpertOptionsDoc:
+    """The options as the section writes them."""
+    return ExpertOptionsDoc(
+        bootstrap=options.bootstrap,
+        confidence=options.confidence,
+        epsilon=options.epsilon,
+        fdr_q=options.fdr_q,
+        alt_min_items=options.alt_min_items,
+        alt_min_experts_per_item=options.alt_min_experts_per_item,
+        loo_min_others=options.loo_min_others,
+    )
+
+
 def experts_vs_llm(frames: Frames, options: ExpertOptions | None = None) -> ExpertResult:
     """Compare expert judges with LLM judges (the report's "experts vs LLM judges" section).
 
@@ -1165,15 +1185,7 @@ def experts_vs_llm(frames: Frames, options: ExpertOptions | None = None) -> Expe
         section only says so.
     """
     options = options or ExpertOptions()
-    opts = ExpertOptionsDoc(
-        bootstrap=options.bootstrap,
-        confidence=options.confidence,
-        epsilon=options.epsilon,
-        fdr_q=options.fdr_q,
-        alt_min_items=options.alt_min_items,
-        alt_min_experts_per_item=options.alt_min_experts_per_item,
-        loo_min_others=options.loo_min_others,
-    )
+    opts = expert_options_doc(options)
     if not has_expert_judgments(frames):
         return ExpertResult(ExpertsSection(present=False, note=NO_EXPERTS_NOTE, options=opts))
     panel = build_panel(frames, options)
@@ -1198,10 +1210,20 @@ def experts_vs_llm(frames: Frames, options: ExpertOptions | None = None) -> Expe
     note = None
     if not len(ok_expert):
         note = "No usable expert judgment: every statistic of this section is undefined (NaN)."
+    elif not len(panel.units) and not panel.llms:
+        note = (
+            "No LLM judge and no comparison judged by two or more experts: agreement and majorities are "
+            "undefined (NaN)."
+        )
     elif not len(panel.units):
         note = (
             "No comparison was judged by both an expert and an LLM judge: agreement, majorities, rankings "
             "and the alternative annotator test are undefined (NaN)."
+        )
+    elif not panel.llms:
+        note = (
+            "No LLM judge: the reference set is the comparisons two or more experts judged; the LLM-side "
+            "statistics (expert-LLM agreement, the LLM panel, the alternative annotator test) are undefined."
         )
     ci = options.confidence
     tables: dict[str, pd.DataFrame] = {}

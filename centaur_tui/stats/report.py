@@ -31,6 +31,7 @@ from centaur_tui.report.document import (
     CriterionRankRow,
     CrossMode,
     CrossModeRow,
+    ExpertsSection,
     MatrixCell,
     ModeReport,
     OverallRow,
@@ -49,7 +50,7 @@ from centaur_tui.report.document import (
 )
 from centaur_tui.stats.bradley_terry import bradley_terry
 from centaur_tui.stats.common import json_value, rows
-from centaur_tui.stats.experts import ExpertOptions, experts_vs_llm
+from centaur_tui.stats.experts import ExpertOptions, expert_options_doc, experts_vs_llm
 from centaur_tui.stats.frames import STATUSES, Frames, status_counts
 from centaur_tui.stats.ppr import PPROptions, prediction_powered
 from centaur_tui.stats.rankings import (
@@ -110,15 +111,24 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
     modes = frames.modes()
     j = frames.judgments
 
-    rates = win_rates(frames)
-    ranks = within_run_ranks(frames, options.rank_method, rates=rates)
-    means = mean_ranks(ranks)
-    over = overall(ranks, means)
-    bt = bradley_terry(frames.ok, frames.candidates, ("mode",), options.bootstrap, options.confidence, options.seed)
-    bt_task = bradley_terry(frames.ok, frames.candidates, ("task", "mode"), 0, options.confidence, options.seed)
+    def want(*names: str) -> bool:
+        """Whether a section is computed (`options.section`: one alone; None: all of them)."""
+        return options.section is None or options.section in names
+
+    tables: dict[str, pd.DataFrame] = {}
+    if want("rankings", "best", "cross-mode", "validity"):
+        rates = win_rates(frames)
+        ranks = within_run_ranks(frames, options.rank_method, rates=rates)
+        means = mean_ranks(ranks)
+        over = overall(ranks, means)
+        tables.update(win_rates=rates, ranks=ranks, means=means, overall=over)
 
     mode_docs: list[ModeReport] = []
-    for mode in modes:
+    if want("rankings"):
+        bt = bradley_terry(frames.ok, frames.candidates, ("mode",), options.bootstrap, options.confidence, options.seed)
+        bt_task = bradley_terry(frames.ok, frames.candidates, ("task", "mode"), 0, options.confidence, options.seed)
+        tables.update(bradley_terry=bt, bradley_terry_by_task=bt_task)
+    for mode in modes if want("rankings") else []:
         names = frames.candidate_names(mode)
         jm = j[j["mode"] == mode]
         rm = ranks[ranks["mode"] == mode]
@@ -166,44 +176,60 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
             )
         )
 
-    best = best_by_task(means, over, design.plain, tasks)
-    # The worker model is an automation candidate only, so the intersection leaves it out.
-    cross = cross_mode_spearman(means, over, design.plain, tasks, options.permutation)
-    auto_models = set(frames.candidate_names("automation"))
-    aug_models = set(frames.candidate_names("augmentation")) - {design.plain}
+    best_rows: list[BestByTaskRow] = []
+    cross_doc = CrossMode(rows=[], only_automation=[], only_augmentation=[])
+    if want("best"):
+        best = best_by_task(means, over, design.plain, tasks)
+        best_rows = rows(BestByTaskRow, best)
+        tables["best"] = best
+    if want("cross-mode"):
+        # The worker model is an automation candidate only, so the intersection leaves it out.
+        cross = cross_mode_spearman(means, over, design.plain, tasks, options.permutation)
+        auto_models = set(frames.candidate_names("automation"))
+        aug_models = set(frames.candidate_names("augmentation")) - {design.plain}
+        cross_doc = CrossMode(
+            rows=rows(CrossModeRow, cross),
+            only_automation=sorted(auto_models - aug_models),
+            only_augmentation=sorted(aug_models - auto_models),
+        )
+        tables["cross_mode"] = cross
 
-    rel = reliability_table(frames)
-    consistency = choice_rubric_consistency(frames)
-    mismatches = stated_average_mismatches(frames)
-    cells = rubric_win_rate_cells(frames, rates)
-    rubric_r = rubric_vs_win_rate(cells)
-    crit_pairs, crit_ranks = criterion_validity(frames)
-    all_profiles = general_profiles(frames)
-    profiles = all_profiles[all_profiles["mode"] == "augmentation"]
-    profiles_auto = all_profiles[all_profiles["mode"] == "automation"]
-    z_ranks, z_agree = standardised_rubric_ranking(frames, means)
-    bias = position_bias(frames)
+    reliability = ReliabilityTable(rows=[])
+    if want("reliability"):
+        rel = reliability_table(frames)
+        reliability = ReliabilityTable(rows=rows(ReliabilityRow, rel))
+        tables["reliability"] = rel
+    validity = (
+        _validity(frames, rates, means, tables)
+        if want("validity")
+        else Validity(
+            choice_rubric=ChoiceRubric(rows=[], stated_mismatches=0, tolerance=0.05),
+            rubric_vs_win_rate=RubricVsWinRate(r=None, n=0, missing=0, reason=SKIPPED, cells=0),
+            criterion=Criterion(pairs=[], ranks=[]),
+            profiles=Profiles(augmentation=[], automation=[], judgments={}, excluded={}, dimensions=[]),
+            standardised=StandardisedTable(rows=[]),
+            position_bias=PositionBiasTable(rows=[]),
+        )
+    )
     # The experts section always uses both judge kinds, whatever `judge_kinds` the rest uses.
-    expert = experts_vs_llm(
-        frames,
-        ExpertOptions(
-            bootstrap=options.bootstrap,
-            confidence=options.confidence,
-            seed=options.seed,
-            epsilon=options.alt_epsilon,
-            alt_min_experts_per_item=options.alt_min_experts_per_item,
-        ),
-    )
-    ppr_section, ppr_tables = prediction_powered(
-        frames,
-        PPROptions(
-            alpha=options.ppr_alpha,
-            method=options.ppr_method,
-            lam=options.ppr_lam,
-            any_subset=options.ppr_any_subset,
-            min_labeled=options.ppr_min_labeled,
-        ),
-    )
+    expert_doc = ExpertsSection(present=False, note=SKIPPED, options=expert_options_doc(_expert_options(options)))
+    if want("experts"):
+        expert = experts_vs_llm(frames, _expert_options(options))
+        expert_doc = expert.section
+        tables.update({f"experts_{k}": v for k, v in expert.tables.items()})
+    ppr_section = None
+    if want("ppr"):
+        ppr_section, ppr_tables = prediction_powered(
+            frames,
+            PPROptions(
+                alpha=options.ppr_alpha,
+                method=options.ppr_method,
+                lam=options.ppr_lam,
+                any_subset=options.ppr_any_subset,
+                min_labeled=options.ppr_min_labeled,
+            ),
+        )
+        tables.update({f"ppr_{k}": v for k, v in ppr_tables.items()})
 
     status = j["status"].value_counts()
     # Winner-only judgments (imported with a winner and no rubric score) count in every pairwise
@@ -237,57 +263,100 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
             winner_only_all_kinds=winner_only_all,
         ),
         modes=mode_docs,
-        best_by_task=rows(BestByTaskRow, best),
-        cross_mode=CrossMode(
-            rows=rows(CrossModeRow, cross),
-            only_automation=sorted(auto_models - aug_models),
-            only_augmentation=sorted(aug_models - auto_models),
-        ),
-        reliability=ReliabilityTable(rows=rows(ReliabilityRow, rel)),
-        validity=Validity(
-            choice_rubric=ChoiceRubric(
-                rows=rows(ChoiceRubricRow, consistency), stated_mismatches=len(mismatches), tolerance=0.05
-            ),
-            rubric_vs_win_rate=RubricVsWinRate.model_validate({**json_value(rubric_r), "cells": len(cells)}),
-            criterion=Criterion(pairs=rows(CriterionPairRow, crit_pairs), ranks=rows(CriterionRankRow, crit_ranks)),
-            profiles=Profiles(
-                augmentation=rows(ProfileRow, profiles),
-                automation=rows(ProfileRow, profiles_auto),
-                judgments={m: int(((j["mode"] == m) & (j["status"] == "ok")).sum()) for m in modes},
-                excluded={m: status_counts(j[(j["mode"] == m).to_numpy()]) for m in modes},
-                dimensions=list(design.general_dimensions) or sorted(profiles["dimension"].unique().tolist()),
-            ),
-            standardised=StandardisedTable(
-                rows=rows(StandardisedRow, _order(_order(z_agree, "task", tasks), "mode", modes))
-            ),
-            position_bias=PositionBiasTable(rows=rows(PositionBiasRow, bias)),
-        ),
-        experts=expert.section,
+        best_by_task=best_rows,
+        cross_mode=cross_doc,
+        reliability=reliability,
+        validity=validity,
+        experts=expert_doc,
         ppr=ppr_section,
+        section=options.section,
     )
-    tables = {
-        "win_rates": rates,
-        "ranks": ranks,
-        "means": means,
-        "overall": over,
-        "bradley_terry": bt,
-        "bradley_terry_by_task": bt_task,
-        "best": best,
-        "cross_mode": cross,
-        "reliability": rel,
-        "consistency": consistency,
-        "stated_mismatches": mismatches,
-        "cells": cells,
-        "criterion_pairs": crit_pairs,
-        "criterion_ranks": crit_ranks,
-        "profiles": profiles,
-        "standardised_ranks": z_ranks,
-        "standardised": z_agree,
-        "position_bias": bias,
-        **{f"experts_{k}": v for k, v in expert.tables.items()},
-        **{f"ppr_{k}": v for k, v in ppr_tables.items()},
-    }
-    return Report(document=document, tables=tables)
+    return Report(document=document, tables=_in_order(tables))
+
+
+TABLE_ORDER = (
+    "win_rates",
+    "ranks",
+    "means",
+    "overall",
+    "bradley_terry",
+    "bradley_terry_by_task",
+    "best",
+    "cross_mode",
+    "reliability",
+    "consistency",
+    "stated_mismatches",
+    "cells",
+    "criterion_pairs",
+    "criterion_ranks",
+    "profiles",
+    "standardised_ranks",
+    "standardised",
+    "position_bias",
+)
+"""The order of `Report.tables` (the experts' and prediction-powered tables follow)."""
+
+SKIPPED = "not computed: the report was asked for one section (--section)"
+"""The note of a section left empty because another was asked for alone."""
+
+
+def _in_order(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    first = {k: tables[k] for k in TABLE_ORDER if k in tables}
+    return {**first, **{k: v for k, v in tables.items() if k not in first}}
+
+
+def _expert_options(options: ReportOptions) -> ExpertOptions:
+    return ExpertOptions(
+        bootstrap=options.bootstrap,
+        confidence=options.confidence,
+        seed=options.seed,
+        epsilon=options.alt_epsilon,
+        alt_min_experts_per_item=options.alt_min_experts_per_item,
+    )
+
+
+def _validity(frames: Frames, rates: pd.DataFrame, means: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> Validity:
+    """The validity section (choice-rubric, rubric vs win rate, criterion, profiles, standardised, position bias)."""
+    design, tasks, modes, j = frames.design, frames.tasks(), frames.modes(), frames.judgments
+    consistency = choice_rubric_consistency(frames)
+    mismatches = stated_average_mismatches(frames)
+    cells = rubric_win_rate_cells(frames, rates)
+    rubric_r = rubric_vs_win_rate(cells)
+    crit_pairs, crit_ranks = criterion_validity(frames)
+    all_profiles = general_profiles(frames)
+    profiles = all_profiles[all_profiles["mode"] == "augmentation"]
+    profiles_auto = all_profiles[all_profiles["mode"] == "automation"]
+    z_ranks, z_agree = standardised_rubric_ranking(frames, means)
+    bias = position_bias(frames)
+    tables.update(
+        consistency=consistency,
+        stated_mismatches=mismatches,
+        cells=cells,
+        criterion_pairs=crit_pairs,
+        criterion_ranks=crit_ranks,
+        profiles=profiles,
+        standardised_ranks=z_ranks,
+        standardised=z_agree,
+        position_bias=bias,
+    )
+    return Validity(
+        choice_rubric=ChoiceRubric(
+            rows=rows(ChoiceRubricRow, consistency), stated_mismatches=len(mismatches), tolerance=0.05
+        ),
+        rubric_vs_win_rate=RubricVsWinRate.model_validate({**json_value(rubric_r), "cells": len(cells)}),
+        criterion=Criterion(pairs=rows(CriterionPairRow, crit_pairs), ranks=rows(CriterionRankRow, crit_ranks)),
+        profiles=Profiles(
+            augmentation=rows(ProfileRow, profiles),
+            automation=rows(ProfileRow, profiles_auto),
+            judgments={m: int(((j["mode"] == m) & (j["status"] == "ok")).sum()) for m in modes},
+            excluded={m: status_counts(j[(j["mode"] == m).to_numpy()]) for m in modes},
+            dimensions=list(design.general_dimensions) or sorted(profiles["dimension"].unique().tolist()),
+        ),
+        standardised=StandardisedTable(
+            rows=rows(StandardisedRow, _order(_order(z_agree, "task", tasks), "mode", modes))
+        ),
+        position_bias=PositionBiasTable(rows=rows(PositionBiasRow, bias)),
+    )
 
 
 def is_missing(value: Any) -> bool:
