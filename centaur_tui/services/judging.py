@@ -217,13 +217,19 @@ class SessionJudging:
         return check
 
     def _shown(
-        self, task_id: str, key: str, one: str, two: str, cut_off: tuple[bool, bool] = (False, False)
+        self,
+        task_id: str,
+        key: str,
+        one: str,
+        two: str,
+        cut_off: tuple[bool, bool] = (False, False),
+        prompt: str | None = None,
     ) -> JudgingItem:
         task = self.study.task(task_id)
         return JudgingItem(
             key=key,
             task_title=task.title,
-            task_prompt=clean_text(task.prompt),
+            task_prompt=clean_text(task.prompt) if prompt is None else prompt,
             deliverable=task.deliverable,
             rubric=self.study.rubric(task.id),
             option_1=one,
@@ -259,7 +265,13 @@ class SessionJudging:
             self.masked += sum(m.occurrences for m in masked)
         log_maskings(self.store, log)
         cut_off = (texts[ids[0]][1], texts[ids[1]][1])
-        return self._shown(a.task, key, shown[0], shown[1], cut_off)
+        prompt = None
+        if a.prompt:
+            # A generic task's comparison shows its own question (imported data may name a model in
+            # it): cleaned and masked like the deliverables.
+            prompt, masked = self.blinding.mask(clean_text(a.prompt))
+            self.masked += sum(m.occurrences for m in masked)
+        return self._shown(a.task, key, shown[0], shown[1], cut_off, prompt)
 
     def reference(self, key: str) -> str | None:
         """The reference verdict of a judged practice place (Markdown); None for any other place."""
@@ -422,6 +434,7 @@ class PacketJudging:
             option_2=clean_text(r.option_2),
             allow_ties=self.allow_ties,
             min_rationale=self.min_rationale,
+            cut_off=r.cut_off,
         )
 
     def draft(self, key: str) -> Draft | None:

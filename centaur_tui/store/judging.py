@@ -36,6 +36,8 @@ class AssignedComparison:
     candidate_b: str
     output_a: str
     output_b: str
+    prompt: str | None = None
+    """The comparison's own prompt text (a generic task's question, `comparisons.prompt`); None: the task's."""
 
     @property
     def presented_candidates(self) -> tuple[str, str]:
@@ -91,7 +93,7 @@ class JudgingRows:
         """A place of this expert's queue with its comparison; None when it is not theirs."""
         rows = self.store.read(
             "SELECT a.id, a.comparison_id, a.presentation, a.flipped, c.task, c.candidate_a, c.candidate_b,"
-            " c.output_a, c.output_b FROM expert_assignments a JOIN comparisons c ON c.id = a.comparison_id"
+            " c.output_a, c.output_b, c.prompt FROM expert_assignments a JOIN comparisons c ON c.id = a.comparison_id"
             " WHERE a.id = ? AND a.expert = ?",
             (assignment_id, self.expert_id),
         )
@@ -108,6 +110,7 @@ class JudgingRows:
             r["candidate_b"],
             r["output_a"],
             r["output_b"],
+            r["prompt"],
         )
 
     def places(self) -> list[AssignmentPlace]:

@@ -145,6 +145,7 @@ _ITEM_FIELDS = (
     "option_1",
     "option_2",
     "exported_state",
+    "cut_off",
 )
 
 
@@ -242,6 +243,14 @@ def _packet_rubric(raw: object) -> Rubric:
         raise JudgingError("this place's rubric cannot be read: the packet was changed; ask for a new one") from None
 
 
+def _cut_off(raw: object) -> tuple[bool, bool]:
+    """An item's cut-off flags ("00", "10", "01", "11"); JudgingError (shown to the expert) for anything else."""
+    if raw not in ("00", "10", "01", "11"):
+        raise JudgingError("this place's cut-off flags cannot be read: the packet was changed; ask for a new one")
+    text = str(raw)
+    return text[0] == "1", text[1] == "1"
+
+
 def _min_rationale(value: str | None) -> int:
     """A packet's `min_rationale` (signed at export; checked again: 0-1000 characters, else the default)."""
     try:
@@ -337,12 +346,13 @@ def write_packet(
                     "option_1": item.option_1,
                     "option_2": item.option_2,
                     "exported_state": place.state if place.state in STATES else "pending",
+                    "cut_off": "".join("1" if cut else "0" for cut in item.cut_off),
                 }
                 row["mac"] = _item_mac(key, packet_id, place.assignment_id, row)
                 items.append(row)
                 c.execute(
                     "INSERT INTO items (token, position, task_title, task_prompt, deliverable, rubric, option_1,"
-                    " option_2, exported_state, state, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " option_2, exported_state, cut_off, state, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (*(row[k] for k in _ITEM_FIELDS), row["exported_state"], row["mac"]),
                 )
                 saved = place.draft
@@ -406,6 +416,8 @@ class PacketItemRow:
     rubric: Rubric
     option_1: str
     option_2: str
+    cut_off: tuple[bool, bool] = (False, False)
+    """Whether option 1 / option 2 was cut off at the length limit (the seat tells the expert)."""
 
 
 class PacketRows:
@@ -450,7 +462,8 @@ class PacketRows:
 
     def item(self, token: str) -> PacketItemRow | None:
         rows = self.db.rows(
-            "SELECT task_title, task_prompt, deliverable, rubric, option_1, option_2 FROM items WHERE token = ?",
+            "SELECT task_title, task_prompt, deliverable, rubric, option_1, option_2, cut_off FROM items"
+            " WHERE token = ?",
             (token,),
         )
         if not rows:
@@ -464,6 +477,7 @@ class PacketRows:
             _packet_rubric(r["rubric"]),
             clean_text(r["option_1"]),
             clean_text(r["option_2"]),
+            _cut_off(r["cut_off"]),
         )
 
     def draft(self, token: str) -> Draft | None:

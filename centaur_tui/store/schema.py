@@ -434,21 +434,24 @@ def migrate(conn: sqlite3.Connection, path: Path, target: int = SCHEMA_VERSION) 
 
 
 PACKET_FORMAT = "centaur-judging-packet"
-PACKET_VERSION = 3
+PACKET_VERSION = 4
 """A packet file says its format and version in `packet_meta`; a reader refuses any other version.
 Version 2 (issue 13): `packet_meta` holds the session's name and fingerprint and the packet's
 HMAC (`mac`), each item its own HMAC (`items.mac`, also over its `exported_state`, the state
 `state` started from); a version 1 packet has neither and is
 refused (export it again). Version 3 (issue 14): `packet_meta` may hold the session's expert
 `guidelines` and holds `idle_s`, both under the packet's HMAC; drafts and results hold
-`active_seconds`, results `confirmed_lower`; a version 2 packet is refused (export it again)."""
+`active_seconds`, results `confirmed_lower`; a version 2 packet is refused (export it again). Version 4
+(issue 22): each item holds `cut_off` ("00", "10", "01" or "11": option 1 / option 2 was cut off at the
+length limit), under the item's HMAC; a version 3 packet is refused (export it again)."""
 
 PACKET_TABLES = (
     "CREATE TABLE IF NOT EXISTS packet_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS items (
         token TEXT PRIMARY KEY, position INTEGER NOT NULL, task_title TEXT NOT NULL, task_prompt TEXT NOT NULL,
         deliverable TEXT NOT NULL, rubric TEXT NOT NULL, option_1 TEXT NOT NULL, option_2 TEXT NOT NULL,
-        exported_state TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending', mac TEXT NOT NULL
+        exported_state TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending', mac TEXT NOT NULL,
+        cut_off TEXT NOT NULL DEFAULT '00'
     )""",
     """CREATE TABLE IF NOT EXISTS drafts (
         token TEXT PRIMARY KEY REFERENCES items (token), scores TEXT NOT NULL, winner TEXT,
