@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from centaur_tui.catalog import load_session
-from centaur_tui.domain.seat import JudgingError
 from centaur_tui.domain.blinding import clean_text
+from centaur_tui.domain.seat import JudgingError
 from centaur_tui.services.exchange import import_packet
 from centaur_tui.services.judging import PacketJudging, export_packet, open_judging
 from centaur_tui.store import Store
@@ -71,7 +71,6 @@ def _cut_first_option(study_path: Path) -> str:
         before = seat.item(key)
         assert before.cut_off == (False, False)
     with sqlite3.connect(study.database) as db:
-        (comparison,) = db.execute("SELECT comparison_id FROM expert_assignments WHERE id = ?", (int(key),)).fetchone()
         a, b, flipped = db.execute(
             "SELECT c.output_a, c.output_b, x.flipped FROM comparisons c JOIN expert_assignments x"
             " ON x.comparison_id = c.id WHERE x.id = ?",
