@@ -226,18 +226,21 @@ class Seat:
         return response.status, await response.json(content_type=None)
 
 
-async def _seat(path: Path, **kwargs) -> tuple[Seat, Store]:
+async def _seat(path: Path, tokens: dict[str, str] | None = None, **kwargs) -> tuple[Seat, Store]:
+    """A server on the session (a new process, as far as the database can tell); new links unless `tokens`."""
     study = load_session(path)
-    with Store(study.database) as store:
-        dead = make_link(study, store, "ann").token  # renewed on the next line: no longer valid
-        ann = make_link(study, store, "ann").token
-        bob = make_link(study, store, "bob").token
+    if tokens is None:
+        with Store(study.database) as store:
+            dead = make_link(study, store, "ann").token  # renewed on the next line: no longer valid
+            ann = make_link(study, store, "ann").token
+            bob = make_link(study, store, "bob").token
+        assert dead and ann and bob
+        tokens = {"ann": ann, "bob": bob, "dead": dead}
     store = Store(study.database)
     server = ExpertServer(study, store, **kwargs)
     client = TestClient(TestServer(server.application()))
     await client.start_server()
-    assert dead and ann and bob
-    return Seat(client, server, {"ann": ann, "bob": bob, "dead": dead}, study), store
+    return Seat(client, server, tokens, study), store
 
 
 @pytest.fixture
@@ -481,7 +484,6 @@ async def test_posts_need_this_origin_and_the_csrf_token(served: Seat) -> None:
     ):
         status, _ = await served.post("/api/judging/save", body, headers=headers)
         assert status == 403, headers
-    assert served.server.versions.current("ann", "j", "x") == "0"
     assert _rows(served.study, "SELECT count(*) FROM expert_drafts") == [(0,)]
     status, _ = await served.post("/api/judging/save", body, headers=good)
     assert status == 200
@@ -575,14 +577,10 @@ async def test_writing_saves_previews_submits_then_reads_only(served: Seat) -> N
         "/api/writing/submit", {"place": data["place"], "base": body["version"], "text": "  "}
     )
     assert status == 409 and "empty" in empty["error"]
+    # The refused submit saved its text first: the page gets its new base back, not a stale tab.
+    assert int(empty["version"]) > int(body["version"])
     status, done = await served.post(
-        "/api/writing/submit",
-        {
-            "place": data["place"],
-            "base": served.server.versions.current("ann", "w", _work_key(served, data)),
-            "text": hostile,
-            "seconds": 5,
-        },
+        "/api/writing/submit", {"place": data["place"], "base": empty["version"], "text": hostile, "seconds": 5}
     )
     assert status == 200
     locked = await served.data(done["next"])
@@ -863,3 +861,60 @@ async def test_a_page_served_before_a_restart_still_saves_after_it(seat: Path) -
     finally:
         await second.client.close()
         store.close()
+
+
+async def test_a_stale_tab_is_refused_after_a_restart_of_the_server(seat: Path) -> None:
+    """The register of draft versions is the database: a restart in between changes nothing."""
+    first, store = await _seat(seat)
+    try:
+        one = await first.data()  # tab one
+        two = await first.data()  # tab two, same place, same base
+        written = await first.data("/write")
+        also = await first.data("/write")
+        assert one["place"] == two["place"] and one["base"] == two["base"] == "0"
+        status, saved = await first.post(
+            "/api/judging/save", {"place": one["place"], "base": one["base"], "draft": {"rationale": "tab one"}}
+        )
+        assert status == 200
+        status, wrote = await first.post(
+            "/api/writing/save", {"place": written["place"], "base": written["base"], "text": "tab one"}
+        )
+        assert status == 200
+    finally:
+        await first.client.close()
+        store.close()
+    second, store = await _seat(seat, tokens=first.tokens)  # a new server: nothing of the first in memory
+    try:
+        for path, body in (
+            ("/api/judging/save", {"place": two["place"], "base": two["base"], "draft": {"rationale": "tab two"}}),
+            ("/api/judging/state", {**{"place": two["place"], "base": two["base"]}, "state": "flagged", "draft": {}}),
+            ("/api/judging/submit", {"place": two["place"], "base": two["base"], "draft": _complete(two)}),
+            ("/api/writing/save", {"place": also["place"], "base": also["base"], "text": "tab two"}),
+            ("/api/writing/submit", {"place": also["place"], "base": also["base"], "text": "tab two"}),
+        ):
+            status, stale = await second.post(path, body)
+            assert status == 409 and stale["stale"], (path, status, stale)
+        reloaded = await second.data()
+        assert reloaded["draft"]["rationale"] == "tab one" and reloaded["base"] == saved["version"]
+        assert (await second.data("/write"))["text"] == "tab one"
+        assert _rows(second.study, "SELECT count(*) FROM judgments WHERE judge = 'ann'") == [(0,)]
+        # Tab one (its base current) goes on saving on the new server.
+        status, again = await second.post(
+            "/api/judging/save", {"place": one["place"], "base": saved["version"], "draft": {"rationale": "one+"}}
+        )
+        assert status == 200 and int(again["version"]) > int(saved["version"])
+        status, _ = await second.post(
+            "/api/writing/save", {"place": written["place"], "base": wrote["version"], "text": "one+"}
+        )
+        assert status == 200
+    finally:
+        await second.client.close()
+        store.close()
+
+
+@pytest.mark.parametrize("base", [None, 5, "", "-1", "1e3", "٣", "9" * 20, "99999999999999999999", " 1"])
+async def test_a_hostile_base_is_refused_with_its_field_named(served: Seat, base: object) -> None:
+    data = await served.data()
+    status, body = await served.post("/api/judging/save", {"place": data["place"], "base": base, "draft": {}})
+    assert status == 400 and "base" in body["error"]
+    assert _rows(served.study, "SELECT count(*) FROM expert_drafts") == [(0,)]

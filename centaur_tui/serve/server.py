@@ -46,7 +46,7 @@ from centaur_tui.domain.blinding import Draft, QueueItem, next_open
 from centaur_tui.domain.drafts import MAX_TEXT, DraftFieldError, parse_draft, seconds_field
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.links import COOKIE
-from centaur_tui.serve.drafts import DraftVersions
+from centaur_tui.serve.drafts import VersionClock, base_version
 from centaur_tui.serve.guard import ConnectionLimits, FailureLimiter, csrf_token, quiet_aiohttp, same_csrf
 from centaur_tui.serve.markup import markdown_html
 from centaur_tui.services.links import LINK_PATH, expert_of_token
@@ -158,7 +158,7 @@ class ExpertServer:
             else FailureLimiter(self.limits.failures, self.limits.failure_window)
         )
         self.connections = ConnectionLimits(self.limits.per_address, self.limits.per_expert)
-        self.versions = DraftVersions()
+        self.versions = VersionClock()
         self._place_key: bytes | None = None
         self._judging: dict[str, Any] = {}
         self._rubrics: dict[tuple[str, str], list[str]] = {}
@@ -487,13 +487,16 @@ class ExpertServer:
             }
             return aiohttp_jinja2.render_template("message.html", request, context)
 
-        def read() -> tuple[Any, Draft, Any]:
+        def read() -> tuple[Any, Draft, Any, int]:
             source = self.judging(expert_id)
             item = source.item(current.key)
+            # The version before the draft: a save between the two reads leaves this page stale
+            # (its next save is refused and it reloads), never a page whose base hides a newer draft.
+            version = 0 if revising else source.draft_version(current.key)
             draft = source.submitted_draft(current.key) if revising else (source.draft(current.key) or Draft())
-            return source, draft, item
+            return source, draft, item, version
 
-        source, draft, item = await asyncio.to_thread(read)
+        source, draft, item, version = await asyncio.to_thread(read)
         self._rubrics[(expert_id, current.key)] = [d.id for d in item.rubric.all]
         handle = self._handle("j", expert_id, current.key)
         dims = [
@@ -502,7 +505,7 @@ class ExpertServer:
         ]
         data = {
             "place": handle,
-            "base": self.versions.current(expert_id, "j", current.key),
+            "base": str(version),
             "revising": revising,
             "practice": current.practice,
             "dimensions": [d["id"] for d in dims],
@@ -549,14 +552,15 @@ class ExpertServer:
                 return queue, None, None, None
             from centaur_tui.services.work import WorkDraft
 
-            return queue, place, source.item(place.key), source.draft(place.key) or WorkDraft()
+            version = source.draft_version(place.key)  # before the draft, as for judging
+            return queue, place, source.item(place.key), (source.draft(place.key) or WorkDraft(), version)
 
         found = await asyncio.to_thread(read)
         base = self._common(request, "write")
         if found is None:
             context = {**base, "title": "No writing", "message": "You are not asked to write deliverables."}
             return aiohttp_jinja2.render_template("message.html", request, context)
-        queue, place, item, draft = found
+        queue, place, item, (draft, version) = found
         places = [
             {"handle": self._handle("w", expert_id, q.key), "title": q.task_title, "locked": q.locked} for q in queue
         ]
@@ -571,7 +575,7 @@ class ExpertServer:
         handle = self._handle("w", expert_id, place.key)
         data = {
             "place": handle,
-            "base": self.versions.current(expert_id, "w", str(place.key)),
+            "base": str(version),
             "locked": bool(draft.locked),
             "text": draft.text,
             "seconds": draft.seconds,
@@ -614,9 +618,16 @@ class ExpertServer:
             found = self._rubrics[(expert_id, place.key)] = [d.id for d in item.rubric.all]
         return found
 
-    def _claim(self, expert_id: str, kind: str, key: str, body: dict[str, Any]) -> int:
-        version = self.versions.claim(expert_id, kind, key, body.get("base"))
-        if version is None:
+    def _save(self, source: Any, key: Any, draft: Any, body: dict[str, Any]) -> int:
+        """Save a draft made on the page's base (call in a thread); its new version, or Stale.
+
+        The database decides (`save_draft(..., base=)`: the stored version must still be the
+        page's base, in the save's own transaction), so a tab loaded before a restart of the
+        server, or before another tab's save, is refused all the same.
+        """
+        base = _base(body.get("base"))
+        version = self.versions.next(base)
+        if not source.save_draft(key, draft, version, base):
             raise Stale()
         return version
 
@@ -627,10 +638,9 @@ class ExpertServer:
         if place.state == "done":
             return _json({"error": "This comparison is judged already.", "done": True}, status=409)
         try:
-            version = self._claim(request[EXPERT], "j", place.key, body)
+            version = await asyncio.to_thread(self._save, source, place.key, draft, body)
         except Stale:
             return _stale()
-        await asyncio.to_thread(source.save_draft, place.key, draft, version)
         return _json({"version": str(version)})
 
     async def _judging_submit(self, request: web.Request) -> web.StreamResponse:
@@ -639,20 +649,28 @@ class ExpertServer:
         expert_id = request[EXPERT]
         draft = _parse_draft(body.get("draft"), await self._dimensions(request[EXPERT], source, place))
         revising = body.get("revise") is True
-        try:
-            self._claim(expert_id, "j", place.key, body)
-        except Stale:
-            return _stale()
 
         def store() -> tuple[str | None, str | None]:
             if revising:
+                # A second revision of the same judgment is refused by the store (409), no draft involved.
                 source.revise(place.key, draft)
             else:
-                source.submit(place.key, draft)
+                # Saved first on the page's base: a stale tab is refused here; a tab whose base
+                # was current moves the version on, so any other tab's later save is refused too.
+                version = self._save(source, place.key, draft, body)
+                try:
+                    source.submit(place.key, draft)
+                except CentaurError as exc:
+                    raise Refused(exc, version) from None
             reference = source.reference(place.key) if place.practice and hasattr(source, "reference") else None
             return reference, self._next_url(source, expert_id, place)
 
-        reference, next_url = await asyncio.to_thread(store)
+        try:
+            reference, next_url = await asyncio.to_thread(store)
+        except Stale:
+            return _stale()
+        except Refused as exc:
+            return exc.response()
         return _json(
             {"next": next_url, "reference": str(markdown_html(reference, 1)) if reference else None},
         )
@@ -672,21 +690,25 @@ class ExpertServer:
         if not isinstance(note, str) or len(note) > MAX_TEXT:
             raise BadInput("note must be text")
         draft = _parse_draft(body.get("draft"), await self._dimensions(request[EXPERT], source, place))
-        try:
-            version = self._claim(expert_id, "j", place.key, body)
-        except Stale:
-            return _stale()
 
         def store() -> str:
             from centaur_tui.services.seat import save_flag_note
 
-            source.save_draft(place.key, draft, version)
-            source.set_state(place.key, state)
+            version = self._save(source, place.key, draft, body)
+            try:
+                source.set_state(place.key, state)
+            except CentaurError as exc:
+                raise Refused(exc, version) from None
             if state == "flagged" and note.strip():
                 save_flag_note(self.store, expert_id, place.key, note)
             return self._next_url(source, expert_id, place)
 
-        return _json({"next": await asyncio.to_thread(store)})
+        try:
+            return _json({"next": await asyncio.to_thread(store)})
+        except Stale:
+            return _stale()
+        except Refused as exc:
+            return exc.response()
 
     # -- writing API ---------------------------------------------------------------------------
 
@@ -720,21 +742,27 @@ class ExpertServer:
         if place.locked:
             return _json({"error": "This deliverable is submitted already.", "locked": True}, status=409)
         try:
-            version = self._claim(request[EXPERT], "w", str(place.key), body)
+            version = await asyncio.to_thread(self._save, source, place.key, draft, body)
         except Stale:
-            return _stale()
-        saved = await asyncio.to_thread(source.save_draft, place.key, draft, version)
-        if not saved:
             return _stale()
         return _json({"version": str(version), "preview": markdown_html(draft.text, 2)})
 
     async def _writing_submit(self, request: web.Request) -> web.StreamResponse:
         body, source, place, draft = await self._work_place(request)
+
+        def store() -> None:
+            version = self._save(source, place.key, draft, body)  # a stale tab is refused, as for judging
+            try:
+                source.submit(place.key, draft, version)
+            except CentaurError as exc:
+                raise Refused(exc, version) from None
+
         try:
-            version = self._claim(request[EXPERT], "w", str(place.key), body)
+            await asyncio.to_thread(store)
         except Stale:
             return _stale()
-        await asyncio.to_thread(source.submit, place.key, draft, version)
+        except Refused as exc:
+            return exc.response()
         return _json({"next": "/write?place=" + self._handle("w", request[EXPERT], place.key)})
 
     # -- running -------------------------------------------------------------------------------
@@ -770,6 +798,18 @@ class Stale(Exception):
     """Another tab saved the place since this page's base."""
 
 
+class Refused(Exception):
+    """A submit (or skip, flag) refused after its draft was saved: the page gets the reason and its new base."""
+
+    def __init__(self, error: CentaurError, version: int) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.version = version
+
+    def response(self) -> web.Response:
+        return _json({"error": str(self.error), "title": self.error.title, "version": str(self.version)}, status=409)
+
+
 def _stale() -> web.Response:
     return _json(
         {
@@ -801,6 +841,13 @@ async def _body(request: web.Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadInput("the body must be a JSON object")
     return body
+
+
+def _base(value: object) -> int:
+    try:
+        return base_version(value)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def _seconds(value: object) -> float:

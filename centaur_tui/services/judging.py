@@ -70,8 +70,17 @@ class JudgingSource(Protocol):
         """The open place worked on last (its draft saved most recently), to resume there."""
         ...
 
-    def save_draft(self, key: str, draft: Draft, version: int) -> None:
-        """Save partial work; a save with a lower version than the stored one is ignored."""
+    def draft_version(self, key: str) -> int:
+        """The version of a place's saved draft (0: none), for a seat that refuses saves made on an older one."""
+        ...
+
+    def save_draft(self, key: str, draft: Draft, version: int, base: int | None = None) -> bool:
+        """Save partial work; whether it was stored.
+
+        Not stored (False): a version no higher than the stored one, or, when `base` is given,
+        a stored draft whose version is not `base` (0: no draft), checked in the same write
+        transaction: a page or tab that loaded an older draft never overwrites a newer one.
+        """
         ...
 
     def submit(self, key: str, draft: Draft) -> None:
@@ -280,13 +289,19 @@ class SessionJudging:
         found = self.rows.resume_id()
         return None if found is None else str(found)
 
-    def save_draft(self, key: str, draft: Draft, version: int) -> None:
+    def draft_version(self, key: str) -> int:
         if self.checks.owns(key):
-            # False also for an older version or a judged check (both ignored, as for comparisons).
-            if not self.checks.save_draft(key, draft, version) and self.checks.row(key) is None:
+            return self.checks.draft_version(key)
+        return self.rows.draft_version(self._assignment(key).id)
+
+    def save_draft(self, key: str, draft: Draft, version: int, base: int | None = None) -> bool:
+        if self.checks.owns(key):
+            # False also for an older version, another base or a judged check (as for comparisons).
+            saved = self.checks.save_draft(key, draft, version, base)
+            if not saved and self.checks.row(key) is None:
                 raise self._unknown()
-            return
-        self.rows.save_draft(self._assignment(key).id, draft, version)
+            return saved
+        return self.rows.save_draft(self._assignment(key).id, draft, version, base)
 
     # -- submitting ------------------------------------------------------------------------
 
@@ -430,10 +445,13 @@ class PacketJudging:
     def resume_key(self) -> str | None:
         return self.rows.resume_token()
 
-    def save_draft(self, key: str, draft: Draft, version: int) -> None:
+    def draft_version(self, key: str) -> int:
+        return self.rows.draft_version(key)
+
+    def save_draft(self, key: str, draft: Draft, version: int, base: int | None = None) -> bool:
         if not self.rows.has(key):
             raise JudgingError("no such place in this packet")
-        self.rows.save_draft(key, draft, version)
+        return self.rows.save_draft(key, draft, version, base)
 
     def submit(self, key: str, draft: Draft) -> None:
         item = self.item(key)

@@ -151,10 +151,30 @@ class JudgingRows:
         )
         return None if value is None else int(value)
 
-    def save_draft(self, assignment_id: int, draft: Draft, version: int) -> None:
-        """Save a draft of one of the expert's places; a lower version than the stored one is ignored."""
+    def draft_version(self, assignment_id: int) -> int:
+        """The version of a place's stored draft; 0 when it has none."""
+        value = self.store.read_value(
+            "SELECT d.version FROM expert_drafts d JOIN expert_assignments a ON a.id = d.assignment_id"
+            " WHERE d.assignment_id = ? AND a.expert = ?",
+            (assignment_id, self.expert_id),
+        )
+        return 0 if value is None else int(value)
+
+    def save_draft(self, assignment_id: int, draft: Draft, version: int, base: int | None = None) -> bool:
+        """Save a draft of one of the expert's places; whether it was stored.
+
+        Not stored: a version no higher than the stored one, or (`base` given) a stored version
+        other than `base` (0: no draft), read in the same write transaction as the save, so a
+        page that loaded an older draft can never overwrite a newer one.
+        """
         with self.store.write() as c:
-            c.execute(
+            if base is not None:
+                row = c.execute(
+                    "SELECT version FROM expert_drafts WHERE assignment_id = ?", (assignment_id,)
+                ).fetchone()
+                if (0 if row is None else int(row[0])) != base:
+                    return False
+            cur = c.execute(
                 "INSERT INTO expert_drafts (assignment_id, scores, winner, rationale, seconds, active_seconds,"
                 " version, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (assignment_id) DO UPDATE SET"
                 " scores = excluded.scores, winner = excluded.winner, rationale = excluded.rationale,"
@@ -172,6 +192,7 @@ class JudgingRows:
                     utc_now(),
                 ),
             )
+        return cur.rowcount > 0
 
     def store_judgment(self, assignment_id: int, record: JudgmentRecord) -> bool:
         """Store a judgment of a place and delete its draft; False when that revision is stored already."""
