@@ -526,8 +526,9 @@ async def test_skip_flag_with_a_note_and_revise(served: Seat) -> None:
         },
     )
     assert status == 200
-    notes = _rows(served.study, "SELECT key, value FROM meta WHERE key LIKE 'flag-note/ann/%'")
-    assert [v for _, v in notes] == ["odd task"]
+    notes = _rows(served.study, "SELECT expert, note FROM expert_flag_notes")
+    assert notes == [("ann", "odd task")]
+    assert _rows(served.study, "SELECT count(*) FROM meta WHERE key LIKE 'flag-note/%'") == [(0,)]
     nxt = await served.data(body["next"])
     assert nxt["place"] != data["place"]
     status, body = await served.post(

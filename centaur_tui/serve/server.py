@@ -692,15 +692,12 @@ class ExpertServer:
         draft = _parse_draft(body.get("draft"), await self._dimensions(request[EXPERT], source, place))
 
         def store() -> str:
-            from centaur_tui.services.seat import save_flag_note
-
             version = self._save(source, place.key, draft, body)
             try:
-                source.set_state(place.key, state)
+                # The note goes where the terminal seat's does (services.judging, expert_flag_notes).
+                source.set_state(place.key, state, note if state == "flagged" else "")
             except CentaurError as exc:
                 raise Refused(exc, version) from None
-            if state == "flagged" and note.strip():
-                save_flag_note(self.store, expert_id, place.key, note)
             return self._next_url(source, expert_id, place)
 
         try:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from centaur_tui.domain.blinding import Blinding, Draft, JudgingItem, QueueItem, clean_text, missing
 from centaur_tui.domain.records import JudgmentRecord
-from centaur_tui.domain.seat import JudgingError, check_state, expert_record, queue_item
+from centaur_tui.domain.seat import MAX_FLAG_NOTE, JudgingError, check_state, expert_record, queue_item
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.task import Rubric
@@ -53,6 +53,8 @@ class JudgingSource(Protocol):
     """A gap between keys or clicks longer than this counts only this long as active time."""
     can_revise: bool
     """Submitted judgments can be corrected here (`submitted_before`, `submitted_draft`, `revise`)."""
+    keeps_notes: bool
+    """A flag may carry a note for the researcher here (`set_state(..., note=)`)."""
 
     def queue(self) -> list[QueueItem]:
         """The expert's places, in queue order, with their states."""
@@ -91,8 +93,8 @@ class JudgingSource(Protocol):
         """The reference verdict of a judged practice place (Markdown); None for any other place."""
         ...
 
-    def set_state(self, key: str, state: str) -> None:
-        """Mark a place pending, skipped or flagged."""
+    def set_state(self, key: str, state: str, note: str = "") -> None:
+        """Mark a place pending, skipped or flagged; a flag's note (if any) is kept for the researcher."""
         ...
 
     def submitted_before(self, key: str | None) -> QueueItem | None:
@@ -110,6 +112,13 @@ class JudgingSource(Protocol):
     def close(self) -> None:
         """Release what the source holds."""
         ...
+
+
+def flag_note(note: object) -> str:
+    """A flag's note as kept: text with control characters replaced, trimmed, cut to MAX_FLAG_NOTE ("": none)."""
+    if not isinstance(note, str):
+        raise JudgingError("a flag's note must be text")
+    return clean_text(note).strip()[:MAX_FLAG_NOTE]
 
 
 def require_complete(draft: Draft, rubric: Rubric, allow_ties: bool, min_rationale: int) -> None:
@@ -156,6 +165,7 @@ class SessionJudging:
     """
 
     can_revise = True
+    keeps_notes = True
 
     def __init__(self, store: Store, study: Study, expert: ExpertSpec, blinding: Blinding | None = None) -> None:
         from centaur_tui.store import ExpertChecks, session_blinding
@@ -329,15 +339,28 @@ class SessionJudging:
         if not self.rows.store_judgment(a.id, self._record(a, draft)):
             raise JudgingError("this comparison is already judged; the stored judgment is kept")
 
-    def set_state(self, key: str, state: str) -> None:
-        """Mark a place pending, skipped or flagged (JudgingError: an unknown state or place)."""
+    def set_state(self, key: str, state: str, note: str = "") -> None:
+        """Mark a place pending, skipped or flagged (JudgingError: an unknown state or place).
+
+        A flag's note (control characters replaced, cut to `MAX_FLAG_NOTE` characters) is kept
+        in `expert_flag_notes` for the researcher (the report's seat section); a blank note adds
+        nothing, and a note with any other state is refused.
+        """
         place_state = check_state(state)
+        text = flag_note(note)
+        if text and place_state != "flagged":
+            raise JudgingError("only a flag takes a note")
         if self.checks.owns(key):
             if not self.checks.set_state(key, place_state):
                 raise self._unknown()
-            return
-        if not self.rows.set_state(self._assignment(key).id, place_state):
+        elif not self.rows.set_state(self._assignment(key).id, place_state):
             raise self._unknown()
+        if text:
+            self.rows.add_flag_note(key, text)
+
+    def flag_notes(self, key: str) -> list[str]:
+        """The expert's notes on a place they flagged, oldest first."""
+        return self.rows.flag_notes(key)
 
     # -- revising a submitted judgment -----------------------------------------------------
 
@@ -405,6 +428,8 @@ class PacketJudging:
     """
 
     can_revise = False
+    keeps_notes = False
+    """A packet has no place for a flag's note (its format is fixed by PACKET_VERSION)."""
 
     def __init__(self, path: Path) -> None:
         from centaur_tui.store.packets import PacketRows
@@ -462,8 +487,10 @@ class PacketJudging:
     def reference(self, key: str) -> str | None:
         return None  # a packet holds comparisons only: practice stays in the app
 
-    def set_state(self, key: str, state: str) -> None:
+    def set_state(self, key: str, state: str, note: str = "") -> None:
         place_state = check_state(state)
+        if flag_note(note):
+            raise JudgingError("a judging packet keeps no flag notes; flag in the session's app to leave one")
         if not self.rows.set_state(key, place_state):
             raise JudgingError("no such place in this packet")
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from centaur_tui.domain.blinding import Draft
 from centaur_tui.domain.records import JudgmentRecord
-from centaur_tui.domain.seat import PlaceState
+from centaur_tui.domain.seat import FlagNote, PlaceState
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 
@@ -194,6 +194,24 @@ class JudgingRows:
             )
         return cur.rowcount > 0
 
+    def add_flag_note(self, place: str, note: str) -> None:
+        """Keep the expert's note on a place they flagged (a row of `expert_flag_notes`; earlier notes stay)."""
+        with self.store.write() as c:
+            c.execute(
+                "INSERT INTO expert_flag_notes (expert, place, note, noted_at) VALUES (?, ?, ?, ?)",
+                (self.expert_id, place, note, utc_now()),
+            )
+
+    def flag_notes(self, place: str) -> list[str]:
+        """The expert's notes on one place, oldest first."""
+        return [
+            str(r["note"])
+            for r in self.store.read(
+                "SELECT note FROM expert_flag_notes WHERE expert = ? AND place = ? ORDER BY id",
+                (self.expert_id, place),
+            )
+        ]
+
     def store_judgment(self, assignment_id: int, record: JudgmentRecord) -> bool:
         """Store a judgment of a place and delete its draft; False when that revision is stored already."""
         if self.store.save_judgment(record) is None:
@@ -247,3 +265,16 @@ class JudgingRows:
             (self.expert_id,),
         )
         return [int(r["id"]) for r in rows]
+
+
+def flag_note_rows(store: Store) -> list[FlagNote]:
+    """Every expert's flag notes, oldest first, each with its place's task (the report's seat section)."""
+    rows = store.read(
+        "SELECT n.expert, n.place, n.note, n.noted_at, coalesce(c.task, k.task) AS task"
+        " FROM expert_flag_notes n"
+        " LEFT JOIN expert_assignments a ON n.place = CAST(a.id AS TEXT) AND a.expert = n.expert"
+        " LEFT JOIN comparisons c ON c.id = a.comparison_id"
+        " LEFT JOIN expert_checks k ON k.token = n.place AND k.expert = n.expert"
+        " ORDER BY n.id"
+    )
+    return [FlagNote(r["expert"], r["place"], r["task"], r["note"], r["noted_at"]) for r in rows]
