@@ -919,3 +919,84 @@ async def test_a_hostile_base_is_refused_with_its_field_named(served: Seat, base
     status, body = await served.post("/api/judging/save", {"place": data["place"], "base": base, "draft": {}})
     assert status == 400 and "base" in body["error"]
     assert _rows(served.study, "SELECT count(*) FROM expert_drafts") == [(0,)]
+
+
+async def test_a_guesser_sharing_the_address_never_locks_out_an_expert_with_a_good_cookie(seat: Path) -> None:
+    """Behind a reverse proxy without --trust-proxy everyone is one address: known-good cookies still pass."""
+    clock = [1000.0]
+    served, store = await _seat(seat, limits=Limits(failures=5, failure_window=60.0), clock=lambda: clock[0])
+    try:
+        assert (await served.client.get("/", headers=served.headers())).status == 200  # ann is known now
+        for _ in range(5):
+            assert (await served.client.get("/e/" + new_token())).status == 403
+        assert (await served.client.get("/", headers={"Cookie": f"{COOKIE}={new_token()}"})).status == 429
+        assert (await served.client.get("/", headers=served.headers())).status == 200  # ann: not locked out
+        data = await served.data()
+        status, _ = await served.post("/api/judging/save", {"place": data["place"], "base": data["base"], "draft": {}})
+        assert status == 200
+        assert (await served.client.get("/", headers=served.headers("bob"))).status == 429  # never seen: waits
+        with Store(served.study.database) as other:
+            revoke_link(served.study, other, "ann")
+        assert (await served.client.get("/", headers=served.headers())).status == 403  # known, but revoked
+    finally:
+        await served.client.close()
+        store.close()
+
+
+async def test_with_trust_proxy_failures_count_per_forwarded_address(seat: Path) -> None:
+    clock = [1000.0]
+    served, store = await _seat(
+        seat, limits=Limits(failures=5, failure_window=60.0), clock=lambda: clock[0], trust_proxy=True
+    )
+    try:
+        guesser = {"X-Forwarded-For": "203.0.113.9"}
+        for _ in range(5):
+            assert (await served.client.get("/e/" + new_token(), headers=guesser)).status == 403
+        assert (await served.client.get("/e/" + new_token(), headers=guesser)).status == 429
+        # The guesser forging an earlier hop is still the proxy's last hop: blocked.
+        forged = {"X-Forwarded-For": "198.51.100.1, 203.0.113.9"}
+        assert (await served.client.get("/e/" + new_token(), headers=forged)).status == 429
+        # An expert behind the same proxy, never seen before, opens their link.
+        ann = {"X-Forwarded-For": "198.51.100.1"}
+        opened = await served.client.get("/e/" + served.tokens["bob"], headers=ann)
+        assert opened.status == 200 and COOKIE in opened.cookies
+    finally:
+        await served.client.close()
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("remote", "forwarded", "trust", "counted"),
+    [
+        ("127.0.0.1", ["203.0.113.9"], False, "127.0.0.1"),  # not trusted: the peer
+        ("127.0.0.1", [], True, "127.0.0.1"),  # no header: the peer
+        ("127.0.0.1", ["198.51.100.1, 203.0.113.9"], True, "203.0.113.9"),  # the last hop
+        ("127.0.0.1", ["198.51.100.1", "203.0.113.9 "], True, "203.0.113.9"),  # two headers: the last one
+        ("127.0.0.1", ["2001:db8::1"], True, "2001:db8::1"),
+        ("127.0.0.1", ["203.0.113.9, not-an-address"], True, "127.0.0.1"),  # junk last hop: the peer
+        ("127.0.0.1", ["203.0.113.9,"], True, "127.0.0.1"),
+        ("127.0.0.1", ["x" * 10_000], True, "127.0.0.1"),
+        ("127.0.0.1", ["203.0.113.9\x00"], True, "127.0.0.1"),
+        (None, ["unknown"], True, "?"),
+    ],
+    ids=range(10),
+)
+def test_the_counted_address_is_the_proxy_s_last_hop_only_when_trusted(
+    remote: str | None, forwarded: list[str], trust: bool, counted: str
+) -> None:
+    from centaur_tui.serve.guard import client_address
+
+    assert client_address(remote, forwarded, trust) == counted
+
+
+def test_known_tokens_keep_hashes_only_and_forget_the_oldest() -> None:
+    from centaur_tui.serve.guard import KnownTokens
+
+    known = KnownTokens(limit=2)
+    first, second, third = new_token(), new_token(), new_token()
+    for token in (first, second, third):
+        known.add(token)
+    assert not known.has(first) and known.has(second) and known.has(third)
+    assert not any(third.encode() in h for h in known._hashes)
+    for hostile in (None, "", 5, "x" * 201, b"bytes"):
+        assert not known.has(hostile)

@@ -13,7 +13,10 @@ The guard, on every request:
 - every other path needs the cookie of an active link; the expert is the link's, never the
   URL's. A revoked or renewed link is refused on its next request, so an open page ends on its
   next save or on its heartbeat;
-- failed link or cookie checks are counted per address (`FailureLimiter`): past the limit, 429;
+- failed link or cookie checks are counted per address (`FailureLimiter`): past the limit, 429,
+  except for a cookie that already passed a check on this server (`KnownTokens`), so a guesser
+  sharing an address with experts (a reverse proxy without `trust_proxy`) cannot lock them out;
+  with `trust_proxy` the address is the last hop of X-Forwarded-For (the one the proxy added);
 - a POST needs this site's Origin and the page's CSRF token (an HMAC of the link token);
 - connections are limited per address and requests per expert (`ConnectionLimits`); idle and
   half-open connections are closed after `keepalive_timeout` seconds;
@@ -47,7 +50,15 @@ from centaur_tui.domain.drafts import MAX_TEXT, DraftFieldError, parse_draft, se
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.links import COOKIE
 from centaur_tui.serve.drafts import VersionClock, base_version
-from centaur_tui.serve.guard import ConnectionLimits, FailureLimiter, csrf_token, quiet_aiohttp, same_csrf
+from centaur_tui.serve.guard import (
+    ConnectionLimits,
+    FailureLimiter,
+    KnownTokens,
+    client_address,
+    csrf_token,
+    quiet_aiohttp,
+    same_csrf,
+)
 from centaur_tui.serve.markup import markdown_html
 from centaur_tui.services.links import LINK_PATH, expert_of_token
 
@@ -110,7 +121,8 @@ class Limits:
     """Seconds an idle (or half-open) connection is kept before it is closed."""
     per_address: int = 128
     """Open connections per client address. Behind a reverse proxy every expert shares its address: a
-    browser holds about 6 connections to a site, so 128 fits about 20 experts' open tabs there."""
+    browser holds about 6 connections to a site, so 128 fits about 20 experts' open tabs there. Not
+    applied with `trust_proxy` (every connection then comes from the proxy: limit there)."""
     per_expert: int = 8
     """Requests of one expert in progress at once."""
     failures: int = 20
@@ -130,6 +142,10 @@ class ExpertServer:
             proxy: `https://judge.example.org`); https makes the cookie `Secure`.
         limits: Connection, rate and time limits.
         clock: Monotonic seconds for the rate limit (tests pass their own).
+        trust_proxy: A reverse proxy on this machine is the only client: a request's address
+            is the last entry of its X-Forwarded-For (the proxy's own addition; earlier
+            entries are the client's to forge), for the failure limit; the per-address
+            connection limit is off (the proxy's connections are everyone's).
     """
 
     def __init__(
@@ -140,8 +156,10 @@ class ExpertServer:
         public_url: str | None = None,
         limits: Limits | None = None,
         clock: Callable[[], float] | None = None,
+        trust_proxy: bool = False,
     ) -> None:
         self.study = study
+        self.trust_proxy = trust_proxy
         self.store = store
         self.public_url = public_url.rstrip("/") if public_url else None
         if self.public_url is not None:
@@ -157,7 +175,9 @@ class ExpertServer:
             if clock
             else FailureLimiter(self.limits.failures, self.limits.failure_window)
         )
-        self.connections = ConnectionLimits(self.limits.per_address, self.limits.per_expert)
+        self.connections = ConnectionLimits(None if trust_proxy else self.limits.per_address, self.limits.per_expert)
+        self.known = KnownTokens()
+        """Tokens that passed a check here: their cookie is not held up by an address's failures."""
         self.versions = VersionClock()
         self._place_key: bytes | None = None
         self._judging: dict[str, Any] = {}
@@ -222,8 +242,8 @@ class ExpertServer:
         self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
         """Every request but the link exchange needs the cookie of an active link; the expert is the link's."""
-        address = request.remote or "?"
-        if self.failures.blocked(address):
+        address = client_address(request.remote, request.headers.getall("X-Forwarded-For", []), self.trust_proxy)
+        if self.failures.blocked(address) and not self.known.has(request.cookies.get(COOKIE)):
             log.info("%s %s: 429 (too many failed checks from one address)", request.method, redact(request.path))
             return web.Response(status=429, text=TOO_MANY, headers={**SECURITY_HEADERS, "Retry-After": "60"})
         if request.path.startswith(LINK_PATH):
@@ -242,6 +262,7 @@ class ExpertServer:
                 self.failures.fail(address)
             return self._forbidden(request)
         assert isinstance(token, str)
+        self.known.add(token)
         if request.method == "POST":
             if not self._origin_ok(request):
                 log.info("POST %s of %s: 403 (origin %r)", request.path, expert_id, request.headers.get("Origin"))
@@ -279,7 +300,9 @@ class ExpertServer:
         expert_id = await self.expert_of(token)
         if expert_id is None:
             log.info("GET %s: 403 (unknown or revoked link)", redact(request.path))
-            self.failures.fail(request.remote or "?")
+            self.failures.fail(
+                client_address(request.remote, request.headers.getall("X-Forwarded-For", []), self.trust_proxy)
+            )
             return self._forbidden(request)
         log.info("GET %s: link of %s exchanged for a cookie", redact(request.path), expert_id)
         response = aiohttp_jinja2.render_template("link.html", request, {})
