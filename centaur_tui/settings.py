@@ -8,7 +8,6 @@ model, named by the session file): the litellm gateway reads them where it sends
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator
@@ -105,8 +104,3 @@ def _variable(loc: tuple[int | str, ...]) -> str:
     """The environment variable behind a field's error location."""
     name = str(loc[0]) if loc else "?"
     return name if name.isupper() else f"CENTAUR_{name.upper()}"
-
-
-def drawn_in_a_browser() -> bool:
-    """Whether this app draws through Textual's web driver (`centaur serve` sets it): a browser is its terminal."""
-    return "web_driver" in os.environ.get("TEXTUAL_DRIVER", "")

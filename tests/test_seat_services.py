@@ -60,6 +60,7 @@ def test_the_stable_api_of_open_judging_keeps_every_method_of_the_judging_source
         "draft",
         "resume_key",
         "save_draft",
+        "draft_version",
         "submit",
         "set_state",
         "revise",
@@ -261,3 +262,49 @@ def test_an_expert_worker_reaches_only_their_own_tasks_and_an_empty_deliverable_
         assert not ann.save_draft(mine, WorkDraft("after"), 9)  # locked
         assert store.read_value("SELECT count(*) FROM outputs") == outputs + 1
         assert ann.next_place() is not None and ann.next_place().key != mine
+
+
+def _draft_sources(tmp_path: Path, store: Store, study) -> list[tuple[str, JudgingSource, str]]:
+    """One place of each kind a seat saves drafts of: a comparison, a practice check, a packet place, a task."""
+    session = open_judging(study, store, "ann")
+    comparison = next(q.key for q in session.queue() if not session.checks.owns(q.key))
+    practice = next(q.key for q in session.queue() if session.checks.owns(q.key))
+    export_packet(store, study, session.expert, tmp_path / "a.packet")
+    packet = PacketJudging(tmp_path / "a.packet")
+    return [
+        ("comparison", session, comparison),
+        ("check", session, practice),
+        ("packet", packet, packet.queue()[0].key),
+    ]
+
+
+def test_save_draft_says_whether_it_was_stored_and_refuses_another_base(tmp_path: Path) -> None:
+    path = with_judging(judged_session(tmp_path), "expert_practice = 1")
+    assign(path, "ann", 2)
+    study = load_session(path)
+    with Store(study.database) as store:
+        for kind, source, key in _draft_sources(tmp_path, store, study):
+            assert source.draft_version(key) == 0, kind
+            assert source.save_draft(key, Draft(rationale="first"), 100, base=0), kind
+            assert source.draft_version(key) == 100, kind
+            # An older version, the same version, and a save made on another base: not stored.
+            assert not source.save_draft(key, Draft(rationale="older"), 50), kind
+            assert not source.save_draft(key, Draft(rationale="same"), 100), kind
+            assert not source.save_draft(key, Draft(rationale="stale"), 200, base=0), kind
+            assert not source.save_draft(key, Draft(rationale="stale"), 200, base=99), kind
+            assert (source.draft(key) or Draft()).rationale == "first", kind
+            # The current base, or no base at all (the terminal seat): stored.
+            assert source.save_draft(key, Draft(rationale="second"), 200, base=100), kind
+            assert source.save_draft(key, Draft(rationale="third"), 300), kind
+            assert (source.draft(key) or Draft()).rationale == "third" and source.draft_version(key) == 300, kind
+            source.close()
+        work_path = work_session(tmp_path / "w")
+        work_study = load_session(work_path)
+        with Store(work_study.database) as work_store:
+            writing = work.open_work(work_study, work_store, work_study.session.human_workers.experts[0])  # type: ignore[union-attr]
+            task = writing.queue()[0].key
+            assert writing.draft_version(task) == 0
+            assert writing.save_draft(task, WorkDraft("first"), 100, base=0)
+            assert not writing.save_draft(task, WorkDraft("stale"), 200, base=0)
+            assert writing.save_draft(task, WorkDraft("second"), 200, base=100)
+            assert (writing.draft(task) or WorkDraft()).text == "second" and writing.draft_version(task) == 200

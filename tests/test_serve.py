@@ -226,18 +226,21 @@ class Seat:
         return response.status, await response.json(content_type=None)
 
 
-async def _seat(path: Path, **kwargs) -> tuple[Seat, Store]:
+async def _seat(path: Path, tokens: dict[str, str] | None = None, **kwargs) -> tuple[Seat, Store]:
+    """A server on the session (a new process, as far as the database can tell); new links unless `tokens`."""
     study = load_session(path)
-    with Store(study.database) as store:
-        dead = make_link(study, store, "ann").token  # renewed on the next line: no longer valid
-        ann = make_link(study, store, "ann").token
-        bob = make_link(study, store, "bob").token
+    if tokens is None:
+        with Store(study.database) as store:
+            dead = make_link(study, store, "ann").token  # renewed on the next line: no longer valid
+            ann = make_link(study, store, "ann").token
+            bob = make_link(study, store, "bob").token
+        assert dead and ann and bob
+        tokens = {"ann": ann, "bob": bob, "dead": dead}
     store = Store(study.database)
     server = ExpertServer(study, store, **kwargs)
     client = TestClient(TestServer(server.application()))
     await client.start_server()
-    assert dead and ann and bob
-    return Seat(client, server, {"ann": ann, "bob": bob, "dead": dead}, study), store
+    return Seat(client, server, tokens, study), store
 
 
 @pytest.fixture
@@ -481,7 +484,6 @@ async def test_posts_need_this_origin_and_the_csrf_token(served: Seat) -> None:
     ):
         status, _ = await served.post("/api/judging/save", body, headers=headers)
         assert status == 403, headers
-    assert served.server.versions.current("ann", "j", "x") == "0"
     assert _rows(served.study, "SELECT count(*) FROM expert_drafts") == [(0,)]
     status, _ = await served.post("/api/judging/save", body, headers=good)
     assert status == 200
@@ -524,8 +526,9 @@ async def test_skip_flag_with_a_note_and_revise(served: Seat) -> None:
         },
     )
     assert status == 200
-    notes = _rows(served.study, "SELECT key, value FROM meta WHERE key LIKE 'flag-note/ann/%'")
-    assert [v for _, v in notes] == ["odd task"]
+    notes = _rows(served.study, "SELECT expert, note FROM expert_flag_notes")
+    assert notes == [("ann", "odd task")]
+    assert _rows(served.study, "SELECT count(*) FROM meta WHERE key LIKE 'flag-note/%'") == [(0,)]
     nxt = await served.data(body["next"])
     assert nxt["place"] != data["place"]
     status, body = await served.post(
@@ -575,14 +578,10 @@ async def test_writing_saves_previews_submits_then_reads_only(served: Seat) -> N
         "/api/writing/submit", {"place": data["place"], "base": body["version"], "text": "  "}
     )
     assert status == 409 and "empty" in empty["error"]
+    # The refused submit saved its text first: the page gets its new base back, not a stale tab.
+    assert int(empty["version"]) > int(body["version"])
     status, done = await served.post(
-        "/api/writing/submit",
-        {
-            "place": data["place"],
-            "base": served.server.versions.current("ann", "w", _work_key(served, data)),
-            "text": hostile,
-            "seconds": 5,
-        },
+        "/api/writing/submit", {"place": data["place"], "base": empty["version"], "text": hostile, "seconds": 5}
     )
     assert status == 200
     locked = await served.data(done["next"])
@@ -863,3 +862,141 @@ async def test_a_page_served_before_a_restart_still_saves_after_it(seat: Path) -
     finally:
         await second.client.close()
         store.close()
+
+
+async def test_a_stale_tab_is_refused_after_a_restart_of_the_server(seat: Path) -> None:
+    """The register of draft versions is the database: a restart in between changes nothing."""
+    first, store = await _seat(seat)
+    try:
+        one = await first.data()  # tab one
+        two = await first.data()  # tab two, same place, same base
+        written = await first.data("/write")
+        also = await first.data("/write")
+        assert one["place"] == two["place"] and one["base"] == two["base"] == "0"
+        status, saved = await first.post(
+            "/api/judging/save", {"place": one["place"], "base": one["base"], "draft": {"rationale": "tab one"}}
+        )
+        assert status == 200
+        status, wrote = await first.post(
+            "/api/writing/save", {"place": written["place"], "base": written["base"], "text": "tab one"}
+        )
+        assert status == 200
+    finally:
+        await first.client.close()
+        store.close()
+    second, store = await _seat(seat, tokens=first.tokens)  # a new server: nothing of the first in memory
+    try:
+        for path, body in (
+            ("/api/judging/save", {"place": two["place"], "base": two["base"], "draft": {"rationale": "tab two"}}),
+            ("/api/judging/state", {**{"place": two["place"], "base": two["base"]}, "state": "flagged", "draft": {}}),
+            ("/api/judging/submit", {"place": two["place"], "base": two["base"], "draft": _complete(two)}),
+            ("/api/writing/save", {"place": also["place"], "base": also["base"], "text": "tab two"}),
+            ("/api/writing/submit", {"place": also["place"], "base": also["base"], "text": "tab two"}),
+        ):
+            status, stale = await second.post(path, body)
+            assert status == 409 and stale["stale"], (path, status, stale)
+        reloaded = await second.data()
+        assert reloaded["draft"]["rationale"] == "tab one" and reloaded["base"] == saved["version"]
+        assert (await second.data("/write"))["text"] == "tab one"
+        assert _rows(second.study, "SELECT count(*) FROM judgments WHERE judge = 'ann'") == [(0,)]
+        # Tab one (its base current) goes on saving on the new server.
+        status, again = await second.post(
+            "/api/judging/save", {"place": one["place"], "base": saved["version"], "draft": {"rationale": "one+"}}
+        )
+        assert status == 200 and int(again["version"]) > int(saved["version"])
+        status, _ = await second.post(
+            "/api/writing/save", {"place": written["place"], "base": wrote["version"], "text": "one+"}
+        )
+        assert status == 200
+    finally:
+        await second.client.close()
+        store.close()
+
+
+@pytest.mark.parametrize("base", [None, 5, "", "-1", "1e3", "٣", "9" * 20, "99999999999999999999", " 1"])
+async def test_a_hostile_base_is_refused_with_its_field_named(served: Seat, base: object) -> None:
+    data = await served.data()
+    status, body = await served.post("/api/judging/save", {"place": data["place"], "base": base, "draft": {}})
+    assert status == 400 and "base" in body["error"]
+    assert _rows(served.study, "SELECT count(*) FROM expert_drafts") == [(0,)]
+
+
+async def test_a_guesser_sharing_the_address_never_locks_out_an_expert_with_a_good_cookie(seat: Path) -> None:
+    """Behind a reverse proxy without --trust-proxy everyone is one address: known-good cookies still pass."""
+    clock = [1000.0]
+    served, store = await _seat(seat, limits=Limits(failures=5, failure_window=60.0), clock=lambda: clock[0])
+    try:
+        assert (await served.client.get("/", headers=served.headers())).status == 200  # ann is known now
+        for _ in range(5):
+            assert (await served.client.get("/e/" + new_token())).status == 403
+        assert (await served.client.get("/", headers={"Cookie": f"{COOKIE}={new_token()}"})).status == 429
+        assert (await served.client.get("/", headers=served.headers())).status == 200  # ann: not locked out
+        data = await served.data()
+        status, _ = await served.post("/api/judging/save", {"place": data["place"], "base": data["base"], "draft": {}})
+        assert status == 200
+        assert (await served.client.get("/", headers=served.headers("bob"))).status == 429  # never seen: waits
+        with Store(served.study.database) as other:
+            revoke_link(served.study, other, "ann")
+        assert (await served.client.get("/", headers=served.headers())).status == 403  # known, but revoked
+    finally:
+        await served.client.close()
+        store.close()
+
+
+async def test_with_trust_proxy_failures_count_per_forwarded_address(seat: Path) -> None:
+    clock = [1000.0]
+    served, store = await _seat(
+        seat, limits=Limits(failures=5, failure_window=60.0), clock=lambda: clock[0], trust_proxy=True
+    )
+    try:
+        guesser = {"X-Forwarded-For": "203.0.113.9"}
+        for _ in range(5):
+            assert (await served.client.get("/e/" + new_token(), headers=guesser)).status == 403
+        assert (await served.client.get("/e/" + new_token(), headers=guesser)).status == 429
+        # The guesser forging an earlier hop is still the proxy's last hop: blocked.
+        forged = {"X-Forwarded-For": "198.51.100.1, 203.0.113.9"}
+        assert (await served.client.get("/e/" + new_token(), headers=forged)).status == 429
+        # An expert behind the same proxy, never seen before, opens their link.
+        ann = {"X-Forwarded-For": "198.51.100.1"}
+        opened = await served.client.get("/e/" + served.tokens["bob"], headers=ann)
+        assert opened.status == 200 and COOKIE in opened.cookies
+    finally:
+        await served.client.close()
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("remote", "forwarded", "trust", "counted"),
+    [
+        ("127.0.0.1", ["203.0.113.9"], False, "127.0.0.1"),  # not trusted: the peer
+        ("127.0.0.1", [], True, "127.0.0.1"),  # no header: the peer
+        ("127.0.0.1", ["198.51.100.1, 203.0.113.9"], True, "203.0.113.9"),  # the last hop
+        ("127.0.0.1", ["198.51.100.1", "203.0.113.9 "], True, "203.0.113.9"),  # two headers: the last one
+        ("127.0.0.1", ["2001:db8::1"], True, "2001:db8::1"),
+        ("127.0.0.1", ["203.0.113.9, not-an-address"], True, "127.0.0.1"),  # junk last hop: the peer
+        ("127.0.0.1", ["203.0.113.9,"], True, "127.0.0.1"),
+        ("127.0.0.1", ["x" * 10_000], True, "127.0.0.1"),
+        ("127.0.0.1", ["203.0.113.9\x00"], True, "127.0.0.1"),
+        (None, ["unknown"], True, "?"),
+    ],
+    ids=range(10),
+)
+def test_the_counted_address_is_the_proxy_s_last_hop_only_when_trusted(
+    remote: str | None, forwarded: list[str], trust: bool, counted: str
+) -> None:
+    from centaur_tui.serve.guard import client_address
+
+    assert client_address(remote, forwarded, trust) == counted
+
+
+def test_known_tokens_keep_hashes_only_and_forget_the_oldest() -> None:
+    from centaur_tui.serve.guard import KnownTokens
+
+    known = KnownTokens(limit=2)
+    first, second, third = new_token(), new_token(), new_token()
+    for token in (first, second, third):
+        known.add(token)
+    assert not known.has(first) and known.has(second) and known.has(third)
+    assert not any(third.encode() in h for h in known._hashes)
+    for hostile in (None, "", 5, "x" * 201, b"bytes"):
+        assert not known.has(hostile)

@@ -385,6 +385,17 @@ def test_the_deliverables_stack_on_a_narrow_window(browser, served: Served) -> N
     assert outside.blocked == []
 
 
+def _axe(page) -> list[tuple[str, str, list[object]]]:
+    """axe-core's serious and critical violations on the page as it stands (its id, impact, first targets)."""
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    return [
+        (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
 @pytest.mark.parametrize("path", ["/", "/judge", "/write", "/guidelines"])
 def test_axe_finds_no_serious_or_critical_violation(browser, served: Served, path: str) -> None:
     # The page's CSP forbids any script not served by the seat; axe is injected by the test, so
@@ -396,14 +407,7 @@ def test_axe_finds_no_serious_or_critical_violation(browser, served: Served, pat
         page.goto(served.links["bob"])
         page.wait_for_url(lambda address: "/e/" not in address, timeout=30_000)
         page.goto(served.base + path)
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
-    bad = [
-        (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
-        for v in result["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
-    assert bad == [], bad
+    assert _axe(page) == []
     _shot(page, "axe" + path.replace("/", "-"))
     context.close()
     assert outside.blocked == []
@@ -420,5 +424,29 @@ def test_usable_at_200_percent_zoom(browser, served: Served, path: str) -> None:
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 1, f"{path} scrolls sideways by {overflow} px at 200% zoom"
     _shot(page, "zoom200" + path.replace("/", "-"))
+    context.close()
+    assert outside.blocked == []
+
+
+@pytest.mark.parametrize(
+    ("name", "size", "scale"),
+    [
+        ("zoom200", (700, 450), 2),  # a 1400x900 window at 200% zoom: 700x450 CSS pixels
+        ("width320", (320, 640), 1),  # the narrowest phone width WCAG's reflow criterion names
+    ],
+)
+def test_the_judging_page_passes_axe_at_200_percent_zoom_and_320_px(
+    browser, served: Served, name: str, size: tuple[int, int], scale: int
+) -> None:
+    context, outside = _context(browser, served, size=size, device_scale_factor=scale, bypass_csp=True)
+    page = _enter(context, served, "cy")
+    assert page.locator("#option-1").is_visible() and page.locator("form").count() >= 1
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 1, f"/judge scrolls sideways by {overflow} px at {name}"
+    # Every slider keeps a track to drag (at 320 px it once kept 26 px beside its label: a bare thumb).
+    widths = page.eval_on_selector_all("input[type=range]", "els => els.map(e => e.getBoundingClientRect().width)")
+    assert widths and min(widths) >= 150, widths
+    assert _axe(page) == []
+    _shot(page, "axe-judge-" + name)
     context.close()
     assert outside.blocked == []

@@ -204,6 +204,8 @@ async def test_every_judging_control_works_with_the_mouse(tmp_path: Path) -> Non
         assert any(q.key == second and q.state == "skipped" for q in screen.queue)
         third = screen.current.key
         await click(pilot, "#flag-button")
+        await wait_for(pilot, lambda: app.screen.query("#flag-ok"), "the flag dialog")
+        await click(pilot, "#flag-ok")
         screen = await settle(pilot)
         assert any(q.key == third and q.state == "flagged" for q in screen.queue)
         view = screen.query_one("#option-1", DocumentView)

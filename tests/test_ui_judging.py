@@ -12,12 +12,13 @@ from centaur_tui.catalog import load_session
 from centaur_tui.services.judging import PacketJudging, export_packet
 from centaur_tui.store import ExpertStore, Store
 from centaur_tui.ui.app import CentaurApp, create_app
+from centaur_tui.ui.screens.dialogs import FlagDialog
 from centaur_tui.ui.screens.judging import JudgingScreen
 from centaur_tui.ui.widgets.document import DocumentView
 from centaur_tui.ui.widgets.rubric import DimensionRow, RubricPanel, WinnerPicker
 from tests.support.experts import CANDIDATES, FAMILIES, HOSTILE_SPELLINGS, HOSTILE_TEXT, judged_session
 from tests.support.judging import RATIONALE, FrozenClock, assign, fill_in, settle
-from tests.support.waits import until, workers_done
+from tests.support.waits import until, wait_for, workers_done
 
 
 async def judge_current(
@@ -214,8 +215,20 @@ async def test_skip_and_flag_come_back_after_the_others(tmp_path: Path) -> None:
         for action in ("ctrl+b", "ctrl+f"):
             keys.append(screen.current.key)
             await pilot.press(action)
+            if action == "ctrl+f":  # the flag asks for an optional note; escape would leave the place as it was
+                await wait_for(pilot, lambda: isinstance(pilot.app.screen, FlagDialog), "the flag dialog")
+                await pilot.press("escape")
+                await wait_for(pilot, lambda: isinstance(pilot.app.screen, JudgingScreen), "the judging screen again")
+                assert screen.current.key == keys[-1] and screen.current.state == "pending"
+                await pilot.press(action)
+                await wait_for(pilot, lambda: isinstance(pilot.app.screen, FlagDialog), "the flag dialog")
+                await pilot.press(*"odd task", "enter")
             screen = await settle(pilot)
         assert screen.current.state == "pending"
+        study = load_session(path)
+        with Store(study.database) as store:  # the note went where the HTML seat's goes
+            notes = store.read("SELECT expert, place, note FROM expert_flag_notes")
+        assert [(r["expert"], r["place"], r["note"]) for r in notes] == [("ann", keys[1], "odd task")]
         await fill_in(pilot, screen)
         await pilot.press("ctrl+s")
         screen = await settle(pilot)

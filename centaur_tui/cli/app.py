@@ -39,7 +39,7 @@ def say_simulated() -> None:
 
 
 def require_terminal(command: str) -> None:
-    """Refuse to open the app unless standard input and output are a terminal (or a browser's, under `centaur serve`).
+    """Refuse to open the app unless standard input and output are a terminal.
 
     Without one the app wrote escape codes into a pipe and then spun for minutes after its
     reader had gone (`centaur tui demo | head`, issue 21).
@@ -47,10 +47,6 @@ def require_terminal(command: str) -> None:
     Raises:
         CentaurError: Exit status 2, naming the stream that is not a terminal and what to run instead.
     """
-    from centaur_tui.settings import drawn_in_a_browser
-
-    if drawn_in_a_browser():
-        return
     streams = (("standard input", sys.stdin), ("standard output", sys.stdout))
     missing = [name for name, stream in streams if stream is None or not stream.isatty()]
     if missing:

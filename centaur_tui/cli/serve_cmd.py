@@ -36,7 +36,13 @@ def _loopback(host: str) -> bool:
     help="The address experts open, when a reverse proxy serves this one (https://judge.example.org): links are "
     "printed with it and the cookie is then Secure.",
 )
-def serve(session: str, host: str, port: int, public_url: str | None) -> None:
+@click.option(
+    "--trust-proxy",
+    is_flag=True,
+    help="A reverse proxy on this machine is the only client: count failed link checks per address from the "
+    "last hop of X-Forwarded-For, and drop the per-address connection limit (every connection is the proxy's).",
+)
+def serve(session: str, host: str, port: int, public_url: str | None, trust_proxy: bool) -> None:
     """Serve the experts' seat (home, judging, writing) as web pages; prints each expert's personal link.
 
     Every registered expert without a link gets one now (printed once: only its hash is stored);
@@ -57,9 +63,16 @@ def serve(session: str, host: str, port: int, public_url: str | None) -> None:
             fg="yellow",
             err=True,
         )
+    if trust_proxy and not _loopback(host):
+        click.secho(
+            f"Warning: --trust-proxy while listening on {host}: any client reaching this port can write its own "
+            "X-Forwarded-For. Listen on 127.0.0.1 behind the proxy.",
+            fg="yellow",
+            err=True,
+        )
     store = open_store(study, title="Nothing to serve")
     try:
-        server = ExpertServer(study, store, public_url=public_url)
+        server = ExpertServer(study, store, public_url=public_url, trust_proxy=trust_proxy)
     except BaseException:
         store.close()
         raise

@@ -20,8 +20,8 @@ from centaur_tui.cli.app import open_app
 @click.option(
     "--expert-only",
     is_flag=True,
-    help="With --expert: only that expert's queues (judging, writing), no pipeline or results; what `centaur serve` "
-    "runs for each browser.",
+    help="With --expert: only that expert's queues (judging, writing), no pipeline or results (the terminal "
+    "twin of the web pages `centaur serve` gives each expert).",
 )
 def tui(session: str | None, expert: str | None, run: bool, theme: str | None, expert_only: bool) -> None:
     """Open the app: the sessions in sessions/, or one session's overview."""

@@ -131,6 +131,23 @@ class WorkDraft:
     locked: bool = False
 
 
+MAX_FLAG_NOTE = 2000
+"""Characters of a flag note kept (a longer note is cut)."""
+
+
+@dataclass(frozen=True)
+class FlagNote:
+    """An expert's note on a place they flagged, for the researcher (`expert_flag_notes`)."""
+
+    expert: str
+    place: str
+    """The seat's key of the place: an assignment id, or a practice or gold check's token."""
+    task: str | None
+    """The place's task (None: the place is gone)."""
+    note: str
+    noted_at: str
+
+
 @dataclass(frozen=True)
 class WorkQueueItem:
     """One place in an expert's work queue. `key` is an opaque handle (the assignment id)."""

@@ -857,6 +857,18 @@ class SeatRow(_Model):
     gold_passed: int
     gold_pass_rate: float | None
     left_out: bool
+    flag_notes: int = 0
+    """Notes the expert left when flagging a place (either seat)."""
+
+
+class FlagNoteRow(_Model):
+    """An expert's note on a place they flagged, for the researcher."""
+
+    expert: str
+    task: str | None
+    """The place's task (None: the place is gone)."""
+    note: str
+    noted_at: str
 
 
 class SeatSection(_Model):
@@ -873,6 +885,8 @@ class SeatSection(_Model):
     left_out: list[str]
     left_out_judgments: int
     note: str | None
+    flag_notes: list[FlagNoteRow] = []
+    """Every flag's note, oldest first (a place flagged twice with a note has two)."""
 
 
 class OutcomeRow(_Model):

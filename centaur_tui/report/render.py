@@ -331,6 +331,7 @@ def _seat_section(doc: ReportDocument, seat: SeatSection) -> Section:
         "gold passed",
         "gold pass rate",
         "used",
+        "flag notes",
     ]
     for r in seat.rows:
         s.rows.append(
@@ -346,8 +347,12 @@ def _seat_section(doc: ReportDocument, seat: SeatSection) -> Section:
                 f"{r.gold_passed}/{r.gold_judged}" + (f" of {r.gold_made}" if r.gold_made else ""),
                 num(r.gold_pass_rate) if r.gold_pass_rate is not None else "-",
                 "left out" if r.left_out else "yes",
+                num(r.flag_notes),
             ]
         )
+    for n in seat.flag_notes:
+        # An expert's own words: quoted with repr, so a newline or a quote cannot pass for report text.
+        s.notes.append(f"Flag note of {n.expert} on task {n.task or '(place gone)'}: {n.note!r}.")
     return s
 
 

@@ -1,39 +1,47 @@
-"""Provides DraftVersions: which browser tab may save a place's draft, so two tabs never overwrite each other silently.
+"""Provides the draft versions of the HTML seat: two tabs of one expert never overwrite each other silently.
 
-Each page gets the version of its place's draft when it is served (its *base*). A save names
-the base it was made on; it is taken only when that is still the place's version, and the
-place then moves to a new version, which the saving tab gets back. A second tab still holding
-the old base is refused (409) and reloads, with the newer draft. The versions are those the
-session's draft tables keep (wall-clock nanoseconds, strictly increasing, as the terminal seat's
-`DraftAutosave` makes them), so the newest save also wins in the database. A page holds them as
-strings: about 1.8e18, they are far past the integers a JavaScript number keeps exactly (2^53).
+Each page gets the version of its place's draft as stored when it is served (its *base*; "0":
+none). A save names that base; the session database takes it only when the stored version is
+still the base, in the save's own write transaction (`services.judging.JudgingSource.save_draft`
+and `services.writing.WorkSource.save_draft` with `base=`), and the place then moves to a new
+version, which the saving tab gets back. A second tab still holding the old base is refused
+(409) and reloads, with the newer draft. The register is the database, not this process: after
+a restart of the server a stale tab is refused all the same.
 
-The register lives in the server process: after a restart the first save of a place is taken
-whatever its base (the database still keeps the newest version).
+Versions are wall-clock nanoseconds, strictly increasing, as the terminal seat's
+`DraftAutosave` makes them, so the newest save also wins against the terminal seat. A page holds
+them as strings: about 1.8e18, they are far past the integers a JavaScript number keeps exactly
+(2^53).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 
+MAX_VERSION = 2**63 - 1
+"""SQLite's largest integer: a base above it cannot be a stored version."""
 
-class DraftVersions:
-    """The current draft version of each (expert, place) served since the server started."""
+
+def base_version(value: object) -> int:
+    """The base a page sent (a string of ASCII digits); ValueError naming the field otherwise."""
+    if not isinstance(value, str) or not value.isascii() or not value.isdigit() or len(value) > 19:
+        raise ValueError("base must be the version string the page was served with")
+    number = int(value)
+    if number > MAX_VERSION:
+        raise ValueError("base must be the version string the page was served with")
+    return number
+
+
+class VersionClock:
+    """Hands out new draft versions: above the page's base and every version handed out before."""
 
     def __init__(self) -> None:
-        self._versions: dict[tuple[str, str, str], int] = {}
         self._last = 0
+        self._lock = threading.Lock()  # saves run in worker threads
 
-    def current(self, expert_id: str, kind: str, key: str) -> str:
-        """The version a page of this place starts from, as the page holds it ("0": none saved through this server)."""
-        return str(self._versions.get((expert_id, kind, key), 0))
-
-    def claim(self, expert_id: str, kind: str, key: str, base: object) -> int | None:
-        """A new version for a save made on `base` (a string), or None when another tab saved since (stale)."""
-        place = (expert_id, kind, key)
-        stored = self._versions.get(place)
-        if stored is not None and base != str(stored):
-            return None
-        self._last = max(self._last + 1, time.time_ns())
-        self._versions[place] = self._last
-        return self._last
+    def next(self, base: int) -> int:
+        """A version for a save made on `base`: later than the clock, the base and any earlier one."""
+        with self._lock:
+            self._last = max(self._last + 1, base + 1, time.time_ns())
+            return self._last

@@ -3,6 +3,9 @@
 - `FailureLimiter`: failed link or cookie checks per address in a sliding window; past the
   limit the address gets 429 for the rest of the window (a 256-bit token is beyond guessing
   anyway; this keeps a guesser from loading the database with lookups);
+- `KnownTokens`: keyed hashes of the tokens that passed a check, so an address's failures (a
+  guesser behind the same reverse proxy) never hold up an expert whose cookie is known good;
+- `client_address`: the address the limits count, X-Forwarded-For's last hop behind a trusted proxy;
 - `ConnectionLimits`: open TCP connections per address (counted where aiohttp's server is told
   of each connection), and requests in progress per expert;
 - `csrf_token`: derived from the link token with HMAC, so it survives a restart of the server
@@ -16,8 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import logging
 import re
+import secrets
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable
@@ -63,15 +68,60 @@ class FailureLimiter:
                 del self._failures[key]
 
 
+class KnownTokens:
+    """Tokens that passed a link or cookie check on this server, kept as keyed hashes (never the tokens).
+
+    A blocked address's request still goes on to the full check when its cookie is one of these;
+    the check itself (an active link in the database) still decides, so a revoked link stays
+    refused. Holds at most `limit` hashes (links are one per expert); past it, the oldest go.
+    """
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self._key = secrets.token_bytes(32)  # a process secret: the set says nothing after a restart
+        self._hashes: dict[bytes, None] = {}
+
+    def _hash(self, token: str) -> bytes:
+        return hmac.new(self._key, token.encode("utf-8", "replace"), hashlib.sha256).digest()
+
+    def add(self, token: str) -> None:
+        digest = self._hash(token)
+        self._hashes.pop(digest, None)
+        self._hashes[digest] = None
+        while len(self._hashes) > self.limit:
+            del self._hashes[next(iter(self._hashes))]
+
+    def has(self, token: object) -> bool:
+        return isinstance(token, str) and 0 < len(token) <= 200 and self._hash(token) in self._hashes
+
+
+def client_address(remote: str | None, forwarded: list[str], trust_proxy: bool) -> str:
+    """The address a request's failures are counted under.
+
+    Without `trust_proxy`: the TCP peer. With it: the last entry of the last X-Forwarded-For
+    header (the hop the proxy in front of us added; anything before it came from the client and
+    may be forged), when it is an IP address; else the peer, as if no proxy had spoken.
+    """
+    peer = remote or "?"
+    if not trust_proxy or not forwarded:
+        return peer
+    last = forwarded[-1].split(",")[-1].strip()
+    try:
+        return str(ipaddress.ip_address(last))
+    except ValueError:
+        return peer
+
+
 class ConnectionLimits:
     """Open connections per address and requests in progress per expert.
 
     Args:
-        per_address: TCP connections one address may hold open; more are closed at once.
+        per_address: TCP connections one address may hold open; more are closed at once (None: no limit,
+            for a server behind a trusted reverse proxy, whose connections are everyone's).
         per_expert: Requests of one expert in progress at once; more get 429.
     """
 
-    def __init__(self, per_address: int = 32, per_expert: int = 8) -> None:
+    def __init__(self, per_address: int | None = 32, per_expert: int = 8) -> None:
         self.per_address = per_address
         self.per_expert = per_expert
         self.addresses: dict[str, int] = defaultdict(int)
@@ -90,7 +140,7 @@ class ConnectionLimits:
             made(handler, transport)
             seen[id(handler)] = address
             self.addresses[address] += 1
-            if self.addresses[address] > self.per_address:
+            if self.per_address is not None and self.addresses[address] > self.per_address:
                 self.closed += 1
                 transport.close()
 

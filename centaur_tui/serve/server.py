@@ -13,7 +13,10 @@ The guard, on every request:
 - every other path needs the cookie of an active link; the expert is the link's, never the
   URL's. A revoked or renewed link is refused on its next request, so an open page ends on its
   next save or on its heartbeat;
-- failed link or cookie checks are counted per address (`FailureLimiter`): past the limit, 429;
+- failed link or cookie checks are counted per address (`FailureLimiter`): past the limit, 429,
+  except for a cookie that already passed a check on this server (`KnownTokens`), so a guesser
+  sharing an address with experts (a reverse proxy without `trust_proxy`) cannot lock them out;
+  with `trust_proxy` the address is the last hop of X-Forwarded-For (the one the proxy added);
 - a POST needs this site's Origin and the page's CSRF token (an HMAC of the link token);
 - connections are limited per address and requests per expert (`ConnectionLimits`); idle and
   half-open connections are closed after `keepalive_timeout` seconds;
@@ -46,8 +49,16 @@ from centaur_tui.domain.blinding import Draft, QueueItem, next_open
 from centaur_tui.domain.drafts import MAX_TEXT, DraftFieldError, parse_draft, seconds_field
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.links import COOKIE
-from centaur_tui.serve.drafts import DraftVersions
-from centaur_tui.serve.guard import ConnectionLimits, FailureLimiter, csrf_token, quiet_aiohttp, same_csrf
+from centaur_tui.serve.drafts import VersionClock, base_version
+from centaur_tui.serve.guard import (
+    ConnectionLimits,
+    FailureLimiter,
+    KnownTokens,
+    client_address,
+    csrf_token,
+    quiet_aiohttp,
+    same_csrf,
+)
 from centaur_tui.serve.markup import markdown_html
 from centaur_tui.services.links import LINK_PATH, expert_of_token
 
@@ -110,7 +121,8 @@ class Limits:
     """Seconds an idle (or half-open) connection is kept before it is closed."""
     per_address: int = 128
     """Open connections per client address. Behind a reverse proxy every expert shares its address: a
-    browser holds about 6 connections to a site, so 128 fits about 20 experts' open tabs there."""
+    browser holds about 6 connections to a site, so 128 fits about 20 experts' open tabs there. Not
+    applied with `trust_proxy` (every connection then comes from the proxy: limit there)."""
     per_expert: int = 8
     """Requests of one expert in progress at once."""
     failures: int = 20
@@ -130,6 +142,10 @@ class ExpertServer:
             proxy: `https://judge.example.org`); https makes the cookie `Secure`.
         limits: Connection, rate and time limits.
         clock: Monotonic seconds for the rate limit (tests pass their own).
+        trust_proxy: A reverse proxy on this machine is the only client: a request's address
+            is the last entry of its X-Forwarded-For (the proxy's own addition; earlier
+            entries are the client's to forge), for the failure limit; the per-address
+            connection limit is off (the proxy's connections are everyone's).
     """
 
     def __init__(
@@ -140,8 +156,10 @@ class ExpertServer:
         public_url: str | None = None,
         limits: Limits | None = None,
         clock: Callable[[], float] | None = None,
+        trust_proxy: bool = False,
     ) -> None:
         self.study = study
+        self.trust_proxy = trust_proxy
         self.store = store
         self.public_url = public_url.rstrip("/") if public_url else None
         if self.public_url is not None:
@@ -157,8 +175,10 @@ class ExpertServer:
             if clock
             else FailureLimiter(self.limits.failures, self.limits.failure_window)
         )
-        self.connections = ConnectionLimits(self.limits.per_address, self.limits.per_expert)
-        self.versions = DraftVersions()
+        self.connections = ConnectionLimits(None if trust_proxy else self.limits.per_address, self.limits.per_expert)
+        self.known = KnownTokens()
+        """Tokens that passed a check here: their cookie is not held up by an address's failures."""
+        self.versions = VersionClock()
         self._place_key: bytes | None = None
         self._judging: dict[str, Any] = {}
         self._rubrics: dict[tuple[str, str], list[str]] = {}
@@ -222,8 +242,8 @@ class ExpertServer:
         self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
         """Every request but the link exchange needs the cookie of an active link; the expert is the link's."""
-        address = request.remote or "?"
-        if self.failures.blocked(address):
+        address = client_address(request.remote, request.headers.getall("X-Forwarded-For", []), self.trust_proxy)
+        if self.failures.blocked(address) and not self.known.has(request.cookies.get(COOKIE)):
             log.info("%s %s: 429 (too many failed checks from one address)", request.method, redact(request.path))
             return web.Response(status=429, text=TOO_MANY, headers={**SECURITY_HEADERS, "Retry-After": "60"})
         if request.path.startswith(LINK_PATH):
@@ -242,6 +262,7 @@ class ExpertServer:
                 self.failures.fail(address)
             return self._forbidden(request)
         assert isinstance(token, str)
+        self.known.add(token)
         if request.method == "POST":
             if not self._origin_ok(request):
                 log.info("POST %s of %s: 403 (origin %r)", request.path, expert_id, request.headers.get("Origin"))
@@ -279,7 +300,9 @@ class ExpertServer:
         expert_id = await self.expert_of(token)
         if expert_id is None:
             log.info("GET %s: 403 (unknown or revoked link)", redact(request.path))
-            self.failures.fail(request.remote or "?")
+            self.failures.fail(
+                client_address(request.remote, request.headers.getall("X-Forwarded-For", []), self.trust_proxy)
+            )
             return self._forbidden(request)
         log.info("GET %s: link of %s exchanged for a cookie", redact(request.path), expert_id)
         response = aiohttp_jinja2.render_template("link.html", request, {})
@@ -487,13 +510,16 @@ class ExpertServer:
             }
             return aiohttp_jinja2.render_template("message.html", request, context)
 
-        def read() -> tuple[Any, Draft, Any]:
+        def read() -> tuple[Any, Draft, Any, int]:
             source = self.judging(expert_id)
             item = source.item(current.key)
+            # The version before the draft: a save between the two reads leaves this page stale
+            # (its next save is refused and it reloads), never a page whose base hides a newer draft.
+            version = 0 if revising else source.draft_version(current.key)
             draft = source.submitted_draft(current.key) if revising else (source.draft(current.key) or Draft())
-            return source, draft, item
+            return source, draft, item, version
 
-        source, draft, item = await asyncio.to_thread(read)
+        source, draft, item, version = await asyncio.to_thread(read)
         self._rubrics[(expert_id, current.key)] = [d.id for d in item.rubric.all]
         handle = self._handle("j", expert_id, current.key)
         dims = [
@@ -502,7 +528,7 @@ class ExpertServer:
         ]
         data = {
             "place": handle,
-            "base": self.versions.current(expert_id, "j", current.key),
+            "base": str(version),
             "revising": revising,
             "practice": current.practice,
             "dimensions": [d["id"] for d in dims],
@@ -549,14 +575,15 @@ class ExpertServer:
                 return queue, None, None, None
             from centaur_tui.services.work import WorkDraft
 
-            return queue, place, source.item(place.key), source.draft(place.key) or WorkDraft()
+            version = source.draft_version(place.key)  # before the draft, as for judging
+            return queue, place, source.item(place.key), (source.draft(place.key) or WorkDraft(), version)
 
         found = await asyncio.to_thread(read)
         base = self._common(request, "write")
         if found is None:
             context = {**base, "title": "No writing", "message": "You are not asked to write deliverables."}
             return aiohttp_jinja2.render_template("message.html", request, context)
-        queue, place, item, draft = found
+        queue, place, item, (draft, version) = found
         places = [
             {"handle": self._handle("w", expert_id, q.key), "title": q.task_title, "locked": q.locked} for q in queue
         ]
@@ -571,7 +598,7 @@ class ExpertServer:
         handle = self._handle("w", expert_id, place.key)
         data = {
             "place": handle,
-            "base": self.versions.current(expert_id, "w", str(place.key)),
+            "base": str(version),
             "locked": bool(draft.locked),
             "text": draft.text,
             "seconds": draft.seconds,
@@ -614,9 +641,16 @@ class ExpertServer:
             found = self._rubrics[(expert_id, place.key)] = [d.id for d in item.rubric.all]
         return found
 
-    def _claim(self, expert_id: str, kind: str, key: str, body: dict[str, Any]) -> int:
-        version = self.versions.claim(expert_id, kind, key, body.get("base"))
-        if version is None:
+    def _save(self, source: Any, key: Any, draft: Any, body: dict[str, Any]) -> int:
+        """Save a draft made on the page's base (call in a thread); its new version, or Stale.
+
+        The database decides (`save_draft(..., base=)`: the stored version must still be the
+        page's base, in the save's own transaction), so a tab loaded before a restart of the
+        server, or before another tab's save, is refused all the same.
+        """
+        base = _base(body.get("base"))
+        version = self.versions.next(base)
+        if not source.save_draft(key, draft, version, base):
             raise Stale()
         return version
 
@@ -627,10 +661,9 @@ class ExpertServer:
         if place.state == "done":
             return _json({"error": "This comparison is judged already.", "done": True}, status=409)
         try:
-            version = self._claim(request[EXPERT], "j", place.key, body)
+            version = await asyncio.to_thread(self._save, source, place.key, draft, body)
         except Stale:
             return _stale()
-        await asyncio.to_thread(source.save_draft, place.key, draft, version)
         return _json({"version": str(version)})
 
     async def _judging_submit(self, request: web.Request) -> web.StreamResponse:
@@ -639,20 +672,28 @@ class ExpertServer:
         expert_id = request[EXPERT]
         draft = _parse_draft(body.get("draft"), await self._dimensions(request[EXPERT], source, place))
         revising = body.get("revise") is True
-        try:
-            self._claim(expert_id, "j", place.key, body)
-        except Stale:
-            return _stale()
 
         def store() -> tuple[str | None, str | None]:
             if revising:
+                # A second revision of the same judgment is refused by the store (409), no draft involved.
                 source.revise(place.key, draft)
             else:
-                source.submit(place.key, draft)
+                # Saved first on the page's base: a stale tab is refused here; a tab whose base
+                # was current moves the version on, so any other tab's later save is refused too.
+                version = self._save(source, place.key, draft, body)
+                try:
+                    source.submit(place.key, draft)
+                except CentaurError as exc:
+                    raise Refused(exc, version) from None
             reference = source.reference(place.key) if place.practice and hasattr(source, "reference") else None
             return reference, self._next_url(source, expert_id, place)
 
-        reference, next_url = await asyncio.to_thread(store)
+        try:
+            reference, next_url = await asyncio.to_thread(store)
+        except Stale:
+            return _stale()
+        except Refused as exc:
+            return exc.response()
         return _json(
             {"next": next_url, "reference": str(markdown_html(reference, 1)) if reference else None},
         )
@@ -672,21 +713,22 @@ class ExpertServer:
         if not isinstance(note, str) or len(note) > MAX_TEXT:
             raise BadInput("note must be text")
         draft = _parse_draft(body.get("draft"), await self._dimensions(request[EXPERT], source, place))
-        try:
-            version = self._claim(expert_id, "j", place.key, body)
-        except Stale:
-            return _stale()
 
         def store() -> str:
-            from centaur_tui.services.seat import save_flag_note
-
-            source.save_draft(place.key, draft, version)
-            source.set_state(place.key, state)
-            if state == "flagged" and note.strip():
-                save_flag_note(self.store, expert_id, place.key, note)
+            version = self._save(source, place.key, draft, body)
+            try:
+                # The note goes where the terminal seat's does (services.judging, expert_flag_notes).
+                source.set_state(place.key, state, note if state == "flagged" else "")
+            except CentaurError as exc:
+                raise Refused(exc, version) from None
             return self._next_url(source, expert_id, place)
 
-        return _json({"next": await asyncio.to_thread(store)})
+        try:
+            return _json({"next": await asyncio.to_thread(store)})
+        except Stale:
+            return _stale()
+        except Refused as exc:
+            return exc.response()
 
     # -- writing API ---------------------------------------------------------------------------
 
@@ -720,21 +762,27 @@ class ExpertServer:
         if place.locked:
             return _json({"error": "This deliverable is submitted already.", "locked": True}, status=409)
         try:
-            version = self._claim(request[EXPERT], "w", str(place.key), body)
+            version = await asyncio.to_thread(self._save, source, place.key, draft, body)
         except Stale:
-            return _stale()
-        saved = await asyncio.to_thread(source.save_draft, place.key, draft, version)
-        if not saved:
             return _stale()
         return _json({"version": str(version), "preview": markdown_html(draft.text, 2)})
 
     async def _writing_submit(self, request: web.Request) -> web.StreamResponse:
         body, source, place, draft = await self._work_place(request)
+
+        def store() -> None:
+            version = self._save(source, place.key, draft, body)  # a stale tab is refused, as for judging
+            try:
+                source.submit(place.key, draft, version)
+            except CentaurError as exc:
+                raise Refused(exc, version) from None
+
         try:
-            version = self._claim(request[EXPERT], "w", str(place.key), body)
+            await asyncio.to_thread(store)
         except Stale:
             return _stale()
-        await asyncio.to_thread(source.submit, place.key, draft, version)
+        except Refused as exc:
+            return exc.response()
         return _json({"next": "/write?place=" + self._handle("w", request[EXPERT], place.key)})
 
     # -- running -------------------------------------------------------------------------------
@@ -770,6 +818,18 @@ class Stale(Exception):
     """Another tab saved the place since this page's base."""
 
 
+class Refused(Exception):
+    """A submit (or skip, flag) refused after its draft was saved: the page gets the reason and its new base."""
+
+    def __init__(self, error: CentaurError, version: int) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.version = version
+
+    def response(self) -> web.Response:
+        return _json({"error": str(self.error), "title": self.error.title, "version": str(self.version)}, status=409)
+
+
 def _stale() -> web.Response:
     return _json(
         {
@@ -801,6 +861,13 @@ async def _body(request: web.Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadInput("the body must be a JSON object")
     return body
+
+
+def _base(value: object) -> int:
+    try:
+        return base_version(value)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def _seconds(value: object) -> float:

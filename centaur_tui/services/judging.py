@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from centaur_tui.domain.blinding import Blinding, Draft, JudgingItem, QueueItem, clean_text, missing
 from centaur_tui.domain.records import JudgmentRecord
-from centaur_tui.domain.seat import JudgingError, check_state, expert_record, queue_item
+from centaur_tui.domain.seat import MAX_FLAG_NOTE, JudgingError, check_state, expert_record, queue_item
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.task import Rubric
@@ -53,6 +53,8 @@ class JudgingSource(Protocol):
     """A gap between keys or clicks longer than this counts only this long as active time."""
     can_revise: bool
     """Submitted judgments can be corrected here (`submitted_before`, `submitted_draft`, `revise`)."""
+    keeps_notes: bool
+    """A flag may carry a note for the researcher here (`set_state(..., note=)`)."""
 
     def queue(self) -> list[QueueItem]:
         """The expert's places, in queue order, with their states."""
@@ -70,8 +72,17 @@ class JudgingSource(Protocol):
         """The open place worked on last (its draft saved most recently), to resume there."""
         ...
 
-    def save_draft(self, key: str, draft: Draft, version: int) -> None:
-        """Save partial work; a save with a lower version than the stored one is ignored."""
+    def draft_version(self, key: str) -> int:
+        """The version of a place's saved draft (0: none), for a seat that refuses saves made on an older one."""
+        ...
+
+    def save_draft(self, key: str, draft: Draft, version: int, base: int | None = None) -> bool:
+        """Save partial work; whether it was stored.
+
+        Not stored (False): a version no higher than the stored one, or, when `base` is given,
+        a stored draft whose version is not `base` (0: no draft), checked in the same write
+        transaction: a page or tab that loaded an older draft never overwrites a newer one.
+        """
         ...
 
     def submit(self, key: str, draft: Draft) -> None:
@@ -82,8 +93,8 @@ class JudgingSource(Protocol):
         """The reference verdict of a judged practice place (Markdown); None for any other place."""
         ...
 
-    def set_state(self, key: str, state: str) -> None:
-        """Mark a place pending, skipped or flagged."""
+    def set_state(self, key: str, state: str, note: str = "") -> None:
+        """Mark a place pending, skipped or flagged; a flag's note (if any) is kept for the researcher."""
         ...
 
     def submitted_before(self, key: str | None) -> QueueItem | None:
@@ -101,6 +112,13 @@ class JudgingSource(Protocol):
     def close(self) -> None:
         """Release what the source holds."""
         ...
+
+
+def flag_note(note: object) -> str:
+    """A flag's note as kept: text with control characters replaced, trimmed, cut to MAX_FLAG_NOTE ("": none)."""
+    if not isinstance(note, str):
+        raise JudgingError("a flag's note must be text")
+    return clean_text(note).strip()[:MAX_FLAG_NOTE]
 
 
 def require_complete(draft: Draft, rubric: Rubric, allow_ties: bool, min_rationale: int) -> None:
@@ -147,6 +165,7 @@ class SessionJudging:
     """
 
     can_revise = True
+    keeps_notes = True
 
     def __init__(self, store: Store, study: Study, expert: ExpertSpec, blinding: Blinding | None = None) -> None:
         from centaur_tui.store import ExpertChecks, session_blinding
@@ -292,13 +311,19 @@ class SessionJudging:
         found = self.rows.resume_id()
         return None if found is None else str(found)
 
-    def save_draft(self, key: str, draft: Draft, version: int) -> None:
+    def draft_version(self, key: str) -> int:
         if self.checks.owns(key):
-            # False also for an older version or a judged check (both ignored, as for comparisons).
-            if not self.checks.save_draft(key, draft, version) and self.checks.row(key) is None:
+            return self.checks.draft_version(key)
+        return self.rows.draft_version(self._assignment(key).id)
+
+    def save_draft(self, key: str, draft: Draft, version: int, base: int | None = None) -> bool:
+        if self.checks.owns(key):
+            # False also for an older version, another base or a judged check (as for comparisons).
+            saved = self.checks.save_draft(key, draft, version, base)
+            if not saved and self.checks.row(key) is None:
                 raise self._unknown()
-            return
-        self.rows.save_draft(self._assignment(key).id, draft, version)
+            return saved
+        return self.rows.save_draft(self._assignment(key).id, draft, version, base)
 
     # -- submitting ------------------------------------------------------------------------
 
@@ -326,15 +351,28 @@ class SessionJudging:
         if not self.rows.store_judgment(a.id, self._record(a, draft)):
             raise JudgingError("this comparison is already judged; the stored judgment is kept")
 
-    def set_state(self, key: str, state: str) -> None:
-        """Mark a place pending, skipped or flagged (JudgingError: an unknown state or place)."""
+    def set_state(self, key: str, state: str, note: str = "") -> None:
+        """Mark a place pending, skipped or flagged (JudgingError: an unknown state or place).
+
+        A flag's note (control characters replaced, cut to `MAX_FLAG_NOTE` characters) is kept
+        in `expert_flag_notes` for the researcher (the report's seat section); a blank note adds
+        nothing, and a note with any other state is refused.
+        """
         place_state = check_state(state)
+        text = flag_note(note)
+        if text and place_state != "flagged":
+            raise JudgingError("only a flag takes a note")
         if self.checks.owns(key):
             if not self.checks.set_state(key, place_state):
                 raise self._unknown()
-            return
-        if not self.rows.set_state(self._assignment(key).id, place_state):
+        elif not self.rows.set_state(self._assignment(key).id, place_state):
             raise self._unknown()
+        if text:
+            self.rows.add_flag_note(key, text)
+
+    def flag_notes(self, key: str) -> list[str]:
+        """The expert's notes on a place they flagged, oldest first."""
+        return self.rows.flag_notes(key)
 
     # -- revising a submitted judgment -----------------------------------------------------
 
@@ -402,6 +440,8 @@ class PacketJudging:
     """
 
     can_revise = False
+    keeps_notes = False
+    """A packet has no place for a flag's note (its format is fixed by PACKET_VERSION)."""
 
     def __init__(self, path: Path) -> None:
         from centaur_tui.store.packets import PacketRows
@@ -443,10 +483,13 @@ class PacketJudging:
     def resume_key(self) -> str | None:
         return self.rows.resume_token()
 
-    def save_draft(self, key: str, draft: Draft, version: int) -> None:
+    def draft_version(self, key: str) -> int:
+        return self.rows.draft_version(key)
+
+    def save_draft(self, key: str, draft: Draft, version: int, base: int | None = None) -> bool:
         if not self.rows.has(key):
             raise JudgingError("no such place in this packet")
-        self.rows.save_draft(key, draft, version)
+        return self.rows.save_draft(key, draft, version, base)
 
     def submit(self, key: str, draft: Draft) -> None:
         item = self.item(key)
@@ -457,8 +500,10 @@ class PacketJudging:
     def reference(self, key: str) -> str | None:
         return None  # a packet holds comparisons only: practice stays in the app
 
-    def set_state(self, key: str, state: str) -> None:
+    def set_state(self, key: str, state: str, note: str = "") -> None:
         place_state = check_state(state)
+        if flag_note(note):
+            raise JudgingError("a judging packet keeps no flag notes; flag in the session's app to leave one")
         if not self.rows.set_state(key, place_state):
             raise JudgingError("no such place in this packet")
 

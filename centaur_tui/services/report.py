@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.report_options import ReportOptions
 from centaur_tui.domain.study import Study
-from centaur_tui.report.document import OutcomeRow, OutcomesSection, RecordSection, SeatRow, SeatSection
+from centaur_tui.report.document import (
+    FlagNoteRow,
+    OutcomeRow,
+    OutcomesSection,
+    RecordSection,
+    SeatRow,
+    SeatSection,
+)
 
 if TYPE_CHECKING:
     from centaur_tui.stats.report import Report
@@ -207,15 +214,21 @@ def seat_section(study: Study, store: Store, min_gold_pass: float | None = None)
     """
     from statistics import median
 
-    from centaur_tui.store import check_rows, seat_rows
+    from centaur_tui.store import check_rows, flag_note_rows, seat_rows
 
     threshold = study.session.judging.expert_min_gold_pass if min_gold_pass is None else min_gold_pass
     judged: dict[str, list[dict[str, Any]]] = {}
     for r in seat_rows(store):
         judged.setdefault(r["expert"], []).append(r)
     checks: dict[tuple[str, str], dict[str, Any]] = {(r["expert"], r["kind"]): r for r in check_rows(store)}
+    flag_notes = [
+        FlagNoteRow(expert=n.expert, task=n.task, note=n.note, noted_at=n.noted_at) for n in flag_note_rows(store)
+    ]
+    noted: dict[str, int] = {}
+    for n in flag_notes:
+        noted[n.expert] = noted.get(n.expert, 0) + 1
     names = [e.id for e in study.session.experts]
-    names += sorted({*judged, *(k[0] for k in checks)} - set(names))
+    names += sorted({*judged, *(k[0] for k in checks), *noted} - set(names))
     rows: list[SeatRow] = []
     unknown: list[str] = []
 
@@ -229,7 +242,7 @@ def seat_section(study: Study, store: Store, min_gold_pass: float | None = None)
         mine = judged.get(name, [])
         gold = checks.get((name, "gold"), {})
         practice = checks.get((name, "practice"), {})
-        if not mine and not gold and not practice:
+        if not mine and not gold and not practice and not noted.get(name):
             continue
         seconds = [r["seconds"] for r in mine if r["seconds"] is not None]
         active = [r["active_seconds"] for r in mine if r["active_seconds"] is not None]
@@ -254,6 +267,7 @@ def seat_section(study: Study, store: Store, min_gold_pass: float | None = None)
                 gold_passed=gold_passed,
                 gold_pass_rate=rate,
                 left_out=out,
+                flag_notes=noted.get(name, 0),
             )
         )
     left = [r for r in rows if r.left_out]
@@ -272,6 +286,7 @@ def seat_section(study: Study, store: Store, min_gold_pass: float | None = None)
         left_out=[r.expert for r in left],
         left_out_judgments=sum(r.judgments for r in left),
         note=" ".join(notes) or None,
+        flag_notes=flag_notes,
     )
 
 

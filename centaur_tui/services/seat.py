@@ -2,7 +2,7 @@
 
 The HTML seat of `centaur serve` (its home page) and the terminal app in expert-only mode read
 an expert's queues from `expert_desk`; nothing here (or reachable from either) runs the
-pipeline or sends a call. `save_flag_note` keeps the note an expert gives when flagging a place.
+pipeline or sends a call. (A flag's note is kept by `services.judging`'s `set_state`.)
 """
 
 from __future__ import annotations
@@ -62,24 +62,6 @@ def expert_desk(study: Study, store: Store, expert_id: str) -> ExpertDesk:
     if judging_at is not None or writing_at is not None:
         resume = "work" if (writing_at or "") > (judging_at or "") else "judging"
     return ExpertDesk(spec.id, spec.name, assigned, judged, worker, tasks, submitted, resume)
-
-
-FLAG_NOTE_PREFIX = "flag-note/"
-MAX_FLAG_NOTE = 2000
-"""Characters of a flag note kept (longer notes are cut)."""
-
-
-def save_flag_note(store: Store, expert_id: str, key: str, note: str) -> None:
-    """Keep an expert's note on a place they flagged (the HTML seat asks for one), for the researcher.
-
-    Stored in the session's `meta` table under `flag-note/EXPERT/KEY` (readable with any SQLite
-    tool), until the schema has a column for it; an empty note removes nothing and adds nothing.
-    """
-    from centaur_tui.domain.blinding import clean_text
-
-    text = clean_text(note).strip()[:MAX_FLAG_NOTE]
-    if text:
-        store.set_meta({f"{FLAG_NOTE_PREFIX}{expert_id}/{key}": text})
 
 
 PLACE_KEY_META = "serve_place_key"

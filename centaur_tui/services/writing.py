@@ -49,8 +49,13 @@ class WorkSource(Protocol):
         """The deliverable so far (locked once submitted); None when nothing was saved."""
         ...
 
-    def save_draft(self, key: int, draft: WorkDraft, version: int) -> bool:
-        """Save a deliverable in progress; False when a newer version is stored or it is submitted."""
+    def draft_version(self, key: int) -> int:
+        """The version of a task's saved deliverable (0: none), for a seat that refuses saves made on an older one."""
+        ...
+
+    def save_draft(self, key: int, draft: WorkDraft, version: int, base: int | None = None) -> bool:
+        """Save a deliverable in progress; False when a newer version is stored, it is submitted, or the
+        stored version is not `base` (when given; 0: nothing saved)."""
         ...
 
     def submit(self, key: int, draft: WorkDraft, version: int) -> str:
@@ -125,10 +130,16 @@ class SessionWork:
         self._own(key)
         return self.work.draft(key)
 
-    def save_draft(self, key: int, draft: WorkDraft, version: int) -> bool:
-        """Save a deliverable in progress; False when a newer version is stored or it is submitted."""
+    def draft_version(self, key: int) -> int:
+        """The version of a task's saved deliverable; 0 when nothing is saved."""
         self._own(key)
-        return self.work.save_draft(key, draft, version)
+        return self.work.draft_version(key)
+
+    def save_draft(self, key: int, draft: WorkDraft, version: int, base: int | None = None) -> bool:
+        """Save a deliverable in progress; False when a newer version is stored, it is submitted, or the
+        stored version is not `base` (when given; 0: nothing saved)."""
+        self._own(key)
+        return self.work.save_draft(key, draft, version, base)
 
     def submit(self, key: int, draft: WorkDraft, version: int) -> str:
         """Submit (and lock) a deliverable; returns the stored output's id.

@@ -84,7 +84,13 @@ if TYPE_CHECKING:
         export_manifest,
         store_judgments,
     )
-    from centaur_tui.store.judging import AssignedComparison, AssignmentPlace, JudgingRows, StoredExpertJudgment
+    from centaur_tui.store.judging import (
+        AssignedComparison,
+        AssignmentPlace,
+        JudgingRows,
+        StoredExpertJudgment,
+        flag_note_rows,
+    )
     from centaur_tui.store.links import LinkState, LinkStore
     from centaur_tui.store.lock import SessionLock, lock_holder, lock_path
     from centaur_tui.store.masking import masking_log, read_blinding_file, session_blinding, work_masking_log
@@ -192,6 +198,7 @@ _MODULE_OF = {
     "check_manifest": "importer",
     "check_no_double_send": "batches",
     "check_rows": "checks",
+    "flag_note_rows": "judging",
     "clear_in_flight": "outcomes",
     "collect_batch": "batches",
     "comparison_lengths": "report_reads",
@@ -337,6 +344,7 @@ __all__ = [
     "export_manifest",
     "final_errors",
     "fingerprint",
+    "flag_note_rows",
     "judgment_item",
     "left_out",
     "lock_holder",

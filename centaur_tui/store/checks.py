@@ -212,12 +212,31 @@ class ExpertChecks:
             Draft.scores_from_json(r["scores"]), r["winner"], r["rationale"], r["seconds"], r["active_seconds"]
         )
 
-    def save_draft(self, key: str, draft: Draft, version: int) -> bool:
-        """Save partial work on a check; False when the key is not one of this expert's open checks."""
+    def draft_version(self, key: str) -> int:
+        """The version of an open check's saved draft; 0 when it has none (or is judged, or not the expert's)."""
+        value = self.store.read_value(
+            "SELECT version FROM expert_checks WHERE token = ? AND expert = ? AND draft_at IS NOT NULL"
+            " AND judged_at IS NULL",
+            (key, self.expert.id),
+        )
+        return 0 if value is None else int(value)
+
+    def save_draft(self, key: str, draft: Draft, version: int, base: int | None = None) -> bool:
+        """Save partial work on a check; False when the key is not one of this expert's open checks.
+
+        False too for a version no higher than the stored one, and (`base` given) when the saved
+        draft's version is not `base` (0: none saved yet).
+        """
+        stale = ""
+        params: tuple[object, ...] = ()
+        if base is not None:
+            stale = " AND (CASE WHEN draft_at IS NULL THEN 0 ELSE version END) = ?"
+            params = (base,)
         with self.store.write() as c:
             cur = c.execute(
                 "UPDATE expert_checks SET scores = ?, winner = ?, rationale = ?, seconds = ?, active_seconds = ?,"
-                " version = ?, draft_at = ? WHERE token = ? AND expert = ? AND judged_at IS NULL AND version < ?",
+                " version = ?, draft_at = ? WHERE token = ? AND expert = ? AND judged_at IS NULL AND version < ?"
+                + stale,
                 (
                     draft.to_json(),
                     draft.winner,
@@ -229,6 +248,7 @@ class ExpertChecks:
                     key,
                     self.expert.id,
                     version,
+                    *params,
                 ),
             )
         return cur.rowcount > 0

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from centaur_tui.domain.blinding import Draft
 from centaur_tui.domain.records import JudgmentRecord
-from centaur_tui.domain.seat import PlaceState
+from centaur_tui.domain.seat import FlagNote, PlaceState
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
 
@@ -154,10 +154,30 @@ class JudgingRows:
         )
         return None if value is None else int(value)
 
-    def save_draft(self, assignment_id: int, draft: Draft, version: int) -> None:
-        """Save a draft of one of the expert's places; a lower version than the stored one is ignored."""
+    def draft_version(self, assignment_id: int) -> int:
+        """The version of a place's stored draft; 0 when it has none."""
+        value = self.store.read_value(
+            "SELECT d.version FROM expert_drafts d JOIN expert_assignments a ON a.id = d.assignment_id"
+            " WHERE d.assignment_id = ? AND a.expert = ?",
+            (assignment_id, self.expert_id),
+        )
+        return 0 if value is None else int(value)
+
+    def save_draft(self, assignment_id: int, draft: Draft, version: int, base: int | None = None) -> bool:
+        """Save a draft of one of the expert's places; whether it was stored.
+
+        Not stored: a version no higher than the stored one, or (`base` given) a stored version
+        other than `base` (0: no draft), read in the same write transaction as the save, so a
+        page that loaded an older draft can never overwrite a newer one.
+        """
         with self.store.write() as c:
-            c.execute(
+            if base is not None:
+                row = c.execute(
+                    "SELECT version FROM expert_drafts WHERE assignment_id = ?", (assignment_id,)
+                ).fetchone()
+                if (0 if row is None else int(row[0])) != base:
+                    return False
+            cur = c.execute(
                 "INSERT INTO expert_drafts (assignment_id, scores, winner, rationale, seconds, active_seconds,"
                 " version, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (assignment_id) DO UPDATE SET"
                 " scores = excluded.scores, winner = excluded.winner, rationale = excluded.rationale,"
@@ -175,6 +195,25 @@ class JudgingRows:
                     utc_now(),
                 ),
             )
+        return cur.rowcount > 0
+
+    def add_flag_note(self, place: str, note: str) -> None:
+        """Keep the expert's note on a place they flagged (a row of `expert_flag_notes`; earlier notes stay)."""
+        with self.store.write() as c:
+            c.execute(
+                "INSERT INTO expert_flag_notes (expert, place, note, noted_at) VALUES (?, ?, ?, ?)",
+                (self.expert_id, place, note, utc_now()),
+            )
+
+    def flag_notes(self, place: str) -> list[str]:
+        """The expert's notes on one place, oldest first."""
+        return [
+            str(r["note"])
+            for r in self.store.read(
+                "SELECT note FROM expert_flag_notes WHERE expert = ? AND place = ? ORDER BY id",
+                (self.expert_id, place),
+            )
+        ]
 
     def store_judgment(self, assignment_id: int, record: JudgmentRecord) -> bool:
         """Store a judgment of a place and delete its draft; False when that revision is stored already."""
@@ -229,3 +268,16 @@ class JudgingRows:
             (self.expert_id,),
         )
         return [int(r["id"]) for r in rows]
+
+
+def flag_note_rows(store: Store) -> list[FlagNote]:
+    """Every expert's flag notes, oldest first, each with its place's task (the report's seat section)."""
+    rows = store.read(
+        "SELECT n.expert, n.place, n.note, n.noted_at, coalesce(c.task, k.task) AS task"
+        " FROM expert_flag_notes n"
+        " LEFT JOIN expert_assignments a ON n.place = CAST(a.id AS TEXT) AND a.expert = n.expert"
+        " LEFT JOIN comparisons c ON c.id = a.comparison_id"
+        " LEFT JOIN expert_checks k ON k.token = n.place AND k.expert = n.expert"
+        " ORDER BY n.id"
+    )
+    return [FlagNote(r["expert"], r["place"], r["task"], r["note"], r["noted_at"]) for r in rows]

@@ -499,10 +499,19 @@ class PacketRows:
         )
         return str(rows[0]["token"]) if rows else None
 
-    def save_draft(self, token: str, draft: Draft, version: int) -> None:
-        """Save a draft; a lower version than the stored one is ignored."""
+    def draft_version(self, token: str) -> int:
+        """The version of a place's saved draft; 0 when it has none."""
+        rows = self.db.rows("SELECT version FROM drafts WHERE token = ?", (token,))
+        return int(rows[0]["version"]) if rows else 0
+
+    def save_draft(self, token: str, draft: Draft, version: int, base: int | None = None) -> bool:
+        """Save a draft; whether it was stored (not: a version no higher than the stored one, or not `base`)."""
         with self.db.write() as c:
-            c.execute(
+            if base is not None:
+                row = c.execute("SELECT version FROM drafts WHERE token = ?", (token,)).fetchone()
+                if (0 if row is None else int(row[0])) != base:
+                    return False
+            cur = c.execute(
                 "INSERT INTO drafts (token, scores, winner, rationale, seconds, active_seconds, version, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token) DO UPDATE SET scores = excluded.scores,"
                 " winner = excluded.winner, rationale = excluded.rationale, seconds = excluded.seconds,"
@@ -519,6 +528,7 @@ class PacketRows:
                     utc_now(),
                 ),
             )
+        return cur.rowcount > 0
 
     def store_result(self, token: str, draft: Draft) -> bool:
         """Store a complete draft as the place's result and delete its draft; False when it has a result already."""

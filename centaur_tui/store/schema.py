@@ -383,6 +383,34 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE comparisons ADD COLUMN prompt TEXT",
         ),
     ),
+    # Issue 24: the note an expert gives when flagging a place (either seat), one row per flag
+    # with a note (append-only: a second flag keeps the first note). `place` is the seat's key:
+    # an assignment id, or a practice or gold check's token. The HTML seat kept them in `meta`
+    # as `flag-note/EXPERT/PLACE` before: moved here (the place is what follows the last "/",
+    # since no place key holds one), and out of `meta`.
+    Migration(
+        23,
+        "expert_flag_notes: the note of a flagged place (moved out of meta's flag-note/ rows)",
+        (
+            """CREATE TABLE IF NOT EXISTS expert_flag_notes (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        expert TEXT NOT NULL,
+        place TEXT NOT NULL,
+        note TEXT NOT NULL,
+        noted_at TEXT NOT NULL
+    )""",
+            "CREATE INDEX IF NOT EXISTS expert_flag_notes_place ON expert_flag_notes (expert, place)",
+            # rtrim(key, <key without "/">) is the key up to its last "/"; what follows is the place.
+            """INSERT INTO expert_flag_notes (expert, place, note, noted_at)
+    SELECT substr(head, 11, length(head) - 11), substr(key, length(head) + 1), value,
+        strftime('%Y-%m-%dT%H:%M:%S+00:00', 'now')
+    FROM (SELECT key, value, rtrim(key, replace(key, '/', '')) AS head FROM meta
+          WHERE key LIKE 'flag-note/%/%' AND trim(value) != '')
+    WHERE length(head) > 11 AND length(key) > length(head)
+    ORDER BY key""",
+            "DELETE FROM meta WHERE key LIKE 'flag-note/%'",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

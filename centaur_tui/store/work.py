@@ -142,9 +142,22 @@ class WorkStore:
         r = rows[0]
         return WorkDraft(r["text"], r["seconds"], r["edits"], r["pastes"], bool(r["locked"]))
 
-    def save_draft(self, key: int, draft: WorkDraft, version: int) -> bool:
-        """Save a draft unless a newer version is stored or it is locked. Returns whether it was written."""
+    def draft_version(self, key: int) -> int:
+        """The version of a task's saved deliverable; 0 when nothing is saved."""
+        value = self.store.read_value("SELECT version FROM work_drafts WHERE assignment_id = ?", (key,))
+        return 0 if value is None else int(value)
+
+    def save_draft(self, key: int, draft: WorkDraft, version: int, base: int | None = None) -> bool:
+        """Save a draft unless a newer version is stored or it is locked. Returns whether it was written.
+
+        With `base`, also only when the stored version is `base` (0: nothing saved), read in the
+        same write transaction: a page holding an older draft never overwrites a newer one.
+        """
         with self.store.write() as c:
+            if base is not None:
+                row = c.execute("SELECT version FROM work_drafts WHERE assignment_id = ?", (key,)).fetchone()
+                if (0 if row is None else int(row[0])) != base:
+                    return False
             cur = c.execute(
                 "INSERT INTO work_drafts (assignment_id, text, seconds, edits, pastes, version, locked, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (assignment_id) DO UPDATE SET text = excluded.text,"

@@ -112,7 +112,7 @@ class CentaurApp(App[None]):
         self.theme = THEMES[theme]
         self.expert_only = expert_only
         if expert_only:
-            # Its commands (themes, keys, screenshots) are no expert's business; ctrl+p is the browser's print.
+            # Its commands (themes, keys, screenshots) are no expert's business.
             self.use_command_palette = False
             self._bindings.key_to_bindings.pop(self.COMMAND_PALETTE_BINDING, None)  # so the footer offers no ^p
         self.sessions_dir = sessions_dir

@@ -290,6 +290,7 @@
   const busy = (on) => { form.querySelectorAll("button").forEach((b) => { b.disabled = on; }); };
   const finish = (result) => {
     if (result.status === 409 && result.body.stale) { stale(); return false; }
+    if (result.body && typeof result.body.version === "string") base = result.body.version; /* saved, then refused */
     if (result.status !== 200) {
       Seat.notice(result.body.error || "That did not work; try again.");
       if (result.body.title === "Cannot submit" && /already judged/.test(result.body.error || "")) {

@@ -112,6 +112,7 @@
       if (saving) await saving;
       const result = await Seat.post("/api/writing/submit", payload());
       if (result.status === 409 && result.body.stale) { stale(); return; }
+      if (result.body && typeof result.body.version === "string") base = result.body.version; /* saved, then refused */
       if (result.status !== 200) { state.textContent = result.body.error || "Submitting failed; try again."; return; }
       leaving = true;
       dropLocal();

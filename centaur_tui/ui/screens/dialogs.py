@@ -1,4 +1,4 @@
-"""Provides the dialogs: assign comparisons to an expert, add an expert, read the task prompt, confirm, help."""
+"""Provides the dialogs: assign comparisons to an expert, add an expert, read the task prompt, confirm, flag, help."""
 
 from __future__ import annotations
 
@@ -194,6 +194,39 @@ class ConfirmDialog(CentaurModal):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+class FlagDialog(CentaurModal):
+    """Flag a place to come back to it, with an optional note for the researcher.
+
+    Dismissed with the note ("" for none) on enter or the Flag button, None on escape or Back.
+    The note is kept through `services.judging` (`set_state`), as the HTML seat keeps its note.
+    """
+
+    EXPERT_SAFE = True
+
+    BINDINGS = [Binding("escape", "cancel", "Back")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog confirm-dialog"):
+            yield Static("Flag this comparison to come back to it after the others.", markup=False)
+            yield Label("A note for the researcher (optional):", markup=False)
+            yield Input(id="flag-note", max_length=2000, placeholder="what is odd about it")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Flag (enter)", variant="primary", id="flag-ok")
+                yield Button("Back (escape)", id="flag-back")
+
+    def on_mount(self) -> None:
+        self.query_one("#flag-note", Input).focus()
+
+    @on(Input.Submitted, "#flag-note")
+    @on(Button.Pressed, "#flag-ok")
+    def flag(self) -> None:
+        self.dismiss(self.query_one("#flag-note", Input).value)
+
+    @on(Button.Pressed, "#flag-back")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 def help_markdown(screen: Screen) -> str:

@@ -23,7 +23,7 @@ from textual.worker import get_current_worker
 
 from centaur_tui.domain.blinding import Draft, JudgingItem, QueueItem, missing, next_open
 from centaur_tui.ui.screens.base import CentaurScreen
-from centaur_tui.ui.screens.dialogs import ConfirmDialog, PromptDialog
+from centaur_tui.ui.screens.dialogs import ConfirmDialog, FlagDialog, PromptDialog
 from centaur_tui.ui.screens.drafts import DraftAutosave
 from centaur_tui.ui.screens.reading import READ, ReadingScreen
 from centaur_tui.ui.widgets.document import DocumentView, render_markdown
@@ -107,13 +107,15 @@ say why. You never see which model wrote what.
 - A practice comparison (the top line says so) is never counted; after it you see its reference
   verdict
 - **ctrl+s**: submit (when everything is filled in; else it says what is missing)
-- **ctrl+b**: skip for now; **ctrl+f**: flag for later (both come back after the others)
+- **ctrl+b**: skip for now; **ctrl+f**: flag for later, with a note for the researcher if you
+  like (both come back after the others)
 - **ctrl+z**: reopen the judgment you submitted last (again: the one before it) to correct
   it; ctrl+s stores the correction (your earlier judgment stays on record, superseded);
   escape goes back to where you were and leaves it unchanged
 - **escape**: back; your work so far is kept
-- Paste into the rationale with ctrl+v (in a browser: ctrl+v or the browser's paste);
-  ctrl+backspace deletes a word (in a browser ctrl+w closes the tab: your work is saved)
+- Paste into the rationale with ctrl+v (or your terminal's paste); ctrl+backspace deletes a word
+- In a web browser, judge through the personal link the researcher sends (`centaur serve`): the
+  same queue and keys, as a web page
 
 Click a deliverable and scroll it with the arrows, page keys or the mouse wheel (left / right:
 a table wider than the pane).
@@ -128,8 +130,9 @@ a table wider than the pane).
         Binding(
             "ctrl+s", "submit", "Submit", id="submit", tooltip="Store this judgment and go to the next comparison."
         ),
-        # No ctrl+t, ctrl+n, ctrl+w or ctrl+l here: a browser keeps them (new tab, new window, close,
-        # address bar) and `centaur serve` shows this screen in one (tests/test_serve.py checks).
+        # No ctrl+t, ctrl+n, ctrl+w or ctrl+l here: the HTML seat of `centaur serve` cannot have them
+        # (a browser keeps them: new tab, new window, close, address bar) and both seats keep the
+        # same keys (tests/test_serve.py checks).
         Binding("f2", "prompt", "Task prompt", id="prompt", tooltip="Show the task the deliverables answer."),
         Binding("f6", "guidelines", "Guidelines", id="guidelines", tooltip="Show the guidelines for judging."),
         Binding("ctrl+b", "skip", "Skip", id="skip", tooltip="Leave this comparison for now; it comes back later."),
@@ -335,8 +338,8 @@ a table wider than the pane).
         self.query_one("#rubric", VerticalScroll).scroll_home(animate=False, immediate=True)
         panel.focus(scroll_visible=False)
         assert current is not None
-        # The one sign a browser test has that keys now reach this place's sliders (the page's
-        # canvas has no text): typing before it lost keys or put them on another slider.
+        # The sign a test driving the app from outside (a pseudo-terminal) has that keys now reach
+        # this place's sliders: typing before it lost keys or put them on another slider.
         log.debug("judging screen ready: %s at place %s", self.source.expert_name, current.key)
         self.prefetch(queue, current, self._widths())
         if not self._guidelines_offered:
@@ -695,7 +698,16 @@ a table wider than the pane).
 
     def action_flag(self) -> None:
         if not self.busy and self.current is not None and self.check_action("flag", ()) is True:
-            self._advance(self.current, "flagged")
+            if not getattr(self.source, "keeps_notes", False):  # a packet: no place for a note
+                self._advance(self.current, "flagged")
+                return
+            current = self.current
+            self.app.push_screen(FlagDialog(), lambda note: self._flagged(current, note))
+
+    def _flagged(self, current: QueueItem, note: str | None) -> None:
+        """The flag dialog's answer: None (escape) leaves the place as it was."""
+        if note is not None and not self.busy and self.current is current:
+            self._advance(current, "flagged", note)
 
     @on(Button.Pressed, "#submit-button")
     def submit_pressed(self) -> None:
@@ -709,16 +721,18 @@ a table wider than the pane).
     def flag_pressed(self) -> None:
         self.action_flag()
 
-    def _advance(self, current: QueueItem, how: str) -> None:
+    def _advance(self, current: QueueItem, how: str, note: str = "") -> None:
         self._stop_saving()
         self._dirty = False
         # Keys pressed in the few ms until the next comparison shows are ignored; the footer is
         # not rebuilt for that moment (a rebuild costs about 30 ms of the 100 ms budget).
         self.busy = True
-        self.advance(current, how, self._snapshot(), self._version(), self._widths())
+        self.advance(current, how, self._snapshot(), self._version(), self._widths(), note)
 
     @work(thread=True, exclusive=True, group="judging-load", exit_on_error=False)
-    def advance(self, current: QueueItem, how: str, draft: Draft, version: int, widths: tuple[int, int]) -> None:
+    def advance(
+        self, current: QueueItem, how: str, draft: Draft, version: int, widths: tuple[int, int], note: str = ""
+    ) -> None:
         """Store the judgment (or the skip or flag), then load the next place."""
         reference: str | None = None
         try:
@@ -730,7 +744,7 @@ a table wider than the pane).
                 self.source.revise(current.key, draft)
             else:
                 self.source.save_draft(current.key, draft, version)
-                self.source.set_state(current.key, how)
+                self.source.set_state(current.key, how, note)
         except BaseException:
             self.app.call_from_thread(self._unbusy)
             raise

@@ -178,15 +178,16 @@ Your work is saved as you type; leaving or quitting loses nothing.
 - **f2**: move between the task, the assistance text and the editor
 - **ctrl+o**: read your submitted deliverables (read only)
 - **escape**: back; your draft is kept
-- Paste with ctrl+v (in a browser: ctrl+v or the browser's paste); ctrl+backspace deletes a
-  word (in a browser ctrl+w closes the tab: your draft is saved)
+- Paste with ctrl+v (or your terminal's paste); ctrl+backspace deletes a word
+- In a web browser, write through the personal link the researcher sends (`centaur serve`): the
+  same tasks, as a web page
 """
 
     SAVE_DELAY = 0.5
 
     BINDINGS = [
         Binding("ctrl+s", "submit", "Submit", id="submit", tooltip="Lock this deliverable and store it."),
-        # Not ctrl+n: a browser opens a new window with it (`centaur serve` shows this screen in one).
+        # Not ctrl+n: the HTML seat's browser keeps it (a new window), and both seats keep the same keys.
         Binding("ctrl+b", "next", "Next task", id="next", tooltip="Go to your next open task; this draft is kept."),
         Binding("f2", "cycle_focus", "Switch pane", id="cycle", tooltip="Task, assistance text, editor."),
         Binding(
