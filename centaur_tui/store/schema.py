@@ -389,7 +389,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     # as `flag-note/EXPERT/PLACE` before: moved here (the place is what follows the last "/",
     # since no place key holds one), and out of `meta`.
     Migration(
-        23,
+        19,
         "expert_flag_notes: the note of a flagged place (moved out of meta's flag-note/ rows)",
         (
             """CREATE TABLE IF NOT EXISTS expert_flag_notes (
