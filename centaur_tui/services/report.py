@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.report_options import ReportOptions
 from centaur_tui.domain.study import Study
-from centaur_tui.report.document import OutcomeRow, OutcomesSection, RecordSection, SeatRow, SeatSection
+from centaur_tui.report.document import (
+    IntegritySection,
+    OutcomeRow,
+    OutcomesSection,
+    RecordSection,
+    SeatRow,
+    SeatSection,
+)
 
 if TYPE_CHECKING:
     from centaur_tui.stats.report import Report
@@ -300,6 +307,13 @@ def without_judges(rows: dict[str, Any], judges: set[str]) -> dict[str, Any]:
     return {**rows, "judgment_rows": RowTable(table.columns, kept)}
 
 
+def integrity_section(store: Store) -> IntegritySection | None:
+    """The integrity signals of expert judging (`services.console`): counted, never used to leave data out."""
+    from centaur_tui.services.console import integrity_section as section
+
+    return section(store)
+
+
 def _session_report(
     study: Study, store: Store, human_workers: bool | None, options: dict[str, Any], min_gold_pass: float | None = None
 ) -> Report:
@@ -316,6 +330,9 @@ def _session_report(
     document = report.document.with_outcomes(outcomes_section(study, store))
     report = replace(report, document=document.with_seat(seat) if seat.rows else document)
     report = replace(report, document=report.document.with_record(record))
+    signals = integrity_section(store)
+    if signals is not None:
+        report = replace(report, document=report.document.with_integrity(signals))
     if human_workers is False:
         return report
     return with_human_workers(study, store, report, always=bool(human_workers))
