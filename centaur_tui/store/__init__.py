@@ -85,7 +85,7 @@ if TYPE_CHECKING:
         store_judgments,
     )
     from centaur_tui.store.judging import AssignedComparison, AssignmentPlace, JudgingRows, StoredExpertJudgment
-    from centaur_tui.store.links import LinkState, LinkStore
+    from centaur_tui.store.links import LinkState, LinkStore, OrganiserLinkStore
     from centaur_tui.store.lock import SessionLock, lock_holder, lock_path
     from centaur_tui.store.masking import masking_log, read_blinding_file, session_blinding, work_masking_log
     from centaur_tui.store.outcomes import (
@@ -163,6 +163,7 @@ _MODULE_OF = {
     "LeftOut": "audit",
     "LinkState": "links",
     "LinkStore": "links",
+    "OrganiserLinkStore": "links",
     "MANIFEST": "importer",
     "OutputsSummary": "imported",
     "PACKET_FORMAT": "schema",
