@@ -78,3 +78,37 @@ async def test_the_expert_only_app_refuses_the_console(tmp_path: Path) -> None:
         await pilot.press("o")
         await pilot.pause()
         assert not isinstance(app.screen, ConsoleScreen)
+
+
+async def test_the_terminal_seat_stores_the_characters_pasted_into_the_rationale(tmp_path: Path) -> None:
+    """A scripted expert who pastes one rationale and types the next: the judgment stores what came from a paste."""
+    import sqlite3
+
+    from textual import events
+
+    from centaur_tui.ui.widgets.rubric import DimensionRow
+    from tests.support.judging import settle
+
+    path = judged_session(tmp_path)
+    assign(path, "ann", 2)
+    app = create_app(sessions_dir=path.parent, session=path, expert="ann")
+    typed = "typed by hand, key by key"
+    async with app.run_test(size=(120, 40)) as pilot:
+        for rationale, paste in ((PASTED, True), (typed, False)):
+            screen = await settle(pilot)
+            for _ in screen.query(DimensionRow):
+                await pilot.press("7", "4")
+            await pilot.press("1")
+            if paste:
+                app.post_message(events.Paste(rationale))  # as the terminal driver delivers a paste
+            else:
+                await pilot.press(*["space" if c == " " else c for c in rationale])
+            await pilot.pause()
+            await pilot.press("ctrl+s")
+        await settle(pilot)
+    conn = sqlite3.connect(load_session(path).database)
+    try:
+        rows = conn.execute("SELECT rationale, pasted_chars FROM judgments WHERE judge = 'ann' ORDER BY id").fetchall()
+    finally:
+        conn.close()
+    assert rows == [(PASTED, len(PASTED)), (typed, 0)]
