@@ -130,3 +130,34 @@ def test_the_organiser_link_command_prints_a_link_once_and_revokes_it(session: P
     assert none.exit_code == 0 and "nothing to revoke" in none.output
     unknown = runner.invoke(cli, ["organiser", "link", "nosuch"])
     assert unknown.exit_code == 2 and "nosuch" in unknown.output
+
+
+async def test_the_html_seat_stores_the_characters_pasted_and_refuses_hostile_counts(tmp_path: Path) -> None:
+    """A scripted expert pastes their rationale in the browser: the page sends the count, the judgment keeps it."""
+    from tests.test_serve import RATIONALE, _complete, _seat, seat
+
+    path = seat.__wrapped__(tmp_path)  # type: ignore[attr-defined]
+    served, store = await _seat(path)
+    try:
+        data = await served.data()
+        assert data["draft"]["pasted_chars"] is None  # nothing recorded yet: the page starts at 0
+        place, base = data["place"], data["base"]
+        for hostile in (-1, True, 1.5, "12", 10**9):
+            status, body = await served.post(
+                "/api/judging/save", {"place": place, "base": base, "draft": {"pasted_chars": hostile}}
+            )
+            assert status == 400 and "pasted_chars" in body["error"], hostile
+        draft = {**_complete(data), "pasted_chars": 5}  # the practice place (stored apart from judgments)
+        status, body = await served.post("/api/judging/submit", {"place": place, "base": base, "draft": draft})
+        assert status == 200
+        following = await served.data(body["next"])
+        draft = {**_complete(following, "option_2"), "pasted_chars": 10_000}  # more than the rationale has
+        status, _ = await served.post(
+            "/api/judging/submit", {"place": following["place"], "base": following["base"], "draft": draft}
+        )
+        assert status == 200
+        rows = store.read("SELECT rationale, pasted_chars FROM judgments WHERE judge = 'ann' ORDER BY id")
+        assert [(r["rationale"], r["pasted_chars"]) for r in rows] == [(RATIONALE, len(RATIONALE))]
+    finally:
+        await served.client.close()
+        store.close()

@@ -898,6 +898,7 @@ def _draft_json(draft: Draft) -> dict[str, Any]:
         "rationale": draft.rationale,
         "seconds": draft.seconds,
         "active_seconds": draft.active_seconds,
+        "pasted_chars": draft.pasted_chars,
     }
 
 
