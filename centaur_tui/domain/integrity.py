@@ -7,7 +7,6 @@ stays the one way to leave an expert out, and it says who).
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from fractions import Fraction
 
@@ -50,12 +49,9 @@ def pasted_share(pasted_chars: int | None, rationale: str) -> float | None:
     return min(1.0, max(0, pasted_chars) / len(rationale))
 
 
-_SPACE = re.compile(r"\s+")
-
-
 def normalised(rationale: str) -> str:
     """A rationale compared for repetition: NFKC, case folded, runs of whitespace made one space."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", rationale).casefold()).strip()
+    return " ".join(unicodedata.normalize("NFKC", rationale).casefold().split())
 
 
 def repeated(rationales: list[tuple[str, str]]) -> int:
@@ -68,12 +64,12 @@ def repeated(rationales: list[tuple[str, str]]) -> int:
         The judgments whose normalised rationale (at least MIN_REPEATED_CHARS long) also stands on
         a different comparison (a swapped repeat of the same comparison does not count).
     """
+    keys = [normalised(text) for _, text in rationales]
     comparisons: dict[str, set[str]] = {}
-    for comparison, text in rationales:
-        key = normalised(text)
+    for (comparison, _), key in zip(rationales, keys, strict=True):
         if len(key) >= MIN_REPEATED_CHARS:
             comparisons.setdefault(key, set()).add(comparison)
-    return sum(1 for comparison, text in rationales if len(comparisons.get(normalised(text), ())) > 1)
+    return sum(1 for key in keys if len(comparisons.get(key, ())) > 1)
 
 
 def binomial_two_sided(k: int, n: int) -> float | None:

@@ -291,6 +291,7 @@ __all__ = [
     "LeftOut",
     "LinkState",
     "LinkStore",
+    "OrganiserLinkStore",
     "OutputsSummary",
     "PacketContents",
     "PacketError",

@@ -8,6 +8,7 @@ expert judgments, bench/console.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from centaur_tui.store.db import Store
 
@@ -15,8 +16,7 @@ FLAG_NOTE_PREFIX = "flag-note/"
 """The meta keys the HTML seat keeps a flag's note under: `flag-note/EXPERT/KEY` (services.seat)."""
 
 
-@dataclass(frozen=True)
-class ConsoleJudgment:
+class ConsoleJudgment(NamedTuple):
     """One expert's current judgment (latest revision, valid) of one place, with what the signals need."""
 
     expert: str
@@ -38,8 +38,7 @@ class ConsoleJudgment:
     output_b: str
 
 
-@dataclass(frozen=True)
-class ConsolePlace:
+class ConsolePlace(NamedTuple):
     """One place of an expert's judging queue: its task and mode, state, and whether it is judged."""
 
     expert: str

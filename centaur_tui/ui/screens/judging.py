@@ -44,7 +44,7 @@ NARROW = 100
 
 
 class RationaleArea(TextArea):
-    """The rationale editor: a TextArea that reports pastes (a terminal's paste, and ctrl+v from the app's clipboard)."""
+    """The rationale editor: a TextArea that reports pastes (a terminal's paste; ctrl+v from the app's clipboard)."""
 
     @dataclass
     class Pasted(Message):
