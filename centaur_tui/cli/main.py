@@ -15,7 +15,7 @@ from centaur_tui.cli.import_cmd import import_, import_outputs
 from centaur_tui.cli.plan_cmd import plan
 from centaur_tui.cli.record_cmd import bundle, verify
 from centaur_tui.cli.report_cmd import report
-from centaur_tui.cli.serve_cmd import expert, serve
+from centaur_tui.cli.serve_cmd import expert, organiser, serve
 from centaur_tui.cli.session_cmd import check, demo, export, migrate, run, tasks_cmd
 from centaur_tui.cli.tui_cmd import tui
 from centaur_tui.cli.work_cmd import assign_work, judge_work, work_report
@@ -46,6 +46,7 @@ for command in (
     work_report,
     serve,
     expert,
+    organiser,
     verify,
     bundle,
 ):

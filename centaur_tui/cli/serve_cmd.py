@@ -147,3 +147,43 @@ def expert_link(session: str, expert_id: str, revoke: bool, base_url: str | None
     click.echo(f"Personal link of {link.expert.id} ({link.expert.name}){renewed}:")
     click.echo(f"  {link_url(base_url, link.token)}")
     click.echo("Send it to the expert only: it opens their queue. `--revoke` ends it.")
+
+
+@click.group()
+def organiser() -> None:
+    """The organiser's console link for `centaur serve` (apart from every expert's link)."""
+
+
+@organiser.command("link")
+@click.argument("session")
+@click.option("--revoke", is_flag=True, help="End the organiser's link: the console page then answers 403.")
+@click.option(
+    "--url",
+    "base_url",
+    default=None,
+    help=f"The address of `centaur serve`; default: the one it last recorded for this session, else {DEFAULT_URL}.",
+)
+def organiser_link(session: str, revoke: bool, base_url: str | None) -> None:
+    """Make or renew the organiser's console link (the old one stops working), or end it with --revoke."""
+    from centaur_tui.services.links import make_organiser_link, organiser_url, revoke_organiser_link, server_url
+
+    study = open_session(session)
+    with open_store(study, title="No session database") as store:
+        if revoke:
+            ended = revoke_organiser_link(store)
+            click.echo("Organiser link revoked." if ended else "No active organiser link; nothing to revoke.")
+            return
+        token, renewed = make_organiser_link(store)
+        recorded = server_url(store)
+    if base_url is None:
+        base_url = recorded or DEFAULT_URL
+        if recorded is None:
+            click.secho(
+                f"centaur serve has not run on this session yet: the link assumes {DEFAULT_URL} "
+                "(give --url, or start centaur serve first).",
+                fg="yellow",
+                err=True,
+            )
+    click.echo("Organiser's console link" + (" (the earlier link no longer works)" if renewed else "") + ":")
+    click.echo(f"  {organiser_url(base_url, token)}")
+    click.echo("Keep it to yourself: it shows every expert's figures. `--revoke` ends it.")

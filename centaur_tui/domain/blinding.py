@@ -742,6 +742,9 @@ class Draft:
     None: not measured (a packet result, a draft saved before active time was kept)."""
     confirmed_lower: bool = False
     """The expert confirmed a winner whose rubric average is the lower one (asked on submit)."""
+    pasted_chars: int | None = None
+    """Characters pasted into the rationale so far (an integrity signal for the organiser, never a rule);
+    None: not recorded (a packet, a draft saved before paste events were kept)."""
 
     def score(self, dimension: str, option: int) -> int | None:
         pair = self.scores.get(dimension)

@@ -67,4 +67,8 @@ def parse_draft(value: object, dimensions: Sequence[str], where: str = "draft") 
     if not isinstance(confirmed, bool):
         raise DraftFieldError(f"{where}.confirmed_lower must be true or false")
     draft.confirmed_lower = confirmed
+    pasted = value.get("pasted_chars")
+    if pasted is not None and (isinstance(pasted, bool) or not isinstance(pasted, int) or not 0 <= pasted <= MAX_TEXT):
+        raise DraftFieldError(f"{where}.pasted_chars must be a whole number 0-{MAX_TEXT} or null")
+    draft.pasted_chars = pasted
     return draft

@@ -167,6 +167,8 @@ class JudgmentRecord:
     lower_average_confirmed: bool | None = None
     """Experts: the winner has the lower rubric average and the expert confirmed it (True), the winner does not
     have the lower average (False), or it has and no confirmation was recorded (None; also LLM judges)."""
+    pasted_chars: int | None = None
+    """Experts: characters of the rationale that came from a paste (at most its length; None: not recorded)."""
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,9 @@ def expert_record(
         seconds=round(draft.seconds, 1),
         active_seconds=None if draft.active_seconds is None else round(min(draft.active_seconds, draft.seconds), 1),
         lower_average_confirmed=lower_average_confirmed(draft, means),
+        pasted_chars=None
+        if draft.pasted_chars is None
+        else max(0, min(int(draft.pasted_chars), len(draft.rationale.strip()))),
     )
 
 

@@ -889,6 +889,38 @@ class SeatSection(_Model):
     """Every flag's note, oldest first (a place flagged twice with a note has two)."""
 
 
+class IntegrityRow(_Model):
+    """One expert's integrity signals (issue 27): each count beside its denominator."""
+
+    expert: str
+    judgments: int
+    paste_recorded: int
+    pasted: int
+    pasted_share: float | None
+    timed: int
+    too_fast: int
+    repeated: int
+    decided: int
+    option1_wins: int
+    option1_share: float | None
+    order_p: float | None
+
+
+class IntegritySection(_Model):
+    """Integrity signals of expert judging, for the organiser: counted, never used to leave anything out.
+
+    A rationale is pasted when at least `pasted_share` of its characters came from a paste; a
+    judgment is too fast when stored in less time than both deliverables need at
+    `reading_words_per_minute`; repeated: its rationale stands, identical, on another comparison;
+    option-1 wins of decided (non-tie) judgments, with an exact two-sided binomial test against 1/2.
+    """
+
+    rows: list[IntegrityRow]
+    reading_words_per_minute: int
+    pasted_share: float
+    order_alpha: float
+
+
 class OutcomeRow(_Model):
     """How many planned items (of a stage, a judge or a mode's judgments) ended in each outcome."""
 
@@ -955,7 +987,7 @@ _Excluding = TypeVar("_Excluding", ModeReport, ReliabilityRow, ChoiceRubricRow, 
 class ReportDocument(_WithAbsent):
     """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
 
-    ABSENT_WHEN_NONE = ("ppr", "human_workers", "outcomes", "seat", "record", "section")
+    ABSENT_WHEN_NONE = ("ppr", "human_workers", "outcomes", "seat", "record", "integrity", "section")
 
     schema_: str = Field(alias="schema")
     session: str
@@ -974,6 +1006,7 @@ class ReportDocument(_WithAbsent):
     outcomes: OutcomesSection | None = None
     seat: SeatSection | None = None
     record: RecordSection | None = None
+    integrity: IntegritySection | None = None
     section: str | None = None
     """The one section computed (`centaur report --section`); absent: every section."""
 
@@ -993,6 +1026,10 @@ class ReportDocument(_WithAbsent):
     def with_seat(self, section: SeatSection) -> ReportDocument:
         """This document with the experts-at-work section (`services.report.seat_section`) added."""
         return self.model_copy(update={"seat": section})
+
+    def with_integrity(self, section: IntegritySection) -> ReportDocument:
+        """This document with the integrity signals of expert judging (`services.console.integrity_section`)."""
+        return self.model_copy(update={"integrity": section})
 
     def with_record(self, section: RecordSection) -> ReportDocument:
         """This document with the chain head it was computed from (`services.report`)."""

@@ -33,6 +33,7 @@ from centaur_tui.report.document import (
     HeadlineTable,
     HumanSpearman,
     HumanWorkersSection,
+    IntegritySection,
     LooMajorityTable,
     ModeReport,
     OutcomesSection,
@@ -241,6 +242,8 @@ def sections(document: Doc) -> list[Section]:
         out.append(_seat_section(doc, doc.seat))
     elif doc.section == "seat":
         out.append(Section(_title(doc, "Experts at work"), notes=["No expert has judged in this session."]))
+    if doc.integrity is not None and want("seat"):
+        out.append(_integrity_section(doc, doc.integrity))
     if doc.record is not None:
         out.append(_record_section(doc, doc.record))
     return out
@@ -353,6 +356,34 @@ def _seat_section(doc: ReportDocument, seat: SeatSection) -> Section:
     for n in seat.flag_notes:
         # An expert's own words: quoted with repr, so a newline or a quote cannot pass for report text.
         s.notes.append(f"Flag note of {n.expert} on task {n.task or '(place gone)'}: {n.note!r}.")
+    return s
+
+
+def _integrity_section(doc: ReportDocument, part: IntegritySection) -> Section:
+    s = Section(_title(doc, "Integrity signals of expert judging"))
+    s.notes.append(
+        f"Counted for the organiser, never used to leave a judgment out (--min-gold-pass is the one way to leave "
+        f"an expert out). pasted: rationales with at least {part.pasted_share:.0%} of their characters pasted, of "
+        f"those whose seat recorded pastes; too fast: stored in less time than both deliverables need at "
+        f"{part.reading_words_per_minute:,} words a minute, of judgments with a time; repeated: a rationale that "
+        f"stands, identical, on another comparison; option 1: wins of option 1 among decided judgments, with an "
+        f"exact two-sided binomial test against 1/2 (p below {part.order_alpha} marked *)."
+    )
+    s.headers = ["expert", "judgments", "pasted", "pasted chars", "too fast", "repeated", "option 1", "p"]
+    for r in part.rows:
+        marked = r.order_p is not None and r.order_p < part.order_alpha
+        s.rows.append(
+            [
+                r.expert,
+                num(r.judgments),
+                f"{r.pasted}/{r.paste_recorded}",
+                f"{r.pasted_share:.0%}" if r.pasted_share is not None else "-",
+                f"{r.too_fast}/{r.timed}",
+                num(r.repeated),
+                f"{r.option1_wins}/{r.decided}",
+                (f"{r.order_p:.3g}" + (" *" if marked else "")) if r.order_p is not None else "-",
+            ]
+        )
     return s
 
 

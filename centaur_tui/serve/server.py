@@ -60,7 +60,7 @@ from centaur_tui.serve.guard import (
     same_csrf,
 )
 from centaur_tui.serve.markup import markdown_html
-from centaur_tui.services.links import LINK_PATH, expert_of_token
+from centaur_tui.services.links import LINK_PATH, ORGANISER_PATH, expert_of_token, is_organiser_token
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +109,18 @@ class BadInput(Exception):
 
 
 def redact(path: str) -> str:
-    """A request path fit for a log: a link's token is cut out."""
-    return LINK_PATH + "…" if path.startswith(LINK_PATH) else path[:200]
+    """A request path fit for a log: a link's token (an expert's or the organiser's) is cut out."""
+    for prefix in (LINK_PATH, ORGANISER_PATH):
+        if path.startswith(prefix):
+            return prefix + "…"
+    return path[:200]
+
+
+ORGANISER_COOKIE = "centaur_organiser"
+"""The cookie the organiser's link is exchanged for: another name than the experts' (`COOKIE`), so the two
+never stand in for each other."""
+CONSOLE_PATH = "/console"
+"""The organiser's console page (behind `ORGANISER_COOKIE` only)."""
 
 
 @dataclass
@@ -201,6 +211,8 @@ class ExpertServer:
         app.add_routes(
             [
                 web.get(LINK_PATH + "{token}", self._link),
+                web.get(ORGANISER_PATH + "{token}", self._organiser_link),
+                web.get(CONSOLE_PATH, self._console),
                 web.get("/", self._home),
                 web.get("/guidelines", self._guidelines),
                 web.get("/judge", self._judge_page),
@@ -254,6 +266,8 @@ class ExpertServer:
                 self.failures.fail(address)
                 return self._forbidden(request)
             return _secured(response)
+        if request.path.startswith(ORGANISER_PATH) or request.path == CONSOLE_PATH:
+            return await self._organiser_guard(request, handler, address)
         token = request.cookies.get(COOKIE)
         expert_id = await self.expert_of(token)
         if expert_id is None:
@@ -291,6 +305,57 @@ class ExpertServer:
         finally:
             self.connections.leave(expert_id)
         return _secured(response)
+
+    async def _organiser_guard(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]], address: str
+    ) -> web.StreamResponse:
+        """The organiser's link exchange and console page: the organiser's cookie or link only, GET only."""
+        if request.method != "GET":
+            self.refused += 1
+            return web.Response(status=405, text="405 Method Not Allowed\n", headers=SECURITY_HEADERS)
+        if request.path == CONSOLE_PATH:
+            token = request.cookies.get(ORGANISER_COOKIE)
+            if not await asyncio.to_thread(is_organiser_token, self.store, token):
+                log.info("GET %s: 403 (no valid organiser cookie)", CONSOLE_PATH)
+                if token:
+                    self.failures.fail(address)
+                return self._forbidden(request)
+        try:
+            response = await handler(request)
+        except web.HTTPException:  # /o/ with no token, /o/a/b
+            log.info("GET %s: 403 (not an organiser link)", redact(request.path))
+            self.failures.fail(address)
+            return self._forbidden(request)
+        return _secured(response)
+
+    async def _organiser_link(self, request: web.Request) -> web.StreamResponse:
+        """The organiser's link: its token becomes the organiser's cookie; the browser goes on to the console."""
+        token = request.match_info.get("token", "")
+        if not await asyncio.to_thread(is_organiser_token, self.store, token):
+            log.info("GET %s: 403 (unknown or revoked organiser link)", redact(request.path))
+            self.failures.fail(request.remote or "?")
+            return self._forbidden(request)
+        log.info("GET %s: organiser link exchanged for a cookie", redact(request.path))
+        response = aiohttp_jinja2.render_template("organiser_link.html", request, {})
+        response.set_cookie(
+            ORGANISER_COOKIE,
+            token,
+            max_age=COOKIE_DAYS * 86400,
+            path=CONSOLE_PATH,
+            httponly=True,
+            secure=self.secure,
+            samesite="Strict",
+        )
+        return response
+
+    async def _console(self, request: web.Request) -> web.StreamResponse:
+        """The organiser's console: the figures of `services.console`, rendered by attribute."""
+        from centaur_tui.services.console import build_console
+
+        console = await asyncio.to_thread(build_console, self.study, self.store)
+        return aiohttp_jinja2.render_template(
+            "console.html", request, {"console": console, "session_name": self.study.session.name}
+        )
 
     # -- links ---------------------------------------------------------------------------------
 
@@ -900,6 +965,7 @@ def _draft_json(draft: Draft) -> dict[str, Any]:
         "rationale": draft.rationale,
         "seconds": draft.seconds,
         "active_seconds": draft.active_seconds,
+        "pasted_chars": draft.pasted_chars,
     }
 
 

@@ -91,6 +91,37 @@ def expert_of_token(store: Store, token: object) -> str | None:
     return match_token(token, LinkStore(store).active())
 
 
+ORGANISER_PATH = "/o/"
+"""The organiser's console link is the server's address, this path and the token (never an expert's path)."""
+
+
+def organiser_url(base_url: str, token: str) -> str:
+    """The organiser's console link for a token on a server reached at `base_url`."""
+    return base_url.rstrip("/") + ORGANISER_PATH + token
+
+
+def make_organiser_link(store: Store) -> tuple[str, int]:
+    """Make (or renew) the organiser's console link: a new token (shown once) and how many earlier links it ended."""
+    from centaur_tui.store import OrganiserLinkStore
+
+    token = new_token()
+    return token, OrganiserLinkStore(store).replace(token_hash(token))
+
+
+def revoke_organiser_link(store: Store) -> int:
+    """End the organiser's console link (its next page load is refused); returns 0 or 1."""
+    from centaur_tui.store import OrganiserLinkStore
+
+    return OrganiserLinkStore(store).revoke()
+
+
+def is_organiser_token(store: Store, token: object) -> bool:
+    """Whether this token is the active organiser link's (an expert's token never is: another table)."""
+    from centaur_tui.store import OrganiserLinkStore
+
+    return match_token(token, OrganiserLinkStore(store).active()) is not None
+
+
 SERVER_URL_KEY = "serve_url"
 """The meta key holding the address `centaur serve` last listened on (or its --public-url)."""
 

@@ -15,6 +15,7 @@ from centaur_tui.domain.report_options import ReportOptions
 from centaur_tui.domain.study import Study
 from centaur_tui.report.document import (
     FlagNoteRow,
+    IntegritySection,
     OutcomeRow,
     OutcomesSection,
     RecordSection,
@@ -315,6 +316,13 @@ def without_judges(rows: dict[str, Any], judges: set[str]) -> dict[str, Any]:
     return {**rows, "judgment_rows": RowTable(table.columns, kept)}
 
 
+def integrity_section(store: Store) -> IntegritySection | None:
+    """The integrity signals of expert judging (`services.console`): counted, never used to leave data out."""
+    from centaur_tui.services.console import integrity_section as section
+
+    return section(store)
+
+
 def _session_report(
     study: Study, store: Store, human_workers: bool | None, options: dict[str, Any], min_gold_pass: float | None = None
 ) -> Report:
@@ -331,6 +339,9 @@ def _session_report(
     document = report.document.with_outcomes(outcomes_section(study, store))
     report = replace(report, document=document.with_seat(seat) if seat.rows else document)
     report = replace(report, document=report.document.with_record(record))
+    signals = integrity_section(store)
+    if signals is not None:
+        report = replace(report, document=report.document.with_integrity(signals))
     if human_workers is False:
         return report
     return with_human_workers(study, store, report, always=bool(human_workers))

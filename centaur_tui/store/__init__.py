@@ -91,7 +91,7 @@ if TYPE_CHECKING:
         StoredExpertJudgment,
         flag_note_rows,
     )
-    from centaur_tui.store.links import LinkState, LinkStore
+    from centaur_tui.store.links import LinkState, LinkStore, OrganiserLinkStore
     from centaur_tui.store.lock import SessionLock, lock_holder, lock_path
     from centaur_tui.store.masking import masking_log, read_blinding_file, session_blinding, work_masking_log
     from centaur_tui.store.outcomes import (
@@ -169,6 +169,7 @@ _MODULE_OF = {
     "LeftOut": "audit",
     "LinkState": "links",
     "LinkStore": "links",
+    "OrganiserLinkStore": "links",
     "MANIFEST": "importer",
     "OutputsSummary": "imported",
     "PACKET_FORMAT": "schema",
@@ -297,6 +298,7 @@ __all__ = [
     "LeftOut",
     "LinkState",
     "LinkStore",
+    "OrganiserLinkStore",
     "OutputsSummary",
     "PacketContents",
     "PacketError",

@@ -473,8 +473,8 @@ def insert_judgment_row(c: sqlite3.Connection, record: JudgmentRecord, *, or_ign
     return c.execute(
         f"{verb} INTO judgments (comparison_id, judge, judge_kind, judge_family, presentation, revision, option1,"
         " option2, winner, option1_mean, option2_mean, valid, invalid_reason, rationale, call_key, attempts, seconds,"
-        " active_seconds, lower_average_confirmed, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " active_seconds, lower_average_confirmed, pasted_chars, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             record.comparison_id,
             record.judge,
@@ -495,6 +495,7 @@ def insert_judgment_row(c: sqlite3.Connection, record: JudgmentRecord, *, or_ign
             record.seconds,
             record.active_seconds,
             None if record.lower_average_confirmed is None else int(record.lower_average_confirmed),
+            record.pasted_chars,
             utc_now(),
         ),
     )

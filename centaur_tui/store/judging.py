@@ -134,7 +134,7 @@ class JudgingRows:
     def draft(self, assignment_id: int) -> Draft | None:
         """The saved draft of one of the expert's places, if any."""
         rows = self.store.read(
-            "SELECT d.scores, d.winner, d.rationale, d.seconds, d.active_seconds FROM expert_drafts d"
+            "SELECT d.scores, d.winner, d.rationale, d.seconds, d.active_seconds, d.pasted_chars FROM expert_drafts d"
             " JOIN expert_assignments a ON a.id = d.assignment_id WHERE d.assignment_id = ? AND a.expert = ?",
             (assignment_id, self.expert_id),
         )
@@ -142,7 +142,12 @@ class JudgingRows:
             return None
         r = rows[0]
         return Draft(
-            Draft.scores_from_json(r["scores"]), r["winner"], r["rationale"], r["seconds"], r["active_seconds"]
+            Draft.scores_from_json(r["scores"]),
+            r["winner"],
+            r["rationale"],
+            r["seconds"],
+            r["active_seconds"],
+            pasted_chars=r["pasted_chars"],
         )
 
     def resume_id(self) -> int | None:
@@ -179,9 +184,10 @@ class JudgingRows:
                     return False
             cur = c.execute(
                 "INSERT INTO expert_drafts (assignment_id, scores, winner, rationale, seconds, active_seconds,"
-                " version, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (assignment_id) DO UPDATE SET"
-                " scores = excluded.scores, winner = excluded.winner, rationale = excluded.rationale,"
+                " pasted_chars, version, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (assignment_id)"
+                " DO UPDATE SET scores = excluded.scores, winner = excluded.winner, rationale = excluded.rationale,"
                 " seconds = excluded.seconds, active_seconds = excluded.active_seconds,"
+                " pasted_chars = excluded.pasted_chars,"
                 " version = excluded.version, updated_at = excluded.updated_at"
                 " WHERE excluded.version > expert_drafts.version",
                 (
@@ -191,6 +197,7 @@ class JudgingRows:
                     draft.rationale,
                     draft.seconds,
                     draft.active_seconds,
+                    draft.pasted_chars,
                     version,
                     utc_now(),
                 ),

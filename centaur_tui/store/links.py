@@ -63,3 +63,39 @@ class LinkStore:
                 " WHERE revoked_at IS NULL GROUP BY expert"
             )
         }
+
+
+ORGANISER = "organiser"
+"""The owner `OrganiserLinkStore.active` names (a word, never an expert id: the two tables never mix)."""
+
+
+class OrganiserLinkStore:
+    """The organiser's console links of one session database (table `organiser_links`, token hashes only).
+
+    Apart from `expert_links`, so that no expert's token can ever open the console.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def replace(self, token_hash: str) -> int:
+        """Make `token_hash` the one active organiser link; returns how many earlier links it ended."""
+        now = utc_now()
+        with self.store.write() as c:
+            ended = c.execute("UPDATE organiser_links SET revoked_at = ? WHERE revoked_at IS NULL", (now,)).rowcount
+            c.execute("INSERT INTO organiser_links (token_hash, created_at) VALUES (?, ?)", (token_hash, now))
+        return ended
+
+    def revoke(self) -> int:
+        """End the active organiser link; returns how many were ended (0 or 1)."""
+        with self.store.write() as c:
+            return c.execute(
+                "UPDATE organiser_links SET revoked_at = ? WHERE revoked_at IS NULL", (utc_now(),)
+            ).rowcount
+
+    def active(self) -> list[tuple[str, str]]:
+        """(ORGANISER, token hash) of the active organiser link (none or one)."""
+        return [
+            (ORGANISER, r["token_hash"])
+            for r in self.store.read("SELECT token_hash FROM organiser_links WHERE revoked_at IS NULL")
+        ]

@@ -411,6 +411,24 @@ MIGRATIONS: tuple[Migration, ...] = (
             "DELETE FROM meta WHERE key LIKE 'flag-note/%'",
         ),
     ),
+    # Issue 27 (the organiser's console and integrity signals): how many characters of an expert's
+    # rationale came from a paste (NULL: not recorded: an LLM judge, a packet, a judgment stored
+    # before), kept on the draft too so a reload keeps the count; and the organiser's own links to
+    # the console page of `centaur serve`, apart from the experts' links so that no expert token
+    # can ever open it (token hashes only, revocations kept, as for `expert_links`).
+    Migration(
+        20,
+        "characters of an expert's rationale pasted (judgments.pasted_chars, expert_drafts.pasted_chars) and the "
+        "organiser's console links (organiser_links)",
+        (
+            "ALTER TABLE judgments ADD COLUMN pasted_chars INTEGER",
+            "ALTER TABLE expert_drafts ADD COLUMN pasted_chars INTEGER",
+            """CREATE TABLE IF NOT EXISTS organiser_links (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, token_hash TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL, revoked_at TEXT
+    )""",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

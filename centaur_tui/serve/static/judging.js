@@ -17,6 +17,8 @@
     scores: {},
     winner: data.draft.winner,
     rationale: data.draft.rationale || "",
+    /* Characters pasted into the rationale (an integrity signal for the organiser; null: not recorded). */
+    pasted: data.draft.pasted_chars == null ? (data.revising ? null : 0) : Number(data.draft.pasted_chars) || 0,
   };
   for (const dim of data.dimensions) {
     const pair = (data.draft.scores && data.draft.scores[dim]) || [null, null];
@@ -54,6 +56,7 @@
     rationale: draft.rationale,
     seconds: Math.round(seconds() * 10) / 10,
     active_seconds: Math.round(activeSeconds() * 10) / 10,
+    pasted_chars: draft.pasted,
   }, extra || {});
 
   /* -- showing ------------------------------------------------------------------------------ */
@@ -189,7 +192,7 @@
     if (data.revising) return;
     try {
       sessionStorage.setItem(localKey, JSON.stringify({
-        base: base, scores: draft.scores, winner: draft.winner, rationale: draft.rationale,
+        base: base, scores: draft.scores, winner: draft.winner, rationale: draft.rationale, pasted: draft.pasted,
       }));
     } catch (err) { /* storage off: the save on the way out still runs */ }
   };
@@ -231,6 +234,12 @@
     radio.addEventListener("focus", () => { atWinner = true; highlight(); });
   });
   rationale.addEventListener("input", () => { draft.rationale = rationale.value; changed(); });
+  /* The paste event comes before the input event that changes the text (which then saves). */
+  rationale.addEventListener("paste", (event) => {
+    if (data.revising) return;
+    const text = event.clipboardData ? event.clipboardData.getData("text") : "";
+    draft.pasted = (draft.pasted || 0) + text.length;
+  });
 
   const pickWinner = (value) => {
     const radio = radios.find((r) => r.value === value);
@@ -391,6 +400,7 @@
     }
     draft.winner = restored.winner == null ? null : restored.winner;
     draft.rationale = typeof restored.rationale === "string" ? restored.rationale : draft.rationale;
+    if (typeof restored.pasted === "number") draft.pasted = Math.max(draft.pasted || 0, restored.pasted);
     rationale.value = draft.rationale;
     schedule();
   } else {

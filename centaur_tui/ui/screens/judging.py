@@ -17,6 +17,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Button, Footer, Label, Static, TextArea
 from textual.worker import get_current_worker
@@ -40,6 +41,24 @@ NARROW = 100
 """Below this many columns the two deliverables are stacked instead of side by side."""
 
 """Seconds after the last change before a draft is saved (typing a rationale saves once)."""
+
+
+class RationaleArea(TextArea):
+    """The rationale editor: a TextArea that reports pastes (a terminal's paste; ctrl+v from the app's clipboard)."""
+
+    @dataclass
+    class Pasted(Message):
+        characters: int
+
+    # Textual calls `_on_paste` of every class in the MRO: TextArea's inserts the text after this.
+    async def _on_paste(self, event: events.Paste) -> None:
+        if not self.read_only and event.text:
+            self.post_message(self.Pasted(len(event.text)))
+
+    def action_paste(self) -> None:
+        if not self.read_only and self.app.clipboard:
+            self.post_message(self.Pasted(len(self.app.clipboard)))
+        super().action_paste()
 
 
 @dataclass(frozen=True)
@@ -199,7 +218,7 @@ a table wider than the pane).
                 yield RubricPanel(id="rubric-panel")
                 yield WinnerPicker(allow_ties=True, id="winner")
                 yield Label("Rationale", id="rationale-label")
-                yield TextArea(
+                yield RationaleArea(
                     id="rationale",
                     soft_wrap=True,
                     tab_behavior="focus",
@@ -307,6 +326,8 @@ a table wider than the pane).
         self._shown_at = self._last_activity = self.app.clock()
         self._base_seconds = draft.seconds
         self._active_base = draft.active_seconds if draft.active_seconds is not None else 0.0
+        if draft.pasted_chars is None and not self.revising:
+            draft.pasted_chars = 0  # this seat records pastes from here on (a correction: not recorded)
         self._active = 0.0
         note = item.cut_off_note
         self.query_one("#judge-task", Static).update(
@@ -590,6 +611,14 @@ a table wider than the pane).
     def winner_changed(self, event: WinnerPicker.Changed) -> None:
         self.draft.winner = event.value  # type: ignore[assignment]
         self._changed()
+
+    @on(RationaleArea.Pasted)
+    def rationale_pasted(self, event: RationaleArea.Pasted) -> None:
+        """Count the pasted characters with the draft (an integrity signal the organiser sees, never a rule)."""
+        if self.item is None or self.revising:
+            return
+        self.draft.pasted_chars = (self.draft.pasted_chars or 0) + event.characters
+        self._draft_changed()
 
     @on(TextArea.Changed, "#rationale")
     def rationale_changed(self, event: TextArea.Changed) -> None:

@@ -62,6 +62,7 @@ stopped, and a finished run costs nothing to run again.
 - **a**: assign comparisons to the highlighted expert
 - **w**: write deliverables as the highlighted expert (the human-worker arm; see `centaur assign-work`)
 - **n**: add an expert
+- **o**: the organiser's console (per expert pace, times, checks, flags, integrity signals; the burn-down)
 - **escape**: back to the sessions (pauses a running pipeline)
 
 The experts table: **judged** comparisons of those assigned; **gold** gold checks passed of
@@ -79,6 +80,7 @@ asked). `centaur report` gives the same per expert, with median times.
         Binding("n", "new_expert", "New expert", id="new-expert", tooltip="Add an expert to this session."),
         Binding("escape", "back", "Back", id="back", tooltip="Back to the sessions."),
         Binding("s", "results", "Results", id="results", tooltip="Rankings, statistics and the judgments behind them."),
+        Binding("o", "console", "Console", id="console", tooltip="The organiser's console: experts' pace, signals."),
     ]
 
     def __init__(self, path: Path, expert: str | None = None, run: bool = False) -> None:
@@ -408,7 +410,7 @@ asked). `centaur report` gives the same per expert, with median times.
             return True if assigned > judged else None
         if action == "assign":
             return True if self._highlighted_expert() is not None and self.state and self.state.comparisons else None
-        if action == "new_expert":
+        if action in ("new_expert", "console"):
             return self.study is not None
         if action == "work":
             expert, arm = self._highlighted_expert(), self.study.session.human_workers if self.study else None
@@ -517,6 +519,12 @@ asked). `centaur report` gives the same per expert, with median times.
             from centaur_tui.ui.screens.results import ResultsScreen
 
             self.app.push_screen(ResultsScreen(self.study, runner=lambda: self.runner))
+
+    def action_console(self) -> None:
+        if self.study is not None:
+            from centaur_tui.ui.screens.console import ConsoleScreen
+
+            self.app.push_screen(ConsoleScreen(self.study))
 
     def action_back(self) -> None:
         if self.running and self.runner is not None:
