@@ -14,7 +14,6 @@ from centaur_tui.domain.blinding import Draft
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.services.console import build_console, integrity_section
 from centaur_tui.services.judging import SessionJudging
-from centaur_tui.services.seat import save_flag_note
 from centaur_tui.services.session import expert
 from centaur_tui.store import ExpertStore, Store
 from tests.support.experts import judged_session
@@ -74,8 +73,7 @@ def test_console_figures_equal_hand_computed_values(study_path: Path) -> None:
         keys = [str(p.id) for p in ann.rows.places()]
         _judge(ann, keys[0], "option_1", 60.0, 40.0, 0)
         _judge(ann, keys[1], "option_2", 120.0, 80.0, len(TYPED))  # all pasted; a lower-average winner, confirmed
-        ann.set_state(keys[2], "flagged")
-        save_flag_note(store, "ann", keys[2], "option 2 is cut off")
+        ann.set_state(keys[2], "flagged", "option 2 is cut off")
         bob = SessionJudging(store, study, expert(study, store, "bob"))
         bob_keys = [str(p.id) for p in bob.rows.places()]
         _judge(bob, bob_keys[0], "option_1", 2.0, 2.0, None)

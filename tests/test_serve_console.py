@@ -16,7 +16,6 @@ from centaur_tui.serve.server import ORGANISER_COOKIE, ExpertServer
 from centaur_tui.services.console import build_console
 from centaur_tui.services.judging import SessionJudging
 from centaur_tui.services.links import make_link, make_organiser_link, revoke_organiser_link
-from centaur_tui.services.seat import save_flag_note
 from centaur_tui.services.session import expert
 from centaur_tui.store import Store
 from tests.support.experts import judged_session
@@ -37,8 +36,7 @@ def session(tmp_path: Path) -> Path:
         rubric = source.item(keys[0]).rubric
         text = "the first one meets more of the brief than the second"
         source.submit(keys[0], Draft({d.id: [7, 5] for d in rubric.all}, "option_1", text, 40.0, 30.0, pasted_chars=0))  # type: ignore[misc]
-        source.set_state(keys[1], "flagged")
-        save_flag_note(store, "ann", keys[1], NOTE)
+        source.set_state(keys[1], "flagged", NOTE)
     return path
 
 

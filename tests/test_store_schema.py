@@ -105,7 +105,12 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     old_meta = {k: v for k, v in before.pop("meta") if k not in ("schema_version", "expert_schema_version")}
     new_meta = ("schema_version", "session_id", "chain_head", "chain_length")
     assert {k: v for k, v in after.pop("meta") if k not in new_meta} == old_meta
-    # Migration 14 adds chain_seq, chain_content and chain_hash to the chained tables, back-filled
+    # Migration 20 adds a NULL pasted_chars (not recorded) to judgments and expert_drafts.
+    assert all(row[-1] is None for row in after["judgments"]) and all(row[-1] is None for row in after["expert_drafts"])
+    after["judgments"] = [row[:-1] for row in after["judgments"]]
+    after["expert_drafts"] = [row[:-1] for row in after["expert_drafts"]]
+    assert after.pop("organiser_links") == []
+    # Migration 17 adds chain_seq, chain_content and chain_hash to the chained tables, back-filled
     # for every judgment and submitted deliverable (tests/test_chain.py checks the values).
     for table in ("judgments", "work_drafts"):
         assert all(row[-3] is not None or table == "work_drafts" for row in after[table])

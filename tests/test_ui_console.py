@@ -10,7 +10,6 @@ from textual.widgets import DataTable
 from centaur_tui.catalog import load_session
 from centaur_tui.domain.blinding import Draft
 from centaur_tui.services.judging import SessionJudging
-from centaur_tui.services.seat import save_flag_note
 from centaur_tui.services.session import expert
 from centaur_tui.store import Store
 from centaur_tui.ui.app import ExpertOnlyError, create_app
@@ -34,8 +33,7 @@ def _planted(tmp_path: Path) -> Path:
             rubric = source.item(key).rubric
             draft = Draft({d.id: [6, 6] for d in rubric.all}, "option_1", PASTED, 1.5, 1.5, pasted_chars=len(PASTED))  # type: ignore[misc]
             source.submit(key, draft)
-        source.set_state(keys[2], "flagged")
-        save_flag_note(store, "ann", keys[2], "[@click=app.quit]both texts are the same")
+        source.set_state(keys[2], "flagged", "[@click=app.quit]both texts are the same")
     return path
 
 

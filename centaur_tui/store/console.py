@@ -12,9 +12,6 @@ from typing import NamedTuple
 
 from centaur_tui.store.db import Store
 
-FLAG_NOTE_PREFIX = "flag-note/"
-"""The meta keys the HTML seat keeps a flag's note under: `flag-note/EXPERT/KEY` (services.seat)."""
-
 
 class ConsoleJudgment(NamedTuple):
     """One expert's current judgment (latest revision, valid) of one place, with what the signals need."""
@@ -128,17 +125,9 @@ def output_words(store: Store, output_ids: set[str]) -> dict[str, int]:
 
 
 def flag_notes(store: Store) -> list[tuple[str, str, str]]:
-    """(expert, place key, note) of every flag note the seats kept (meta `flag-note/EXPERT/KEY`)."""
-    table = store.read_table(
-        "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key",
-        (len(FLAG_NOTE_PREFIX), FLAG_NOTE_PREFIX),
-    )
-    notes: list[tuple[str, str, str]] = []
-    for key, value in table.rows:
-        expert, sep, place = key[len(FLAG_NOTE_PREFIX) :].rpartition("/")
-        if sep and expert:
-            notes.append((expert, place, value))
-    return notes
+    """(expert, place key, note) of every flag note the seats kept (`expert_flag_notes`), oldest first."""
+    table = store.read_table("SELECT expert, place, note FROM expert_flag_notes ORDER BY id")
+    return [(str(r[0]), str(r[1]), str(r[2])) for r in table.rows]
 
 
 def last_seen(store: Store) -> dict[str, str]:
