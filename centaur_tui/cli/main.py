@@ -9,6 +9,7 @@ import sys
 import click
 
 from centaur_tui import __version__
+from centaur_tui.cli.adjudicate_cmd import adjudicate
 from centaur_tui.cli.app import cli
 from centaur_tui.cli.expert_cmd import assign, judge, packet
 from centaur_tui.cli.import_cmd import import_, import_outputs
@@ -48,6 +49,7 @@ for command in (
     expert,
     verify,
     bundle,
+    adjudicate,
 ):
     cli.add_command(command)
 

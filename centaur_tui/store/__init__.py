@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         LeftOut,
         calls_of,
         cell_audit,
+        comparisons_audit,
         errors_of,
         left_out,
     )
@@ -189,6 +190,7 @@ _MODULE_OF = {
     "calls_of": "audit",
     "changes": "identity",
     "cell_audit": "audit",
+    "comparisons_audit": "audit",
     "check_manifest": "importer",
     "check_no_double_send": "batches",
     "check_rows": "checks",
@@ -322,6 +324,7 @@ __all__ = [
     "calls_of",
     "cell_audit",
     "chain_head",
+    "comparisons_audit",
     "changes",
     "check_manifest",
     "check_no_double_send",
