@@ -113,7 +113,7 @@ def test_a_disagreement_is_queued_once_and_leaves_when_adjudicated(session: Path
                 1,
                 (),
                 revision=1,
-            )  # fmt: skip
+            )
         )
         assert [e.key for e in adj.queue(study, store)] == [ids["c1"]]
         new = adj.record(study, store, ids["c1"], "option_1", RATIONALE)

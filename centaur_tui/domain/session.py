@@ -277,7 +277,9 @@ class ExpertSpec(Strict):
         default=(), max_length=MAX_TASKS, description="Tasks the expert may judge; empty = all."
     )
     adjudicator: bool = Field(
-        False, strict=True, description="The expert adjudicates disagreements (`centaur adjudicate`); else the organiser."
+        False,
+        strict=True,
+        description="The expert adjudicates disagreements (`centaur adjudicate --as ID`); else the organiser does.",
     )
 
 
