@@ -16,6 +16,7 @@ from centaur_tui.cli.import_cmd import import_, import_outputs
 from centaur_tui.cli.plan_cmd import plan
 from centaur_tui.cli.record_cmd import bundle, verify
 from centaur_tui.cli.report_cmd import report
+from centaur_tui.cli.search_cmd import search
 from centaur_tui.cli.serve_cmd import expert, serve
 from centaur_tui.cli.session_cmd import check, demo, export, migrate, run, tasks_cmd
 from centaur_tui.cli.tui_cmd import tui
@@ -50,6 +51,7 @@ for command in (
     verify,
     bundle,
     adjudicate,
+    search,
 ):
     cli.add_command(command)
 
