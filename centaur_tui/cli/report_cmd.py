@@ -108,6 +108,12 @@ D = REPORT_DEFAULTS
     help="Leave out of every statistic the experts whose gold-check pass rate is below this "
     "(default: the session's judging.expert_min_gold_pass; the report says who and why).",
 )
+@click.option(
+    "--adjudicated-reference",
+    is_flag=True,
+    help="Add the adjudicated verdicts (centaur adjudicate) to the agreement matrix as the reference labels of "
+    "the judge 'adjudicated' (the report says so); no other statistic reads them.",
+)
 @click.option("--quiet", is_flag=True, help="Print nothing but the files written.")
 def report(
     session: str,
@@ -127,6 +133,7 @@ def report(
     ppr_any_subset: bool,
     ppr_min_labeled: int,
     min_gold_pass: float | None,
+    adjudicated_reference: bool,
     quiet: bool,
 ) -> None:
     """Print every statistic of a session: rankings, best by task, cross-mode, reliability, validity."""
@@ -152,6 +159,7 @@ def report(
     rep = session_report(
         study,
         min_gold_pass=min_gold_pass,
+        adjudicated_reference=adjudicated_reference,
         rank_method=rank_method,
         judge_kinds=kinds,
         bootstrap=bootstrap,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from centaur_tui.domain.adjudication import Verdict
+from centaur_tui.domain.agreement import ScoredVerdict
 from centaur_tui.domain.errors import StoreError
 from centaur_tui.store import chain
 from centaur_tui.store.db import Store
@@ -133,3 +134,37 @@ def reopen_adjudication(store: Store, adjudication_id: int, by: str, note: str =
         )
         chain.append(c, "adjudication_reopenings", cursor.lastrowid)
         return str(row[0])
+
+
+def scored_verdicts(store: Store) -> list[ScoredVerdict]:
+    """Every judge's latest valid judgment per comparison and presented order, with its rubric scores."""
+    rows = store.read_table(
+        "SELECT j.id, j.comparison_id, j.judge, j.judge_kind, j.presentation, j.revision, c.candidate_a,"
+        " c.candidate_b, j.winner FROM judgments j JOIN comparisons c ON c.id = j.comparison_id"
+        " JOIN (SELECT comparison_id, judge, presentation, max(revision) AS revision FROM judgments"
+        " GROUP BY comparison_id, judge, presentation) m"
+        " ON j.comparison_id = m.comparison_id AND j.judge = m.judge AND j.presentation = m.presentation"
+        " AND j.revision = m.revision WHERE j.valid = 1 AND j.winner IS NOT NULL ORDER BY j.id"
+    ).rows
+    scores: dict[int, list[tuple[str, str, int]]] = {}
+    for s in store.read_table(
+        "SELECT s.judgment_id, s.candidate, s.dimension, s.score FROM scores s JOIN judgments j ON j.id = s.judgment_id"
+        " WHERE j.valid = 1"
+    ).rows:
+        scores.setdefault(int(s[0]), []).append((str(s[1]), str(s[2]), int(s[3])))
+    return [
+        ScoredVerdict(int(r[0]), str(r[1]), str(r[2]), str(r[3]), int(r[4]), int(r[5]), str(r[6]), str(r[7]),
+                      str(r[8]), tuple(scores.get(int(r[0]), ())))
+        for r in rows
+    ]  # fmt: skip
+
+
+def adjudicated_verdicts(store: Store) -> list[ScoredVerdict]:
+    """The adjudications in force as verdicts of the judge "adjudicated" (no scores), for a report that asks."""
+    comps = {r["id"]: r for r in store.read("SELECT id, candidate_a, candidate_b FROM comparisons")}
+    return [
+        ScoredVerdict(-a.id, a.comparison_id, "adjudicated", "adjudicated", 1, 0, comps[a.comparison_id]["candidate_a"],
+                      comps[a.comparison_id]["candidate_b"], a.winner, ())
+        for a in active_adjudications(store).values()
+        if a.comparison_id in comps
+    ]  # fmt: skip
