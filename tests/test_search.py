@@ -102,3 +102,36 @@ def test_experts_never_reach_search() -> None:
     expert_screens = ("expert_home.py", "judging.py", "work.py", "reading.py", "drafts.py")
     for name in expert_screens:
         assert not any(u in (ROOT / "centaur_tui" / "ui" / "screens" / name).read_text(encoding="utf-8") for u in used)
+
+
+async def test_the_search_screen_opens_a_hit_in_the_audit_view(session: Path) -> None:
+    from textual.widgets import DataTable, Input
+
+    from centaur_tui.ui.app import create_app
+    from centaur_tui.ui.screens.audit import AuditScreen
+    from centaur_tui.ui.screens.search import SearchScreen
+    from tests.support.waits import wait_until
+
+    study = load_session(session)
+    app = create_app(sessions_dir=session.parent, session=session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.push_screen(SearchScreen(study))
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        box = screen.query_one("#search-input", Input)
+        box.focus()
+        box.value = "marmalade"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(screen.found) == 2, "the deliverable and assistance hits")
+        table = screen.query_one("#search-hits", DataTable)
+        kinds = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+        assert sorted(kinds) == ["assistance", "deliverable"]
+        table.focus()
+        table.move_cursor(row=kinds.index("deliverable"))
+        await pilot.press("enter")
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, AuditScreen) and app.screen.audit is not None, "the audit view"
+        )
+        audit = app.screen
+        assert isinstance(audit, AuditScreen)
+        assert any(PHRASE in o.text for c in audit.audit.comparisons for o in c.outputs.values())

@@ -86,6 +86,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
   running pipeline finishes a stage)
 - **m**: the agreement matrix (experts against LLM judges and each other), with the comparisons
   behind each cell
+- **ctrl+f**: search every rationale, deliverable and assistance text of the study
 - **escape**: back to the session
 """
 
@@ -104,6 +105,13 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             "Agreement",
             id="agreement",
             tooltip="The agreement matrix of experts and LLM judges; enter on a cell lists their disagreements.",
+        ),
+        Binding(
+            "ctrl+f",
+            "search_study",
+            "Search",
+            id="search-study",
+            tooltip="Search every rationale, deliverable and assistance text of the study.",
         ),
         Binding("right_square_bracket", "switch_tab(1)", "Next tab", id="next-tab", tooltip="The next tab."),
         Binding(
@@ -442,6 +450,12 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             self.notify("No agreement matrix: no expert judgment is stored yet.", title="Agreement")
             return
         self.app.push_screen(AgreementScreen(self.study, matrix))
+
+    def action_search_study(self) -> None:
+        """Open the organiser's search of the study (results open in the audit screen)."""
+        from centaur_tui.ui.screens.search import SearchScreen
+
+        self.app.push_screen(SearchScreen(self.study))
 
     def action_back(self) -> None:
         self.app.pop_screen()
