@@ -223,6 +223,8 @@ def test_an_old_database_opens_migrates_and_verifies_clean(tmp_path: Path) -> No
             "work_drafts": 1,
             "expert_maskings": 0,
             "work_maskings": 0,
+            "adjudications": 0,
+            "adjudication_reopenings": 0,
         }
     )
     assert order == sorted(order)  # back-filled in insertion order: write time, then row id

@@ -9,12 +9,14 @@ import sys
 import click
 
 from centaur_tui import __version__
+from centaur_tui.cli.adjudicate_cmd import adjudicate
 from centaur_tui.cli.app import cli
 from centaur_tui.cli.expert_cmd import assign, judge, packet
 from centaur_tui.cli.import_cmd import import_, import_outputs
 from centaur_tui.cli.plan_cmd import plan
 from centaur_tui.cli.record_cmd import bundle, verify
 from centaur_tui.cli.report_cmd import report
+from centaur_tui.cli.search_cmd import search
 from centaur_tui.cli.serve_cmd import expert, organiser, serve
 from centaur_tui.cli.session_cmd import check, demo, export, migrate, run, tasks_cmd
 from centaur_tui.cli.tui_cmd import tui
@@ -49,6 +51,8 @@ for command in (
     organiser,
     verify,
     bundle,
+    adjudicate,
+    search,
 ):
     cli.add_command(command)
 

@@ -114,6 +114,12 @@ D = REPORT_DEFAULTS
     default=None,
     help="Compute and print this section alone (after the header): " + ", ".join(REPORT_SECTIONS) + ".",
 )
+@click.option(
+    "--adjudicated-reference",
+    is_flag=True,
+    help="Add the adjudicated verdicts (centaur adjudicate) to the agreement matrix as the reference labels of "
+    "the judge 'adjudicated' (the report says so); no other statistic reads them.",
+)
 @click.option("--quiet", is_flag=True, help="Print nothing but the files written.")
 def report(
     session: str,
@@ -134,6 +140,7 @@ def report(
     ppr_min_labeled: int,
     min_gold_pass: float | None,
     section: str | None,
+    adjudicated_reference: bool,
     quiet: bool,
 ) -> None:
     """Print every statistic of a session: rankings, best by task, cross-mode, reliability, validity."""
@@ -161,6 +168,7 @@ def report(
     rep = session_report(
         study,
         min_gold_pass=min_gold_pass,
+        adjudicated_reference=adjudicated_reference,
         rank_method=rank_method,
         judge_kinds=kinds,
         bootstrap=bootstrap,

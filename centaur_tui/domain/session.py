@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from centaur_tui.domain.adjudication import AdjudicateWhen
 from centaur_tui.domain.report_options import REPORT_DEFAULTS, PPRMethod
 from centaur_tui.domain.task import MAX_LABEL, SLUG, Strict
 
@@ -275,6 +276,11 @@ class ExpertSpec(Strict):
     tasks: tuple[str, ...] = Field(
         default=(), max_length=MAX_TASKS, description="Tasks the expert may judge; empty = all."
     )
+    adjudicator: bool = Field(
+        False,
+        strict=True,
+        description="The expert adjudicates disagreements (`centaur adjudicate --as ID`); else the organiser does.",
+    )
 
 
 IMPORTED = "imported"
@@ -425,6 +431,11 @@ class JudgingParams(Strict):
         ge=0.0,
         le=1.0,
         description="The report leaves out experts whose gold-check pass rate is below this (None: keep everyone).",
+    )
+    adjudicate: AdjudicateWhen = Field(
+        "experts",
+        description="Which disagreements go to the adjudicator's queue: 'experts' (two experts gave different "
+        "verdicts) or 'experts_and_panel' (also an expert against the LLM panel's majority verdict).",
     )
     expert_idle_s: float = Field(
         60.0,

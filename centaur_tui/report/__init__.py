@@ -4,6 +4,7 @@ from centaur_tui.report.document import SCHEMA, SIMULATED_BANNER, ModeReport, Re
 from centaur_tui.report.render import (
     ModeSections,
     Section,
+    agreement_matrix_sections,
     best_by_task_section,
     cross_mode_section,
     expert_sections,
@@ -26,6 +27,7 @@ __all__ = [
     "ModeSections",
     "ReportDocument",
     "Section",
+    "agreement_matrix_sections",
     "best_by_task_section",
     "cross_mode_section",
     "expert_sections",

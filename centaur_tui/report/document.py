@@ -980,6 +980,35 @@ class RecordSection(_Model):
     length: int
 
 
+class AgreementCell(_Model):
+    """Two judges on one dimension (or the winner): comparisons both labelled, how many agree, share, Cohen's kappa."""
+
+    judge_a: str
+    kind_a: str
+    judge_b: str
+    kind_b: str
+    dimension: str
+    n: int
+    agree: int
+    agreement: float
+    kappa: float | None
+    """None below `kappa_min_n` shared comparisons, or when chance agreement is 1."""
+
+
+class AgreementMatrixSection(_Model):
+    """The agreement matrix (issue 27): every expert against every LLM judge and every other expert, per dimension.
+
+    `reference` says which reference labels it holds: "judgments" (judges only), or
+    "judgments and adjudicated verdicts" (the adjudications in force as the judge
+    "adjudicated", kind "adjudicated", when the report was asked for them).
+    """
+
+    reference: str
+    dimensions: list[str]
+    kappa_min_n: int
+    cells: list[AgreementCell]
+
+
 _Excluding = TypeVar("_Excluding", ModeReport, ReliabilityRow, ChoiceRubricRow, PositionBiasRow)
 """The rows with an `excluded` object that `ReportDocument.with_outcomes` adds missing judgments to."""
 
@@ -987,7 +1016,16 @@ _Excluding = TypeVar("_Excluding", ModeReport, ReliabilityRow, ChoiceRubricRow, 
 class ReportDocument(_WithAbsent):
     """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
 
-    ABSENT_WHEN_NONE = ("ppr", "human_workers", "outcomes", "seat", "record", "integrity", "section")
+    ABSENT_WHEN_NONE = (
+        "ppr",
+        "human_workers",
+        "outcomes",
+        "seat",
+        "record",
+        "integrity",
+        "agreement_matrix",
+        "section",
+    )
 
     schema_: str = Field(alias="schema")
     session: str
@@ -1007,6 +1045,7 @@ class ReportDocument(_WithAbsent):
     seat: SeatSection | None = None
     record: RecordSection | None = None
     integrity: IntegritySection | None = None
+    agreement_matrix: AgreementMatrixSection | None = None
     section: str | None = None
     """The one section computed (`centaur report --section`); absent: every section."""
 
@@ -1030,6 +1069,10 @@ class ReportDocument(_WithAbsent):
     def with_integrity(self, section: IntegritySection) -> ReportDocument:
         """This document with the integrity signals of expert judging (`services.console.integrity_section`)."""
         return self.model_copy(update={"integrity": section})
+
+    def with_agreement_matrix(self, section: AgreementMatrixSection | None) -> ReportDocument:
+        """This document with the agreement matrix (`services.report.agreement_section`) added."""
+        return self.model_copy(update={"agreement_matrix": section})
 
     def with_record(self, section: RecordSection) -> ReportDocument:
         """This document with the chain head it was computed from (`services.report`)."""

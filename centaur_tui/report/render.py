@@ -244,6 +244,8 @@ def sections(document: Doc) -> list[Section]:
         out.append(Section(_title(doc, "Experts at work"), notes=["No expert has judged in this session."]))
     if doc.integrity is not None and want("seat"):
         out.append(_integrity_section(doc, doc.integrity))
+    if want("experts"):
+        out += agreement_matrix_sections(doc)
     if doc.record is not None:
         out.append(_record_section(doc, doc.record))
     return out
@@ -304,6 +306,27 @@ def _seconds(v: float | None) -> str:
         return "-"
     minutes, secs = divmod(round(v), 60)
     return f"{minutes}:{secs:02d}"
+
+
+def agreement_matrix_sections(document: Doc) -> list[Section]:
+    """The agreement matrix, one row per (pair of judges, dimension); [] when the document has none."""
+    doc = as_document(document)
+    m = doc.agreement_matrix
+    if m is None:
+        return []
+    s = Section(_title(doc, "Agreement matrix"))
+    s.notes.append(
+        "Every expert against every LLM judge and every other expert: n, the comparisons both judged "
+        "(latest valid judgment, presented order 1 when both orders were judged); agree, how many of them "
+        "they labelled alike; Cohen's kappa over a / b / tie (for a rubric dimension: which candidate was "
+        f"scored higher on it), left out below {m.kappa_min_n} shared comparisons. Reference labels: {m.reference}."
+    )
+    s.headers = ["dimension", "judge A", "judge B", "n", "agree", "agreement", "kappa"]
+    s.align = "lllrrrr"
+    for c in m.cells:
+        kappa = "-" if c.kappa is None else f"{c.kappa:.2f}"
+        s.rows.append([c.dimension, c.judge_a, c.judge_b, num(c.n), num(c.agree), f"{c.agreement:.2f}", kappa])
+    return [s]
 
 
 def _seat_section(doc: ReportDocument, seat: SeatSection) -> Section:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from centaur_tui.services.session import stored_simulated
 
 if TYPE_CHECKING:
+    from centaur_tui.domain.agreement import Label
     from centaur_tui.store import CellAudit, LeftOut, Store
 
 
@@ -33,3 +35,28 @@ def left_out(store: Store) -> LeftOut:
     from centaur_tui.store import left_out as read_left_out
 
     return read_left_out(store)
+
+
+def disagreements(
+    store: Store, judge_a: str, judge_b: str, dimension: str, adjudicated_reference: bool = False
+) -> list[tuple[Label, Label]]:
+    """Exactly the comparisons two judges labelled differently on a dimension (a cell of the agreement matrix).
+
+    The same labels as the matrix (`domain.agreement.labels`), so the list is as long as the
+    cell's `n - agree`. No pandas: the app calls it on its own process.
+    """
+    from centaur_tui.domain.agreement import disagreements as differing
+    from centaur_tui.domain.agreement import labels
+    from centaur_tui.store.adjudication import adjudicated_verdicts, scored_verdicts
+
+    found = scored_verdicts(store)
+    if adjudicated_reference:
+        found += adjudicated_verdicts(store)
+    return differing(labels(found), judge_a, judge_b, dimension)
+
+
+def comparisons_audit(store: Store, comparison_ids: Iterable[str]) -> tuple[CellAudit, bool]:
+    """Every record behind some comparisons (a drill-down or a search hit), and whether they are simulated."""
+    from centaur_tui.store import comparisons_audit as read
+
+    return read(store, comparison_ids), stored_simulated(store)

@@ -14,6 +14,7 @@ from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.report_options import ReportOptions
 from centaur_tui.domain.study import Study
 from centaur_tui.report.document import (
+    AgreementMatrixSection,
     FlagNoteRow,
     IntegritySection,
     OutcomeRow,
@@ -132,6 +133,7 @@ def session_report(
     *,
     human_workers: bool | None = None,
     min_gold_pass: float | None = None,
+    adjudicated_reference: bool = False,
     **options: Any,
 ) -> Report:
     """A session's full report: every statistic, and the human-worker arm for sessions that declare `[human_workers]`.
@@ -146,6 +148,8 @@ def session_report(
             `[human_workers]`; True, always; False, never.
         min_gold_pass: Leave out the experts whose gold-check pass rate is below this (None:
             the session's `judging.expert_min_gold_pass`); the seat section says who and why.
+        adjudicated_reference: Use the adjudicated verdicts as reference labels in the agreement
+            matrix (stated there); no other statistic reads them.
         **options: `ReportOptions` fields (`centaur report`'s options); by default the
             defaults (`REPORT_DEFAULTS`, with the session's `[statistics]`), which the CLI and
             the results screen share.
@@ -161,8 +165,8 @@ def session_report(
 
         with Store(study.database, readonly=True) as opened:
             check_identity(study, opened)
-            return _session_report(study, opened, human_workers, options, min_gold_pass)
-    return _session_report(study, store, human_workers, options, min_gold_pass)
+            return _session_report(study, opened, human_workers, options, min_gold_pass, adjudicated_reference)
+    return _session_report(study, store, human_workers, options, min_gold_pass, adjudicated_reference)
 
 
 def outcomes_section(study: Study, store: Store) -> OutcomesSection:
@@ -323,8 +327,36 @@ def integrity_section(store: Store) -> IntegritySection | None:
     return section(store)
 
 
+def agreement_section(
+    store: Store, adjudicated_reference: bool = False, left_out: set[str] | None = None
+) -> AgreementMatrixSection | None:
+    """The agreement matrix of a session (None without expert judgments).
+
+    Args:
+        store: The session database.
+        adjudicated_reference: Add the adjudications in force as the judge "adjudicated" (the
+            section says so); by default no statistic reads an adjudication.
+        left_out: Experts the report leaves out (gold-check pass rate), left out here too.
+    """
+    from centaur_tui.domain.agreement import labels
+    from centaur_tui.stats.agreement_matrix import agreement_matrix
+    from centaur_tui.store.adjudication import adjudicated_verdicts, scored_verdicts
+
+    found = [v for v in scored_verdicts(store) if not (v.judge_kind == "expert" and v.judge in (left_out or set()))]
+    reference = "judgments"
+    if adjudicated_reference:
+        found += adjudicated_verdicts(store)
+        reference = "judgments and adjudicated verdicts (the judge 'adjudicated')"
+    return agreement_matrix(labels(found), reference)
+
+
 def _session_report(
-    study: Study, store: Store, human_workers: bool | None, options: dict[str, Any], min_gold_pass: float | None = None
+    study: Study,
+    store: Store,
+    human_workers: bool | None,
+    options: dict[str, Any],
+    min_gold_pass: float | None = None,
+    adjudicated_reference: bool = False,
 ) -> Report:
     from dataclasses import replace
 
@@ -342,6 +374,8 @@ def _session_report(
     signals = integrity_section(store)
     if signals is not None:
         report = replace(report, document=report.document.with_integrity(signals))
+    matrix = agreement_section(store, adjudicated_reference, set(seat.left_out))
+    report = replace(report, document=report.document.with_agreement_matrix(matrix))
     if human_workers is False:
         return report
     return with_human_workers(study, store, report, always=bool(human_workers))

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         LeftOut,
         calls_of,
         cell_audit,
+        comparisons_audit,
         errors_of,
         left_out,
     )
@@ -196,6 +197,7 @@ _MODULE_OF = {
     "calls_of": "audit",
     "changes": "identity",
     "cell_audit": "audit",
+    "comparisons_audit": "audit",
     "check_manifest": "importer",
     "check_no_double_send": "batches",
     "check_rows": "checks",
@@ -340,6 +342,7 @@ __all__ = [
     "collect_batch",
     "comparison_lengths",
     "comparison_texts",
+    "comparisons_audit",
     "errors_of",
     "estimate_facts",
     "export_fingerprint",

@@ -79,7 +79,26 @@ def cell_audit(store: Store, task: str, mode: str, candidate: str) -> CellAudit:
         " ORDER BY run, id",
         (task, mode, candidate, candidate),
     )
-    comps = [ComparisonRecord(**r) for r in rows]
+    audited, calls, errors = _audit([ComparisonRecord(**r) for r in rows], store)
+    return CellAudit(task, mode, candidate, audited, calls, errors)
+
+
+def comparisons_audit(store: Store, comparison_ids: Iterable[str]) -> CellAudit:
+    """Every record behind some comparisons (a drill-down, a search hit, an adjudication), in the order given.
+
+    The result's task, mode and candidate are empty: the comparisons need not share them.
+    Unknown ids are left out (the caller counts what it asked for).
+    """
+    wanted = list(dict.fromkeys(comparison_ids))
+    sql, params = _in(wanted)
+    found = {r["id"]: ComparisonRecord(**r) for r in store.read(f"SELECT * FROM comparisons WHERE id IN {sql}", params)}
+    audited, calls, errors = _audit([found[i] for i in wanted if i in found], store)
+    return CellAudit("", "", "", audited, calls, errors)
+
+
+def _audit(
+    comps: list[ComparisonRecord], store: Store
+) -> tuple[list[AuditComparison], dict[str, CallRecord], dict[str, list[CallFailure]]]:
     output_ids = {o for c in comps for o in (c.output_a, c.output_b)}
     sql, params = _in(output_ids)
     outputs = {
@@ -162,7 +181,7 @@ def cell_audit(store: Store, task: str, mode: str, candidate: str) -> CellAudit:
     keys = {o.call_key for o in outputs.values() if o.call_key}
     keys |= {a.call_key for a in assistance.values() if a.call_key}
     keys |= {r["call_key"] for r in jrows if r["call_key"]}
-    return CellAudit(task, mode, candidate, audited, calls_of(store, keys), errors_of(store, keys))
+    return audited, calls_of(store, keys), errors_of(store, keys)
 
 
 def calls_of(store: Store, keys: Iterable[str]) -> dict[str, CallRecord]:

@@ -104,8 +104,25 @@ CHAINED: tuple[Chained, ...] = (
         "1",
         "created_at",
     ),
+    # Issue 27 (schema migration 22): the adjudicators' final verdicts and their reopenings, each
+    # append-only; their tables are created with the chain columns.
+    Chained(
+        "adjudications",
+        ("id", "comparison_id", "adjudicator", "presentation", "winner", "rationale", "reason", "created_at"),
+        "1",
+        "created_at",
+    ),
+    Chained(
+        "adjudication_reopenings",
+        ("id", "adjudication_id", "reopened_by", "note", "created_at"),
+        "1",
+        "created_at",
+    ),
 )
 """Every chained table. An adjudication table joins by adding its entry here and its columns in a migration."""
+
+CHAINED_BY_MIGRATION_17 = ("judgments", "work_drafts", "expert_maskings", "work_maskings")
+"""The tables migration 17 gave chain columns; later tables are created with them."""
 
 _BY_TABLE = {t.table: t for t in CHAINED}
 
@@ -114,6 +131,8 @@ def migration_statements() -> tuple[str, ...]:
     """The statements of schema migration 14: the chain columns and an index on each position."""
     out: list[str] = []
     for t in CHAINED:
+        if t.table not in CHAINED_BY_MIGRATION_17:
+            continue
         out += [
             f"ALTER TABLE {t.table} ADD COLUMN chain_seq INTEGER",
             f"ALTER TABLE {t.table} ADD COLUMN chain_content TEXT",
@@ -203,6 +222,8 @@ def backfill(c: sqlite3.Connection) -> None:
     """
     pending: list[tuple[str, int, int, str, str]] = []
     for order, t in enumerate(CHAINED):
+        if not _exists(c, t.table):  # migration 17 runs before the later chained tables exist
+            continue
         contents = content_hashes(c, t.table)
         unchained = c.execute(
             f"SELECT rowid, coalesce({t.written_at}, '') FROM {t.table} WHERE ({t.when}) AND chain_seq IS NULL"
@@ -218,6 +239,10 @@ def backfill(c: sqlite3.Connection) -> None:
     for table, rows in updates.items():
         c.executemany(f"UPDATE {table} SET chain_seq = ?, chain_content = ?, chain_hash = ? WHERE rowid = ?", rows)
     _set_head(c, previous, length)
+
+
+def _exists(c: sqlite3.Connection, table: str) -> bool:
+    return c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is not None
 
 
 def rechain(c: sqlite3.Connection, change_id: int) -> str:

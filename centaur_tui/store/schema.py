@@ -429,6 +429,33 @@ MIGRATIONS: tuple[Migration, ...] = (
     )""",
         ),
     ),
+    # Issue 27: adjudication (store/adjudication.py). An adjudicator's final verdict on a
+    # comparison the judges disagreed on, kept apart from `judgments` so that no statistic reads
+    # it unless it asks; `winner` is the candidate's name (or 'tie'), `presentation` the order the
+    # adjudicator saw (1: candidate_a first). A reopening is its own row (nothing is updated), so
+    # the active adjudication of a comparison is its latest one without a reopening. Both chained.
+    Migration(
+        21,
+        "adjudicated verdicts (adjudications) and their reopenings by hand (adjudication_reopenings), chained",
+        (
+            """CREATE TABLE IF NOT EXISTS adjudications (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        comparison_id TEXT NOT NULL REFERENCES comparisons (id),
+        adjudicator TEXT NOT NULL, presentation INTEGER NOT NULL CHECK (presentation IN (1, 2)),
+        winner TEXT NOT NULL, rationale TEXT NOT NULL, reason TEXT NOT NULL, created_at TEXT NOT NULL,
+        chain_seq INTEGER, chain_content TEXT, chain_hash TEXT
+    )""",
+            "CREATE INDEX IF NOT EXISTS adjudications_comparison ON adjudications (comparison_id)",
+            "CREATE INDEX IF NOT EXISTS adjudications_chain ON adjudications (chain_seq)",
+            """CREATE TABLE IF NOT EXISTS adjudication_reopenings (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        adjudication_id INTEGER NOT NULL UNIQUE REFERENCES adjudications (id),
+        reopened_by TEXT NOT NULL, note TEXT NOT NULL, created_at TEXT NOT NULL,
+        chain_seq INTEGER, chain_content TEXT, chain_hash TEXT
+    )""",
+            "CREATE INDEX IF NOT EXISTS adjudication_reopenings_chain ON adjudication_reopenings (chain_seq)",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

@@ -122,18 +122,25 @@ and the provider errors logged for those calls.
         Binding("shift+home", "scroll_detail('home')", "Detail top", show=False),
     ]
 
-    def __init__(self, study: Study, mode: str, task: str, candidate: str) -> None:
+    def __init__(
+        self, study: Study, mode: str, task: str, candidate: str, comparisons: tuple[str, ...] | None = None
+    ) -> None:
         super().__init__()
         self.study, self.mode, self.task_id, self.candidate = study, mode, task, candidate
+        self.comparison_ids = comparisons
+        """Given: these comparisons (a drill-down, a search hit), outcomes seen from `candidate` (may be empty)."""
         self.audit: Any = None
         self.rows: list[Row] = []
         self.shown: list[Row] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(
-            Text(f"Audit: {self.candidate} in {self.task_id} ({self.mode})"), id="audit-title", classes="screen-title"
+        title = (
+            f"Audit: {len(self.comparison_ids)} comparison(s)"
+            if self.comparison_ids is not None
+            else f"Audit: {self.candidate} in {self.task_id} ({self.mode})"
         )
+        yield Static(Text(title), id="audit-title", classes="screen-title")
         yield Static("", id="audit-banner", classes="simulated-banner", markup=False)
         with Horizontal(id="audit-filters"):
             yield Select([("all runs", ALL)], value=ALL, allow_blank=False, id="filter-run")
@@ -179,9 +186,13 @@ and the provider errors logged for those calls.
     @work(thread=True, exclusive=True, group="audit-load", exit_on_error=False)
     def load(self) -> None:
         """Read the cell's records off the event loop."""
-        from centaur_tui.services.audit import cell_audit
+        from centaur_tui.services.audit import cell_audit, comparisons_audit
 
-        audit, simulated = cell_audit(self.app.store_for(self.study), self.task_id, self.mode, self.candidate)
+        store = self.app.store_for(self.study)
+        if self.comparison_ids is not None:
+            audit, simulated = comparisons_audit(store, self.comparison_ids)
+        else:
+            audit, simulated = cell_audit(store, self.task_id, self.mode, self.candidate)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._loaded, audit, simulated)
 

@@ -84,6 +84,9 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
 - **enter** on a cell: the audit trail (every comparison and judgment behind the cell)
 - **r**: read the database again, and compute again if anything changed (also done when a
   running pipeline finishes a stage)
+- **m**: the agreement matrix (experts against LLM judges and each other), with the comparisons
+  behind each cell
+- **ctrl+f**: search every rationale, deliverable and assistance text of the study
 - **escape**: back to the session
 """
 
@@ -96,6 +99,20 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             tooltip="Read the database again; compute again if anything changed.",
         ),
         Binding("escape", "back", "Back", id="back", tooltip="Back to the session overview."),
+        Binding(
+            "m",
+            "agreement",
+            "Agreement",
+            id="agreement",
+            tooltip="The agreement matrix of experts and LLM judges; enter on a cell lists their disagreements.",
+        ),
+        Binding(
+            "ctrl+f",
+            "search_study",
+            "Search",
+            id="search-study",
+            tooltip="Search every rationale, deliverable and assistance text of the study.",
+        ),
         Binding("right_square_bracket", "switch_tab(1)", "Next tab", id="next-tab", tooltip="The next tab."),
         Binding(
             "left_square_bracket",
@@ -423,6 +440,22 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         ids = [pane.id for pane in tabs.query(TabPane) if pane.id]
         if tabs.active in ids:
             tabs.active = ids[(ids.index(tabs.active) + step) % len(ids)]
+
+    def action_agreement(self) -> None:
+        """Open the agreement matrix (only when the report has one: expert judgments are stored)."""
+        from centaur_tui.ui.screens.agreement import AgreementScreen
+
+        matrix = self.results.doc.agreement_matrix if self.results is not None else None
+        if matrix is None:
+            self.notify("No agreement matrix: no expert judgment is stored yet.", title="Agreement")
+            return
+        self.app.push_screen(AgreementScreen(self.study, matrix))
+
+    def action_search_study(self) -> None:
+        """Open the organiser's search of the study (results open in the audit screen)."""
+        from centaur_tui.ui.screens.search import SearchScreen
+
+        self.app.push_screen(SearchScreen(self.study))
 
     def action_back(self) -> None:
         self.app.pop_screen()
