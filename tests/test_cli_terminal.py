@@ -86,10 +86,22 @@ def test_the_app_refuses_when_only_standard_input_is_not_a_terminal(ran: Path, t
 
 
 def test_the_bare_command_and_judge_never_open_the_app_without_a_terminal(tmp_path: Path) -> None:
+    from tests.support.experts import judged_session
+
+    session = judged_session(tmp_path)
     bare = CliRunner().invoke(cli, [])
     assert bare.exit_code == 0 and "Usage" in bare.output  # the help, as before
+    # A file that is no packet is named first (terminal or not) ...
+    junk = tmp_path / "junk.packet"
+    junk.write_bytes(b"not a packet")
+    refused = CliRunner().invoke(cli, ["judge", str(junk)])
+    assert refused.exit_code == 2 and "not a judging packet" in refused.output
+    # ... and a real packet is never judged without a terminal.
+    assigned = CliRunner().invoke(cli, ["assign", str(session), "--expert", "ann", "--n", "2"])
+    assert assigned.exit_code == 0, assigned.output
     packet = tmp_path / "a.packet"
-    packet.write_bytes(b"refused before it is read")
+    exported = CliRunner().invoke(cli, ["packet", "export", str(session), "--expert", "ann", "--out", str(packet)])
+    assert exported.exit_code == 0, exported.output
     judged = CliRunner().invoke(cli, ["judge", str(packet)])
     assert judged.exit_code == 2 and "Not a terminal: `centaur judge`" in judged.output
 
