@@ -21,6 +21,8 @@ from click.testing import CliRunner
 from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
 from centaur_tui.llm.batch import BatchClient
+from centaur_tui.pipeline import batching
+from centaur_tui.pipeline.batching import MAX_UNREADABLE_POLLS
 from tests.support.batch_server import BatchServer
 from tests.test_batch import session_text, write
 
@@ -144,3 +146,76 @@ def test_a_request_cancelled_in_litellms_thread_step_leaves_no_coroutine_unawait
             gc.collect()
     never = [w for w in caught if "never awaited" in str(w.message)]
     assert never == []
+
+
+# -- a status that keeps coming back as garbage (issue 23) -------------------------------------
+
+
+def _retrieves(server: BatchServer) -> int:
+    return sum(1 for kind, _ in server.log if kind == "retrieve")
+
+
+def test_a_batch_whose_status_stays_garbage_ends_after_the_limit_and_is_sent_again(tmp_path: Path) -> None:
+    with BatchServer() as server:
+        path = write(tmp_path, session_text(server.api_base))
+        server.garbage.add("retrieve")
+        first = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
+        assert first.exit_code == 3, first.output  # ended, recorded: never "not finished" for good
+        assert f"judging: {JUDGMENTS} of {JUDGMENTS} missing ({JUDGMENTS} failed for good)" in first.output
+        assert "Traceback" not in first.output and "\x1b" not in first.output
+        batches = rows(path, "SELECT state, status, unreadable_polls FROM batches")
+        assert batches and all(b == ("collected", "unreadable", MAX_UNREADABLE_POLLS) for b in batches), batches
+        assert _retrieves(server) == MAX_UNREADABLE_POLLS * len(batches)
+        ended = rows(
+            path,
+            "SELECT r.state, e.error_type, e.message FROM batch_requests r JOIN call_errors e ON e.key = r.key"
+            " WHERE e.final = 1",
+        )
+        assert len(ended) == JUDGMENTS and {(s, t) for s, t, _ in ended} == {("missing", "BatchStatusUnreadable")}
+        assert all(f"came back unreadable {MAX_UNREADABLE_POLLS} times in a row" in m for *_, m in ended), ended
+        heal(server)
+        second = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
+        assert second.exit_code == 0, second.output
+    sent = server.all_sent()
+    assert len(sent) == 2 * JUDGMENTS and len(set(sent)) == JUDGMENTS  # each request once in each run
+    assert rows(path, "SELECT count(*) FROM judgments") == [(JUDGMENTS,)]
+
+
+def test_unreadable_statuses_are_counted_across_runs_and_a_readable_one_resets_the_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(batching, "MAX_UNREADABLE_POLLS", 3)
+    with BatchServer(steps=0) as server:
+        path = write(tmp_path, session_text(server.api_base, batch="wait = false"))
+        server.hold.set()  # in progress until released
+
+        def run(exit_code: int) -> str:
+            result = CliRunner().invoke(cli, ["run", str(path), "--quiet"])
+            assert result.exit_code == exit_code, result.output
+            assert "Traceback" not in result.output
+            return result.output
+
+        def counts() -> set[int]:
+            return {n for (n,) in rows(path, "SELECT unreadable_polls FROM batches WHERE state != 'collected'")}
+
+        run(4)  # submitted, in progress: left in flight
+        server.garbage.add("retrieve")
+        assert "1 of 3 unreadable answers in a row" in run(4) and counts() == {1}
+        run(4)
+        assert counts() == {2}
+        server.garbage.clear()  # one readable answer: the batch is alive
+        run(4)
+        assert counts() == {0}
+        server.garbage.add("retrieve")
+        run(4)
+        run(4)
+        assert counts() == {2}
+        run(3)  # the third in a row ends every batch, recorded
+        assert counts() == set()
+        assert {s for (s,) in rows(path, "SELECT status FROM batches")} == {"unreadable"}
+        heal(server)
+        server.hold.clear()
+        run(0)  # sent again in new batches, which end at their first check
+    assert rows(path, "SELECT count(*) FROM judgments") == [(JUDGMENTS,)]
+    sent = server.all_sent()
+    assert len(sent) == 2 * JUDGMENTS and len(set(sent)) == JUDGMENTS

@@ -27,6 +27,7 @@ from centaur_tui.domain.records import CallFailure
 from centaur_tui.domain.session import Endpoint, Limits
 from centaur_tui.llm import CallFailed, CallRequest, Gateway, NotSent
 from centaur_tui.pipeline.budget import Budget, BudgetExceeded
+from centaur_tui.report import ReportDocument
 from centaur_tui.services.run import BUDGET_EXIT
 from tests.support.fault_server import ChaosServer
 from tests.support.provider_server import PLANNED, http_session, provider_server
@@ -197,6 +198,34 @@ def test_requests_that_time_out_are_counted_toward_the_budget_and_shown_apart(tm
     assert f"{timeouts} request{plural} may have been billed without an answer ({timeouts} timed out)" in result.output
     check = CliRunner().invoke(cli, ["check", str(path)])
     assert "billed without an answer" in check.output, check.output
+    # The report shows the same spend apart from the answered one, with its count, in every form.
+    json_file, md_file = tmp_path / "report.json", tmp_path / "report.md"
+    report = CliRunner().invoke(
+        cli, ["report", str(path), "--bootstrap", "0", "--json", str(json_file), "--markdown", str(md_file)]
+    )
+    assert report.exit_code == 0, report.output
+    ((answered,),) = query(path, "SELECT count(*) FROM calls")
+    spend = ReportDocument.from_json(json_file.read_text(encoding="utf-8")).outcomes
+    assert spend is not None and spend.spend is not None
+    assert spend.spend.unanswered == timeouts and spend.spend.unanswered_causes == {"timeout": timeouts}
+    assert spend.spend.unanswered_usd == pytest.approx(estimated) and spend.spend.unanswered_unknown == 0
+    assert spend.spend.answered_usd == pytest.approx(recorded) and spend.spend.answered_calls == answered
+    note = f"Billed without an answer, apart: {timeouts:,} request(s) ({timeouts:,} timed out), estimated at"
+    assert note in report.output and note in md_file.read_text(encoding="utf-8")
+    assert f"for {answered:,} answered call(s)" in report.output
+
+
+def test_the_report_of_a_session_with_no_unanswered_request_says_none(tmp_path: Path) -> None:
+    with provider_server(words=50) as server:
+        path = write(tmp_path, session_text(server.api_base, None))
+        assert CliRunner().invoke(cli, ["run", str(path), "--quiet"]).exit_code == 0
+    json_file = tmp_path / "report.json"
+    report = CliRunner().invoke(cli, ["report", str(path), "--bootstrap", "0", "--json", str(json_file)])
+    assert report.exit_code == 0, report.output
+    assert "Billed without an answer: none." in report.output
+    outcomes = ReportDocument.from_json(json_file.read_text(encoding="utf-8")).outcomes
+    assert outcomes is not None and outcomes.spend is not None
+    assert (outcomes.spend.unanswered, outcomes.spend.unanswered_usd, outcomes.spend.unanswered_causes) == (0, 0.0, {})
 
 
 def test_a_resumed_run_with_room_for_a_call_sends_it(tmp_path: Path) -> None:

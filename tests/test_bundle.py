@@ -217,3 +217,25 @@ def test_a_session_never_run_is_refused(tmp_path: Path, built) -> None:
     result = CliRunner().invoke(cli, ["bundle", str(target), str(tmp_path / "out")])
     assert result.exit_code == 2 and "run the session first" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_bundled_database_holds_no_secret_and_its_export_signs_nothing(
+    built: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """A reviewer's copy must not sign exports or packets as the session (issue 23)."""
+    import sqlite3
+
+    session = built[0]
+    exported = CliRunner().invoke(cli, ["export", str(session), "--out", str(tmp_path / "export")])
+    assert exported.exit_code == 0, exported.output  # the first export writes the session secret
+    with sqlite3.connect(load_session(session).database) as conn:
+        (secret,) = conn.execute("SELECT secret FROM session_secret").fetchone()
+    _bundle(session, tmp_path / "bundle")
+    db = tmp_path / "bundle" / "session.db"
+    assert secret.encode() not in db.read_bytes()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM session_secret").fetchone() == (0,)
+    manifest = json.loads((tmp_path / "bundle" / "csv" / "session.json").read_text(encoding="utf-8"))
+    assert "signature" not in manifest and set(manifest["files"]) == {"judgments.csv", "scores.csv", "outputs.csv"}
+    refused = CliRunner().invoke(cli, ["import", str(session), str(tmp_path / "bundle" / "csv")])
+    assert refused.exit_code == 2 and "field signature: missing" in refused.output, refused.output

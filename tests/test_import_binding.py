@@ -6,6 +6,7 @@ import asyncio
 import csv
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -18,13 +19,14 @@ from centaur_tui.catalog import load_session
 from centaur_tui.cli.main import cli
 from centaur_tui.domain.errors import CentaurError, ConfigError
 from centaur_tui.domain.session import ExpertSpec
-from centaur_tui.formats.export import read_export
+from centaur_tui.formats.export import file_digests, read_export
 from centaur_tui.pipeline import Pipeline
 from centaur_tui.store import (
     ExpertStore,
     ImportConflictError,
     JudgeNameClashError,
     Store,
+    export_manifest,
     store_judgments,
 )
 from tests.support.sessions import small_session_toml
@@ -51,11 +53,25 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _run(tmp_path_factory.mktemp("binding"))
 
 
+_EXPORTED: dict[Path, Path] = {}
+"""Export folder -> the session file it was exported from (whose database re-signs an edited copy)."""
+
+
 def _export(session: Path, out: Path) -> Path:
     result = CliRunner().invoke(cli, ["export", str(session), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "session.json" in result.output
+    _EXPORTED[out] = session
     return out
+
+
+def _resign(folder: Path, session: Path) -> None:
+    """Sign `folder`'s files again with `session`'s own secret: as if that session had exported these rows."""
+    study = load_session(session)
+    rows = json.loads((folder / "session.json").read_text(encoding="utf-8"))["rows"]
+    with Store(study.database) as store:
+        manifest = export_manifest(store, study.session.name, rows, file_digests(folder, tuple(rows)))
+    (folder / "session.json").write_text(json.dumps(manifest), encoding="utf-8")
 
 
 def _copy(session: Path, folder: Path, judging: str = "") -> Path:
@@ -104,6 +120,7 @@ def _edited(src: Path, dst: Path, edit: Callable[[Rows, Rows], None]) -> Path:
     edit(judgments, scores)
     _write(dst / "judgments.csv", judgments)
     _write(dst / "scores.csv", scores)
+    _resign(dst, _EXPORTED[src])  # these tests are about the rows: the signature is tested on its own
     return dst
 
 
@@ -202,11 +219,27 @@ def test_a_session_of_another_name_and_a_broken_manifest_are_refused(session: Pa
     data = json.loads((renamed / "session.json").read_text(encoding="utf-8"))
     (renamed / "session.json").write_text(json.dumps({**data, "session": "paper", "fingerprint": "0" * 32}))
     _refused(session, renamed, message="exported from session 'paper'")
-    for name, text in (("broken", "{not json"), ("list", "[1, 2]"), ("version", json.dumps({**data, "version": 9}))):
+    copy = _copy(session, tmp_path / "copy")
+    for name, text, message in (
+        ("broken", "{not json", "session.json: not a JSON manifest (not JSON"),
+        ("list", "[1, 2]", "session.json: not a JSON object"),
+        (
+            "version",
+            json.dumps({**data, "version": 9}),
+            "session.json, field format/version: 'centaur-export' version 9",
+        ),
+        ("old", json.dumps({**data, "version": 1}), "an export from before exports were signed"),
+        ("twice", '{"format": "centaur-export", "format": "x"}', "key 'format' appears twice"),
+        ("deep", "[" * 100 + "]" * 100, "nested deeper than 4 levels"),
+    ):
         folder = tmp_path / name
         shutil.copytree(a, folder)
         (folder / "session.json").write_text(text, encoding="utf-8")
-        _refused(session, folder, "--external", message="session.json")
+        _refused(session, folder, message=message)
+        # Under --external the same files are foreign data by declaration: checked row by row, labelled.
+        out = CliRunner().invoke(cli, ["import", str(copy), str(folder), "--external"])
+        assert out.exit_code == 0, out.output
+        assert "external data: not signed by this session" in out.output and "Traceback" not in out.output
 
 
 def test_a_judge_not_in_the_session_is_refused(session: Path, tmp_path: Path) -> None:
@@ -372,3 +405,75 @@ def test_two_judges_of_different_kinds_with_the_same_name_never_dedupe_each_othe
             with pytest.raises(ImportConflictError, match=f"has the name of an {first.judge_kind} judge"):
                 store_judgments(store, [second])
             assert (store.read("SELECT * FROM judgments"), store.read("SELECT * FROM scores")) == before
+
+
+# -- the signature (issue 23, item 8) ----------------------------------------------------------
+
+
+def test_a_session_json_copied_beside_another_sessions_files_is_refused(session: Path, tmp_path: Path) -> None:
+    """The attack of issue 23: another database's judgments with this session's own session.json beside them."""
+    other = _run(tmp_path / "other")  # same session file: same comparison ids, another database and secret
+    ours = _export(session, tmp_path / "ours")
+    theirs = _export(other, tmp_path / "theirs")
+    forged = _edited(theirs, tmp_path / "forged", lambda j, s: _as_expert(j, s, "ann"))
+    shutil.copy(ours / "session.json", forged / "session.json")  # fingerprint and signature: this session's
+    copy = _copy(session, tmp_path / "copy")
+    out = _refused(copy, forged, message="judgments.csv: changed after the export (its SHA-256 is not the signed one)")
+    assert "--external" in out and "centaur export" in out
+    # A manifest made up to match the files (right fingerprint, files' SHA-256) without the secret.
+    data = json.loads((ours / "session.json").read_text(encoding="utf-8"))
+    data["files"] = file_digests(forged, ("judgments.csv", "scores.csv", "outputs.csv"))
+    for signature in ("0" * 64, None):
+        made_up = {**data, "signature": signature} if signature else {k: v for k, v in data.items() if k != "signature"}
+        (forged / "session.json").write_text(json.dumps(made_up), encoding="utf-8")
+        _refused(
+            copy,
+            forged,
+            message="session.json, field signature: " + ("does not verify" if signature else "missing"),
+        )
+    accepted = CliRunner().invoke(cli, ["import", str(copy), str(forged), "--external"])
+    assert accepted.exit_code == 0, accepted.output
+    assert "ann (expert): 3 stored" in accepted.output
+    assert "external data: not signed by this session (" in accepted.output
+    assert "field signature: missing" in accepted.output
+
+
+def test_a_tampered_or_removed_csv_is_refused_and_a_signed_export_round_trips(session: Path, tmp_path: Path) -> None:
+    a = _export(session, tmp_path / "a")
+    data = json.loads((a / "session.json").read_text(encoding="utf-8"))
+    assert set(data["files"]) == {"judgments.csv", "scores.csv", "outputs.csv"} and len(data["signature"]) == 64
+    with Store(load_session(session).database) as store:
+        secret = store.read_value("SELECT secret FROM session_secret WHERE id = 1")
+    assert secret and secret not in (a / "session.json").read_text(encoding="utf-8")
+    copy = _copy(session, tmp_path / "copy")
+    tampered = tmp_path / "tampered"
+    shutil.copytree(a, tampered)
+    rows = _read(tampered / "scores.csv")
+    rows[0]["score"] = "1" if rows[0]["score"] != "1" else "2"
+    _write(tampered / "scores.csv", rows)
+    _refused(copy, tampered, message="scores.csv: changed after the export")
+    removed = tmp_path / "removed"
+    shutil.copytree(a, removed)
+    (removed / "scores.csv").unlink()  # every judgment would turn winner-only
+    _refused(copy, removed, message="scores.csv: is missing (it was exported and signed)")
+    # The session.json's own fields are signed too: another session name with the rest kept.
+    renamed = tmp_path / "renamed-field"
+    shutil.copytree(a, renamed)
+    (renamed / "session.json").write_text(json.dumps({**data, "rows": {}, "session": "small2"}), encoding="utf-8")
+    _refused(copy, renamed, message="session.json, field signature: does not verify")
+    out = CliRunner().invoke(cli, ["import", str(copy), str(a)])
+    assert out.exit_code == 0, out.output
+    assert "external data" not in out.output and "0 refused" in out.output
+    again = _export(copy, tmp_path / "again")
+    for name in ("judgments.csv", "scores.csv", "outputs.csv"):
+        assert (again / name).read_bytes() == (a / name).read_bytes(), name
+    assert json.loads((again / "session.json").read_text(encoding="utf-8"))["signature"] == data["signature"]
+    signed_external = CliRunner().invoke(cli, ["import", str(copy), str(a), "--external"])
+    assert signed_external.exit_code == 0 and "external data" not in signed_external.output
+
+
+def test_a_session_json_that_is_a_fifo_is_refused_at_once(session: Path, tmp_path: Path) -> None:
+    a = _export(session, tmp_path / "a")
+    (a / "session.json").unlink()
+    os.mkfifo(a / "session.json")
+    _refused(session, a, message="session.json: a FIFO (named pipe), not a regular file")

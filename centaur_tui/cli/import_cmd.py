@@ -38,7 +38,8 @@ def _ids(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) 
 @click.option(
     "--external",
     is_flag=True,
-    help="The files were made by another tool and have no session.json (every other check still applies).",
+    help="The files were not signed by this session (another tool's, or another session's export): import them "
+    "as external data, saying so (every other check still applies).",
 )
 @click.option(
     "--task-template",
@@ -85,9 +86,10 @@ def import_(
     stores the conversations it gives as outputs of imported candidates.
 
     The comparisons must already be in the session (run it first, or import into a copy of
-    its database), and the files must come from this session's database (session.json, which
-    `centaur export` writes). Every judge must be one of the session's LLM judges, eligible for
-    the comparison (leave-family-out), or a registered expert. Importing the same files twice
+    its database), and the files must be signed by this session's database (session.json, which
+    `centaur export` writes: an HMAC over the files with the session's secret) unless
+    --external. Every judge must be one of the session's LLM judges, eligible for the
+    comparison (leave-family-out), or a registered expert. Importing the same files twice
     stores nothing new; on any problem nothing is written and the command exits with status 2.
     """
     if directory.exists() and not directory.is_dir():  # a file (a FIFO or device is refused by the reader)
@@ -116,7 +118,11 @@ def import_(
         )
     _echo_ignored(summary.ignored)
     if not summary.bound:
-        click.echo("No session.json: imported as files made by another tool (--external); judges were checked.")
+        click.secho(
+            f"external data: not signed by this session ({summary.unsigned or 'no session.json'}); imported "
+            "under --external, judges and rows checked as for any import.",
+            fg="yellow",
+        )
 
 
 def _echo_judges(by_judge: Sequence[Any]) -> None:

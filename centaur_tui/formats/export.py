@@ -9,10 +9,13 @@ file's judgment ids, so an export imported into a copy of the session exports to
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from centaur_tui.domain.records import (
     OPTIONAL_JUDGMENT_COLUMNS,
@@ -24,7 +27,7 @@ from centaur_tui.domain.records import (
 )
 from centaur_tui.domain.task import Rubric
 from centaur_tui.formats.problems import Problems, refusal
-from centaur_tui.formats.reader import Record, read_records
+from centaur_tui.formats.reader import JsonError, Limits, Record, loads, open_regular, read_records
 from centaur_tui.formats.rules import ImportRules
 from centaur_tui.formats.text import MAX_TEXT_CHARS
 
@@ -418,3 +421,47 @@ def read_export(
 ) -> list[JudgmentRecord]:
     """The judgments of an export folder (`read_export_folder` without the ignored columns)."""
     return read_export_folder(directory, comparisons, rubrics, rules).judgments
+
+
+MANIFEST_LIMITS = Limits(file_bytes=1024 * 1024, depth=4)
+"""session.json is a few hundred bytes: a megabyte and four levels are a wide margin, and nothing larger is read."""
+SIGNED_FILES = ("judgments.csv", "scores.csv")
+"""The files of an export `centaur import` reads, so the files whose SHA-256 its signature must cover."""
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """Read an export's session.json through the one reader (regular file, size, depth, no duplicated key).
+
+    Raises:
+        ImportFileError: naming the file: missing, not a regular file, not UTF-8, not JSON, not an object.
+    """
+    with open_regular(path, MANIFEST_LIMITS) as fh:
+        raw = fh.read()
+    try:
+        data = loads(raw.decode("utf-8"), MANIFEST_LIMITS)
+    except UnicodeDecodeError as exc:
+        raise refusal(path, f"not UTF-8 (byte {exc.start})") from None
+    except JsonError as exc:
+        raise refusal(path, f"not a JSON manifest ({exc})") from None
+    if not isinstance(data, dict):
+        raise refusal(path, "not a JSON object")
+    return data
+
+
+def file_digests(directory: Path, names: tuple[str, ...] = SIGNED_FILES) -> dict[str, str]:
+    """SHA-256 (hex) of each of `names` present in `directory`, streamed; a missing file is left out.
+
+    Raises:
+        ImportFileError: a name that is there but is not a regular file, or is too large.
+    """
+    out: dict[str, str] = {}
+    for name in names:
+        path = Path(directory) / name
+        if not os.path.lexists(path):
+            continue
+        h = hashlib.sha256()
+        with open_regular(path) as fh:
+            while chunk := fh.read(1024 * 1024):
+                h.update(chunk)
+        out[name] = h.hexdigest()
+    return out

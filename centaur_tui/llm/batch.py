@@ -50,6 +50,8 @@ MAX_RESULT_LINE = 4 * 1024 * 1024
 """Bytes of one output line at most (a judge reply is a few KB): a longer line is skipped unread, with a message."""
 
 FINAL_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})
+KNOWN_STATUSES = FINAL_STATUSES | {"validating", "in_progress", "finalizing", "cancelling"}
+"""Every status of OpenAI's batch object (the others follow it); anything else is not a batch status."""
 """Provider statuses after which a batch changes no more (OpenAI's batch object)."""
 
 METADATA_KEY = "centaur_batch"
@@ -98,6 +100,11 @@ class BatchStatus:
     @property
     def final(self) -> bool:
         return self.status in FINAL_STATUSES
+
+    @property
+    def readable(self) -> bool:
+        """The answer was a batch object: a known status (a JSON body of something else reads as "unknown")."""
+        return self.status in KNOWN_STATUSES
 
 
 def _text(value: Any, limit: int = 200) -> str | None:
@@ -336,6 +343,12 @@ class BatchApiError(Exception):
     def not_found(self) -> bool:
         """The provider does not know the batch or file asked for (404)."""
         return self.error_type == "NotFoundError"
+
+    @property
+    def unreadable(self) -> bool:
+        """The provider answered, with something that is not what was asked (garbage bytes, a body that is no
+        batch): not a refused key, not a 404, not a transient failure; asking again gets the same."""
+        return not (self.fatal or self.transient or self.not_found or self.error_type in AUTH_ERRORS)
 
 
 class BatchClient:

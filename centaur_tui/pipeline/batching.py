@@ -20,8 +20,9 @@ With `[batch] wait = false`, a batch still running after its first status check 
 callers a `BatchPending` (counted as `in_batch`, not failed): the run ends "not finished"
 and the next `centaur run` collects the batch.
 
-A batch the provider no longer knows (404 on its status), or whose output or error file is
-gone (404), unreadable or garbage, ends its requests as `missing` with the reason, each with a
+A batch the provider no longer knows (404 on its status), whose status comes back as no batch
+status `MAX_UNREADABLE_POLLS` times in a row (counted across runs), or whose output or error file
+is gone (404), unreadable or garbage, ends its requests as `missing` with the reason, each with a
 final failure in `call_errors`; the next run sends them again in a new batch. Only a refused
 key stops the run (every request would fail); a transient error leaves the batch in flight for
 the next run to ask again. Before, a 404 on an output file stopped every run with exit status
@@ -76,6 +77,13 @@ T = TypeVar("T")
 MAX_FILE_BYTES = 190 * 1024 * 1024
 """Bytes of one batch input file at most (OpenAI accepts up to 200 MB)."""
 
+MAX_UNREADABLE_POLLS = 10
+"""Status answers in a row, across runs, that are no batch status before the batch ends like a lost one.
+
+A provider (or a proxy before it) that answers a batch's status with garbage bytes left every run
+"not finished" (exit 4) for good (issue 23). Ten answers are 5 minutes at the default 30 s poll
+interval, or ten runs under `wait = false`; one readable answer sets the count back to 0.
+"""
 BATCH_PENDING = "BatchPending"
 
 
@@ -89,6 +97,15 @@ class BatchPending(CallFailed):
 def endpoint_identity(endpoint: Endpoint) -> dict[str, Any]:
     """Where a batch goes: model, api_base and the name of the key's variable (never a key)."""
     return {"model": endpoint.model, "api_base": endpoint.api_base, "api_key_env": endpoint.api_key_env}
+
+
+class _StatusUnreadable(Exception):
+    """A batch's status came back unreadable `MAX_UNREADABLE_POLLS` times in a row: it ends like a lost batch."""
+
+    def __init__(self, polls: int, last: str) -> None:
+        super().__init__(last)
+        self.polls = polls
+        self.last = last
 
 
 @dataclass
@@ -305,7 +322,19 @@ class Batcher:
                 await self._set(batch_id, state="submitted", provider_batch_id=created.batch_id, status=created.status)
                 state = "submitted"
             try:
-                status = await self._poll(batch_id, endpoint, provider_batch)
+                status = await self._poll(batch_id, endpoint, provider_batch, int(row.get("unreadable_polls") or 0))
+            except _StatusUnreadable as exc:
+                await self._end_all(
+                    batch_id,
+                    pending,
+                    f"the status of batch {provider_batch} came back unreadable {exc.polls} times in a row "
+                    f"(last: {exc.last}); sent again in a new batch by the next run",
+                    end="missing",
+                    error_type="BatchStatusUnreadable",
+                    status="unreadable",
+                )
+                self.progress.last_error = f"{endpoint.model}: batch {batch_id[:8]}'s status is unreadable"
+                return
             except BatchApiError as exc:
                 if not exc.not_found:
                     raise
@@ -353,13 +382,46 @@ class Batcher:
             if name in fields:
                 setattr(view, name, fields[name])
 
-    async def _poll(self, batch_id: str, endpoint: Endpoint, provider_batch: str | None) -> BatchStatus | None:
-        """The batch's final status, or None when the run does not wait and it has not ended."""
+    async def _poll(
+        self, batch_id: str, endpoint: Endpoint, provider_batch: str | None, unreadable: int = 0
+    ) -> BatchStatus | None:
+        """The batch's final status, or None when the run does not wait and it has not ended.
+
+        An answer that is no batch status (garbage bytes, a JSON body of something else) is
+        counted in `batches.unreadable_polls`, across runs; a readable one sets the count back to 0.
+
+        Raises:
+            _StatusUnreadable: the count reached `MAX_UNREADABLE_POLLS`: the caller ends the batch.
+            BatchApiError: any other failure, or an unreadable answer below the limit when the run
+                does not wait (the batch stays in flight for the next run).
+        """
         if not provider_batch:
             raise BatchApiError(f"batch {batch_id[:8]} has no provider batch id", "MalformedReply")
         seen: tuple[str, int, int] | None = None
         while True:
-            status = await self.client.retrieve(endpoint, provider_batch)
+            try:
+                status = await self.client.retrieve(endpoint, provider_batch)
+                problem = None if status.readable else f"checking the batch: {status.status!r} is not a batch status"
+            except BatchApiError as exc:
+                if not exc.unreadable:
+                    raise
+                problem = str(exc)
+            if problem is not None:
+                unreadable += 1
+                await self._set(batch_id, unreadable_polls=unreadable)
+                if unreadable >= MAX_UNREADABLE_POLLS:
+                    raise _StatusUnreadable(unreadable, problem[:500])
+                if not self.settings.wait:
+                    raise BatchApiError(
+                        f"{problem[:500]} ({unreadable} of {MAX_UNREADABLE_POLLS} unreadable answers in a row; at "
+                        f"{MAX_UNREADABLE_POLLS} the batch ends and its requests are sent again)",
+                        "BatchStatusUnreadable",
+                    )
+                await asyncio.sleep(self.settings.poll_interval_s)
+                continue
+            if unreadable:
+                unreadable = 0
+                await self._set(batch_id, unreadable_polls=0)
             now = (status.status, status.completed, status.failed)
             if now != seen:
                 seen = now

@@ -1,7 +1,8 @@
 """Provides the CSV export of a session: judgments.csv, scores.csv, outputs.csv, and session.json naming the session.
 
-session.json carries the session's name and a fingerprint of its database's random id, so
-`centaur import` can refuse the files of another session whose comparison ids happen to match.
+session.json carries the session's name, a fingerprint of its database's random id, the SHA-256
+of each CSV and an HMAC over them keyed with the session's secret (issue 23), so `centaur import`
+refuses the files of another session, and a session.json copied beside other files.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from centaur_tui.domain.plan import MODES
 from centaur_tui.domain.records import OPTIONAL_JUDGMENT_COLUMNS, REQUIRED_JUDGMENT_COLUMNS, SCORE_COLUMNS
+from centaur_tui.formats.export import file_digests
 from centaur_tui.store import MANIFEST, Store, batched_judgment_ids, export_manifest
 
 # The columns `centaur import` reads, in that order: the documented ones, then those that make an
@@ -96,7 +98,12 @@ def export_session(
     if session_name is not None:
         tmp = out_dir / (MANIFEST + ".tmp")
         tmp.write_text(
-            json.dumps(export_manifest(store, session_name, written, stamp=stamp), indent=2) + "\n", encoding="utf-8"
+            json.dumps(
+                export_manifest(store, session_name, written, file_digests(out_dir, tuple(written)), stamp=stamp),
+                indent=2,
+            )
+            + "\n",
+            encoding="utf-8",
         )
         tmp.replace(out_dir / MANIFEST)
     return written

@@ -938,6 +938,26 @@ class OutcomeRow(_Model):
     """Stored texts cut off at max_tokens; for judgments, stored ones of a comparison holding such a text."""
 
 
+class SpendRow(_Model):
+    """What the session's calls cost: the answered ones, and apart the requests billed without an answer (issue 23).
+
+    `answered_usd` sums the cost litellm recorded for the stored calls (`unpriced_calls` of them
+    have no price: counted, not guessed). `unanswered` requests may have been billed although no
+    answer was stored (timed out, broken reply, out when a run was stopped or killed); they are
+    estimated at their worst case (`unanswered_usd`, counted toward `max_cost_usd`), except
+    `unanswered_unknown` sent without a budget, which have no estimate.
+    """
+
+    answered_usd: float
+    answered_calls: int
+    unpriced_calls: int
+    unanswered: int
+    unanswered_usd: float
+    unanswered_unknown: int
+    unanswered_causes: dict[str, int]
+    """`unanswered` by cause: timeout, broken, stopped, killed."""
+
+
 class OutcomesSection(_WithAbsent):
     """Every planned item of the session and its outcome (domain/outcomes.py), read from the store.
 
@@ -965,8 +985,10 @@ class OutcomesSection(_WithAbsent):
     """Per candidate: its outputs (planned, answered, cut off) and the judgments excluded for its cut-off outputs."""
     on_truncated: str | None = None
     """The session's `generation.on_truncated` (what happens to a text cut off at max_tokens)."""
+    spend: SpendRow | None = None
+    """What the calls cost: answered calls, and apart, requests billed without an answer (absent in old caches)."""
 
-    ABSENT_WHEN_NONE = ("batched_judgments", "batches_in_flight")
+    ABSENT_WHEN_NONE = ("batched_judgments", "batches_in_flight", "spend")
 
 
 class RecordSection(_Model):

@@ -45,6 +45,7 @@ from centaur_tui.report.document import (
     RecordSection,
     ReportDocument,
     SeatSection,
+    SpendRow,
     Validity,
 )
 
@@ -739,6 +740,8 @@ def _outcomes_section(doc: ReportDocument, outcomes: OutcomesSection) -> Section
             f"Incomplete: {missing:,} planned item(s) missing ({parts}); {outcomes.failed_calls:,} call(s) "
             "failed for good (call_errors). Run the session again to send or retry them."
         )
+    if outcomes.spend is not None:
+        s.notes.append(_spend_note(outcomes.spend))
     batched, in_flight = outcomes.batched_judgments or 0, outcomes.batches_in_flight or 0
     if batched or in_flight:
         s.notes.append(
@@ -769,6 +772,39 @@ _ON_TRUNCATED_WORDS = {
     "judge_marked": "kept and judged marked (judges and experts are told it was cut off)",
     "exclude": "kept out of every comparison (its judgments are counted as excluded)",
 }
+
+
+_CAUSE_WORDS = {
+    "timeout": "timed out",
+    "broken": "broken reply",
+    "stopped": "out when a run was stopped",
+    "killed": "out when a run was killed",
+}
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
+
+
+def _spend_note(spend: SpendRow) -> str:
+    """Answered spend, and apart the spend billed without an answer with its count and causes."""
+    unpriced = f" ({spend.unpriced_calls:,} without a price, not counted)" if spend.unpriced_calls else ""
+    text = f"Spend: {_usd(spend.answered_usd)} for {spend.answered_calls:,} answered call(s){unpriced}. "
+    if not spend.unanswered:
+        return text + "Billed without an answer: none."
+    causes = ", ".join(f"{n:,} {_CAUSE_WORDS.get(cause, cause)}" for cause, n in spend.unanswered_causes.items() if n)
+    estimated = spend.unanswered - spend.unanswered_unknown
+    estimate = (
+        f"estimated at {_usd(spend.unanswered_usd)} (each at its worst case), counted toward max_cost_usd"
+        if estimated
+        else "not estimated (sent without a budget)"
+    )
+    if estimated and spend.unanswered_unknown:
+        estimate += f"; {spend.unanswered_unknown:,} sent without a budget are not estimated"
+    return text + (
+        f"Billed without an answer, apart: {spend.unanswered:,} request(s) ({causes}), {estimate}; "
+        f"{_usd(spend.answered_usd + spend.unanswered_usd)} in all."
+    )
 
 
 def _missing_parts(failed: int, not_sent: int, blocked: int) -> str:

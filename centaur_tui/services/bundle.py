@@ -2,7 +2,8 @@
 
 The folder (see docs/record.md):
 
-- `session.db`: a copy of the session database made with SQLite's backup API, first; every
+- `session.db`: a copy of the session database made with SQLite's backup API, first, without
+  the session's and the packets' secrets (they sign exports and packets); every
   other file is built from that copy, so all of them show one state of the database, whose
   chain head (store/chain.py, verified on the copy) the manifest and the front page print;
 - `index.html` (for anyone, experts included: names no model), `guidelines.html` (the expert
@@ -152,7 +153,7 @@ def write_bundle(study: Study, out_dir: Path) -> Bundle:
         NoDatabaseError: the session has not been run.
         BundleError: `out_dir` is a file or a folder that is not empty.
     """
-    from centaur_tui.store import Store, verify_store
+    from centaur_tui.store import Store, forget_secrets, verify_store
 
     _check_target(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -161,6 +162,8 @@ def write_bundle(study: Study, out_dir: Path) -> Bundle:
         with open_store(study, title="Nothing to bundle", readonly=True) as source:
             source.backup(work / "session.db")
         copy = replace(study, database=work / "session.db")
+        with Store(copy.database) as writable:
+            forget_secrets(writable)  # the copy is given away: it must not sign exports or packets
         with Store(copy.database, readonly=True) as store:
             check = verify_store(store)
             simulated = stored_simulated(store)

@@ -11,10 +11,12 @@ session's database itself, so a front end only names the session and the file.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from centaur_tui.domain.errors import ImportFileError
 from centaur_tui.domain.study import Study
 from centaur_tui.services.session import expert, open_store, stored_simulated
 
@@ -43,8 +45,10 @@ def export_csv(study: Study, out_dir: Path) -> CsvExport:
         NoDatabaseError: the session has not been run.
     """
     from centaur_tui.pipeline.export import export_session
-    from centaur_tui.store import MANIFEST
+    from centaur_tui.store import MANIFEST, session_secret
 
+    with open_store(study, title="Nothing to export") as store:
+        session_secret(store, create=True)  # the key that signs the export; written once, never exported
     with open_store(study, title="Nothing to export", readonly=True) as store:
         simulated = stored_simulated(store)
         written = export_session(store, out_dir, study.session.name)
@@ -68,27 +72,59 @@ def import_csv(
         study: The session.
         directory: The folder `centaur export` wrote (with its session.json).
         add_experts: Expert ids to register with the import; every other expert must be registered.
-        external: Accept a folder without session.json (judgments made with another tool).
+        external: Accept files this session did not sign (judgments made with another tool, or
+            another session's): imported as external data, every other check still applies.
 
     Raises:
         NoDatabaseError: the session has not been run (its comparisons must be stored).
-        CentaurError: the files are another session's, do not fit the session, or conflict with
-            stored judgments (nothing written).
+        CentaurError: the files are not signed by this session (and not `external`), do not fit the
+            session, or conflict with stored judgments (nothing written).
     """
-    from centaur_tui.formats.export import read_export_folder
+    from centaur_tui.formats.export import file_digests, read_export_folder
     from centaur_tui.formats.rules import ImportRules
-    from centaur_tui.store import ExpertStore, check_manifest, store_judgments
+    from centaur_tui.store import ExpertStore, store_judgments
 
     rubrics = {t: study.rubric(t) for t in study.tasks}
     with open_store(study, title="Nothing to import into") as store:
         simulated = stored_simulated(store)
         experts = {e.id: e for e in ExpertStore(store).experts(study)}
         rules = ImportRules(study.session, experts, add_experts)
-        bound = check_manifest(store, study.session.name, directory, external=external)
+        digests = file_digests(directory)
+        unsigned = _check_signature(store, study, directory, digests, external=external)
         new = rules.new_experts()
         found = read_export_folder(directory, store.comparisons(), rubrics, rules)
+        if file_digests(directory) != digests:  # the files changed between the check and the read
+            raise ImportFileError(f"{directory}: the files changed while they were imported; nothing was imported")
         summary = store_judgments(store, found.judgments, new)
-    return CsvImport(replace(summary, bound=bound, ignored=found.ignored), simulated)
+    return CsvImport(replace(summary, bound=unsigned is None, unsigned=unsigned, ignored=found.ignored), simulated)
+
+
+def _check_signature(
+    store: Store, study: Study, directory: Path, digests: dict[str, str], *, external: bool
+) -> str | None:
+    """Refuse files this session did not sign, unless `external`; returns why they are not signed (None: signed).
+
+    Under `--external` the files are foreign by declaration: a session.json is still checked (a
+    signed export of this session is imported as one), and any failure becomes the reason shown
+    in the summary instead of a refusal.
+    """
+    from centaur_tui.formats.export import read_manifest
+    from centaur_tui.store import MANIFEST, verify_manifest
+
+    path = Path(directory) / MANIFEST
+    try:
+        if not os.path.lexists(path):
+            raise ImportFileError(
+                f"{path}: missing; nothing was imported. `centaur export` writes and signs it to tie the files "
+                "to their session (comparison ids alone do not: two sessions with the same candidates share "
+                "them). For judgments made with another tool, pass --external."
+            )
+        verify_manifest(store, study.session.name, path, read_manifest(path), digests)
+    except ImportFileError as exc:
+        if not external:
+            raise
+        return "no session.json" if not os.path.lexists(path) else str(exc).split(";")[0]
+    return None
 
 
 def export_packet(study: Study, expert_id: str, out: Path) -> tuple[ExpertSpec, PacketExport]:

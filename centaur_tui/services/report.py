@@ -22,6 +22,7 @@ from centaur_tui.report.document import (
     RecordSection,
     SeatRow,
     SeatSection,
+    SpendRow,
 )
 
 if TYPE_CHECKING:
@@ -172,7 +173,14 @@ def session_report(
 def outcomes_section(study: Study, store: Store) -> OutcomesSection:
     """The outcome of every planned item (per stage, judge and mode) as the report's `outcomes` section."""
     from centaur_tui.domain.outcomes import OutcomeCounts, session_outcomes
-    from centaur_tui.store import batch_counts, final_errors, stored_facts
+    from centaur_tui.store import (
+        answered_calls,
+        batch_counts,
+        final_errors,
+        session_spend,
+        stored_facts,
+        unanswered_spend,
+    )
 
     outcomes = session_outcomes(study.session, stored_facts(store))
 
@@ -191,6 +199,17 @@ def outcomes_section(study: Study, store: Store) -> OutcomesSection:
             cut_off=c.cut_off,
         )
 
+    answered_usd, unpriced = session_spend(store)
+    unanswered = unanswered_spend(store)
+    spend = SpendRow(
+        answered_usd=answered_usd,
+        answered_calls=answered_calls(store),
+        unpriced_calls=unpriced,
+        unanswered=unanswered.requests,
+        unanswered_usd=unanswered.usd,
+        unanswered_unknown=unanswered.unknown,
+        unanswered_causes=dict(sorted(unanswered.by_cause.items())),
+    )
     batched, in_flight = batch_counts(store)
     used_batches = bool(batched or in_flight)  # only sessions that used batch mode carry the two counts
     return OutcomesSection(
@@ -204,6 +223,7 @@ def outcomes_section(study: Study, store: Store) -> OutcomesSection:
         tasks={k: row(c) for k, c in outcomes.tasks.items()},
         candidates={k: row(c) for k, c in outcomes.candidates.items()},
         on_truncated=study.session.generation.on_truncated,
+        spend=spend,
     )
 
 

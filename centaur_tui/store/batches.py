@@ -44,6 +44,7 @@ _BATCH_COLUMNS = frozenset(
         "failed",
         "message",
         "ended_at",
+        "unreadable_polls",
     }
 )
 

@@ -15,6 +15,8 @@ comparison ids match (they hash only run, task, mode and candidate names).
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from centaur_tui.domain.errors import ImportConflictError, ImportFileError
-from centaur_tui.domain.plan import digest
+from centaur_tui.domain.plan import canonical_json, digest
 from centaur_tui.domain.records import JudgmentRecord
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.store import chain
@@ -35,7 +37,10 @@ __all__ = ["ImportConflictError", "ImportFileError"]
 MANIFEST = "session.json"
 """The file beside an export's CSVs that names the session it comes from."""
 MANIFEST_FORMAT = "centaur-export"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
+"""2: signed (`files`, `signature`); a version 1 session.json could be copied beside any files (issue 23)."""
+SIGNED_FIELDS = ("format", "version", "session", "fingerprint", "files")
+"""The fields of session.json its signature covers (`rows` and `exported_at` are information only)."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,9 @@ class ImportSummary:
     by_judge: tuple[JudgeTally, ...] = ()
     experts_added: tuple[str, ...] = ()
     bound: bool = False
-    """The files carried this session's session.json (False: --external files without one)."""
+    """The files carried this session's signed session.json (False: --external data)."""
+    unsigned: str | None = None
+    """Why --external files are not signed by this session (None: they are, or the import was not of a folder)."""
     winner_only: int = 0
     """Judgments stored without rubric scores (a winner only): pairwise statistics count them, rubric ones cannot."""
     ignored: Mapping[str, int] = field(default_factory=dict)
@@ -211,13 +218,33 @@ def export_fingerprint(store: Store) -> str:
     return digest("export-session", session_id(store))[:32]
 
 
-def export_manifest(
-    store: Store, session_name: str, written: Mapping[str, int], *, stamp: bool = True
-) -> dict[str, Any]:
-    """The content of an export's session.json: format, session name, fingerprint, (time,) rows per file.
+def _signature(secret: str, manifest: Mapping[str, Any]) -> str:
+    """HMAC-SHA256 (hex), keyed with the session secret, over what an export's signature vouches for."""
+    signed = [manifest.get(k) for k in SIGNED_FIELDS]
+    return hmac.new(
+        secret.encode("utf-8"), canonical_json(["centaur-export", *signed]).encode("utf-8"), hashlib.sha256
+    ).hexdigest()
 
-    Without `stamp` there is no `exported_at` (the publishable bundle: the same database, the same bytes).
+
+def export_manifest(
+    store: Store,
+    session_name: str,
+    written: Mapping[str, int],
+    digests: Mapping[str, str],
+    *,
+    stamp: bool = True,
+) -> dict[str, Any]:
+    """The content of an export's session.json: format, session, fingerprint, files' SHA-256, signature, (time,) rows.
+
+    The signature is an HMAC over the format, session name, fingerprint and the files' SHA-256,
+    keyed with the session database's secret (`session_secret`, the packets' key), which never
+    leaves the database: a session.json copied beside other files no longer verifies. A database
+    with no secret yet writes an unsigned manifest (the caller creates the secret first when it can
+    write: `centaur export` does). Without `stamp` there is no `exported_at` (the publishable
+    bundle: the same database, the same bytes; the HMAC is deterministic).
     """
+    from centaur_tui.store.packets import session_secret
+
     out: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "version": MANIFEST_VERSION,
@@ -225,49 +252,48 @@ def export_manifest(
         "fingerprint": export_fingerprint(store),
         "exported_at": utc_now(),
         "rows": dict(written),
+        "files": dict(sorted(digests.items())),
     }
+    secret = session_secret(store)
+    if secret is not None:
+        out["signature"] = _signature(secret, out)
     if not stamp:
         del out["exported_at"]
     return out
 
 
-def check_manifest(store: Store, session_name: str, directory: Path, *, external: bool = False) -> bool:
-    """Refuse an export folder of another session; returns whether it carried a session.json.
+def verify_manifest(
+    store: Store, session_name: str, path: Path, manifest: Mapping[str, Any], digests: Mapping[str, str]
+) -> None:
+    """Refuse an export folder this session's database did not sign exactly as it is.
 
     Args:
         store: The session database imported into.
         session_name: The session's name, for messages.
-        directory: The export folder.
-        external: Files made by another tool may come without session.json; one that is
-            there is checked all the same.
+        path: The folder's session.json, for messages.
+        manifest: Its content (read by `formats.export.read_manifest`).
+        digests: SHA-256 of the files the import reads, as they are now (`formats.export.file_digests`).
 
     Raises:
-        ImportFileError: session.json is missing (and not `external`), malformed, or names
-            another session's database.
+        ImportFileError: naming the file and the field: another format or version, another
+            session's database, no or a wrong signature (a copied manifest), or a file whose
+            SHA-256 is not the signed one (edited, added or removed after the export).
     """
-    path = Path(directory) / MANIFEST
-    if not path.is_file():
-        if external:
-            return False
+    from centaur_tui.store.packets import session_secret
+
+    what_to_do = (
+        "nothing was imported. Export again from this session (`centaur export`), or, for data made "
+        "elsewhere, pass --external (imported as external data, every other check still applies)"
+    )
+    if manifest.get("format") != MANIFEST_FORMAT or manifest.get("version") != MANIFEST_VERSION:
         raise ImportFileError(
-            f"{path}: missing; nothing was imported. `centaur export` writes it to tie the files to their session "
-            "(comparison ids alone do not: two sessions with the same candidates share them). For judgments "
-            "made with another tool, pass --external."
+            f"{path}, field format/version: {manifest.get('format')!r} version {manifest.get('version')!r}, "
+            f"expected {MANIFEST_FORMAT!r} version {MANIFEST_VERSION} (an export from before exports were "
+            f"signed, or another tool's); {what_to_do}"
         )
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ImportFileError(f"{path}: not a JSON manifest ({exc}); nothing was imported") from None
-    if not isinstance(data, dict):
-        raise ImportFileError(f"{path}: not a JSON object; nothing was imported")
-    if data.get("format") != MANIFEST_FORMAT or data.get("version") != MANIFEST_VERSION:
-        raise ImportFileError(
-            f"{path}, field format/version: {data.get('format')!r} version {data.get('version')!r}, expected "
-            f"{MANIFEST_FORMAT!r} version {MANIFEST_VERSION}; nothing was imported"
-        )
-    theirs = data.get("fingerprint")
+    theirs = manifest.get("fingerprint")
     if theirs != export_fingerprint(store):
-        other = data.get("session")
+        other = manifest.get("session")
         why = (
             f"another database of a session named {other!r} (created separately: its comparison ids may match, "
             "its judgments are not this study's)"
@@ -276,6 +302,30 @@ def check_manifest(store: Store, session_name: str, directory: Path, *, external
         )
         raise ImportFileError(
             f"{path}, field fingerprint: these files were exported from {why}, not from this session's database "
-            f"({session_name!r}, {store.path.name}); nothing was imported"
+            f"({session_name!r}, {store.path.name}); {what_to_do}"
         )
-    return True
+    secret = session_secret(store)
+    signature = manifest.get("signature")
+    if (
+        secret is None
+        or not isinstance(signature, str)
+        or not hmac.compare_digest(signature, _signature(secret, manifest))
+    ):
+        raise ImportFileError(
+            f"{path}, field signature: {'missing' if signature is None else 'does not verify'}: this session's "
+            f"database did not sign this session.json (copied from another export, or edited); {what_to_do}"
+        )
+    files = manifest.get("files")
+    signed = dict(files) if isinstance(files, dict) else {}
+    for name in sorted(set(signed) | set(digests)):
+        if name not in digests and name not in ("judgments.csv", "scores.csv"):
+            continue  # outputs.csv is signed but not read by an import: its absence changes nothing imported
+        if name not in signed:
+            problem = "is not one of the signed files"
+        elif name not in digests:
+            problem = "is missing (it was exported and signed)"
+        elif not hmac.compare_digest(str(signed[name]), digests[name]):
+            problem = "changed after the export (its SHA-256 is not the signed one)"
+        else:
+            continue
+        raise ImportFileError(f"{path.parent / name}: {problem}; {what_to_do}")

@@ -102,6 +102,18 @@ def session_secret(store: Store, create: bool = False) -> str | None:
     return str(value) if value else None
 
 
+def forget_secrets(store: Store) -> None:
+    """Remove the session secret and every packet's secret from a copy of a database made to be given away.
+
+    A reviewer holding the secret could sign an export or a packet as this session (issue 23);
+    `secure_delete` zeroes the freed bytes, so the copy's file holds no trace of them.
+    """
+    with store.write() as c:
+        c.execute("PRAGMA secure_delete = ON")
+        c.execute("DELETE FROM session_secret")
+        c.execute("UPDATE expert_packets SET secret = ''")
+
+
 def session_fingerprint(study: Study) -> str:
     """Opaque tag of a session's configuration (name and seed); two databases of one session file share it."""
     return digest("packet-session", study.session.name, study.session.seed)[:16]

@@ -66,7 +66,8 @@ def fingerprint(store: Store) -> tuple[Any, ...]:
     human-worker deliverables (locked drafts, never changed afterwards) feed the human-worker
     section's productivity, so their count is part of it too, and so are the expert
     assignments (their strategies decide the prediction-powered rankings' expert subset) and
-    the practice and gold-check verdicts (the seat section).
+    the practice and gold-check verdicts (the seat section), and the calls' spend and errors (the
+    outcomes section).
     """
     judgments = store.read_table("SELECT count(*), coalesce(max(id), 0), coalesce(sum(valid), 0) FROM judgments").rows[
         0
@@ -82,7 +83,15 @@ def fingerprint(store: Store) -> tuple[Any, ...]:
     checks = tuple(
         store.read_table("SELECT count(*), count(judged_at), coalesce(sum(passed), 0) FROM expert_checks").rows[0]
     )
-    return (*judgments, comparisons, meta, submitted, *assigned, *checks)
+    # The outcomes section's spend and failed calls (issue 23): answered calls, requests billed
+    # without an answer and call errors are only added, so counts (and sums) cover them.
+    spend = tuple(
+        store.read_table(
+            "SELECT (SELECT count(*) FROM calls), (SELECT coalesce(max(id), 0) FROM call_errors),"
+            " (SELECT count(*) FROM unanswered_spend), (SELECT coalesce(sum(usd), 0) FROM unanswered_spend)"
+        ).rows[0]
+    )
+    return (*judgments, comparisons, meta, submitted, *assigned, *checks, *spend)
 
 
 PACK_BASE = 16

@@ -456,6 +456,14 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX IF NOT EXISTS adjudication_reopenings_chain ON adjudication_reopenings (chain_seq)",
         ),
     ),
+    # Issue 23: a batch whose status keeps coming back unreadable (garbage bytes, no batch object)
+    # is counted across runs; at `pipeline.batching.MAX_UNREADABLE_POLLS` in a row it ends like a
+    # lost batch, instead of leaving every run "not finished" for good.
+    Migration(
+        22,
+        "unreadable status answers of a batch in a row, counted across runs (batches.unreadable_polls)",
+        ("ALTER TABLE batches ADD COLUMN unreadable_polls INTEGER NOT NULL DEFAULT 0",),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

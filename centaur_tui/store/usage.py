@@ -119,6 +119,11 @@ def session_spend(store: Store) -> tuple[float, int]:
     return float(row[0]["cost"]), int(row[0]["unpriced"])
 
 
+def answered_calls(store: Store) -> int:
+    """How many calls of the session were answered and stored (the calls table: what `session_spend` sums)."""
+    return int(store.read_value("SELECT count(*) FROM calls") or 0)
+
+
 _UNANSWERED_SQL = "SELECT cause, count(*), coalesce(sum(usd), 0), sum(usd IS NULL) FROM unanswered_spend GROUP BY cause"
 
 
