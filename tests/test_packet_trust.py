@@ -309,10 +309,14 @@ def test_another_sessions_packet_is_refused_even_with_the_same_names(session: Pa
     judge(path)
     other_db = load_session(other).database
     before = table_hash(other_db)
-    out = cli_run("packet", "import", other, path)  # the other database has exported nothing yet
-    assert out.exit_code == 2 and "belongs to another session" in out.output, out.output
+    # The two databases are copies of one template file, secret included (migration 23 writes it
+    # at creation): the keyed fingerprint matches, and the packet id, never exported there, refuses it.
+    out = cli_run("packet", "import", other, path)
+    assert out.exit_code == 2 and "was not exported from this database" in out.output, out.output
     assert table_hash(other_db) == before
-    export(other, "bob", tmp_path / "other-bob.packet")  # now it has a secret of its own
+    with sqlite3.connect(other_db) as conn:  # a database made on its own has a secret of its own
+        conn.execute("UPDATE session_secret SET secret = ? WHERE id = 1", ("ab" * 32,))
+    export(other, "bob", tmp_path / "other-bob.packet")
     before = table_hash(other_db)
     out = cli_run("packet", "import", other, path)
     assert out.exit_code == 2 and "belongs to another session" in out.output, out.output

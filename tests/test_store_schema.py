@@ -117,7 +117,9 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     for table in ("judgments", "work_drafts"):
         assert all(row[-3] is not None or table == "work_drafts" for row in after[table])
         after[table] = [row[:-3] for row in after[table]]
-    assert after.pop("session_secret") == []  # migration 4: written on the first packet export only
+    # Migration 23 writes the session secret (it signs exports and packets) into every database.
+    secret_rows = after.pop("session_secret")
+    assert len(secret_rows) == 1 and re.fullmatch(r"[0-9a-f]{64}", secret_rows[0][1])
     assert all(row[-4:] == (None,) * 4 for row in after["calls"])  # finish_reason ... deployment
     after["calls"] = [row[:-4] for row in after["calls"]]
     assert all(row[-1] is None for row in after["call_errors"])

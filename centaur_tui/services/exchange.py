@@ -47,8 +47,11 @@ def export_csv(study: Study, out_dir: Path) -> CsvExport:
     from centaur_tui.pipeline.export import export_session
     from centaur_tui.store import MANIFEST, session_secret
 
-    with open_store(study, title="Nothing to export") as store:
-        session_secret(store, create=True)  # the key that signs the export; written once, never exported
+    with open_store(study, title="Nothing to export", readonly=True) as store:
+        has_secret = session_secret(store) is not None
+    if not has_secret:  # every database since migration 23 has one: an export only reads
+        with open_store(study, title="Nothing to export") as store:
+            session_secret(store, create=True)  # the key that signs the export; never exported
     with open_store(study, title="Nothing to export", readonly=True) as store:
         simulated = stored_simulated(store)
         written = export_session(store, out_dir, study.session.name)

@@ -29,7 +29,17 @@ from pathlib import Path
 from centaur_tui.domain.cutoff import CUT_OFF_SQL
 from centaur_tui.domain.errors import StoreError
 from centaur_tui.store import chain
-from centaur_tui.store.connection import immediate_transaction
+from centaur_tui.store.connection import immediate_transaction, utc_now
+
+
+def _make_session_secret(conn: sqlite3.Connection) -> None:
+    """Write the session secret (64 hex digits from `secrets`) unless the database has one (migration 23)."""
+    import secrets
+
+    conn.execute(
+        "INSERT OR IGNORE INTO session_secret (id, secret, created_at) VALUES (1, ?, ?)",
+        (secrets.token_hex(32), utc_now()),
+    )
 
 
 @dataclass(frozen=True)
@@ -463,6 +473,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         22,
         "unreadable status answers of a batch in a row, counted across runs (batches.unreadable_polls)",
         ("ALTER TABLE batches ADD COLUMN unreadable_polls INTEGER NOT NULL DEFAULT 0",),
+    ),
+    # Issue 23: every database holds its session secret from the start (it signs exports and
+    # packets), so that `centaur export` only reads: an export made while a run holds the write
+    # lock waited 10 s and failed when the export had to write the secret first.
+    Migration(
+        23,
+        "a session secret in every database (signs exports and packets), made with Python's secrets module",
+        (),
+        _make_session_secret,
     ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
