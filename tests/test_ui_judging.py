@@ -300,6 +300,13 @@ async def test_no_state_of_the_judging_screen_shows_an_identity(tmp_path: Path) 
         _assert_blind(app, identities)  # scrolled to the end
         screen.query_one(RubricPanel).focus()
         await pilot.press("ctrl+f")
+        for _ in range(200):  # wait for the event: the note dialog on screen
+            if type(app.screen).__name__ == "FlagDialog":
+                break
+            await pilot.pause()
+        assert type(app.screen).__name__ == "FlagDialog", app.screen
+        _assert_blind(app, identities)  # the flag's note dialog
+        await pilot.press("enter")  # flag, with no note
         screen = await settle(pilot)
         _assert_blind(app, identities)  # next, after a flag
         for _ in range(3):
