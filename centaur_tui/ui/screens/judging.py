@@ -194,6 +194,8 @@ a table wider than the pane).
         self.shown_option = 1
         """The deliverable shown on a narrow screen (one at a time there)."""
         self._echo: tuple[str | None, int] | None = None
+        self._leader: str | None = None
+        """The id of the option the expert scrolled last (linked scrolling follows it)."""
         self._guidelines_offered = False
 
     # -- layout --------------------------------------------------------------------------------
@@ -443,12 +445,21 @@ a table wider than the pane).
         if self._echo == (event.view.id, round(event.view.scroll_y)):
             self._echo = None  # the scroll this screen made to follow the other option
             return
+        self._leader = event.view.id
         self._follow(event.view)
 
     @on(DocumentView.Rendered, ".option")
     def option_rendered(self, event: DocumentView.Rendered) -> None:
-        if self.linked:  # laid out anew (shown on a narrow screen, resized): back beside the other
-            self._follow(next(v for v in self._options() if v is not event.view))
+        if not self.linked:
+            return
+        # Laid out anew (shown on a narrow screen, resized, or its layout finished late): the two
+        # are put back together at the position of the one the expert scrolled last. Always taking
+        # the other one as the source pulled the expert's own option back when its layout finished
+        # after the expert's scroll (seen on a busy machine: `end` undone, the two left at the top).
+        source = (
+            event.view if event.view.id == self._leader else next(v for v in self._options() if v is not event.view)
+        )
+        self._follow(source)
 
     def _follow(self, source: DocumentView) -> None:
         """Scroll the other option to the source's top line (as far as it goes)."""
