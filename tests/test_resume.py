@@ -124,7 +124,9 @@ def test_sigint_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
         small_session_toml(
             name="stopped",
             tasks=("counseling",),
-            faults="latency_s = 0.05",
+            # 42 calls, 4 at a time, 2 s each: at least 21 s of run, so a poller starved on a busy
+            # machine still stops it midway (at 0.05 s a call the run once finished before the signal).
+            faults="latency_s = 2.0",
             limits="concurrency = 4\nper_model_concurrency = 4",
         )
     )
