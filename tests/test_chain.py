@@ -88,8 +88,10 @@ def _edit_field(c: sqlite3.Connection) -> tuple[str, str, int | None]:
 
 def _edit_winner(c: sqlite3.Connection) -> tuple[str, str, int | None]:
     jid = _at(c, 7)
-    c.execute("UPDATE judgments SET winner = option2 WHERE id = ? AND winner = option1", (jid,))
-    c.execute("UPDATE judgments SET winner = option1 WHERE id = ? AND winner IS NOT option1", (jid,))
+    # One statement: two in a row swapped a winner of option1 to option2 and straight back (no tamper at all).
+    c.execute(
+        "UPDATE judgments SET winner = CASE WHEN winner = option1 THEN option2 ELSE option1 END WHERE id = ?", (jid,)
+    )
     return "judgments", str(jid), 7
 
 
