@@ -30,6 +30,7 @@ from centaur_tui.domain.errors import ConfigError
 from centaur_tui.pipeline import Pipeline
 from centaur_tui.store import Store, batch_rows, check_no_double_send
 from tests.support.batch_server import BatchServer
+from tests.support.stopping import child_env, interrupt
 
 TASKS = Path(__file__).resolve().parent.parent / "tasks"
 ROOT = Path(__file__).resolve().parent.parent
@@ -538,12 +539,13 @@ def test_ctrl_c_says_which_batches_stay_in_flight(tmp_path: Path) -> None:
     with BatchServer() as server:
         path = write(tmp_path, session_text(server.api_base))
         server.hold.set()
-        proc = subprocess.Popen([*CENTAUR, "run", str(path), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [*CENTAUR, "run", str(path), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env()
+        )
         try:
             _wait_for(lambda: _submitted(path) == 8, proc, "every judge call in a submitted batch")
         finally:
-            proc.send_signal(signal.SIGINT)
-            _, err = proc.communicate(timeout=60)
+            _, err = interrupt(proc)
         assert proc.returncode == 130, err
         assert re.search(rb"\d+ batch(es)? \(8 calls\) stay in flight at the provider", err), err
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.sessions import small_session_toml
+from tests.support.stopping import child_env, interrupt
 
 CENTAUR = [sys.executable, "-m", "centaur_tui.cli"]
 
@@ -131,14 +132,13 @@ def test_sigint_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
         )
     )
     proc = subprocess.Popen(
-        [*CENTAUR, "run", str(path), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*CENTAUR, "run", str(path), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env()
     )
     db = tmp_path / "stopped.db"
     deadline = time.monotonic() + 60
     while _count(db, "calls") < 5 and time.monotonic() < deadline:
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    out, err = (part.decode() for part in interrupt(proc))
     assert proc.returncode == 130, out + err
     assert "run the same command again to resume" in err
     assert _count(db, "calls_in_flight") == 0  # abandoned calls are not left as in flight
