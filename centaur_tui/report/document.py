@@ -23,6 +23,8 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from centaur_tui.domain import integrity
+
 SCHEMA = "centaur-report/1"
 SIMULATED_BANNER = (
     "SIMULATED DATA: every number below comes from the seeded simulated provider, not from language models."
@@ -890,20 +892,41 @@ class SeatSection(_Model):
 
 
 class IntegrityRow(_Model):
-    """One expert's integrity signals (issue 27): each count beside its denominator."""
+    """One expert's integrity signals (issue 27): each count beside its denominator.
+
+    The one record of them: the organiser's console (`services.console`) shows it, the report holds it.
+    """
 
     expert: str
     judgments: int
     paste_recorded: int
+    """Judgments whose seat recorded paste events (the denominator of `pasted`)."""
     pasted: int
+    """Of those, rationales with at least `integrity.PASTED_SHARE` of their characters pasted."""
     pasted_share: float | None
+    """Pasted characters of all characters of the recorded rationales (None: none recorded)."""
     timed: int
+    """Judgments with a recorded wall time (the denominator of `too_fast`)."""
     too_fast: int
+    """Of those, stored in less time than reading both deliverables needs at `integrity.READING_WORDS_PER_MINUTE`."""
     repeated: int
+    """Judgments whose rationale also stands, identical, on another comparison."""
     decided: int
+    """Judgments with a winner that is not a tie (the denominator of `option1_wins`)."""
     option1_wins: int
     option1_share: float | None
     order_p: float | None
+    """Two-sided exact binomial test of `option1_wins` of `decided` against 1/2."""
+
+    @property
+    def follows_order(self) -> bool:
+        """The option-1 share departs from 1/2 at p below `integrity.ORDER_ALPHA`."""
+        return self.order_p is not None and self.order_p < integrity.ORDER_ALPHA
+
+    @property
+    def any(self) -> bool:
+        """Any signal raised (what the console marks)."""
+        return bool(self.pasted or self.too_fast or self.repeated or self.follows_order)
 
 
 class IntegritySection(_Model):

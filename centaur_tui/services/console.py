@@ -31,7 +31,7 @@ from centaur_tui.domain import integrity
 
 if TYPE_CHECKING:
     from centaur_tui.domain.study import Study
-    from centaur_tui.report.document import IntegritySection
+    from centaur_tui.report.document import IntegrityRow, IntegritySection
     from centaur_tui.store import Store
     from centaur_tui.store.console import ConsoleJudgment
 
@@ -42,42 +42,6 @@ class FlagNote:
 
     place: str
     note: str
-
-
-@dataclass(frozen=True)
-class IntegritySignals:
-    """One expert's integrity signals; each count has its denominator beside it."""
-
-    expert: str
-    judgments: int
-    paste_recorded: int
-    """Judgments whose seat recorded paste events (the denominator of `pasted`)."""
-    pasted: int
-    """Of those, rationales with at least `integrity.PASTED_SHARE` of their characters pasted."""
-    pasted_share: float | None
-    """Pasted characters of all characters of the recorded rationales (None: none recorded)."""
-    timed: int
-    """Judgments with a recorded wall time (the denominator of `too_fast`)."""
-    too_fast: int
-    """Of those, stored in less time than reading both deliverables needs at `integrity.READING_WORDS_PER_MINUTE`."""
-    repeated: int
-    """Judgments whose rationale also stands, identical, on another comparison."""
-    decided: int
-    """Judgments with a winner that is not a tie (the denominator of `option1_wins`)."""
-    option1_wins: int
-    option1_share: float | None
-    order_p: float | None
-    """Two-sided exact binomial test of `option1_wins` of `decided` against 1/2."""
-
-    @property
-    def follows_order(self) -> bool:
-        """The option-1 share departs from 1/2 at p below `integrity.ORDER_ALPHA`."""
-        return self.order_p is not None and self.order_p < integrity.ORDER_ALPHA
-
-    @property
-    def any(self) -> bool:
-        """Any signal raised (what the console marks)."""
-        return bool(self.pasted or self.too_fast or self.repeated or self.follows_order)
 
 
 @dataclass(frozen=True)
@@ -102,7 +66,7 @@ class ExpertFigures:
     flagged: int
     notes: tuple[FlagNote, ...]
     last_seen: str | None
-    integrity: IntegritySignals
+    integrity: IntegrityRow
 
     @property
     def completion(self) -> float | None:
@@ -149,8 +113,10 @@ def _parse_time(value: str) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def signals_of(expert: str, mine: list[ConsoleJudgment], words: dict[str, int]) -> IntegritySignals:
+def signals_of(expert: str, mine: list[ConsoleJudgment], words: dict[str, int]) -> IntegrityRow:
     """One expert's integrity signals from their current judgments and the outputs' word counts."""
+    from centaur_tui.report.document import IntegrityRow  # pydantic: loaded when the console first asks
+
     recorded = [j for j in mine if j.pasted_chars is not None and j.rationale]
     shares = [integrity.pasted_share(j.pasted_chars, j.rationale) or 0.0 for j in recorded]
     chars = sum(len(j.rationale) for j in recorded)
@@ -158,7 +124,7 @@ def signals_of(expert: str, mine: list[ConsoleJudgment], words: dict[str, int]) 
     timed = [j for j in mine if j.seconds is not None]
     decided = [j for j in mine if j.winner is not None and j.winner in (j.option1, j.option2)]
     wins = sum(1 for j in decided if j.winner == j.option1)
-    return IntegritySignals(
+    return IntegrityRow(
         expert=expert,
         judgments=len(mine),
         paste_recorded=len(recorded),
@@ -296,7 +262,7 @@ def integrity_section(store: Store) -> IntegritySection | None:
 
     The same figures as the console's (`signals_of`), typed for the report document.
     """
-    from centaur_tui.report.document import IntegrityRow, IntegritySection
+    from centaur_tui.report.document import IntegritySection
     from centaur_tui.store.console import console_judgments, output_words
 
     judgments = console_judgments(store)
@@ -306,25 +272,7 @@ def integrity_section(store: Store) -> IntegritySection | None:
     by_expert: dict[str, list[ConsoleJudgment]] = {}
     for j in judgments:
         by_expert.setdefault(j.expert, []).append(j)
-    rows = []
-    for who in sorted(by_expert):
-        s = signals_of(who, by_expert[who], words)
-        rows.append(
-            IntegrityRow(
-                expert=who,
-                judgments=s.judgments,
-                paste_recorded=s.paste_recorded,
-                pasted=s.pasted,
-                pasted_share=s.pasted_share,
-                timed=s.timed,
-                too_fast=s.too_fast,
-                repeated=s.repeated,
-                decided=s.decided,
-                option1_wins=s.option1_wins,
-                option1_share=s.option1_share,
-                order_p=s.order_p,
-            )
-        )
+    rows = [signals_of(who, by_expert[who], words) for who in sorted(by_expert)]
     return IntegritySection(
         rows=rows,
         reading_words_per_minute=integrity.READING_WORDS_PER_MINUTE,
