@@ -59,6 +59,16 @@ def lower_average(winner: str | None, means: tuple[float, float]) -> bool:
     return False
 
 
+def stored_lower_average(
+    winner: str | None, option1: str, option2: str, option1_mean: float | None, option2_mean: float | None
+) -> bool:
+    """Whether a stored judgment's winner (an output id) has the lower rubric average of its two options."""
+    if option1_mean is None or option2_mean is None:
+        return False
+    side = "option_1" if winner == option1 else "option_2" if winner == option2 else None
+    return lower_average(side, (option1_mean, option2_mean))
+
+
 def lower_average_confirmed(draft: Draft, means: tuple[float, float]) -> bool | None:
     """The stored fact: True, a lower-average winner confirmed; False, not the lower; None, not confirmed."""
     if not lower_average(draft.winner, means):

@@ -28,6 +28,7 @@ from statistics import median
 from typing import TYPE_CHECKING
 
 from centaur_tui.domain import integrity
+from centaur_tui.domain.seat import stored_lower_average
 
 if TYPE_CHECKING:
     from centaur_tui.domain.study import Study
@@ -143,10 +144,7 @@ def signals_of(expert: str, mine: list[ConsoleJudgment], words: dict[str, int]) 
 
 
 def _lower(j: ConsoleJudgment) -> bool:
-    one, two = j.option1_mean, j.option2_mean
-    if one is None or two is None:
-        return False
-    return (j.winner == j.option1 and one < two) or (j.winner == j.option2 and two < one)
+    return stored_lower_average(j.winner, j.option1, j.option2, j.option1_mean, j.option2_mean)
 
 
 def build_console(study: Study, store: Store, now: datetime | None = None) -> Console:

@@ -239,13 +239,15 @@ def seat_section(study: Study, store: Store, min_gold_pass: float | None = None)
     """
     from statistics import median
 
-    from centaur_tui.store import check_rows, flag_note_rows, seat_rows
+    from centaur_tui.domain.seat import stored_lower_average
+    from centaur_tui.store import CheckCount, check_rows, flag_note_rows
+    from centaur_tui.store.console import ConsoleJudgment, console_judgments
 
     threshold = study.session.judging.expert_min_gold_pass if min_gold_pass is None else min_gold_pass
-    judged: dict[str, list[dict[str, Any]]] = {}
-    for r in seat_rows(store):
-        judged.setdefault(r["expert"], []).append(r)
-    checks: dict[tuple[str, str], dict[str, Any]] = {(r["expert"], r["kind"]): r for r in check_rows(store)}
+    judged: dict[str, list[ConsoleJudgment]] = {}
+    for j in console_judgments(store):
+        judged.setdefault(j.expert, []).append(j)
+    checks: dict[tuple[str, str], CheckCount] = {(c.expert, c.kind): c for c in check_rows(store)}
     flag_notes = [
         FlagNoteRow(expert=n.expert, task=n.task, note=n.note, noted_at=n.noted_at) for n in flag_note_rows(store)
     ]
@@ -257,21 +259,19 @@ def seat_section(study: Study, store: Store, min_gold_pass: float | None = None)
     rows: list[SeatRow] = []
     unknown: list[str] = []
 
-    def lower(r: dict[str, Any]) -> bool:
-        one, two = r["option1_mean"], r["option2_mean"]
-        if one is None or two is None:
-            return False
-        return bool((r["winner"] == r["option1"] and one < two) or (r["winner"] == r["option2"] and two < one))
+    def lower(j: ConsoleJudgment) -> bool:
+        return stored_lower_average(j.winner, j.option1, j.option2, j.option1_mean, j.option2_mean)
 
+    none = CheckCount("", "", 0, 0, 0)
     for name in names:
         mine = judged.get(name, [])
-        gold = checks.get((name, "gold"), {})
-        practice = checks.get((name, "practice"), {})
-        if not mine and not gold and not practice and not noted.get(name):
+        gold = checks.get((name, "gold"), none)
+        practice = checks.get((name, "practice"), none)
+        if not mine and gold is none and practice is none and not noted.get(name):
             continue
-        seconds = [r["seconds"] for r in mine if r["seconds"] is not None]
-        active = [r["active_seconds"] for r in mine if r["active_seconds"] is not None]
-        gold_judged, gold_passed = int(gold.get("judged", 0)), int(gold.get("passed", 0))
+        seconds = [j.seconds for j in mine if j.seconds is not None]
+        active = [j.active_seconds for j in mine if j.active_seconds is not None]
+        gold_judged, gold_passed = gold.judged, gold.passed
         rate = gold_passed / gold_judged if gold_judged else None
         out = threshold is not None and rate is not None and rate < threshold
         if threshold is not None and rate is None:
@@ -280,14 +280,14 @@ def seat_section(study: Study, store: Store, min_gold_pass: float | None = None)
             SeatRow(
                 expert=name,
                 judgments=len(mine),
-                lower_average=sum(lower(r) for r in mine),
-                lower_average_confirmed=sum(lower(r) and r["lower_average_confirmed"] == 1 for r in mine),
+                lower_average=sum(lower(j) for j in mine),
+                lower_average_confirmed=sum(lower(j) and j.lower_average_confirmed is True for j in mine),
                 median_seconds=float(median(seconds)) if seconds else None,
                 median_active_seconds=float(median(active)) if active else None,
                 active_measured=len(active),
-                practice_made=int(practice.get("made", 0)),
-                practice_judged=int(practice.get("judged", 0)),
-                gold_made=int(gold.get("made", 0)),
+                practice_made=practice.made,
+                practice_judged=practice.judged,
+                gold_made=gold.made,
                 gold_judged=gold_judged,
                 gold_passed=gold_passed,
                 gold_pass_rate=rate,

@@ -10,7 +10,8 @@ masking log), `packets` (judging packets), `work` (experts as workers), `importe
 (what the report reads), `outcomes` (what every planned item's outcome is derived from; calls
 in flight), `audit` (what the audit screens read).
 
-sqlite-utils was dropped (it was kept for `Database.query`, dict rows, which `Store.read`
+sqlite-utils serves only `search` (the full-text index); elsewhere it was dropped (it was kept
+for `Database.query`, dict rows, which `Store.read`
 does in four lines): its `Migrations` runs each migration under a plain `BEGIN` (see
 `schema`), and importing it, even with pandas and numpy hidden from it by the old `_lazy`
 module, took 61 ms median (43 ms at best) against 2 ms for sqlite3: 20 fresh interpreters
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
         update_batch,
     )
     from centaur_tui.store.chain import ChainBreak, ChainCheck, chain_head, verify_store
-    from centaur_tui.store.checks import ExpertChecks, check_rows, seat_rows
+    from centaur_tui.store.checks import CheckCount, ExpertChecks, check_rows
     from centaur_tui.store.db import JudgeNameClashError, Store
     from centaur_tui.store.identity import (
         Change,
@@ -238,7 +239,7 @@ _MODULE_OF = {
     "report_inputs": "report_reads",
     "requests_of": "batches",
     "retire_entry": "identity",
-    "seat_rows": "checks",
+    "CheckCount": "checks",
     "session_blinding": "masking",
     "session_fingerprint": "packets",
     "session_spend": "usage",
@@ -294,6 +295,7 @@ __all__ = [
     "ChainBreak",
     "ChainCheck",
     "Change",
+    "CheckCount",
     "EstimateFacts",
     "ExpertChecks",
     "ExpertStore",
@@ -376,7 +378,6 @@ __all__ = [
     "report_inputs",
     "requests_of",
     "retire_entry",
-    "seat_rows",
     "session_blinding",
     "session_fingerprint",
     "session_secret",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from centaur_tui.domain.blinding import Draft, clean_text
 from centaur_tui.domain.gold import degrade
@@ -281,20 +281,20 @@ class ExpertChecks:
         return cur.rowcount > 0
 
 
-def check_rows(store: Store) -> list[dict[str, Any]]:
+class CheckCount(NamedTuple):
+    """One expert's checks of one kind (gold or practice): places made, judged and passed."""
+
+    expert: str
+    kind: str
+    made: int
+    judged: int
+    passed: int
+
+
+def check_rows(store: Store) -> list[CheckCount]:
     """Per expert and kind: places made, judged and passed (the report's and the overview's gold pass rates)."""
-    return store.read(
-        "SELECT expert, kind, count(*) AS made, count(judged_at) AS judged, coalesce(sum(passed), 0) AS passed"
+    table = store.read_table(
+        "SELECT expert, kind, count(*), count(judged_at), coalesce(sum(passed), 0)"
         " FROM expert_checks GROUP BY expert, kind ORDER BY expert, kind"
     )
-
-
-def seat_rows(store: Store) -> list[dict[str, Any]]:
-    """Each expert's current judgments (the latest revision of each): winner, means, both times, the confirmation."""
-    return store.read(
-        "SELECT j.judge AS expert, j.option1, j.option2, j.winner, j.option1_mean, j.option2_mean, j.seconds,"
-        " j.active_seconds, j.lower_average_confirmed FROM judgments j WHERE j.judge_kind = 'expert' AND j.valid = 1"
-        " AND j.revision = (SELECT max(k.revision) FROM judgments k WHERE k.comparison_id = j.comparison_id"
-        " AND k.judge = j.judge AND k.presentation = j.presentation AND k.judge_kind = 'expert')"
-        " ORDER BY j.judge, j.id"
-    )
+    return [CheckCount(r[0], r[1], int(r[2]), int(r[3]), int(r[4])) for r in table.rows]
