@@ -177,7 +177,7 @@ def test_planted_best_assistant_per_worker_is_recovered_in_95_percent_of_seeds()
                                 share = {"option_1": 1.0, "option_2": 0.0}.get(winner, 0.5)
                                 points[w][a] += share
                                 points[w][b] += 1 - share
-        best = {w: max(coaches, key=lambda a, w=w: points[w][a]) for w in workers}
+        best = {w: max(coaches, key=points[w].__getitem__) for w in workers}
         recovered += best == {"Weak": "Broad", "Strong": "Deep"}
     assert recovered >= 19, recovered
 
