@@ -370,8 +370,7 @@ def _session_terms(session: Session) -> tuple[set[str], set[str]]:
     strong: set[str] = set()
     weak: set[str] = set()
     endpoints: list[ModelSpec | WorkerSpec | JudgeSpec] = [*session.models, *session.judges]
-    if session.worker is not None:
-        endpoints.append(session.worker)
+    endpoints.extend(session.worker_panel)  # the one [worker], or each of a [[workers]] panel
     for c in session.candidates:
         # An imported candidate is an identity like a model: its name and family are masked alone,
         # the parts of its name next to a version or another name (as a model's are).

@@ -48,8 +48,8 @@ def session_entries(session: Session) -> list[Entry]:
     """Every entry of a session whose name the database stores: candidates, the worker, LLM judges."""
     entries = [Entry("candidate", m.name, m.model, m.family) for m in session.models]
     entries += [Entry("candidate", c.name, "imported", c.family) for c in session.candidates]
-    if session.worker is not None:
-        entries.append(Entry("worker", session.worker.name, session.worker.model, session.worker.family))
+    for worker in session.worker_panel:  # the one [worker], or each of a [[workers]] panel
+        entries.append(Entry("worker", worker.name, worker.model, worker.family))
     entries += [Entry("judge", j.name, j.model, j.family) for j in session.judges]
     return entries
 

@@ -40,6 +40,8 @@ from centaur_tui.domain.plan import (
     eligible_judges,
     output_id,
     presented_orders,
+    tournament_modes,
+    worker_modes,
 )
 from centaur_tui.domain.session import PLAIN, Session
 
@@ -155,7 +157,7 @@ def comparison_output_ids(session: Session, comp: Comparison) -> tuple[str, str]
 def _judgment_items(session: Session) -> Iterator[tuple[Comparison, str, int]]:
     for run in range(1, session.runs + 1):
         for task in session.tasks:
-            for mode in MODES:
+            for mode in tournament_modes(session):
                 for comp in comparisons(session, run, task, mode):
                     for judge in eligible_judges(session, comp):
                         for presentation, _ in presented_orders(session, comp, judge.name):
@@ -173,11 +175,12 @@ def session_outcomes(session: Session, facts: StoredFacts) -> Outcomes:
     """The outcome of every item the session plans (the counts `summarize` plans, item by item)."""
     out = Outcomes(
         judges={j.name: OutcomeCounts() for j in session.judges},
+        modes={m: OutcomeCounts() for m in tournament_modes(session)},
         tasks={t: OutcomeCounts() for t in session.tasks},
         candidates={c: OutcomeCounts() for m in MODES for c in candidates_for(session, m)},
     )
     stages = out.stages
-    worker = session.worker.name if session.worker is not None else ""
+    workers = [w.name for _, w in worker_modes(session)] or [""]  # each worker of a panel writes its own
     imported = session.imported_names  # their outputs are imported, not generated: no stage item
     exclude = session.generation.on_truncated == "exclude"
 
@@ -194,12 +197,13 @@ def session_outcomes(session: Session, facts: StoredFacts) -> Outcomes:
                 text("automation", output_id(run, task, "automation", name, name), facts.outputs, name)
             for name in session.assistants:
                 text("assistance", assistance_id(run, task, name), facts.assistance, None)
-            for name in candidates_for(session, "augmentation"):
-                if name in imported:
-                    continue
-                oid = output_id(run, task, "augmentation", name, worker)
-                blocked = name != PLAIN and assistance_id(run, task, name) not in facts.assistance
-                text("worker", oid, facts.outputs, name, blocked=blocked and oid not in facts.outputs)
+            for worker in workers:
+                for name in candidates_for(session, "augmentation"):
+                    if name in imported:
+                        continue
+                    oid = output_id(run, task, "augmentation", name, worker)
+                    blocked = name != PLAIN and assistance_id(run, task, name) not in facts.assistance
+                    text("worker", oid, facts.outputs, name, blocked=blocked and oid not in facts.outputs)
     for comp, judge, presentation in _judgment_items(session):
         slot = (comp.id, judge, presentation)
         valid = facts.judgments.get(slot)

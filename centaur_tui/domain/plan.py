@@ -9,11 +9,54 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Literal
 
-from centaur_tui.domain.session import IMPORTED, Endpoint, JudgeSpec, ModelSpec, Session, WorkerSpec
+from centaur_tui.domain.session import IMPORTED, PLAIN, Endpoint, JudgeSpec, ModelSpec, Session, WorkerSpec
 
 Mode = Literal["automation", "augmentation"]
 MODES: tuple[Mode, ...] = ("automation", "augmentation")
 STAGES = ("automation", "assistance", "worker", "judging")
+
+
+WORKER_MODE_PREFIX = "augmentation@"
+"""Mode of a further worker's augmentation tournaments: `augmentation@<worker name>` (issue 28, a worker panel).
+
+The panel's first worker keeps the mode `augmentation` (and every id a single `[worker]` has), so a
+session without `[[workers]]` plans, stores and reports exactly what it did. Outputs keep the mode
+`augmentation` and carry their worker (`output_id(..., worker)`, `outputs.worker`); only the tournament
+(its comparisons) carries the worker in its mode, so each worker's tournament is ranked on its own."""
+
+
+def worker_mode(worker: str, primary: str | None) -> str:
+    """The tournament mode of a worker's augmentation deliverables (`augmentation` for the primary worker)."""
+    return "augmentation" if worker == primary else WORKER_MODE_PREFIX + worker
+
+
+def worker_modes(session: Session) -> tuple[tuple[str, WorkerSpec], ...]:
+    """(tournament mode, worker) of every worker model of the session, the primary (`worker`) first."""
+    primary = session.worker.name if session.worker is not None else None
+    return tuple((worker_mode(w.name, primary), w) for w in session.worker_panel)
+
+
+def panel_modes(session: Session) -> tuple[str, ...]:
+    """The augmentation tournaments of further workers of a panel (empty for a single worker)."""
+    return tuple(m for m, _ in worker_modes(session) if m != "augmentation")
+
+
+def tournament_modes(session: Session) -> tuple[str, ...]:
+    """Every tournament mode the pipeline plans: automation, augmentation, then one per further worker."""
+    return (*MODES, *panel_modes(session))
+
+
+def is_augmentation(mode: str) -> bool:
+    """Whether a tournament mode is augmentation (the primary worker's or a further worker's)."""
+    return mode == "augmentation" or mode.startswith(WORKER_MODE_PREFIX)
+
+
+def mode_worker(session: Session, mode: str) -> WorkerSpec | None:
+    """The worker whose deliverables a tournament mode holds (None for automation or without a worker)."""
+    for m, w in worker_modes(session):
+        if m == mode:
+            return w
+    return None
 
 
 def digest(*parts: Any) -> str:
@@ -123,8 +166,10 @@ def candidate_output_id(session: Session, run: int, task: str, mode: str, candid
         return output_id(run, task, mode, candidate, IMPORTED)
     if mode == "automation":
         return output_id(run, task, mode, candidate, candidate)
-    worker = session.worker.name if session.worker is not None else ""
-    return output_id(run, task, mode, candidate, worker)
+    spec = mode_worker(session, mode)
+    worker = spec.name if spec is not None else ""
+    # Every worker's deliverable is an `augmentation` output; its worker tells them apart.
+    return output_id(run, task, "augmentation", candidate, worker)
 
 
 def assistance_id(run: int, task: str, assistant: str) -> str:
@@ -165,14 +210,19 @@ def question_comparison_id(run: int, task: str, mode: str, candidate_a: str, can
     return "c" + digest("comparison", run, task, mode, candidate_a, candidate_b, "", question)[:16]
 
 
-def candidates_for(session: Session, mode: Mode) -> tuple[str, ...]:
-    return session.automation_candidates if mode == "automation" else session.augmentation_candidates
+def candidates_for(session: Session, mode: str) -> tuple[str, ...]:
+    if mode == "automation":
+        return session.automation_candidates
+    if mode == "augmentation":
+        return session.augmentation_candidates
+    # A further worker of a panel: the assistants and plain (imported outputs belong to no worker of it).
+    return (*session.assistants, PLAIN) if is_augmentation(mode) and session.assistants else ()
 
 
-def comparisons(session: Session, run: int, task: str, mode: Mode) -> list[Comparison]:
+def comparisons(session: Session, run: int, task: str, mode: str) -> list[Comparison]:
     """Round robin of one (run, task, mode): every unordered pair of candidates once."""
     names = sorted(candidates_for(session, mode))
-    return [Comparison(run, task, mode, a, b) for a, b in combinations(names, 2)]
+    return [Comparison(run, task, mode, a, b) for a, b in combinations(names, 2)]  # type: ignore[arg-type]
 
 
 def all_comparisons(session: Session) -> list[Comparison]:
@@ -180,7 +230,7 @@ def all_comparisons(session: Session) -> list[Comparison]:
         c
         for run in range(1, session.runs + 1)
         for task in session.tasks
-        for mode in MODES
+        for mode in tournament_modes(session)
         for c in comparisons(session, run, task, mode)
     ]
 
@@ -243,7 +293,7 @@ def summarize(session: Session) -> PlanSummary:
     per_mode: Counter[str] = Counter()
     pairs = 0
     # Eligibility depends only on the pair, so count one (run, task) and scale.
-    for mode in MODES if session.tasks else ():  # generic tasks only: nothing planned, all imported
+    for mode in tournament_modes(session) if session.tasks else ():  # generic tasks only: nothing planned
         for c in comparisons(session, 1, session.tasks[0], mode):
             judges = eligible_judges(session, c)
             per_mode[mode] += n_runs * n_tasks
@@ -255,7 +305,8 @@ def summarize(session: Session) -> PlanSummary:
     calls = {
         "automation": n_runs * n_tasks * len(auto),
         "assistance": n_runs * n_tasks * len(assistants),
-        "worker": n_runs * n_tasks * (len(assistants) + 1 if assistants else 0),
+        # Each assistance text goes to every worker of the panel, and each worker has its own plain baseline.
+        "worker": n_runs * n_tasks * (len(assistants) + 1 if assistants else 0) * max(1, len(session.worker_panel)),
         "judging": judging,
     }
     summary = PlanSummary(

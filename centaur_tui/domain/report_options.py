@@ -28,6 +28,8 @@ REPORT_SECTIONS: tuple[str, ...] = (
     "experts",
     "ppr",
     "seat",
+    "workers",
+    "professional",
 )
 """The sections `centaur report --section NAME` computes and prints alone, in print order."""
 

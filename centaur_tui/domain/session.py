@@ -50,12 +50,29 @@ class ModelSimulation(Strict):
 
     automation_skill: SkillTable = Field(default_factory=SkillTable)
     coaching_skill: SkillTable = Field(default_factory=SkillTable)
+    specificity: float | None = Field(
+        None,
+        strict=True,
+        ge=0.0,
+        le=1.0,
+        description="Share of the requirements it points at that it makes specific (default: its coaching skill). "
+        "Specific pointers deepen what a worker already covers; broad ones widen what it covers: which helps more "
+        "depends on the worker (issue 28).",
+    )
 
 
 class WorkerSimulation(Strict):
     """Knobs of the simulated worker."""
 
     skill: SkillTable = Field(default_factory=SkillTable)
+    uses_specifics: float = Field(
+        1.0,
+        strict=True,
+        ge=0.0,
+        le=1.0,
+        description="Chance the worker acts on a 'be specific' pointer: a weak worker gains from broad guidance, "
+        "a strong one from specific guidance, so the best assistant depends on the worker (issue 28).",
+    )
 
 
 class JudgeSimulation(Strict):
@@ -304,6 +321,11 @@ class ImportedCandidate(Strict):
     automation: bool = Field(True, strict=True)
     augmentation: bool = Field(False, strict=True)
     release_order: int | None = Field(None, strict=True, ge=-1_000_000, le=1_000_000)
+    professional: bool = Field(
+        False,
+        strict=True,
+        description="Its outputs are a human professional's deliverables: the report's bar (wins + ties against it).",
+    )
 
 
 class HumanWorkerArm(Strict):
@@ -589,11 +611,45 @@ class Session(Strict):
         (), max_length=MAX_MODELS, description="Candidates whose outputs are imported (never generated)."
     )
     worker: WorkerSpec | None = Field(None, description="Required when a model takes part in augmentation.")
+    workers: tuple[WorkerSpec, ...] = Field(
+        (),
+        max_length=MAX_MODELS,
+        description="A worker panel ([[workers]]): every assistance text goes to each; the first is `worker`.",
+    )
     judges: tuple[JudgeSpec, ...] = Field((), max_length=MAX_JUDGES)
     """No LLM judge at all is a study of people only (imported or expert judgments): nothing to send."""
     experts: tuple[ExpertSpec, ...] = Field((), max_length=MAX_EXPERTS)
     human_workers: HumanWorkerArm | None = None
     statistics: StatisticsParams = Field(default_factory=StatisticsParams)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _panel_first_is_worker(cls, data: object) -> object:
+        """`[[workers]]` names a panel; its first worker is `worker` (so single-worker code paths stay as they are)."""
+        if isinstance(data, dict) and data.get("workers"):
+            panel = data["workers"]
+            if not isinstance(panel, list | tuple):
+                return data
+            if data.get("worker") is not None and panel and data["worker"] != panel[0]:
+                raise ValueError("give [worker] (one worker) or [[workers]] (a panel), not both")
+            data = {**data, "worker": panel[0]}
+        return data
+
+    @field_validator("workers")
+    @classmethod
+    def _unique_workers(cls, v: tuple[WorkerSpec, ...]) -> tuple[WorkerSpec, ...]:
+        names = [w.name for w in v]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate worker names: {', '.join(dupes)}")
+        return v
+
+    @property
+    def worker_panel(self) -> tuple[WorkerSpec, ...]:
+        """Every worker model: the `[[workers]]` panel, or the one `[worker]` (empty when none)."""
+        if self.workers:
+            return self.workers
+        return (self.worker,) if self.worker is not None else ()
 
     @field_validator("models")
     @classmethod
@@ -710,7 +766,9 @@ class Session(Strict):
             entries += [(f"judges[{i} {j.name!r}].model", j, j.name) for i, j in enumerate(self.judges)]
         if self.generation.mode == "batch":
             entries += [(f"models[{i} {m.name!r}].model", m, m.name) for i, m in enumerate(self.models)]
-            if self.worker is not None:
+            if self.workers:
+                entries += [(f"workers[{i} {w.name!r}].model", w, w.name) for i, w in enumerate(self.workers)]
+            elif self.worker is not None:
                 entries.append(("worker.model", self.worker, self.worker.name))
         problems = []
         for where, ep, name in entries:
@@ -742,8 +800,9 @@ class Session(Strict):
         for c in self.candidates:
             if c.name == expert_id:
                 return f"the name of imported candidate {c.name!r}"
-        if self.worker is not None and self.worker.name == expert_id:
-            return f"the name of the worker {self.worker.name!r}"
+        for w in self.worker_panel:
+            if w.name == expert_id:
+                return f"the name of the worker {w.name!r}"
         if expert_id == PLAIN:
             return f"{PLAIN!r}, the candidate name of the unaided worker"
         return None
@@ -841,5 +900,5 @@ class Session(Strict):
     @property
     def endpoints(self) -> list[Endpoint]:
         """Every endpoint the session may call: the models, the worker (if any), the judges."""
-        worker: list[Endpoint] = [self.worker] if self.worker is not None else []
+        worker: list[Endpoint] = list(self.worker_panel)
         return [*self.models, *worker, *self.judges]

@@ -21,7 +21,7 @@ from centaur_tui.llm.simulation import (
     corrupt,
     deliverable,
     judge_reply,
-    read_guidance,
+    worker_deliverable,
 )
 
 
@@ -59,25 +59,15 @@ class SimulatedLLM(CustomLLM):
             knobs = world.candidates.get(name)
             if knobs is None:
                 raise ValueError(f"simulated provider: {name} is not an assistant of this session")
-            return assistance(task, knobs.coaching_skill.for_task(task.id), rng), world
+            return assistance(task, knobs.coaching_skill.for_task(task.id), rng, knobs.specificity), world
         if kind == "worker":
             wknobs = world.workers.get(name)
             if wknobs is None:
                 raise ValueError(f"simulated provider: {name} is not the worker of this session")
             match = world._worker_re.match(user)
             guidance = match.group("assistance_text") if match else ""
-            pointed, specific, steered = read_guidance(task, guidance)
             skill = wknobs.skill.for_task(task.id)
-            coverage = {}
-            for r in task.requirements:
-                p = _cover_prob(skill, r)
-                if r.id in pointed:
-                    p += (1 - p) * 0.75
-                elif r.id in steered:
-                    p *= 0.15
-                depth = 1 + (rng.random() < skill * 0.8) + (r.id in specific)
-                coverage[r.id] = min(3, depth) if rng.random() < p else 0
-            return deliverable(task, coverage, rng), world
+            return worker_deliverable(task, skill, guidance, rng, wknobs.uses_specifics), world
         jknobs = world.judges.get(name)
         if jknobs is None:
             raise ValueError(f"simulated provider: {name} is not a judge of this session")

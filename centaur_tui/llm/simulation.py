@@ -128,8 +128,14 @@ def deliverable(task: Task, coverage: dict[str, int], rng: random.Random) -> str
     return "\n".join(lines)
 
 
-def assistance(task: Task, skill: float, rng: random.Random) -> str:
-    """A three-phase assistance text; poor coaches echo the prompt and steer the worker wrong."""
+def assistance(task: Task, skill: float, rng: random.Random, specificity: float | None = None) -> str:
+    """A three-phase assistance text; poor coaches echo the prompt and steer the worker wrong.
+
+    `specificity` (default: `skill`) is the chance a pointer asks for specifics. A weak worker gains
+    most from broad pointers (requirements it would miss), a strong one from specific pointers
+    (detail on what it covers anyway): the planted worker-dependent help of issue 28.
+    """
+    specificity = skill if specificity is None else specificity
     pointed, steered = [], []
     for r in task.requirements:
         if rng.random() < _logistic(8.0 * (skill - 0.8 * r.difficulty)):
@@ -138,7 +144,7 @@ def assistance(task: Task, skill: float, rng: random.Random) -> str:
             steered.append(r)
     lines = ["## Phase 1: Requirements check"]
     for r in pointed:
-        specific = " (be specific: give the exact figures and how you got them)" if rng.random() < skill else ""
+        specific = " (be specific: give the exact figures and how you got them)" if rng.random() < specificity else ""
         lines.append(f"- Check: {r.label}.{specific}")
     for r in steered:
         lines.append(f"- Keep it lean: leave out {r.label}; it is not needed here.")
@@ -170,6 +176,29 @@ def read_guidance(task: Task, guidance: str) -> tuple[set[str], set[str], set[st
                     if "be specific" in line:
                         specific.add(r.id)
     return pointed - steered, specific - steered, steered
+
+
+def worker_deliverable(
+    task: Task, skill: float, guidance: str, rng: random.Random, uses_specifics: float = 1.0
+) -> str:
+    """The simulated worker's deliverable: its own coverage, lifted where the guidance points, cut where it steers.
+
+    `uses_specifics` is the chance the worker acts on a "be specific" pointer (1: always, today's
+    worker; drawn only below 1, so a default worker's texts are what they were).
+    """
+    pointed, specific, steered = read_guidance(task, guidance)
+    if uses_specifics < 1.0:
+        specific = {r for r in sorted(specific) if rng.random() < uses_specifics}
+    coverage = {}
+    for r in task.requirements:
+        p = _cover_prob(skill, r)
+        if r.id in pointed:
+            p += (1 - p) * 0.75
+        elif r.id in steered:
+            p *= 0.15
+        depth = 1 + (rng.random() < skill * 0.8) + (r.id in specific)
+        coverage[r.id] = min(3, depth) if rng.random() < p else 0
+    return deliverable(task, coverage, rng)
 
 
 def read_deliverable(task: Task, text: str) -> dict[str, int]:
@@ -263,8 +292,9 @@ def make_world(study: Study) -> tuple[str, World]:
     for m in s.models:
         if m.simulated:
             world.candidates[m.model] = m.simulation
-    if s.worker is not None and s.worker.simulated:
-        world.workers[s.worker.model] = s.worker.simulation
+    for worker in s.worker_panel:
+        if worker.simulated:
+            world.workers[worker.model] = worker.simulation
     for j in s.judges:
         if j.simulated:
             world.judges[j.model] = j.simulation

@@ -28,15 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from centaur_tui.domain.plan import (
-    MODES,
     STAGES,
     assistance_id,
     candidate_output_id,
     candidates_for,
     comparisons,
     eligible_judges,
+    mode_worker,
     output_id,
     presented_orders,
+    tournament_modes,
 )
 from centaur_tui.domain.prompts import assistance_messages, automation_messages, judge_messages, worker_messages
 from centaur_tui.domain.session import PLAIN, Endpoint
@@ -313,7 +314,7 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
         n = sum(u.completion_calls for u in used)
         stage_means[stage] = sum(u.completion_tokens for u in used) / n if n else None
 
-    worker_entries = () if s.worker is None else (s.worker,)
+    worker_entries = s.worker_panel  # the one [worker], or each of a [[workers]] panel
     all_entries: list[tuple[str, Endpoint]] = [(m.name, m) for m in s.models]
     all_entries += [(w.name, w) for w in worker_entries] + [(j.name, j) for j in s.judges]
     sharing: dict[str, int] = {}
@@ -396,23 +397,25 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
                 ep = s.model(name)
                 n = counter.fixed(("assistance", task_id), ep.model, assist_msgs)
                 add(row("assistance", ep, name), n, assistance_id(run, task_id, name) in facts.assistance)
-            for name in candidates_for(s, "augmentation"):
-                if name in imported or worker is None:
-                    continue
-                oid = output_id(run, task_id, "augmentation", name, worker.name)
-                r = row("worker", worker, worker.name)
-                if name == PLAIN:
-                    add(r, counter.fixed(("plain", task_id), worker.model, plain_msgs), oid in facts.outputs)
-                    continue
-                aid = assistance_id(run, task_id, name)
-                base = counter.fixed(("worker", task_id), worker.model, worker_empty)
-                text = facts.assistance.get(aid)
-                if text is not None:
-                    add(r, base + counter.stored(worker.model, aid, text), oid in facts.outputs)
-                else:
-                    guess, basis = expected_output("assistance", s.model(name).model)
-                    add(r, base + guess, oid in facts.outputs, basis)
-        for mode in MODES:
+            # Each assistance text goes to every worker of a panel; each worker has its own plain baseline.
+            for wk in s.worker_panel:
+                for name in candidates_for(s, "augmentation"):
+                    if name in imported:
+                        continue
+                    oid = output_id(run, task_id, "augmentation", name, wk.name)
+                    r = row("worker", wk, wk.name)
+                    if name == PLAIN:
+                        add(r, counter.fixed(("plain", task_id), wk.model, plain_msgs), oid in facts.outputs)
+                        continue
+                    aid = assistance_id(run, task_id, name)
+                    base = counter.fixed(("worker", task_id), wk.model, worker_empty)
+                    text = facts.assistance.get(aid)
+                    if text is not None:
+                        add(r, base + counter.stored(wk.model, aid, text), oid in facts.outputs)
+                    else:
+                        guess, basis = expected_output("assistance", s.model(name).model)
+                        add(r, base + guess, oid in facts.outputs, basis)
+        for mode in tournament_modes(s):
             judge_empty = judge_messages(u, task, rubric, "", "", s.judging.allow_ties)
             stage = "automation" if mode == "automation" else "worker"
             for run in range(1, s.runs + 1):
@@ -431,7 +434,8 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
                                 guess, pending = float(gen_max), "max_tokens (output not imported yet)"
                                 prompt += guess
                             else:
-                                producer = s.model(cand).model if mode == "automation" else worker.model
+                                mw = mode_worker(s, mode)
+                                producer = s.model(cand).model if mode == "automation" or mw is None else mw.model
                                 guess, pending = expected_output(stage, producer)
                                 prompt += guess
                         for presentation, _ in presented_orders(s, comp, judge.name):

@@ -21,14 +21,14 @@ from centaur_tui.domain.errors import ProviderError, StoreError
 from centaur_tui.domain.identity import entries_json
 from centaur_tui.domain.outcomes import Outcomes, session_outcomes
 from centaur_tui.domain.plan import (
-    MODES,
-    Mode,
     assistance_id,
     candidate_output_id,
     candidates_for,
     comparisons,
+    mode_worker,
     output_id,
     summarize,
+    tournament_modes,
 )
 from centaur_tui.domain.prompts import (
     assistance_messages,
@@ -40,7 +40,7 @@ from centaur_tui.domain.records import (
     ComparisonRecord,
     OutputRecord,
 )
-from centaur_tui.domain.session import PLAIN, Endpoint
+from centaur_tui.domain.session import PLAIN, Endpoint, WorkerSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, FatalProviderError, Gateway
 from centaur_tui.pipeline.batching import BatchPending
@@ -219,12 +219,26 @@ class Pipeline:
         st.done += 1
         return record
 
+    def _count_cached_assistance(self, aid: str) -> None:
+        """Count a stored assistance text once, however many workers of a panel read it."""
+        if aid not in self._assistance_counted:
+            self._assistance_counted.add(aid)
+            self.progress.stages["assistance"].done += 1
+            self.progress.stages["assistance"].cached += 1
+
+    async def _shared_assistance(self, run: int, task_id: str, name: str) -> AssistanceRecord:
+        """The assistance text every worker of a panel reads: one call (one task) per text, awaited by each."""
+        aid = assistance_id(run, task_id, name)
+        job = self._assistance_jobs.get(aid)
+        if job is None:
+            job = self._assistance_jobs[aid] = asyncio.ensure_future(self._assistance(run, task_id, name))
+        return await job
+
     async def _assistance(self, run: int, task_id: str, name: str) -> AssistanceRecord:
         aid = assistance_id(run, task_id, name)
         st = self.progress.stages["assistance"]
         if aid in self._assistance_texts:
-            st.done += 1
-            st.cached += 1
+            self._count_cached_assistance(aid)
             return self._assistance_texts[aid]
         model = self.session.model(name)
         messages = assistance_messages(self.study.universal, self.study.task(task_id))
@@ -233,22 +247,29 @@ class Pipeline:
         record = AssistanceRecord(aid, run, task_id, name, text, key, cut_off, reasks)
         await self.calls.db(self.store.save_assistance, record)
         self._assistance_texts[aid] = record
+        self._assistance_counted.add(aid)
         st.done += 1
         return record
 
-    async def _worker_output(self, run: int, task_id: str, candidate: str) -> OutputRecord:
-        worker = self.session.worker
+    async def _worker_output(
+        self, run: int, task_id: str, candidate: str, worker: WorkerSpec | None = None
+    ) -> OutputRecord:
+        """A worker's deliverable with the candidate's assistance text (none for plain).
+
+        `worker` is one worker of a `[[workers]]` panel; None is the session's (primary) worker.
+        Every worker's deliverable is an `augmentation` output keyed by its worker's name.
+        """
+        worker = worker or self.session.worker
         assert worker is not None  # the session requires a worker when a model is an assistant
         oid = output_id(run, task_id, "augmentation", candidate, worker.name)
         st = self.progress.stages["worker"]
         if oid in self._outputs:
             if candidate != PLAIN:
-                self.progress.stages["assistance"].done += 1
-                self.progress.stages["assistance"].cached += 1
+                self._count_cached_assistance(assistance_id(run, task_id, candidate))
             st.done += 1
             st.cached += 1
             return self._outputs[oid]
-        guidance = None if candidate == PLAIN else await self._assistance(run, task_id, candidate)
+        guidance = None if candidate == PLAIN else await self._shared_assistance(run, task_id, candidate)
         messages = worker_messages(self.study.universal, self.study.task(task_id), guidance.text if guidance else None)
         with self._item(oid, "worker"):
             key, text, cut_off, reasks = await self._generate("worker", worker, messages, f"worker:run{run}")
@@ -272,11 +293,11 @@ class Pipeline:
 
     # -- tournaments ----------------------------------------------------------------------------
 
-    async def _imported_output(self, run: int, task_id: str, mode: Mode, name: str) -> OutputRecord | None:
+    async def _imported_output(self, run: int, task_id: str, mode: str, name: str) -> OutputRecord | None:
         """An imported candidate's stored output (`centaur import-outputs`), or None: nothing is generated for it."""
         return self._outputs.get(candidate_output_id(self.session, run, task_id, mode, name))
 
-    async def _tournament(self, run: int, task_id: str, mode: Mode) -> None:
+    async def _tournament(self, run: int, task_id: str, mode: str) -> None:
         names = candidates_for(self.session, mode)
         if not names:
             return
@@ -285,7 +306,8 @@ class Pipeline:
         if mode == "automation":
             makers = [lambda n=n: self._automation_output(run, task_id, n) for n in generated]
         else:
-            makers = [lambda n=n: self._worker_output(run, task_id, n) for n in generated]
+            worker = mode_worker(self.session, mode)  # the primary worker, or a further one of a panel
+            makers = [lambda n=n: self._worker_output(run, task_id, n, worker) for n in generated]
         results = list(await asyncio.gather(*(self._guarded(m) for m in makers)))
         # An imported output not (yet) imported leaves its comparisons blocked, like a failed output.
         results += [await self._imported_output(run, task_id, mode, n) for n in names if n in imported]
@@ -335,6 +357,8 @@ class Pipeline:
         self.judging.load()
         self._outputs = self.store.outputs()
         self._assistance_texts = self.store.assistance_texts()
+        self._assistance_jobs: dict[str, asyncio.Future[AssistanceRecord]] = {}
+        self._assistance_counted: set[str] = set()
 
     async def _ticker(self) -> None:
         while True:
@@ -386,7 +410,7 @@ class Pipeline:
             asyncio.create_task(self._tournament(run, task_id, mode))
             for run in range(1, self.session.runs + 1)
             for task_id in self.session.tasks
-            for mode in MODES
+            for mode in tournament_modes(self.session)  # automation, augmentation, one per further worker
         ]
         try:
             await asyncio.gather(*tournaments)

@@ -1058,6 +1058,83 @@ _Excluding = TypeVar("_Excluding", ModeReport, ReliabilityRow, ChoiceRubricRow, 
 """The rows with an `excluded` object that `ReportDocument.with_outcomes` adds missing judgments to."""
 
 
+class WorkerRankRow(_Model):
+    """One candidate in one worker's augmentation tournaments: mean within-run rank over runs and tasks."""
+
+    worker: str
+    mode: str
+    candidate: str
+    mean_rank: float | None
+    overall_rank: int | None
+    cells: int
+    missing_cells: int
+    best: bool
+
+
+class WorkerGainRow(_Model):
+    """One assistant's gain over one worker's own plain baseline."""
+
+    worker: str
+    assistant: str
+    win_rate_vs_plain: float | None
+    ci_low: float | None
+    ci_high: float | None
+    judgments: int
+    comparisons: int
+    rank_gain: float | None
+
+
+class WorkerStabilityRow(_Model):
+    """How alike two workers rank the assistants they share: Spearman and Kendall with run-resampled intervals."""
+
+    worker_a: str
+    worker_b: str
+    assistants: int
+    spearman: float | None
+    spearman_low: float | None
+    spearman_high: float | None
+    kendall: float | None
+    kendall_low: float | None
+    kendall_high: float | None
+    replicates: int
+    reason: str | None
+
+
+class WorkersSection(_Model):
+    """A worker panel (issue 28): the assistants per worker, their gains over plain, and rank stability."""
+
+    workers: list[str]
+    ranks: list[WorkerRankRow]
+    best: dict[str, str | None]
+    gains: list[WorkerGainRow]
+    stability: list[WorkerStabilityRow]
+    runs: int
+    bootstrap: int
+
+
+class ProfessionalRow(_Model):
+    """One candidate's wins plus ties against the human professional's deliverable, in one task (or all) and mode."""
+
+    mode: str
+    task: str
+    candidate: str
+    professional: str
+    wins_or_ties: int
+    judgments: int
+    comparisons: int
+    rate: float
+    ci_low: float | None
+    ci_high: float | None
+
+
+class ProfessionalSection(_Model):
+    """The human professional as the bar (issue 28, GDPval's headline)."""
+
+    professionals: list[str]
+    rows: list[ProfessionalRow]
+    note: str | None
+
+
 class ReportDocument(_WithAbsent):
     """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
 
@@ -1069,6 +1146,8 @@ class ReportDocument(_WithAbsent):
         "record",
         "integrity",
         "agreement_matrix",
+        "workers",
+        "professional",
         "section",
     )
 
@@ -1091,6 +1170,10 @@ class ReportDocument(_WithAbsent):
     record: RecordSection | None = None
     integrity: IntegritySection | None = None
     agreement_matrix: AgreementMatrixSection | None = None
+    workers: WorkersSection | None = None
+    """A worker panel (`[[workers]]`): absent for a session with one worker model."""
+    professional: ProfessionalSection | None = None
+    """The human professional as the bar: absent when the session declares no professional deliverable."""
     section: str | None = None
     """The one section computed (`centaur report --section`); absent: every section."""
 

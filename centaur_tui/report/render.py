@@ -247,9 +247,121 @@ def sections(document: Doc) -> list[Section]:
         out.append(_integrity_section(doc, doc.integrity))
     if want("experts"):
         out += agreement_matrix_sections(doc)
+    if want("workers"):
+        out += worker_panel_sections(doc)
+    if want("professional"):
+        out += professional_sections(doc)
     if doc.record is not None:
         out.append(_record_section(doc, doc.record))
     return out
+
+
+def worker_panel_sections(document: Doc) -> list[Section]:
+    """A worker panel (issue 28) as sections: rank matrix per worker, gains over plain, stability; [] without one."""
+    doc = as_document(document)
+    w = doc.workers
+    if w is None:
+        return []
+    candidates = list(dict.fromkeys(r.candidate for r in w.ranks))
+    cell = {(r.worker, r.candidate): r for r in w.ranks}
+    matrix = Section(
+        _title(doc, "Worker panel: the assistants' rank per worker"),
+        notes=[
+            f"Mean within-run rank (1 = best) over {w.runs} run(s) and the tasks in each worker's own augmentation "
+            "tournament, overall rank in brackets; * = the worker's best assistant. n = ranked (run, task) cells; "
+            "cells without a usable judgment are counted as missing, never ranked last.",
+            "Best assistant per worker: " + "; ".join(f"{k}: {v or 'none'}" for k, v in w.best.items()) + ".",
+        ],
+        headers=["candidate", *w.workers],
+        rows=[
+            [
+                c,
+                *(
+                    "-"
+                    if (x := cell.get((wk, c))) is None
+                    else f"{_fmt(x.mean_rank, '.2f')} ({_fmt(x.overall_rank, 'd')}){'*' if x.best else ''} "
+                    f"n={x.cells}" + (f" missing {x.missing_cells}" if x.missing_cells else "")
+                    for wk in w.workers
+                ),
+            ]
+            for c in candidates
+        ],
+    )
+    gains = Section(
+        _title(doc, "Worker panel: each assistant's gain over the worker's own plain baseline"),
+        notes=[
+            "Win rate vs plain: wins plus half the ties against that worker's plain deliverable, head to head, with a "
+            "95% Wilson interval whose n is the comparisons (each comparison counted once, not per judge). Rank gain: "
+            "plain's mean rank minus the assistant's (positive = the assistant helps this worker)."
+        ],
+        headers=["worker", "assistant", "win rate vs plain [95% CI]", "judgments", "comparisons", "rank gain"],
+        rows=[
+            [
+                g.worker,
+                g.assistant,
+                _ci(g.win_rate_vs_plain, g.ci_low, g.ci_high),
+                f"{g.judgments:,}",
+                f"{g.comparisons:,}",
+                _fmt(g.rank_gain, "+.2f"),
+            ]
+            for g in w.gains
+        ],
+    )
+    stability = Section(
+        _title(doc, "Worker panel: stability of the assistants' ranking across workers"),
+        notes=[
+            "Spearman and Kendall tau-b between two workers' mean ranks of the assistants both rank (plain left out), "
+            f"95% percentile intervals from {w.bootstrap} resamples of the runs (replicates used in the last column)."
+        ],
+        headers=["worker A", "worker B", "assistants", "Spearman [95% CI]", "Kendall [95% CI]", "replicates"],
+        rows=[
+            [
+                st.worker_a,
+                st.worker_b,
+                str(st.assistants),
+                _ci(st.spearman, st.spearman_low, st.spearman_high),
+                _ci(st.kendall, st.kendall_low, st.kendall_high),
+                str(st.replicates) + (f" ({st.reason})" if st.reason else ""),
+            ]
+            for st in w.stability
+        ],
+    )
+    return [matrix, gains, stability]
+
+
+def professional_sections(document: Doc) -> list[Section]:
+    """The human professional as the bar (issue 28) as one section; [] when the session declares none."""
+    doc = as_document(document)
+    p = doc.professional
+    if p is None:
+        return []
+    notes = [
+        "Share of judgments each candidate won or tied against the human professional's deliverable ("
+        + ", ".join(p.professionals)
+        + "), per task and mode, with a 95% Wilson interval whose n is the comparisons (judges of one comparison "
+        "are not independent: counting each comparison once is conservative)."
+    ]
+    if p.note is not None:
+        notes.append(f"No rate: {p.note}.")
+    return [
+        Section(
+            _title(doc, "The human professional as the bar: wins plus ties against the professional's deliverable"),
+            notes=notes,
+            headers=["mode", "task", "candidate", "against", "wins+ties [95% CI]", "of judgments", "comparisons"],
+            rows=[
+                [
+                    r.mode,
+                    r.task,
+                    r.candidate,
+                    r.professional,
+                    _ci(r.rate, r.ci_low, r.ci_high, percent=True),
+                    f"{r.wins_or_ties:,} of {r.judgments:,}",
+                    f"{r.comparisons:,}",
+                ]
+                for r in p.rows
+            ],
+        )
+    ]
 
 
 def _record_section(doc: ReportDocument, record: RecordSection) -> Section:

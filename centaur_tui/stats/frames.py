@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from centaur_tui.domain.plan import MODES
+from centaur_tui.domain.plan import MODES, candidates_for, panel_modes
 from centaur_tui.domain.records import (
     OPTIONAL_JUDGMENT_COLUMNS,
     REQUIRED_JUDGMENT_COLUMNS,
@@ -91,6 +91,8 @@ class Design:
     worker: str | None = None
     general_dimensions: tuple[str, ...] = ()
     rubric: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    professional: frozenset[str] = frozenset()
+    """Imported candidates marked `professional = true`: the human professional's deliverables (issue 28)."""
     retired_judges: frozenset[str] = frozenset()
     """LLM judges retired from the session (`centaur migrate --retire`): their judgments get status `retired`."""
 
@@ -120,7 +122,12 @@ def design_from_session(
         session=session.name,
         simulated=session.simulated if simulated is None else simulated,
         tasks=tuple(session.all_tasks),
-        candidate_order={"automation": session.automation_candidates, "augmentation": session.augmentation_candidates},
+        candidate_order={
+            "automation": session.automation_candidates,
+            "augmentation": session.augmentation_candidates,
+            # Each further worker of a panel ranks the assistants and its own plain (issue 28).
+            **{m: candidates_for(session, m) for m in panel_modes(session)},
+        },
         candidate_families=families,
         judge_families={j.name: j.family for j in session.judges},
         model_families={
@@ -133,6 +140,7 @@ def design_from_session(
         },
         plain=PLAIN,
         worker=session.worker.name if session.worker is not None else None,
+        professional=frozenset(c.name for c in session.candidates if c.professional),
         general_dimensions=tuple(general_dimensions),
         rubric={t: tuple(d) for t, d in (rubric or {}).items()},
     )

@@ -72,6 +72,7 @@ from centaur_tui.stats.validity import (
     standardised_rubric_ranking,
     stated_average_mismatches,
 )
+from centaur_tui.stats.workers import professional_section, workers_section
 
 __all__ = ["REPORT_DEFAULTS", "SCHEMA", "SIMULATED_BANNER", "Report", "ReportOptions", "build_report", "is_missing"]
 
@@ -116,7 +117,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         return options.section is None or options.section in names
 
     tables: dict[str, pd.DataFrame] = {}
-    if want("rankings", "best", "cross-mode", "validity"):
+    if want("rankings", "best", "cross-mode", "validity", "workers"):
         rates = win_rates(frames)
         ranks = within_run_ranks(frames, options.rank_method, rates=rates)
         means = mean_ranks(ranks)
@@ -231,6 +232,12 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         )
         tables.update({f"ppr_{k}": v for k, v in ppr_tables.items()})
 
+    workers_doc = professional_doc = None  # issue 28: absent unless the session has a panel / a professional
+    if want("workers") and "ranks" in tables:
+        workers_doc = workers_section(frames, tables["ranks"], options.bootstrap, options.seed, options.confidence)
+    if want("professional"):
+        professional_doc = professional_section(frames)
+
     status = j["status"].value_counts()
     # Winner-only judgments (imported with a winner and no rubric score) count in every pairwise
     # statistic and cannot enter a rubric one: their number is stated, never a silent shrink.
@@ -269,6 +276,8 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         validity=validity,
         experts=expert_doc,
         ppr=ppr_section,
+        workers=workers_doc,
+        professional=professional_doc,
         section=options.section,
     )
     return Report(document=document, tables=_in_order(tables))
