@@ -27,6 +27,7 @@ REPORT_SECTIONS: tuple[str, ...] = (
     "validity",
     "experts",
     "ppr",
+    "calibration",
     "seat",
 )
 """The sections `centaur report --section NAME` computes and prints alone, in print order."""
