@@ -45,6 +45,8 @@ MIN_LABELS = 10
 """Fewest labelled comparisons (judge and expert both judged) for a corrected win rate."""
 MIN_YOUDEN = 0.1
 """At or below this Se + Sp - 1 the judge is "not correctable" (the inversion divides by it)."""
+RARE = 2
+"""At most this many labelled expert wins (or losses) for a candidate: the Wilson floor applies."""
 TIER_Z = 2.0
 """|z| beyond which a judge is placed above or below the expert-expert kappas."""
 NO_EXPERTS = "no expert judgment: the judges cannot be calibrated"
@@ -102,6 +104,16 @@ def _inverse(pairs: np.ndarray, q: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         given = np.where(rows > 0, pairs / np.where(rows > 0, rows, 1.0), marginal)
     return np.einsum("...j,...je,e->...", q, given, POINTS)
+
+
+def _wilson(p: float, n: int, level: float) -> tuple[float, float]:
+    """Wilson's score interval of a proportion p observed on n items (two-sided, upper tail `level`)."""
+    from scipy.stats import norm
+
+    z = float(norm.ppf(level))
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _youden(m: np.ndarray) -> np.ndarray:
@@ -196,6 +208,13 @@ def correct_win_rate(
             boot_q = boot_q / total[:, None]
         naive_ci = interval(boot_q @ POINTS)
         ci = interval(_inverse(boot_pairs, boot_q), corrected)
+        points = labelled.sum(axis=1) @ POINTS  # the experts' points per labelled comparison
+        if min((points > 0.5).sum(), (points < 0.5).sum()) <= RARE:
+            # Near the boundary (the labels hold almost no win, or almost no loss) the bootstrap has
+            # nothing to resample: its interval shrinks to a point. The experts' own Wilson interval
+            # on the labels is the floor there (it missed 0.02 with 28 labels, all losses).
+            w_low, w_high = _wilson(corrected, n_l, 1 - tail)
+            ci = (min(ci[0], w_low), max(ci[1], w_high))
         if rg_reason is None:
             # A replicate without an expert class still estimates from the classes it holds.
             rg_ci = interval(_solve(_confusion(boot_pairs), boot_q) @ POINTS, rogan_gladen)
@@ -212,11 +231,12 @@ def _side(code: np.ndarray, is_a: np.ndarray) -> np.ndarray:
     return np.where(won, WIN, np.where(lost, LOSE, TIE))
 
 
-def _shares(units: np.ndarray, verdicts: np.ndarray) -> pd.DataFrame:
-    """Per comparison, the share of each verdict (a judge judging in both orders counts half each)."""
-    onehot = np.eye(3)[verdicts]
-    frame = pd.DataFrame(onehot, columns=["win", "tie", "lose"]).assign(unit=units)
-    return frame.groupby("unit").mean()
+def _shares(units: np.ndarray, verdicts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per comparison (sorted unit ids), the share of each verdict (a judge judging twice counts half each)."""
+    ids, inverse = np.unique(units, return_inverse=True)
+    counts = np.zeros((len(ids), 3))
+    np.add.at(counts, (inverse, verdicts), 1.0)
+    return ids, counts / counts.sum(axis=1, keepdims=True)
 
 
 def calibration_rows(
@@ -233,7 +253,7 @@ def calibration_rows(
     out: list[CalibrationRow] = []
     is_expert = (ok["judge_kind"].astype(str) == "expert").to_numpy()
     for mode, task in scopes:
-        in_scope = (ok["mode"].astype(str) == mode).to_numpy()
+        in_scope = (ok["mode"].astype(str) == mode).to_numpy().copy()
         if task is not None:
             in_scope &= (ok["task"].astype(str) == task).to_numpy()
         part = ok[in_scope]
@@ -281,17 +301,18 @@ def _one(
     mine = (a_j == candidate) | (b_j == candidate)
     if not mine.any():
         return None
-    jv = _shares(jp["unit"].to_numpy()[mine], _side(jp["code"].to_numpy()[mine], a_j[mine] == candidate))
+    j_ids, jv = _shares(jp["unit"].to_numpy()[mine], _side(jp["code"].to_numpy()[mine], a_j[mine] == candidate))
     a_e, b_e = experts["candidate_a"].astype(str).to_numpy(), experts["candidate_b"].astype(str).to_numpy()
     emine = (a_e == candidate) | (b_e == candidate)
-    ev = _shares(experts["unit"].to_numpy()[emine], _side(experts["code"].to_numpy()[emine], a_e[emine] == candidate))
-    both = jv.index.intersection(ev.index)
-    lab_j = jv.loc[both].to_numpy()
-    lab_e = ev.loc[both].to_numpy()
+    e_ids, ev = _shares(
+        experts["unit"].to_numpy()[emine], _side(experts["code"].to_numpy()[emine], a_e[emine] == candidate)
+    )
+    _, in_j, in_e = np.intersect1d(j_ids, e_ids, assume_unique=True, return_indices=True)
+    lab_j, lab_e = jv[in_j], ev[in_e]
     # The judge's and the experts' verdicts on one comparison are paired as independent shares:
     # with one verdict each (the usual case) this is the one (judge, expert) cell.
     labelled = np.einsum("nj,ne->nje", lab_j, lab_e)
-    only = jv.drop(index=both).to_numpy()
+    only = np.delete(jv, in_j, axis=0)
     # Seeded per cell, so adding a judge or a candidate does not move another row's interval.
     cell_seed = seed + sum(ord(ch) for ch in candidate) * 7919
     return correct_win_rate(labelled, lab_j, only, bootstrap=bootstrap, confidence=confidence, seed=cell_seed)
