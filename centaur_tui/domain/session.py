@@ -86,9 +86,11 @@ class JudgeBias(Strict):
         description="Points added to an option written (or, in augmentation, guided) by a family, per family.",
     )
 
-    @field_validator("family")
+    @field_validator("family", mode="before")
     @classmethod
-    def _family_points(cls, v: dict[str, float]) -> dict[str, float]:
+    def _family_points(cls, v: object) -> object:
+        if not isinstance(v, dict):
+            return v  # the type check says what is wrong
         for family, points in v.items():
             if isinstance(points, bool) or not isinstance(points, (int, float)) or not -5.0 <= points <= 5.0:
                 raise ValueError(f"family bias for {family!r} must be a number of points in [-5, 5], got {points!r}")

@@ -93,7 +93,14 @@ class SimulatedLLM(CustomLLM):
             raise ValueError("simulated provider: the judge prompt does not match the session's template")
         allow_ties = '"tie"' in match.group("winner_values")
         reply = judge_reply(
-            task, world.universal, jknobs, match.group("option_1"), match.group("option_2"), allow_ties, rng, world.family_of
+            task,
+            world.universal,
+            jknobs,
+            match.group("option_1"),
+            match.group("option_2"),
+            allow_ties,
+            rng,
+            world.family_of,
         )
         attempt_rng = random.Random(f"{seed}|{name}|invalid|{len(messages)}")
         if attempt_rng.random() < world.faults.invalid_reply_rate:

@@ -31,8 +31,8 @@ import math
 import random
 import re
 import threading
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from centaur_tui.domain.session import Faults, JudgeBias, JudgeSimulation, ModelSimulation, WorkerSimulation

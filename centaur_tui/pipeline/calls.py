@@ -129,7 +129,8 @@ class Calls:
             if any(j.simulated and j.simulation.bias.family for j in self.session.judges):
                 # A resumed run's judges meet outputs written in an earlier process: the planted
                 # family preference needs their authors (llm/simulation.py, World.learn_author).
-                families = {e.name: e.family for e in (*self.session.models, *self.session.candidates)}
+                families = {m.name: m.family for m in self.session.models}
+                families.update({c.name: c.family for c in self.session.candidates})
                 for output in self.store.outputs().values():
                     world.learn_author(output.text, families.get(output.candidate))
         limit = self.session.limits.max_cost_usd

@@ -176,9 +176,7 @@ def correct_win_rate(
             naive_ci = interval((w_all @ q_all) @ POINTS / w_all.sum(axis=1)) if bootstrap else (nan, nan)
     if n_l < min_labels:
         why = f"too few expert labels ({n_l} of {min_labels} needed)"
-        return Corrected(
-            naive, *naive_ci, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, n_l, n_l + n_u, why, why
-        )  # fmt: skip
+        return Corrected(naive, *naive_ci, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, n_l, n_l + n_u, why, why)
     pairs = labelled.sum(axis=0)
     m = _confusion(pairs)
     expert_only = float(pairs.sum(axis=0) / n_l @ POINTS)
@@ -219,9 +217,21 @@ def correct_win_rate(
             # A replicate without an expert class still estimates from the classes it holds.
             rg_ci = interval(_solve(_confusion(boot_pairs), boot_q) @ POINTS, rogan_gladen)
     return Corrected(
-        naive, *naive_ci, corrected, *ci, rogan_gladen, *rg_ci, expert_only, se, sp, youden, n_l, n_l + n_u,
-        None, rg_reason,
-    )  # fmt: skip
+        naive,
+        *naive_ci,
+        corrected,
+        *ci,
+        rogan_gladen,
+        *rg_ci,
+        expert_only,
+        se,
+        sp,
+        youden,
+        n_l,
+        n_l + n_u,
+        None,
+        rg_reason,
+    )
 
 
 def _side(code: np.ndarray, is_a: np.ndarray) -> np.ndarray:
@@ -409,7 +419,7 @@ def rubric_rows(
     candidate is the mean of the fitted map over every average the judge gave it. Intervals: a
     bootstrap over the labelled comparisons and the judge-only ones apart.
     """
-    from sklearn.isotonic import IsotonicRegression
+    from sklearn.isotonic import IsotonicRegression  # type: ignore[import-untyped]
 
     if option_scores.empty or "mean" not in option_scores:
         return []
@@ -435,9 +445,13 @@ def rubric_rows(
                 if n_l < MIN_LABELS or len(set(x.tolist())) < 2:
                     out.append(
                         RubricCalibrationRow(
-                            **base, calibrated=None, ci_low=None, ci_high=None, judged=len(cj),
+                            **base,
+                            calibrated=None,
+                            ci_low=None,
+                            ci_high=None,
+                            judged=len(cj),
                             reason=f"too few expert-scored comparisons ({n_l} of {MIN_LABELS} needed)",
-                        )  # fmt: skip
+                        )
                     )
                     continue
                 iso = IsotonicRegression(out_of_bounds="clip").fit(x, y)
@@ -462,8 +476,9 @@ def rubric_rows(
     return out
 
 
-def calibration_section(frames: object, *, bootstrap: int = 1000, confidence: float = 0.95, seed: int = 0,
-                        kappa: pd.DataFrame | None = None) -> CalibrationSection:  # fmt: skip
+def calibration_section(
+    frames: object, *, bootstrap: int = 1000, confidence: float = 0.95, seed: int = 0, kappa: pd.DataFrame | None = None
+) -> CalibrationSection:
     """The report's calibration section: corrected win rates, rubric calibration and judge tiers."""
     from centaur_tui.stats.frames import Frames
 
@@ -477,9 +492,7 @@ def calibration_section(frames: object, *, bootstrap: int = 1000, confidence: fl
     scopes: list[tuple[str, str | None]] = [(m, None) for m in modes]
     scopes += [(m, t) for m in modes for t in frames.tasks()]
     rows = calibration_rows(ok, scopes, bootstrap=bootstrap, confidence=confidence, seed=seed)
-    rubric = rubric_rows(
-        ok, both.option_scores, modes, bootstrap=min(bootstrap, 200), confidence=confidence, seed=seed
-    )
+    rubric = rubric_rows(ok, both.option_scores, modes, bootstrap=min(bootstrap, 200), confidence=confidence, seed=seed)
     tiers = tier_rows(kappa) if kappa is not None else []
     return CalibrationSection(
         present=True,

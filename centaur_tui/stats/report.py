@@ -240,9 +240,12 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         if kappa is None and (frames.judgments["judge_kind"].astype(object) == "expert").any():
             kappa = experts_vs_llm(frames, _expert_options(options)).tables.get("agreement_kappa")
         calibration_doc = calibration_section(
-            frames, bootstrap=max(options.bootstrap, 200) if options.bootstrap else 0,
-            confidence=options.confidence, seed=options.seed, kappa=kappa,
-        )  # fmt: skip
+            frames,
+            bootstrap=max(options.bootstrap, 200) if options.bootstrap else 0,
+            confidence=options.confidence,
+            seed=options.seed,
+            kappa=kappa,
+        )
     status = j["status"].value_counts()
     # Winner-only judgments (imported with a winner and no rubric score) count in every pairwise
     # statistic and cannot enter a rubric one: their number is stated, never a silent shrink.
