@@ -11,7 +11,8 @@ each form left without a number.
 
     .venv/bin/python bench/calibration.py [studies] [bootstrap]
 
-The numbers are stated in docs/statistics.md (judge calibration).
+Measured (500 studies, 300 replicates, 23 s CPU): coverage naive 0.242, corrected 0.972,
+Rogan-Gladen 0.965 of 1,898 rows (1,102 not correctable); docs/statistics.md has the table.
 """
 
 from __future__ import annotations
