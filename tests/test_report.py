@@ -382,6 +382,7 @@ DOCUMENTED_TOP = [
     "validity",
     "experts",
     "ppr",
+    "calibration",
     "outcomes",
     "record",
 ]

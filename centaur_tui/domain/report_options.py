@@ -27,6 +27,7 @@ REPORT_SECTIONS: tuple[str, ...] = (
     "validity",
     "experts",
     "ppr",
+    "calibration",
     "seat",
     "workers",
     "professional",

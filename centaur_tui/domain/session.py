@@ -75,6 +75,49 @@ class WorkerSimulation(Strict):
     )
 
 
+class JudgeBias(Strict):
+    """Planted preferences of a simulated judge that the simulated experts do not share (issue 25 item 5).
+
+    Each adds rubric points to every score of an option, so the judge's verdicts (and scores)
+    drift from the experts' in a known direction; a SIMULATION of the biases reported for real
+    LLM judges (verbosity, formatting, self-preference), not a model of any one judge.
+    """
+
+    length: float = Field(
+        0.0,
+        strict=True,
+        ge=-5.0,
+        le=5.0,
+        description="Points per doubling of an option's length relative to the other option (log2 of the ratio).",
+    )
+    format: float = Field(
+        0.0,
+        strict=True,
+        ge=-5.0,
+        le=5.0,
+        description="Points for more formatting (headings, list items, bold) than the other option: x tanh(extra/5).",
+    )
+    family: dict[str, float] = Field(
+        default_factory=dict,
+        max_length=64,
+        description="Points added to an option written (or, in augmentation, guided) by a family, per family.",
+    )
+
+    @field_validator("family", mode="before")
+    @classmethod
+    def _family_points(cls, v: object) -> object:
+        if not isinstance(v, dict):
+            return v  # the type check says what is wrong
+        for family, points in v.items():
+            if isinstance(points, bool) or not isinstance(points, (int, float)) or not -5.0 <= points <= 5.0:
+                raise ValueError(f"family bias for {family!r} must be a number of points in [-5, 5], got {points!r}")
+        return {k: float(x) for k, x in v.items()}
+
+    @property
+    def planted(self) -> bool:
+        return bool(self.length or self.format or any(self.family.values()))
+
+
 class JudgeSimulation(Strict):
     """Knobs of a simulated judge: score noise (SD in rubric points) and position bias."""
 
@@ -88,6 +131,13 @@ class JudgeSimulation(Strict):
     )
     tie_margin: float = Field(
         0.15, strict=True, ge=0.0, le=5.0, description="Average gap below which the judge calls a tie."
+    )
+    bias: JudgeBias = Field(
+        default_factory=lambda: JudgeBias(),
+        description="Planted preferences the simulated experts do not share (length, format, family).",
+    )
+    flip: float = Field(
+        0.0, strict=True, ge=0.0, le=1.0, description="Share of decided verdicts the judge reverses (seeded)."
     )
 
 

@@ -54,12 +54,16 @@ class SimulatedLLM(CustomLLM):
             if knobs is None:
                 raise ValueError(f"simulated provider: {name} is not a candidate of this session")
             skill = knobs.automation_skill.for_task(task.id)
-            return deliverable(task, self._coverage(task, skill, rng), rng), world
+            text = deliverable(task, self._coverage(task, skill, rng), rng)
+            world.learn_author(text, world.families.get(name))
+            return text, world
         if kind == "assistance":
             knobs = world.candidates.get(name)
             if knobs is None:
                 raise ValueError(f"simulated provider: {name} is not an assistant of this session")
-            return assistance(task, knobs.coaching_skill.for_task(task.id), rng, knobs.specificity), world
+            text = assistance(task, knobs.coaching_skill.for_task(task.id), rng, knobs.specificity)
+            world.learn_author(text, world.families.get(name))
+            return text, world
         if kind == "worker":
             wknobs = world.workers.get(name)
             if wknobs is None:
@@ -67,7 +71,10 @@ class SimulatedLLM(CustomLLM):
             match = world._worker_re.match(user)
             guidance = match.group("assistance_text") if match else ""
             skill = wknobs.skill.for_task(task.id)
-            return worker_deliverable(task, skill, guidance, rng, wknobs.uses_specifics), world
+            text = worker_deliverable(task, skill, guidance, rng, wknobs.uses_specifics)
+            # For a judge's planted family preference: the family that guided the worker.
+            world.learn_author(text, world.family_of(guidance) if guidance.strip() else None)
+            return text, world
         jknobs = world.judges.get(name)
         if jknobs is None:
             raise ValueError(f"simulated provider: {name} is not a judge of this session")
@@ -76,7 +83,14 @@ class SimulatedLLM(CustomLLM):
             raise ValueError("simulated provider: the judge prompt does not match the session's template")
         allow_ties = '"tie"' in match.group("winner_values")
         reply = judge_reply(
-            task, world.universal, jknobs, match.group("option_1"), match.group("option_2"), allow_ties, rng
+            task,
+            world.universal,
+            jknobs,
+            match.group("option_1"),
+            match.group("option_2"),
+            allow_ties,
+            rng,
+            world.family_of,
         )
         attempt_rng = random.Random(f"{seed}|{name}|invalid|{len(messages)}")
         if attempt_rng.random() < world.faults.invalid_reply_rate:

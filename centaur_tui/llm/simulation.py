@@ -12,20 +12,30 @@ the same call gives the same text, repeated runs give distinct samples.
 - The worker reads only its prompt: which requirements the assistance text points at or
   steers away from.
 - Judges read only the two option texts: which requirements each covers and in how much
-  detail, plus Gaussian noise and position bias. There is no channel to the author's identity.
+  detail, plus Gaussian noise and position bias. There is no channel to the author's identity,
+  except the planted family preference below.
+- Planted judge biases (`simulation.bias`, `simulation.flip`), which the simulated experts
+  (pipeline/expert_sim.py) never have, so that LLM-only rankings are wrong in known ways: points
+  for the longer option (per doubling of length), for more formatting, for an option of a given
+  family, and a seeded share of decided verdicts reversed. Family preference stands for a judge
+  recognising a family's style: the world remembers which family wrote (or, in augmentation,
+  guided) each text it generated or the store holds (`World.learn_author`), which no real judge
+  is told.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from centaur_tui.domain.session import Faults, JudgeSimulation, ModelSimulation, WorkerSimulation
+from centaur_tui.domain.session import Faults, JudgeBias, JudgeSimulation, ModelSimulation, WorkerSimulation
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.task import PLACEHOLDER, Requirement, Task, Universal
 
@@ -56,6 +66,20 @@ class World:
     # study, so runs of one session in one process meet fresh faults on every re-run, and
     # runs of other sessions earlier in the process change nothing.
     scope: str = ""
+    # Family of each simulated model string, and of each text by its fingerprint (for the
+    # planted family preference of a judge only; see the module docstring).
+    families: dict[str, str] = field(default_factory=dict)
+    authors: dict[str, str] = field(default_factory=dict)
+
+    def learn_author(self, text: str, family: str | None) -> None:
+        """Remember which family wrote (or guided) a text."""
+        if family:
+            with _WORLDS_LOCK:
+                self.authors[fingerprint(text)] = family
+
+    def family_of(self, text: str) -> str | None:
+        """The family that wrote (or guided) a text, if the world saw it."""
+        return self.authors.get(fingerprint(text))
 
     def __post_init__(self) -> None:
         u = self.universal
@@ -99,6 +123,38 @@ def _template_regex(template: str) -> re.Pattern[str]:
         last = m.end()
     pattern += re.escape(template[last:])
     return re.compile("^" + pattern + "$", re.DOTALL)
+
+
+def fingerprint(text: str) -> str:
+    """A text's identity for `World.authors` (surrounding whitespace ignored)."""
+    return hashlib.sha256(text.strip().encode("utf-8", "replace")).hexdigest()[:32]
+
+
+_MARK = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s|\|)|\*\*", re.MULTILINE)
+
+
+def format_marks(text: str) -> int:
+    """Formatting marks in a text: headings, list items, table rows and bold spans."""
+    return len(_MARK.findall(text))
+
+
+def _planted_points(
+    bias: JudgeBias, texts: tuple[str, str], family_of: Callable[[str], str | None] | None
+) -> tuple[float, float]:
+    """Points a biased judge adds to each option for length, formatting and family."""
+    if not bias.planted:
+        return 0.0, 0.0
+    lengths = [max(1, len(t.strip())) for t in texts]
+    marks = [format_marks(t) for t in texts]
+    out = []
+    for i in (0, 1):
+        other = 1 - i
+        points = bias.length * math.log2(lengths[i] / lengths[other])
+        points += bias.format * math.tanh((marks[i] - marks[other]) / 5.0)
+        if bias.family and family_of is not None:
+            points += bias.family.get(family_of(texts[i]) or "", 0.0)
+        out.append(points)
+    return out[0], out[1]
 
 
 def _logistic(x: float) -> float:
@@ -178,9 +234,7 @@ def read_guidance(task: Task, guidance: str) -> tuple[set[str], set[str], set[st
     return pointed - steered, specific - steered, steered
 
 
-def worker_deliverable(
-    task: Task, skill: float, guidance: str, rng: random.Random, uses_specifics: float = 1.0
-) -> str:
+def worker_deliverable(task: Task, skill: float, guidance: str, rng: random.Random, uses_specifics: float = 1.0) -> str:
     """The simulated worker's deliverable: its own coverage, lifted where the guidance points, cut where it steers.
 
     `uses_specifics` is the chance the worker acts on a "be specific" pointer (1: always, today's
@@ -231,8 +285,16 @@ def judge_reply(
     text_2: str,
     allow_ties: bool,
     rng: random.Random,
+    family_of: Callable[[str], str | None] | None = None,
 ) -> dict[str, Any]:
-    """Score both options on every dimension from what they visibly cover, with noise and bias."""
+    """Score both options on every dimension from what they visibly cover, with noise and bias.
+
+    A judge with planted biases (`knobs.bias`) adds their points to every score of an option;
+    with `knobs.flip`, a seeded share of decided verdicts is reversed (the scores stay, as a
+    judge whose choice contradicts its own rubric). `family_of` names the family behind a text
+    (the world's memory); without it the family preference is inert (the simulated experts).
+    """
+    planted = _planted_points(knobs.bias, (text_1, text_2), family_of)
     options = []
     for index, text in enumerate((text_1, text_2)):
         seen = read_deliverable(task, text)
@@ -242,7 +304,7 @@ def judge_reply(
             scores[dim.id] = 1 + 9 * _dimension_value(task, seen, dim.id)
         for dim in universal.general_dimensions:
             scores[dim.id] = 1.5 + 8 * overall
-        bias = knobs.position_bias if index == 0 else 0.0
+        bias = (knobs.position_bias if index == 0 else 0.0) + planted[index]
         ints = {k: int(min(10, max(1, round(v + bias + rng.gauss(0, knobs.noise))))) for k, v in scores.items()}
         options.append(ints)
     means = [sum(o.values()) / len(o) for o in options]
@@ -253,6 +315,9 @@ def judge_reply(
         winner = "option_1" if rng.random() < 0.5 else "option_2"
     else:
         winner = "option_1" if gap > 0 else "option_2"
+    # Drawn apart from the scores' noise, so a flip share of 0 gives the very replies of before.
+    if knobs.flip > 0 and winner != "tie" and rng.random() < knobs.flip:
+        winner = "option_2" if winner == "option_1" else "option_1"
     better = "Option 1" if winner == "option_1" else "Option 2"
     rationale = (
         "Both options cover the brief about equally well."
@@ -292,6 +357,7 @@ def make_world(study: Study) -> tuple[str, World]:
     for m in s.models:
         if m.simulated:
             world.candidates[m.model] = m.simulation
+            world.families[m.model] = m.family
     for worker in s.worker_panel:
         if worker.simulated:
             world.workers[worker.model] = worker.simulation

@@ -125,7 +125,14 @@ class Calls:
         self._answered = self.store.answered_keys()
         self._legacy_models = legacy_key_owners(self.session)
         if self.session.simulated and self.world_id is None:
-            self.world_id, _ = make_world(self.study)
+            self.world_id, world = make_world(self.study)
+            if any(j.simulated and j.simulation.bias.family for j in self.session.judges):
+                # A resumed run's judges meet outputs written in an earlier process: the planted
+                # family preference needs their authors (llm/simulation.py, World.learn_author).
+                families = {m.name: m.family for m in self.session.models}
+                families.update({c.name: c.family for c in self.session.candidates})
+                for output in self.store.outputs().values():
+                    world.learn_author(output.text, families.get(output.candidate))
         limit = self.session.limits.max_cost_usd
         if limit is not None:
             s = self.session

@@ -1135,11 +1135,107 @@ class ProfessionalSection(_Model):
     note: str | None
 
 
+class CalibrationRow(_Model):
+    """One LLM judge's win rate for one candidate, naive and corrected by its confusion against the experts."""
+
+    judge: str
+    mode: str
+    task: str | None
+    """None: every task of the mode pooled."""
+    candidate: str
+    naive: float | None
+    naive_ci_low: float | None
+    naive_ci_high: float | None
+    corrected: float | None
+    ci_low: float | None
+    ci_high: float | None
+    rogan_gladen: float | None
+    """The matrix (Rogan-Gladen) form: P(judge | expert) inverted; None when not correctable."""
+    rg_ci_low: float | None
+    rg_ci_high: float | None
+    rg_reason: str | None
+    expert_only: float | None
+    """The experts' win rate on the labelled comparisons alone (for reference)."""
+    sensitivity: float | None
+    specificity: float | None
+    youden: float | None
+    labels: int
+    """Comparisons both the judge and an expert judged (the calibration's n)."""
+    judged: int
+    """Comparisons of the candidate the judge judged (the naive rate's n)."""
+    reason: str | None
+
+
+class RubricCalibrationRow(_Model):
+    """One LLM judge's mean rubric average for a candidate, naive and calibrated to the experts' (isotonic)."""
+
+    judge: str
+    mode: str
+    candidate: str
+    naive: float | None
+    calibrated: float | None
+    ci_low: float | None
+    ci_high: float | None
+    labels: int
+    """(comparison, candidate) averages both the judge and an expert gave (the fit's n)."""
+    judged: int
+    reason: str | None
+
+
+class JudgeTierRow(_Model):
+    """One LLM judge's kappa with the experts, placed among the expert-expert kappas."""
+
+    judge: str
+    kappa: float | None
+    n: int
+    """Shared comparisons summed over the experts it was compared with."""
+    experts: int
+    people_kappa: float | None
+    people_sd: float | None
+    people_pairs: int
+    people_n: int
+    z: float | None
+    tier: str | None
+    spread_from: str
+    reason: str | None
+
+
+class CalibrationSection(_WithAbsent):
+    """Judge calibration from expert labels (issue 26): corrected win rates, calibrated rubric averages, tiers."""
+
+    ABSENT_WHEN_NONE = (
+        "confidence",
+        "bootstrap",
+        "min_labels",
+        "min_youden",
+        "rows",
+        "not_correctable",
+        "too_few_labels",
+        "rubric",
+        "tiers",
+        "tier_z",
+    )
+
+    present: bool
+    note: str | None
+    confidence: float | None = None
+    bootstrap: int | None = None
+    min_labels: int | None = None
+    min_youden: float | None = None
+    rows: list[CalibrationRow] | None = None
+    not_correctable: int | None = None
+    too_few_labels: int | None = None
+    rubric: list[RubricCalibrationRow] | None = None
+    tiers: list[JudgeTierRow] | None = None
+    tier_z: float | None = None
+
+
 class ReportDocument(_WithAbsent):
     """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
 
     ABSENT_WHEN_NONE = (
         "ppr",
+        "calibration",
         "human_workers",
         "outcomes",
         "seat",
@@ -1164,6 +1260,7 @@ class ReportDocument(_WithAbsent):
     validity: Validity
     experts: ExpertsSection
     ppr: PPRSection | None = None
+    calibration: CalibrationSection | None = None
     human_workers: HumanWorkersSection | None = None
     outcomes: OutcomesSection | None = None
     seat: SeatSection | None = None

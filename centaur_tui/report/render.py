@@ -239,6 +239,8 @@ def sections(document: Doc) -> list[Section]:
         out += _expert_sections(doc)
     if want("ppr"):
         out += _ppr_sections(doc)
+    if want("calibration"):
+        out += calibration_sections(doc)
     if want("seat") and doc.seat is not None:
         out.append(_seat_section(doc, doc.seat))
     elif doc.section == "seat":
@@ -595,6 +597,129 @@ def _ppr_sections(doc: ReportDocument) -> list[Section]:
         return [head]
     head.notes.append(_ppr_method_note(p))
     return [head, *(_ppr_mode_section(doc, m) for m in p.modes)]
+
+
+def calibration_sections(document: Doc) -> list[Section]:
+    """Judge calibration from expert labels (issue 26): corrected win rates, rubric calibration, tiers."""
+    doc = as_document(document)
+    c = doc.calibration
+    if c is None:
+        return []
+    head = Section(_title(doc, "Judge calibration from expert labels: naive and corrected"), level=2)
+    if c.note:
+        head.notes.append(c.note)
+    if not c.present:
+        return [head]
+    level = f"{c.confidence:.0%}" if c.confidence is not None else "?"
+    head.notes.append(
+        "Per LLM judge and candidate, the judge's own win rate (naive: wins + 0.5 ties over the comparisons "
+        "it judged) beside the experts' win rate estimated from the judge's verdicts corrected by its confusion "
+        "against the experts on the comparisons both judged (Rogan-Gladen, generalised to win/tie/lose; "
+        f"se = sensitivity, sp = specificity from the candidate's side). {level} intervals: a stratified "
+        f"bootstrap ({c.bootstrap or 0:,} replicates) over the labelled and the judge-only comparisons, so the "
+        "calibration's uncertainty is in them. It assumes the labelled comparisons are a random subset of the "
+        f"judge's. Left uncorrected, with the reason: {c.too_few_labels or 0:,} row(s) with fewer than "
+        f"{c.min_labels} labels, {c.not_correctable or 0:,} not correctable (se + sp - 1 at most "
+        f"{num(c.min_youden)})."
+    )
+    out = [head]
+    rows = c.rows or []
+    pooled = [r for r in rows if r.task is None]
+    if pooled:
+        s = Section(_title(doc, "Corrected win rates per judge (every task of a mode)"), level=3)
+        s.headers = ["judge", "mode", "candidate", "naive", "corrected", "experts only", "se", "sp", "n labels",
+                     "n judged", "note"]  # fmt: skip
+        for r in pooled:
+            s.rows.append(
+                [
+                    r.judge,
+                    r.mode,
+                    r.candidate,
+                    _ci(r.naive, r.naive_ci_low, r.naive_ci_high, 3),
+                    _ci(r.corrected, r.ci_low, r.ci_high, 3),
+                    num(r.expert_only, 3),
+                    num(r.sensitivity),
+                    num(r.specificity),
+                    num(r.labels),
+                    num(r.judged),
+                    _note(r.reason),
+                ]
+            )
+        s.align = "lllrrrrrrrl"
+        out.append(s)
+    by_task = [r for r in rows if r.task is not None]
+    if by_task:
+        s = Section(_title(doc, "Corrected win rates per judge, task and mode"), level=3)
+        s.headers = ["judge", "task", "mode", "candidate", "naive", "corrected", "n labels", "n judged", "note"]
+        for r in by_task:
+            s.rows.append(
+                [
+                    r.judge,
+                    r.task or "",
+                    r.mode,
+                    r.candidate,
+                    num(r.naive, 3),
+                    _ci(r.corrected, r.ci_low, r.ci_high, 3),
+                    num(r.labels),
+                    num(r.judged),
+                    _note(r.reason),
+                ]
+            )
+        s.align = "llllrrrrl"
+        out.append(s)
+    if c.rubric:
+        s = Section(_title(doc, "Rubric averages calibrated to the experts' (isotonic regression)"), level=3)
+        s.notes.append(
+            "Per judge and mode, the experts' rubric average regressed isotonically on the judge's over the "
+            "(comparison, candidate) pairs both scored (n labels); the calibrated value is the mean of the fitted "
+            "map over every average the judge gave the candidate (n judged); bootstrap intervals."
+        )
+        s.headers = ["judge", "mode", "candidate", "naive", "calibrated", "n labels", "n judged", "note"]
+        for rr in c.rubric:
+            s.rows.append(
+                [
+                    rr.judge,
+                    rr.mode,
+                    rr.candidate,
+                    num(rr.naive),
+                    _ci(rr.calibrated, rr.ci_low, rr.ci_high),
+                    num(rr.labels),
+                    num(rr.judged),
+                    _note(rr.reason),
+                ]
+            )
+        s.align = "lllrrrrl"
+        out.append(s)
+    t = Section(_title(doc, "Judge tiers against people (Cohen's kappa with experts)"), level=3)
+    if not c.tiers:
+        t.notes.append("No LLM judge shares enough comparisons with an expert for a kappa.")
+        out.append(t)
+        return out
+    t.notes.append(
+        "Each LLM judge's kappa with the experts (mean over experts, weighted by shared comparisons n) placed "
+        f"among the expert-expert kappas: z = (kappa - people's mean) / their spread; |z| <= {num(c.tier_z)} is "
+        "within the range of people."
+    )
+    t.headers = ["judge", "kappa", "n", "experts", "people kappa", "spread", "pairs", "people n", "z", "tier", "note"]
+    for tr in c.tiers:
+        t.rows.append(
+            [
+                tr.judge,
+                num(tr.kappa),
+                num(tr.n),
+                num(tr.experts),
+                num(tr.people_kappa),
+                num(tr.people_sd),
+                num(tr.people_pairs),
+                num(tr.people_n),
+                num(tr.z),
+                tr.tier or "",
+                _note(tr.reason or (tr.spread_from if tr.people_pairs < 2 else None)),
+            ]
+        )
+    t.align = "lrrrrrrrrll"
+    out.append(t)
+    return out
 
 
 def _ppr_method_note(p: PPRSection) -> str:

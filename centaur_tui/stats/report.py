@@ -238,6 +238,21 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
     if want("professional"):
         professional_doc = professional_section(frames)
 
+    calibration_doc = None
+    if want("calibration"):
+        from centaur_tui.stats.calibration import calibration_section
+
+        # The tiers read the experts section's kappa table: computed here when that section was not.
+        kappa = tables.get("experts_agreement_kappa")
+        if kappa is None and (frames.judgments["judge_kind"].astype(object) == "expert").any():
+            kappa = experts_vs_llm(frames, _expert_options(options)).tables.get("agreement_kappa")
+        calibration_doc = calibration_section(
+            frames,
+            bootstrap=max(options.bootstrap, 200) if options.bootstrap else 0,
+            confidence=options.confidence,
+            seed=options.seed,
+            kappa=kappa,
+        )
     status = j["status"].value_counts()
     # Winner-only judgments (imported with a winner and no rubric score) count in every pairwise
     # statistic and cannot enter a rubric one: their number is stated, never a silent shrink.
@@ -278,6 +293,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         ppr=ppr_section,
         workers=workers_doc,
         professional=professional_doc,
+        calibration=calibration_doc,
         section=options.section,
     )
     return Report(document=document, tables=_in_order(tables))
