@@ -176,7 +176,8 @@ def active_estimate(
         p: (S, n) each draw's probability given the draws before it (> 0, <= 1).
         y_drawn: (S, n) the experts' points for candidate_a on each draw.
         lam: "tuned" (control variate), "zero" (experts only), "one", or a number in [0, 1].
-        min_labeled: Fewest draws involving a candidate; below it its theta is NaN.
+        min_labeled: Fewest draws involving a candidate; below it its theta is NaN (0: never NaN;
+            the estimate is unbiased over every sequence of draws only then).
 
     Returns:
         The estimate (`labeled`: draws per candidate; `unlabeled`: the rest of its comparisons).
@@ -233,7 +234,7 @@ def active_estimate(
     res = py - lam_m[..., None] * ph
     sigma = sigma + np.einsum("skt,sjt,st->skj", res, res, extra) / (n_m[:, None] * n_m[None, :])
     drawn = m[:, idx].swapaxes(0, -2).sum(-1)  # (S, k)
-    ok = (drawn >= max(min_labeled, 1)) & (n >= 2)
+    ok = (drawn >= min_labeled) & (n >= 2)
     theta = np.where(ok, theta, np.nan)
     return Estimate(theta, sigma, lam_m, drawn.astype(int), (n_m - drawn).astype(int))
 
