@@ -3,7 +3,7 @@
 Vectorised studies (`stats.active.active_studies`): 8 candidates, 40 round-robin tournaments
 (1,120 comparisons), an LLM panel of three judges in both presented orders. Per cell, the
 uniform design draws n_u expert comparisons at random (without replacement) and the active
-design draws f x n_u in 4 batches, each weighted by the residual model fitted on the verdicts
+design draws f x n_u in 10 batches, each weighted by the residual model fitted on the verdicts
 drawn before it (`stats.active.staged_draws`, 30% uniform floor); both are estimated by the
 same estimator (`stats.active.active_estimate`, Des Raj + control variate). `f*` is the
 share of n_u at which active allocation reaches uniform allocation's mean rank-set size
@@ -39,7 +39,7 @@ def cell(st: active.ActiveStudies, n: int, draw: str, alpha: float, seed: int) -
     if draw == "uniform":
         idx, p = active.successive_draws(np.ones_like(st.yhat), n, rng)
     else:
-        idx, p = active.staged_draws(st.yhat, st.y, n, 4, rng)
+        idx, p = active.staged_draws(st.yhat, st.y, n, 10, rng)
     est = active.active_estimate(st.a, st.b, st.k, st.yhat, idx, p, np.take_along_axis(st.y, idx, -1))
     low, high = ppr.rank_sets(est.theta, est.sigma, alpha)
     truth = ppr.ranks_of(st.theta)
@@ -58,7 +58,9 @@ def today(st: active.ActiveStudies, n: int, alpha: float, seed: int) -> tuple[fl
 
 def f_star(target: float, sizes: list[float]) -> str:
     """The fraction at which the active sizes (decreasing in f) reach the target, interpolated."""
-    for (f0, s0), (f1, s1) in zip(zip(FRACTIONS, sizes), zip(FRACTIONS[1:], sizes[1:]), strict=False):
+    for (f0, s0), (f1, s1) in zip(
+        zip(FRACTIONS, sizes, strict=False), zip(FRACTIONS[1:], sizes[1:], strict=False), strict=False
+    ):
         if s0 >= target >= s1:
             return f"{f0 + (f1 - f0) * (s0 - target) / (s0 - s1 or 1.0):.2f}"
     return "< 0.70" if sizes[0] <= target else "> 1"
@@ -79,9 +81,15 @@ def main(studies: int = 500) -> None:
                 cells = [f"{c:.3f} ({s:.2f})" for c, s in act]
                 print(
                     " | ".join(
-                        [name, f"{alpha}", f"{n}", f"{cov_u:.3f} ({size_u:.2f})", f"{cov_t:.3f} ({size_t:.2f})"]
-                        + cells
-                        + [f_star(size_u, [s for _, s in act])]
+                        [
+                            name,
+                            f"{alpha}",
+                            f"{n}",
+                            f"{cov_u:.3f} ({size_u:.2f})",
+                            f"{cov_t:.3f} ({size_t:.2f})",
+                            *cells,
+                            f_star(size_u, [s for _, s in act]),
+                        ]
                     ),
                     flush=True,
                 )

@@ -65,7 +65,7 @@ def test_the_residual_model_learns_where_the_panel_is_reliable() -> None:
     pool = pool_of([("A", "A")] * 30 + [("A", "B")] * 30)
     verdicts = {c.id: ("A",) for c in pool}  # experts always agree with a unanimous panel
     model = da.residual_model(pool, verdicts)
-    assert model[0] == pytest.approx(10 * 0.25 / 40)  # 30 residuals of 0 shrunk by 10 pseudo-verdicts
+    assert model[0] == pytest.approx(3 * 0.25 / 33)  # 30 residuals of 0 shrunk by 3 pseudo-verdicts
     assert model[4] == pytest.approx(0.25)  # split panels: residual 0.25 either way
     w = da.active_weights(pool, model)
     assert w[-1] > 1.5 * w[0]
@@ -93,7 +93,9 @@ def test_the_domain_and_stats_weights_agree() -> None:
     model = (0.05, 0.12, 0.2, 0.22, 0.25)
     yhat = np.array([np.nan if da.panel_points(c) is None else da.panel_points(c) for c in pool])
     assert np.allclose(active.active_weights(yhat, np.array(model))[0], da.active_weights(pool, model))
-    assert active.FLOOR == da.ACTIVE_FLOOR and active.BIN_EDGES == da.ACTIVE_BIN_EDGES and active.PRIOR == da.ACTIVE_PRIOR
+    assert (
+        active.FLOOR == da.ACTIVE_FLOOR and active.BIN_EDGES == da.ACTIVE_BIN_EDGES and active.PRIOR == da.ACTIVE_PRIOR
+    )
 
 
 # -- draws -------------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ ACTIVE_FLOOR = 0.3
 """Share of the pool's draw weight spread uniformly: every comparison keeps a chance of at least this share."""
 ACTIVE_BIN_EDGES = (0.2, 0.4, 0.6, 0.8)
 """Bins of the panel's uncertainty in which the residual model averages the expert verdicts so far."""
-ACTIVE_PRIOR = 10.0
+ACTIVE_PRIOR = 3.0
 """Pseudo-verdicts of squared residual 0.25 (the largest a verdict can have) per bin: no data, uniform."""
 
 
@@ -303,8 +303,7 @@ def plan_assignments(
         rng_active = random.Random(int(digest("active", seed, expert.id, len(mine))[:12], 16))
         drawn = active_draws(eligible, active_weights(eligible, model), n, rng_active)
         return [
-            PlannedAssignment(c.id, 0, presented_flip(seed, expert.id, c.id), strategy, probability=p)
-            for c, p in drawn
+            PlannedAssignment(c.id, 0, presented_flip(seed, expert.id, c.id), strategy, probability=p) for c, p in drawn
         ]
 
     n_repeats = round(n * repeat_share)

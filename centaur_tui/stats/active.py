@@ -58,7 +58,7 @@ def uncertainty(yhat: np.ndarray) -> np.ndarray:
 
 BIN_EDGES = (0.2, 0.4, 0.6, 0.8)
 """Uncertainty bins of the residual model (domain.assignment.ACTIVE_BIN_EDGES)."""
-PRIOR = 10.0
+PRIOR = 3.0
 """Pseudo-verdicts of squared residual 0.25 (the most a verdict in [0, 1] can have) per bin."""
 
 
