@@ -293,3 +293,51 @@ def test_a_bad_expert_next_setting_names_the_field(tmp_path: Path) -> None:
     path = with_judging(judged_session(tmp_path), 'expert_next = "sometimes"')
     out = CliRunner().invoke(cli, ["assign", str(path), "--expert", "ann", "--n", "1"])
     assert out.exit_code == 2 and "expert_next" in out.output
+
+
+def test_the_report_weights_active_draws_and_counts_what_it_could_not_use(tmp_path: Path) -> None:
+    import json
+
+    from centaur_tui.domain.assignment import PlannedAssignment
+    from centaur_tui.domain.session import JudgeSimulation
+    from centaur_tui.pipeline.expert_sim import simulate_expert_judgments
+    from centaur_tui.store import comparison_texts, store_judgments
+
+    path = judged_session(tmp_path)
+    study = load_session(path)
+    with Store(study.database) as store:
+        assign_comparisons(study, store, "ann", 2, "stratified")  # known values before the draws
+        assign_comparisons(study, store, "ann", 12, "active")
+        assign_comparisons(study, store, "bob", 1, "active")  # one draw: too few for a sequence
+        places = [
+            (a.expert, PlannedAssignment(a.comparison_id, a.presentation, a.flipped, "?"))
+            for a in ExpertStore(store).existing()
+            if a.position != 10  # ann's 10th place stays unjudged: her sequence is cut there
+        ]
+        records = simulate_expert_judgments(
+            study, store.comparisons(), comparison_texts(store), places, JudgeSimulation(noise=0.5)
+        )
+        store_judgments(store, records)
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(cli, ["report", str(path), "--json", str(out), "--quiet", "--bootstrap", "0"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    act = doc["active"]
+    assert act["experts"] == 1 and act["draws"] == 7 and act["draws_not_used"] == 5 + 1
+    assert sum(m["draws"] for m in act["modes"]) == 7 * len(act["modes"])  # a sequence spans the modes
+    for m in act["modes"]:
+        assert all(1 <= r["low"] <= r["high"] <= m["candidates"] for r in m["rows"])
+        assert set(m["mean_set_size"]) == {"active", "experts_only"}
+    assert doc["ppr"]["excluded_not_random"].get("active") == 12  # judged active draws: PPR leaves them out, counted
+    text = CliRunner().invoke(cli, ["report", str(path), "--bootstrap", "0"])
+    assert "Rankings from active draws" in text.output and "active draw(s) of 1 expert(s) used" in text.output
+
+
+def test_a_report_without_active_draws_has_no_active_key(tmp_path: Path) -> None:
+    import json
+
+    path = judged_session(tmp_path)
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(cli, ["report", str(path), "--json", str(out), "--quiet", "--bootstrap", "0"])
+    assert res.exit_code == 0, res.output
+    assert "active" not in json.loads(out.read_text())

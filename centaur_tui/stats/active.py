@@ -41,10 +41,14 @@ session's comparisons of one mode that the expert may judge.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from centaur_tui.stats.ppr import Estimate, incidence
+
+if TYPE_CHECKING:
+    from centaur_tui.report.document import ActiveSection
 
 FLOOR = 0.3
 """Share of the pool's weight drawn uniformly (domain.assignment.ACTIVE_FLOOR; kept equal by a test)."""
@@ -319,3 +323,229 @@ def active_studies(
     ma, mb = incidence(a, b, k)
     theta = (np.einsum("ku,su->sk", ma, p_exp) + np.einsum("ku,su->sk", mb, 1.0 - p_exp)) / (ma + mb).sum(-1)
     return ActiveStudies(a, b, k, y, yhat, theta)
+
+
+# -- the report's section ----------------------------------------------------------------------
+
+
+def _expert_estimate(
+    k: int,
+    n_m: np.ndarray,
+    mean_all: np.ndarray,
+    events: list[tuple[np.ndarray, np.ndarray, float | None]],
+    lam: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int] | None:
+    """(theta, sigma, lambda, draws per candidate, draws) of one expert's sequence in one mode (module docstring)."""
+    draws = [(x_y, x_h, p) for x_y, x_h, p in events if p is not None]
+    t_n = len(draws)
+    if t_n < 2:
+        return None
+    c_y, c_h = np.zeros(k), np.zeros(k)
+    zy, zh = np.zeros((k, t_n)), np.zeros((k, t_n))
+    t = 0
+    known: list[tuple[int, np.ndarray]] = []  # (draws before it, x_y) of places of other strategies
+    for x_y, x_h, p in events:
+        if p is not None:
+            zy[:, t] = (c_y + x_y / p) / n_m
+            zh[:, t] = (c_h + x_h / p) / n_m
+            t += 1
+        else:
+            known.append((t, x_y))
+        c_y, c_h = c_y + x_y, c_h + x_h
+    zy_c = zy - zy.mean(-1, keepdims=True)
+    zh_c = zh - zh.mean(-1, keepdims=True)
+    if lam == "zero":
+        lam_m = np.zeros(k)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lam_m = (zy_c * zh_c).sum(-1) / (zh_c**2).sum(-1)
+        lam_m = np.clip(np.nan_to_num(lam_m, nan=0.0, posinf=0.0, neginf=0.0), 0.0, 1.0)
+    d = zy - lam_m[:, None] * zh
+    dc = d - d.mean(-1, keepdims=True)
+    sigma = dc @ dc.T / (t_n * (t_n - 1))
+    # The verdicts' own noise (see active_estimate): a draw's verdict also sits in every later
+    # z_t; a place of another strategy sits in every z_t after it and in none as a draw.
+    outer = np.outer(n_m, n_m)
+    for j, (x_y, x_h, p) in enumerate(draws):
+        after = t_n - 1 - j
+        res = x_y - lam_m * x_h
+        sigma = sigma + np.outer(res, res) * (2.0 * after / p + after**2) / (t_n * t_n) / outer
+    for before, x_y in known:
+        share = (t_n - before) / t_n
+        sigma = sigma + np.outer(x_y, x_y) * share**2 / outer
+    theta = 0.5 + lam_m * mean_all + d.mean(-1)
+    involved = np.array([(np.abs(x_y) > 0) | (np.abs(x_h) > 0) for x_y, x_h, _ in draws]).sum(0)
+    return theta, sigma, lam_m, involved, t_n
+
+
+def _sign(k: int, in_mode: np.ndarray, ia: np.ndarray, ib: np.ndarray, u: int) -> np.ndarray:
+    """+1 for candidate_a, -1 for candidate_b of comparison u in the mode (zeros off the mode)."""
+    x = np.zeros(k)
+    if in_mode[u]:
+        x[int(ia[u])], x[int(ib[u])] = 1.0, -1.0
+    return x
+
+
+ACTIVE_NOTE = (
+    "Expert comparisons drawn by active allocation (`centaur assign --strategy active`), each weighted by the "
+    "probability its draw had given the draws before it (Des Raj's estimator with the LLM panel's points as a "
+    "control variate; docs/statistics.md, 'Active allocation'). Rank-sets cover the experts' ranking on these "
+    "comparisons, all candidates at once, with probability >= 1 - alpha, if each expert's draws came from every "
+    "comparison of the session (an expert restricted to some tasks draws from those only) and every earlier place "
+    "of a sequence is judged (a sequence is cut at its first unjudged place)."
+)
+
+
+def active_rankings(frames: Any, alpha: float, method: Any, min_labeled: int) -> ActiveSection | None:
+    """The report's rank-sets from active draws, per mode; None when no expert comparison was drawn actively.
+
+    Per expert, the places in queue order (presentation 0) up to the first one without the
+    expert's verdict; active places are draws (their stored probability), the others known
+    values from then on. Experts' estimates are pooled with weights by their number of draws.
+    """
+    import pandas as pd
+
+    from centaur_tui.report.document import ActiveMode, ActiveRow, ActiveSection
+    from centaur_tui.stats.ppr import critical_value, rank_sets
+
+    a = frames.assignments
+    if "probability" not in a or not (a["strategy"] == "active").any():
+        return None
+    critical_value(2, alpha, method)  # refuse a bad alpha or method up front
+    comps = frames.comparisons
+    ok = frames.with_judge_kinds(("llm", "expert")).ok
+    points = pd.Series(np.select([ok["code"] == 0, ok["code"] == 1], [1.0, 0.0], 0.5), index=ok.index)
+    is_expert = (ok["judge_kind"].astype(str) == "expert").to_numpy()
+    first = ok["presentation"].to_numpy() == 0 if "presentation" in ok else np.ones(len(ok), dtype=bool)
+    llm = points[~is_expert].groupby(ok.loc[~is_expert, "unit"].to_numpy()).mean()
+    ex = ok[is_expert & first]
+    verdict = {
+        (str(j), int(u)): float(v)
+        for (j, u), v in points[is_expert & first]
+        .groupby([ex["judge"].astype(str).to_numpy(), ex["unit"].to_numpy()])
+        .mean()
+        .items()
+    }
+    unit_of = {str(c): i for i, c in enumerate(comps["id"].astype(str))}
+    sequences: dict[str, list[tuple[int, float | None]]] = {}
+    used, not_used = 0, 0
+    for expert, rows in a.sort_values(["expert", "position"], kind="stable").groupby("expert", sort=True):
+        seq: list[tuple[int, float | None]] = []
+        drawn = int((rows["strategy"] == "active").sum())
+        for cid, strategy, p in zip(rows["comparison_id"], rows["strategy"], rows["probability"], strict=True):
+            u = unit_of.get(str(cid))
+            if u is None or (str(expert), u) not in verdict:
+                break
+            active_place = strategy == "active" and np.isfinite(p) and 0.0 < p <= 1.0
+            seq.append((u, float(p) if active_place else None))
+        n_draws = sum(p is not None for _, p in seq)
+        if n_draws >= 2:
+            sequences[str(expert)] = seq
+            used += n_draws
+            not_used += drawn - n_draws
+        else:
+            not_used += drawn
+    modes: list[ActiveMode] = []
+    for mode in frames.modes():
+        names = frames.candidate_names(mode)
+        k = len(names)
+        pos = {n: i for i, n in enumerate(names)}
+        in_mode = (comps["mode"].astype(str) == mode).to_numpy()
+        ia = comps["candidate_a"].astype(str).map(pos).to_numpy()
+        ib = comps["candidate_b"].astype(str).map(pos).to_numpy()
+        n_m = np.zeros(k)
+        mean_all = np.zeros(k)
+        for row in np.flatnonzero(in_mode).tolist():
+            yh = float(llm.get(row, 0.5)) - 0.5
+            n_m[int(ia[row])] += 1
+            n_m[int(ib[row])] += 1
+            mean_all[int(ia[row])] += yh
+            mean_all[int(ib[row])] -= yh
+        mean_all = mean_all / np.maximum(n_m, 1)
+
+        fits = {}
+        for lam in ("tuned", "zero"):
+            parts = []
+            for expert, seq in sequences.items():
+                events = [
+                    (
+                        _sign(k, in_mode, ia, ib, u) * (verdict[(expert, u)] - 0.5),
+                        _sign(k, in_mode, ia, ib, u) * (float(llm.get(u, 0.5)) - 0.5),
+                        p,
+                    )
+                    for u, p in seq
+                ]
+                got = _expert_estimate(k, np.maximum(n_m, 1), mean_all, events, lam)
+                if got is not None:
+                    parts.append(got)
+            fits[lam] = parts
+        draws = sum(t for *_, t in fits["tuned"])
+        reason = None
+        if not fits["tuned"] or k < 2:
+            theta = np.full(k, np.nan)
+            sigma = np.full((k, k), np.nan)
+            lam_m = np.zeros(k)
+            involved = np.zeros(k, dtype=int)
+            e_theta, e_sigma = theta, sigma
+            reason = "no expert has two judged active draws in a row from the start of their queue"
+        else:
+            total = float(sum(t for *_, t in fits["tuned"]))
+            share = np.array([t / total for *_, t in fits["tuned"]])
+            theta = np.einsum("e,ek->k", share, np.stack([f[0] for f in fits["tuned"]]))
+            sigma = np.einsum("e,ekj->kj", share**2, np.stack([f[1] for f in fits["tuned"]]))
+            lam_m = np.einsum("e,ek->k", share, np.stack([f[2] for f in fits["tuned"]]))
+            involved = np.stack([f[3] for f in fits["tuned"]]).sum(0)
+            e_theta = np.einsum("e,ek->k", share, np.stack([f[0] for f in fits["zero"]]))
+            e_sigma = np.einsum("e,ekj->kj", share**2, np.stack([f[1] for f in fits["zero"]]))
+            few = involved < max(min_labeled, 1)
+            if few.any():
+                theta, e_theta = np.where(few, np.nan, theta), np.where(few, np.nan, e_theta)
+                reason = (
+                    f"fewer than {min_labeled} active draws involve "
+                    f"{', '.join(names[i] for i in np.flatnonzero(few))}: not ordered"
+                )
+        low, high = rank_sets(theta, sigma, alpha, method)
+        e_low, e_high = rank_sets(e_theta, e_sigma, alpha, method)
+        se = np.sqrt(np.clip(np.diagonal(sigma), 0.0, None))
+
+        def num(x: float) -> float | None:
+            return float(x) if np.isfinite(x) else None
+
+        rows_out = [
+            ActiveRow(
+                candidate=names[i],
+                theta=num(theta[i]),
+                se=num(se[i]) if np.isfinite(theta[i]) else None,
+                low=int(low[i]),
+                high=int(high[i]),
+                lam=float(lam_m[i]),
+                draws=int(involved[i]),
+                expert_theta=num(e_theta[i]),
+                expert_low=int(e_low[i]),
+                expert_high=int(e_high[i]),
+            )
+            for i in sorted(range(k), key=lambda i: (-np.nan_to_num(theta[i], nan=-np.inf), names[i]))
+        ]
+        modes.append(
+            ActiveMode(
+                mode=mode,
+                candidates=k,
+                comparisons=int(in_mode.sum()),
+                draws=int(draws),
+                mean_set_size={
+                    "active": float(np.mean(high - low + 1)),
+                    "experts_only": float(np.mean(e_high - e_low + 1)),
+                },
+                reason=reason,
+                rows=rows_out,
+            )
+        )
+    return ActiveSection(
+        note=ACTIVE_NOTE,
+        alpha=alpha,
+        method=str(method),
+        experts=len(sequences),
+        draws=used,
+        draws_not_used=not_used,
+        modes=modes,
+    )

@@ -230,6 +230,11 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
             ),
         )
         tables.update({f"ppr_{k}": v for k, v in ppr_tables.items()})
+    active_section = None
+    if want("ppr"):  # rank-sets from active draws (issue 25), beside the prediction-powered ones
+        from centaur_tui.stats.active import active_rankings
+
+        active_section = active_rankings(frames, options.ppr_alpha, options.ppr_method, options.ppr_min_labeled)
 
     status = j["status"].value_counts()
     # Winner-only judgments (imported with a winner and no rubric score) count in every pairwise
@@ -269,6 +274,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         validity=validity,
         experts=expert_doc,
         ppr=ppr_section,
+        active=active_section,
         section=options.section,
     )
     return Report(document=document, tables=_in_order(tables))
