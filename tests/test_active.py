@@ -274,6 +274,17 @@ def test_an_actively_assigned_expert_gets_the_next_draw_until_nothing_is_left(tm
         assert not again.refill() and ExpertStore(store).workload()["ann"] == (32, 32)
 
 
+def test_skipping_the_last_active_place_draws_the_next(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    study = load_session(path)
+    with Store(study.database) as store:
+        assign_comparisons(study, store, "ann", 1, "active")
+        source = open_judging(study, store, "ann")
+        source.set_state(source.queue()[0].key, "skipped")
+        assert [q.state for q in source.queue()] == ["skipped", "pending"]
+        assert len(ExpertStore(store).active_probabilities("ann")) == 2
+
+
 def test_a_stratified_queue_is_not_refilled_unless_the_session_says_active(tmp_path: Path) -> None:
     path = judged_session(tmp_path)
     study = load_session(path)
@@ -331,13 +342,3 @@ def test_the_report_weights_active_draws_and_counts_what_it_could_not_use(tmp_pa
     assert doc["ppr"]["excluded_not_random"].get("active") == 12  # judged active draws: PPR leaves them out, counted
     text = CliRunner().invoke(cli, ["report", str(path), "--bootstrap", "0"])
     assert "Rankings from active draws" in text.output and "active draw(s) of 1 expert(s) used" in text.output
-
-
-def test_a_report_without_active_draws_has_no_active_key(tmp_path: Path) -> None:
-    import json
-
-    path = judged_session(tmp_path)
-    out = tmp_path / "r.json"
-    res = CliRunner().invoke(cli, ["report", str(path), "--json", str(out), "--quiet", "--bootstrap", "0"])
-    assert res.exit_code == 0, res.output
-    assert "active" not in json.loads(out.read_text())

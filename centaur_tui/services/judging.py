@@ -387,6 +387,10 @@ class SessionJudging:
             raise self._unknown()
         if text:
             self.rows.add_flag_note(key, text)
+        if place_state != "pending":
+            # Skipping or flagging the last pending place also finishes the queue. The skipped
+            # active place cuts that expert's sequence for the estimate until it is judged.
+            self.refill()
 
     def flag_notes(self, key: str) -> list[str]:
         """The expert's notes on a place they flagged, oldest first."""
