@@ -342,3 +342,30 @@ def test_the_report_weights_active_draws_and_counts_what_it_could_not_use(tmp_pa
     assert doc["ppr"]["excluded_not_random"].get("active") == 12  # judged active draws: PPR leaves them out, counted
     text = CliRunner().invoke(cli, ["report", str(path), "--bootstrap", "0"])
     assert "Rankings from active draws" in text.output and "active draw(s) of 1 expert(s) used" in text.output
+
+
+def test_every_strategy_has_a_line_in_the_app_dialog() -> None:
+    from centaur_tui.domain.assignment import STRATEGIES
+    from centaur_tui.ui.screens.dialogs import STRATEGY_HELP
+
+    assert set(STRATEGY_HELP) == set(STRATEGIES)
+
+
+def test_the_report_estimator_agrees_with_the_vectorised_one(studies: active.ActiveStudies) -> None:
+    """One expert's sequence with no other places: `active_rankings`' arithmetic equals `active_estimate`'s."""
+    rng = np.random.default_rng(2)
+    idx, p = active.staged_draws(studies.yhat[:1], studies.y[:1], 40, 4, rng)
+    y = np.take_along_axis(studies.y[:1], idx, -1)
+    want = active.active_estimate(studies.a, studies.b, studies.k, studies.yhat[:1], idx, p, y)
+    k = studies.k
+    ma, mb = ppr.incidence(studies.a, studies.b, k)
+    n_m = (ma + mb).sum(1)
+    yc = np.nan_to_num(studies.yhat[0], nan=0.5) - 0.5
+    mean_all = ((ma - mb) @ yc) / n_m
+    sign = (ma - mb).T
+    events = [(sign[u] * (y[0, t] - 0.5), sign[u] * yc[u], float(p[0, t])) for t, u in enumerate(idx[0])]
+    got = active._expert_estimate(k, n_m, mean_all, events, "tuned")
+    assert got is not None
+    assert (
+        np.allclose(got[0], want.theta[0]) and np.allclose(got[1], want.sigma[0]) and np.allclose(got[2], want.lam[0])
+    )
