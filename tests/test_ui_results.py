@@ -377,3 +377,32 @@ def test_the_results_screen_uses_only_public_report_names() -> None:
         source = Path(module.__file__).read_text(encoding="utf-8")
         # No private renderer, no stats module, no text cut out of rendered notes.
         assert re.search(r"noqa: SLF001|render\._|centaur_tui\.stats|\.notes\[\d+\]\.split", source) is None, module
+
+
+async def test_judges_tab_shows_the_reports_calibration_section(tmp_path: Path) -> None:
+    from centaur_tui.domain.session import JudgeSimulation
+    from centaur_tui.pipeline.expert_sim import plan_expert_study, simulate_expert_judgments, simulated_experts
+    from centaur_tui.store import comparison_texts, store_judgments
+
+    path = judged_session(tmp_path)
+    study = load_session(path)
+    with Store(study.database) as store:
+        comparisons = store.comparisons()
+        places = plan_expert_study(comparisons, simulated_experts(3), 12, 3, 0)
+        records = simulate_expert_judgments(study, comparisons, comparison_texts(store), places, JudgeSimulation())
+        store_judgments(store, records)
+    doc = cli_doc(path)
+    assert doc.calibration is not None and doc.calibration.present
+    expected = render.calibration_sections(doc)
+    assert expected
+    app = create_app(sessions_dir=path.parent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = ResultsScreen(study)
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.results is not None and not screen.computing, "the results", tries=1000)
+        await show_tab(pilot, screen, "tab-judges")
+        views = list(screen.query("#judges-sections SectionView").results(SectionView))
+        assert [v.section.title for v in views] == [s.title for s in expected]
+        for view, section in zip(views, expected, strict=True):
+            if section.headers:
+                assert view.rows == section.rows

@@ -22,7 +22,8 @@ from centaur_tui.services.session import open_session, open_store
     show_default=True,
     help="stratified: spread over tasks, modes, pairs; overlap: each comparison to K experts; "
     "disagreement: where LLM judges split first; uniform-random: a simple random sample (what prediction-powered "
-    "rankings need).",
+    "rankings need); active: drawn one by one with known probabilities, higher where the LLM judges leave the "
+    "expert's verdict least predictable, 30% uniform (each probability stored; no --repeat-share).",
 )
 @click.option(
     "--overlap",
@@ -51,6 +52,12 @@ def assign(session: str, expert_id: str, n: int, strategy: str, overlap: int, re
         f"Assigned {result.added} place(s) to {expert.id} ({expert.name}) with strategy {strategy}: "
         f"{result.added - result.repeats} new comparison(s), {result.repeats} swapped repeat(s)."
     )
+    probs = [p.probability for p in result.planned if p.probability is not None]
+    if probs:
+        click.echo(
+            f"  draw probabilities: {min(probs):.3g} to {max(probs):.3g} (uniform would be "
+            f"{1 / max(result.pool_size, 1):.3g} for the first draw), stored with each place."
+        )
     if result.added < n:
         click.secho(f"Only {result.added} of {n} could be assigned: the eligible pool ran out.", fg="yellow")
     if result.set_aside_note:

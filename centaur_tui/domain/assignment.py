@@ -13,6 +13,11 @@ comparison twice except as a swapped repeat):
   the expert may judge and does not hold yet: every such comparison is equally likely,
   whatever the LLM judges said about it. The subset prediction-powered rankings need
   (`stats/ppr.py`); the report uses only expert judgments drawn this way for them.
+- `active`: comparisons drawn one at a time, without replacement, each with a known
+  probability stored with its place: higher where the LLM panel's verdicts leave the expert's
+  verdict least predictable (the panel splits, flips between orders, calls ties), with a
+  uniform floor (`active_weights`; docs/statistics.md, "Active allocation";
+  `stats/active.py` estimates from such draws). Without any expert verdict yet it is uniform.
 
 A share of every batch can be `swapped repeats`: a comparison the expert already has (judged
 ones first) comes back later in the queue with the options swapped, for test-retest
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from centaur_tui.domain.blinding import presented_flip
@@ -31,9 +36,17 @@ from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.plan import digest
 from centaur_tui.domain.session import ExpertSpec
 
-STRATEGIES = ("stratified", "overlap", "disagreement", "uniform-random")
+STRATEGIES = ("stratified", "overlap", "disagreement", "uniform-random", "active")
 RANDOM_STRATEGY = "uniform-random"
 """The strategy whose draws are a uniformly random subset (prediction-powered rankings need one)."""
+ACTIVE_STRATEGY = "active"
+"""The strategy whose draws have known, unequal probabilities (stored with each place)."""
+ACTIVE_FLOOR = 0.3
+"""Share of the pool's draw weight spread uniformly: every comparison keeps a chance of at least this share."""
+ACTIVE_BIN_EDGES = (0.2, 0.4, 0.6, 0.8)
+"""Bins of the panel's uncertainty in which the residual model averages the expert verdicts so far."""
+ACTIVE_PRIOR = 3.0
+"""Pseudo-verdicts of squared residual 0.25 (the largest a verdict can have) per bin: no data, uniform."""
 
 
 class AssignmentError(CentaurError):
@@ -86,6 +99,8 @@ class PlannedAssignment:
     flipped: bool
     strategy: str
     repeat: bool = False
+    probability: float | None = None
+    """Active draws: the probability this draw picked this comparison, given the draws before it."""
 
 
 def may_judge(expert: ExpertSpec, task: str) -> bool:
@@ -121,6 +136,111 @@ def _greedy(
     return picked
 
 
+def eligible_count(pool: Sequence[PoolComparison], expert: ExpertSpec, existing: Sequence[ExistingAssignment]) -> int:
+    """Comparisons of the pool the expert may judge, did not write, and does not hold (held: in `existing`)."""
+    held = {a.comparison_id for a in existing if a.expert == expert.id}
+    return sum(may_judge(expert, c.task) and c.id not in held and expert.id not in c.authors for c in pool)
+
+
+def panel_points(c: PoolComparison) -> float | None:
+    """The LLM panel's points for candidate_a on a comparison (a win 1, a tie 0.5); None without a verdict."""
+    known = [w for w in c.llm_winners if w in (c.candidate_a, c.candidate_b, "tie")]
+    if not known:
+        return None
+    return sum(1.0 if w == c.candidate_a else 0.5 if w == "tie" else 0.0 for w in known) / len(known)
+
+
+def uncertainty(points: float | None) -> float | None:
+    """1 - |2 Yhat - 1|: 0 when the panel is unanimous, 1 when it splits evenly; None without a verdict."""
+    return None if points is None else 1.0 - abs(2.0 * points - 1.0)
+
+
+def _bin(s: float) -> int:
+    return sum(s >= e for e in ACTIVE_BIN_EDGES)
+
+
+def residual_model(pool: Sequence[PoolComparison], verdicts: Mapping[str, Sequence[str]]) -> tuple[float, ...]:
+    """Mean squared residual (expert points - panel points)^2 per uncertainty bin, from the expert verdicts so far.
+
+    Args:
+        pool: Comparisons with their LLM verdicts.
+        verdicts: Expert winners (candidate names or 'tie') per comparison id, any expert.
+
+    Each bin is shrunk towards 0.25 by `ACTIVE_PRIOR` pseudo-verdicts: with no verdicts the
+    model is flat and the design uniform. Only LLM and expert verdicts already stored enter,
+    so every draw's probability is fixed before the draw.
+    """
+    sums = [ACTIVE_PRIOR * 0.25] * (len(ACTIVE_BIN_EDGES) + 1)
+    counts = [ACTIVE_PRIOR] * (len(ACTIVE_BIN_EDGES) + 1)
+    for c in pool:
+        yhat = panel_points(c)
+        given = [w for w in verdicts.get(c.id, ()) if w in (c.candidate_a, c.candidate_b, "tie")]
+        if yhat is None or not given:
+            continue
+        j = _bin(1.0 - abs(2.0 * yhat - 1.0))
+        for w in given:
+            y = 1.0 if w == c.candidate_a else 0.5 if w == "tie" else 0.0
+            sums[j] += (y - yhat) ** 2
+            counts[j] += 1
+    return tuple(t / n for t, n in zip(sums, counts, strict=True))
+
+
+def active_weights(
+    pool: Sequence[PoolComparison], model: Sequence[float] | None = None, floor: float = ACTIVE_FLOOR
+) -> list[float]:
+    """Draw weight of every comparison: gamma + sqrt(model[bin of its uncertainty]).
+
+    gamma = floor / (1 - floor) x the pool's mean of the square roots, so a share `floor` of
+    the weight is uniform; a comparison without any LLM verdict gets that mean (uncertainty
+    unknown: the weight of an average comparison). No model: every weight 1 (uniform).
+
+    Raises:
+        AssignmentError: a floor outside (0, 1] or a model of the wrong length or sign.
+    """
+    if not 0.0 < floor <= 1.0:
+        raise AssignmentError(f"active floor must be in (0, 1], got {floor}")
+    if model is None or floor >= 1.0:
+        return [1.0] * len(pool)
+    if len(model) != len(ACTIVE_BIN_EDGES) + 1 or any(not v > 0.0 for v in model):
+        raise AssignmentError(f"residual model needs {len(ACTIVE_BIN_EDGES) + 1} positive values, got {model!r}")
+    sds: list[float | None] = []
+    for c in pool:
+        s = uncertainty(panel_points(c))
+        sds.append(None if s is None else model[_bin(s)] ** 0.5)
+    known = [v for v in sds if v is not None]
+    mean = sum(known) / len(known) if known else 1.0
+    gamma = floor / (1.0 - floor) * mean
+    return [gamma + (mean if v is None else v) for v in sds]
+
+
+def active_draws(
+    pool: Sequence[PoolComparison], weights: Sequence[float], n: int, rng: random.Random
+) -> list[tuple[PoolComparison, float]]:
+    """Up to n comparisons drawn one at a time without replacement, each with its probability given the earlier draws.
+
+    Raises:
+        AssignmentError: a weight that is not positive (a comparison with no chance cannot be weighted).
+    """
+    if len(weights) != len(pool):
+        raise AssignmentError("one draw weight per comparison is needed")
+    if any(not w > 0.0 for w in weights):
+        raise AssignmentError("every comparison needs a positive draw weight (zero probability cannot be weighted)")
+    left = sorted(zip(pool, weights, strict=True), key=lambda cw: cw[0].id)
+    drawn: list[tuple[PoolComparison, float]] = []
+    while left and len(drawn) < n:
+        total = sum(w for _, w in left)
+        point = rng.random() * total
+        pick = len(left) - 1
+        for i, (_, w) in enumerate(left):
+            point -= w
+            if point < 0.0:
+                pick = i
+                break
+        c, w = left.pop(pick)
+        drawn.append((c, w / total))
+    return drawn
+
+
 def plan_assignments(
     pool: Sequence[PoolComparison],
     expert: ExpertSpec,
@@ -130,6 +250,7 @@ def plan_assignments(
     seed: int,
     overlap: int = 2,
     repeat_share: float = 0.0,
+    verdicts: Mapping[str, Sequence[str]] | None = None,
 ) -> list[PlannedAssignment]:
     """Choose up to n new queue places for an expert.
 
@@ -142,6 +263,8 @@ def plan_assignments(
         seed: The session seed; the same inputs always give the same plan.
         overlap: K for the `overlap` strategy: how many experts each comparison goes to.
         repeat_share: Share of the n places given to swapped repeats, in [0, 1).
+        verdicts: For `active`: the expert verdicts stored so far (winners per comparison id),
+            which fit the residual model; None or empty: uniform draws.
 
     Raises:
         AssignmentError: an unknown strategy or an out-of-range parameter.
@@ -154,6 +277,11 @@ def plan_assignments(
         raise AssignmentError(f"repeat share must be in [0, 1), got {repeat_share}")
     if strategy == "overlap" and overlap < 2:
         raise AssignmentError(f"overlap K must be at least 2 (K experts per comparison), got {overlap}")
+    if strategy == ACTIVE_STRATEGY and repeat_share > 0.0:
+        raise AssignmentError(
+            "--strategy active takes no swapped repeats (--repeat-share): each active place is one draw whose "
+            "probability the estimate weights by; assign repeats in a separate batch with another strategy"
+        )
 
     mine = [a for a in existing if a.expert == expert.id]
     held = {a.comparison_id for a in mine}
@@ -169,6 +297,14 @@ def plan_assignments(
         if strategy == "disagreement":
             return (-round(c.split, 6), float(others[c.id]))
         return (float(others[c.id]),)
+
+    if strategy == ACTIVE_STRATEGY:
+        model = residual_model(pool, verdicts) if verdicts else None
+        rng_active = random.Random(int(digest("active", seed, expert.id, len(mine))[:12], 16))
+        drawn = active_draws(eligible, active_weights(eligible, model), n, rng_active)
+        return [
+            PlannedAssignment(c.id, 0, presented_flip(seed, expert.id, c.id), strategy, probability=p) for c, p in drawn
+        ]
 
     n_repeats = round(n * repeat_share)
     # Sorted by id first, so the draw depends on the seed and the pool, not on the pool's order.

@@ -509,6 +509,12 @@ class JudgingParams(Strict):
         description="Which disagreements go to the adjudicator's queue: 'experts' (two experts gave different "
         "verdicts) or 'experts_and_panel' (also an expert against the LLM panel's majority verdict).",
     )
+    expert_next: Literal["none", "active"] = Field(
+        "none",
+        description="What an expert who finishes their queue gets: 'active' draws the next comparison by active "
+        "allocation (its probability stored, as `centaur assign --strategy active`); 'none' ends the queue (an "
+        "expert whose latest place was drawn actively is refilled anyway).",
+    )
     expert_idle_s: float = Field(
         60.0,
         strict=True,

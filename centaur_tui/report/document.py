@@ -819,6 +819,47 @@ class PPRMode(_Model):
     rows: list[PPRRow]
 
 
+class ActiveRow(_Model):
+    """One candidate from active draws: the weighted (Des Raj) estimate, and the experts alone with the same weights."""
+
+    candidate: str
+    theta: float | None
+    se: float | None
+    low: int
+    high: int
+    lam: float
+    draws: int
+    expert_theta: float | None
+    expert_low: int
+    expert_high: int
+
+
+class ActiveMode(_Model):
+    """Rankings of one mode from the experts' active draws (`stats.active.active_rankings`)."""
+
+    mode: str
+    candidates: int
+    comparisons: int
+    draws: int
+    mean_set_size: dict[str, float]
+    reason: str | None
+    rows: list[ActiveRow]
+
+
+class ActiveSection(_Model):
+    """Rank-sets from expert comparisons drawn by active allocation, each weighted by its stored draw probability."""
+
+    note: str
+    alpha: float
+    method: str
+    experts: int
+    draws: int
+    """Active draws used (each expert's sequence up to its first unjudged place)."""
+    draws_not_used: int
+    """Active draws after an expert's first unjudged place (or all of an expert with fewer than 2)."""
+    modes: list[ActiveMode]
+
+
 class PPRSection(_WithAbsent):
     """Prediction-powered rankings (Chatzi et al., 2024): LLM comparisons corrected by a random expert subset."""
 
@@ -1236,6 +1277,7 @@ class ReportDocument(_WithAbsent):
     ABSENT_WHEN_NONE = (
         "ppr",
         "calibration",
+        "active",
         "human_workers",
         "outcomes",
         "seat",
@@ -1261,6 +1303,8 @@ class ReportDocument(_WithAbsent):
     experts: ExpertsSection
     ppr: PPRSection | None = None
     calibration: CalibrationSection | None = None
+    active: ActiveSection | None = None
+    """Rank-sets from active draws (`centaur assign --strategy active`); absent when there are none."""
     human_workers: HumanWorkersSection | None = None
     outcomes: OutcomesSection | None = None
     seat: SeatSection | None = None

@@ -239,6 +239,7 @@ def sections(document: Doc) -> list[Section]:
         out += _expert_sections(doc)
     if want("ppr"):
         out += _ppr_sections(doc)
+        out += _active_sections(doc)
     if want("calibration"):
         out += calibration_sections(doc)
     if want("seat") and doc.seat is not None:
@@ -719,6 +720,45 @@ def calibration_sections(document: Doc) -> list[Section]:
         )
     t.align = "lrrrrrrrrll"
     out.append(t)
+    return out
+
+
+def _active_sections(doc: ReportDocument) -> list[Section]:
+    """Rank-sets from active draws (`stats.active.active_rankings`), one table per mode."""
+    a = doc.active
+    if a is None:
+        return []
+    head = Section(_title(doc, "Rankings from active draws: experts' comparisons weighted by their draw probability"))
+    head.notes.append(a.note)
+    head.notes.append(
+        f"{a.draws:,} active draw(s) of {a.experts:,} expert(s) used; {a.draws_not_used:,} not used (after an "
+        f"expert's first unjudged place, or an expert with fewer than 2). alpha {a.alpha}, {a.method}."
+    )
+    out = [head]
+    for m in a.modes:
+        s = Section(_title(doc, f"Rankings from active draws: {m.mode}"), level=3)
+        size = m.mean_set_size
+        s.notes.append(
+            f"{m.draws:,} active draws, {m.comparisons:,} comparisons of this mode. Mean rank-set size: weighted "
+            f"with the LLM panel {num(size['active'])}, experts only (weighted) {num(size['experts_only'])}."
+        )
+        if m.reason:
+            s.notes.append(f"Note: {m.reason}.")
+        s.headers = ["candidate", "win prob.", "SE", "ranks", "lambda", "n draws", "experts only", "ranks"]
+        for r in m.rows:
+            s.rows.append(
+                [
+                    r.candidate,
+                    num(r.theta, 3),
+                    num(r.se, 3),
+                    _rank_set(r.low, r.high),
+                    num(r.lam),
+                    num(r.draws),
+                    num(r.expert_theta, 3),
+                    _rank_set(r.expert_low, r.expert_high),
+                ]
+            )
+        out.append(s)
     return out
 
 

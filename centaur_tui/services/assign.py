@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from centaur_tui.domain.assignment import PlannedAssignment, plan_assignments
+from centaur_tui.domain.assignment import ACTIVE_STRATEGY, PlannedAssignment, eligible_count, plan_assignments
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
@@ -41,6 +41,8 @@ class AssignResult:
     """Comparisons left out of the pool: masking their outputs replaced more than `max_masks` phrases."""
     max_masks: int | None = None
     """`[judging] expert_max_masks` (None: no limit, nothing set aside)."""
+    pool_size: int = 0
+    """Comparisons the expert could be given before this assignment (eligible and not held)."""
 
     @property
     def set_aside_note(self) -> str | None:
@@ -76,7 +78,8 @@ def assign_comparisons(
         store: Its database.
         expert_id: The expert (from the session file or added in the app).
         n: Places to add.
-        strategy: One of `domain.assignment.STRATEGIES`.
+        strategy: One of `domain.assignment.STRATEGIES`; `active` stores each draw's probability
+            and fits its residual model on the expert verdicts stored so far.
         overlap: K for the overlap strategy (experts per comparison).
         repeat_share: Share of the places given to swapped repeats.
 
@@ -105,15 +108,18 @@ def assign_comparisons(
         masked = experts.masked_counts(session_blinding(study))
         kept = [c for c in pool if masked.get(c.id, 0) <= limit]
         set_aside, pool = len(pool) - len(kept), kept
+    existing = experts.existing()
+    pool_size = eligible_count(pool, expert, existing)
     planned = plan_assignments(
         pool,
         expert,
-        experts.existing(),
+        existing,
         n,
         strategy,
         study.session.seed,
         overlap=overlap,
         repeat_share=repeat_share,
+        verdicts=experts.expert_winners() if strategy == ACTIVE_STRATEGY else None,
     )
     added = experts.add_assignments(expert.id, planned)
     assigned, judged = experts.workload().get(expert.id, (0, 0))
@@ -130,4 +136,27 @@ def assign_comparisons(
         judged=judged,
         set_aside=set_aside,
         max_masks=limit,
+        pool_size=pool_size,
     )
+
+
+def refills_actively(study: Study, store: Store, expert_id: str) -> bool:
+    """Whether an expert who finishes their queue gets the next comparison by active allocation.
+
+    Yes when the session says so (`[judging] expert_next = "active"`) or when the expert's
+    latest place was drawn actively (`centaur assign --strategy active`).
+    """
+    from centaur_tui.store import ExpertStore
+
+    if study.session.judging.expert_next == ACTIVE_STRATEGY:
+        return True
+    return ExpertStore(store).last_strategy(expert_id) == ACTIVE_STRATEGY
+
+
+def draw_next(study: Study, store: Store, expert_id: str) -> AssignResult | None:
+    """One more active place for an expert whose queue is finished; None when nothing is left to draw.
+
+    The seats call it (`services.judging`) when the last open comparison is submitted.
+    """
+    result = assign_comparisons(study, store, expert_id, 1, ACTIVE_STRATEGY)
+    return result if result.added else None

@@ -346,10 +346,28 @@ class SessionJudging:
             require_complete(draft, rubric, self.study.session.judging.allow_ties, self.min_rationale)
             if not self.checks.store_verdict(key, draft, passed=draft.winner == f"option_{check.intact_option}"):
                 raise JudgingError("this comparison is already judged; the stored judgment is kept")
+            self.refill()
             return
         a = self._assignment(key)
         if not self.rows.store_judgment(a.id, self._record(a, draft)):
             raise JudgingError("this comparison is already judged; the stored judgment is kept")
+        self.refill()
+
+    def refill(self) -> bool:
+        """Draw the next comparison by active allocation when the expert has none pending and the session says so.
+
+        Active when `[judging] expert_next = "active"` or the expert's latest place was drawn
+        actively (`services.assign.refills_actively`); the draw's probability is stored with the
+        place. Whether a place was added (False: not active, places still pending, or nothing
+        left that the expert may judge).
+        """
+        from centaur_tui.services.assign import draw_next, refills_actively
+
+        if any(not p.done and p.state == "pending" for p in self.rows.places()):
+            return False
+        if not refills_actively(self.study, self.store, self.expert.id):
+            return False
+        return draw_next(self.study, self.store, self.expert.id) is not None
 
     def set_state(self, key: str, state: str, note: str = "") -> None:
         """Mark a place pending, skipped or flagged (JudgingError: an unknown state or place).
@@ -369,6 +387,10 @@ class SessionJudging:
             raise self._unknown()
         if text:
             self.rows.add_flag_note(key, text)
+        if place_state != "pending":
+            # Skipping or flagging the last pending place also finishes the queue. The skipped
+            # active place cuts that expert's sequence for the estimate until it is judged.
+            self.refill()
 
     def flag_notes(self, key: str) -> list[str]:
         """The expert's notes on a place they flagged, oldest first."""
@@ -422,6 +444,7 @@ def open_judging(study: Study, store: Store, expert_id: str) -> SessionJudging:
     """
     source = SessionJudging(store, study, expert(study, store, expert_id))
     source.prepare_checks()  # practice and gold places (judging.expert_practice, expert_gold_rate)
+    source.refill()  # an expert who came back to a finished queue under active allocation
     return source
 
 

@@ -147,6 +147,8 @@ def design_from_session(
 
 
 ASSIGNMENT_COLUMNS = ("expert", "comparison_id", "strategy")
+ACTIVE_COLUMNS = ("probability", "position")
+"""Columns of `Frames.assignments` kept as numbers (NaN probability: not an active draw)."""
 """Columns of `Frames.assignments`."""
 
 
@@ -432,9 +434,11 @@ def build_frames(
         option = option_scores_from(s, design.general_dimensions)
 
     j = _attach_averages(j, option, design)
-    assignments = _records(list(assignment_rows or []), ASSIGNMENT_COLUMNS)
+    assignments = _records(list(assignment_rows or []), ASSIGNMENT_COLUMNS + ACTIVE_COLUMNS)
     for col in ASSIGNMENT_COLUMNS:
         assignments[col] = assignments[col].astype(str)
+    for col in ACTIVE_COLUMNS:  # an active draw's probability and its queue position (stats/active.py)
+        assignments[col] = pd.to_numeric(assignments[col], errors="coerce").astype("float64")
     return Frames(
         judgments=j,
         scores=s,

@@ -231,6 +231,11 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
             ),
         )
         tables.update({f"ppr_{k}": v for k, v in ppr_tables.items()})
+    active_section = None
+    if want("ppr"):  # rank-sets from active draws (issue 25), beside the prediction-powered ones
+        from centaur_tui.stats.active import active_rankings
+
+        active_section = active_rankings(frames, options.ppr_alpha, options.ppr_method, options.ppr_min_labeled)
 
     workers_doc = professional_doc = None  # issue 28: absent unless the session has a panel / a professional
     if want("workers") and "ranks" in tables:
@@ -294,6 +299,7 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
         workers=workers_doc,
         professional=professional_doc,
         calibration=calibration_doc,
+        active=active_section,
         section=options.section,
     )
     return Report(document=document, tables=_in_order(tables))

@@ -177,7 +177,7 @@ class ExpertStore:
             for i, p in enumerate(planned, start=1):
                 cur = c.execute(
                     "INSERT OR IGNORE INTO expert_assignments (expert, comparison_id, presentation, position, strategy,"
-                    " flipped, repeat, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
+                    " flipped, repeat, state, created_at, probability) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
                     (
                         expert,
                         p.comparison_id,
@@ -187,10 +187,40 @@ class ExpertStore:
                         int(p.flipped),
                         int(p.repeat),
                         utc_now(),
+                        p.probability,
                     ),
                 )
                 added += cur.rowcount
         return added
+
+    def expert_winners(self) -> dict[str, tuple[str, ...]]:
+        """The latest valid expert verdicts (winner names or 'tie') per comparison id, every expert and order."""
+        rows = self.store.read(
+            "SELECT j.comparison_id, j.winner FROM judgments j WHERE j.judge_kind = 'expert' AND j.valid = 1"
+            " AND j.winner IS NOT NULL AND j.revision = (SELECT max(k.revision) FROM judgments k"
+            " WHERE k.comparison_id = j.comparison_id AND k.judge = j.judge AND k.presentation = j.presentation)"
+            " ORDER BY j.comparison_id, j.judge, j.presentation"
+        )
+        found: dict[str, list[str]] = {}
+        for r in rows:
+            found.setdefault(r["comparison_id"], []).append(r["winner"])
+        return {k: tuple(v) for k, v in found.items()}
+
+    def active_probabilities(self, expert: str) -> list[tuple[str, float]]:
+        """(comparison id, draw probability) of an expert's active places, in draw order."""
+        rows = self.store.read(
+            "SELECT comparison_id, probability FROM expert_assignments WHERE expert = ? AND strategy = 'active'"
+            " AND probability IS NOT NULL ORDER BY position",
+            (expert,),
+        )
+        return [(r["comparison_id"], float(r["probability"])) for r in rows]
+
+    def last_strategy(self, expert: str) -> str | None:
+        """The strategy of the expert's latest place (None: an empty queue)."""
+        value = self.store.read_value(
+            "SELECT strategy FROM expert_assignments WHERE expert = ? ORDER BY position DESC LIMIT 1", (expert,)
+        )
+        return None if value is None else str(value)
 
     def workload(self) -> dict[str, tuple[int, int]]:
         """(assigned, judged) per expert id."""

@@ -53,7 +53,7 @@ def report_inputs(
 def assignment_strategies(store: Store) -> list[dict[str, Any]]:
     """The strategy that put each comparison in each expert's queue (first showing, presentation 0)."""
     return store.read(
-        "SELECT expert, comparison_id, strategy FROM expert_assignments"
+        "SELECT expert, comparison_id, strategy, probability, position FROM expert_assignments"
         " WHERE presentation = 0 ORDER BY expert, position"
     )
 

@@ -483,6 +483,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         (),
         _make_session_secret,
     ),
+    # Issue 25: active allocation (`centaur assign --strategy active`). Each active place stores
+    # the probability with which its draw picked the comparison, given the draws before it, so
+    # the estimate can weight by it (stats/active.py); NULL for every other strategy.
+    Migration(
+        24,
+        "the draw probability of an actively assigned place (expert_assignments.probability)",
+        ("ALTER TABLE expert_assignments ADD COLUMN probability REAL",),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

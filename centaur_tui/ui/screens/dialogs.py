@@ -24,6 +24,7 @@ STRATEGY_HELP = {
     "overlap": "each comparison to K experts (expert-expert agreement)",
     "disagreement": "comparisons where the LLM judges split come first",
     "uniform-random": "a simple random sample (for prediction-powered rankings)",
+    "active": "drawn with known probabilities, more where the LLM judges are unsure (no repeats)",
 }
 
 

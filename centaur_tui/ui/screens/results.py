@@ -29,13 +29,16 @@ from centaur_tui.report import (
     ModeReport,
     ReportDocument,
     best_by_task_section,
+    calibration_sections,
     cross_mode_section,
     expert_sections,
     human_worker_sections,
     mode_sections,
     ppr_sections,
+    professional_sections,
     reliability_section,
     validity_sections,
+    worker_panel_sections,
 )
 from centaur_tui.report.render import excluded_text, num, scatter_points
 from centaur_tui.services.report_process import shared_report_process
@@ -299,11 +302,23 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
                 "Human workers",
                 lambda: [SectionView(s) for s in human_worker_sections(doc)],
             )
+        if doc.calibration is not None and doc.calibration.present:
+            titles["tab-judges"], builders["tab-judges"] = (
+                "Judges",
+                lambda: [SectionView(s) for s in calibration_sections(doc)],
+            )
+        if doc.workers is not None or doc.professional is not None:
+            titles["tab-workers"], builders["tab-workers"] = (
+                "Workers",
+                lambda: [SectionView(s) for s in [*worker_panel_sections(doc), *professional_sections(doc)]],
+            )
         titles["tab-left-out"], builders["tab-left-out"] = "Left out", lambda: self._left_out(doc, left)
         scroll_ids = {
             "tab-validity": "validity-sections",
             "tab-experts": "experts-sections",
             "tab-human": "human-sections",
+            "tab-judges": "judges-sections",
+            "tab-workers": "workers-sections",
         }
         tabs = TabbedContent(id="results-tabs")
         for pane_id, title in titles.items():

@@ -1,0 +1,100 @@
+"""Active allocation against uniform allocation on planted truth: expert comparisons for the same rank-set size.
+
+Vectorised studies (`stats.active.active_studies`): 8 candidates, 40 round-robin tournaments
+(1,120 comparisons), an LLM panel of three judges in both presented orders. Per cell, the
+uniform design draws n_u expert comparisons at random (without replacement) and the active
+design draws f x n_u in 10 batches, each weighted by the residual model fitted on the verdicts
+drawn before it (`stats.active.staged_draws`, 30% uniform floor); both are estimated by the
+same estimator (`stats.active.active_estimate`, Des Raj + control variate). `f*` is the
+share of n_u at which active allocation reaches uniform allocation's mean rank-set size
+(linear interpolation between the f measured; "> 1" when it never does). Today's PPR
+(`stats.ppr.ppr_estimate` on the uniform draws) is shown for reference.
+
+    .venv/bin/python bench/active.py [studies]
+
+The numbers measured are in docs/statistics.md ("Active allocation").
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from centaur_tui.stats import active, ppr
+
+WORLDS = {
+    "noisy experts, temperature-0 judges": {"expert_scale": 1.0},
+    "noisy experts, sampling judges": {"expert_scale": 1.0, "deterministic": False},
+    "consistent experts, temperature-0 judges": {"expert_scale": 3.0},
+    "consistent experts, sampling judges": {"expert_scale": 3.0, "deterministic": False},
+}
+FRACTIONS = (0.7, 0.8, 0.9, 1.0)
+
+
+def cell(st: active.ActiveStudies, n: int, draw: str, alpha: float, seed: int) -> tuple[float, float]:
+    """(coverage, mean rank-set size) of one design at n expert comparisons."""
+    rng = np.random.default_rng(seed)
+    if draw == "uniform":
+        idx, p = active.successive_draws(np.ones_like(st.yhat), n, rng)
+    else:
+        idx, p = active.staged_draws(st.yhat, st.y, n, 10, rng)
+    est = active.active_estimate(st.a, st.b, st.k, st.yhat, idx, p, np.take_along_axis(st.y, idx, -1))
+    low, high = ppr.rank_sets(est.theta, est.sigma, alpha)
+    truth = ppr.ranks_of(st.theta)
+    return float(ppr.covers(low, high, truth).mean()), float(ppr.set_sizes(low, high).mean())
+
+
+def today(st: active.ActiveStudies, n: int, alpha: float, seed: int) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    idx, _ = active.successive_draws(np.ones_like(st.yhat), n, rng)
+    labeled = np.zeros(st.yhat.shape, dtype=bool)
+    np.put_along_axis(labeled, idx, True, -1)
+    est = ppr.ppr_estimate(st.a, st.b, st.k, st.yhat, st.y, labeled)
+    low, high = ppr.rank_sets(est.theta, est.sigma, alpha)
+    return float(ppr.covers(low, high, ppr.ranks_of(st.theta)).mean()), float(ppr.set_sizes(low, high).mean())
+
+
+def f_star(target: float, sizes: list[float]) -> str:
+    """The fraction at which the active sizes (decreasing in f) reach the target, interpolated."""
+    for (f0, s0), (f1, s1) in zip(
+        zip(FRACTIONS, sizes, strict=False), zip(FRACTIONS[1:], sizes[1:], strict=False), strict=False
+    ):
+        if s0 >= target >= s1:
+            return f"{f0 + (f1 - f0) * (s0 - target) / (s0 - s1 or 1.0):.2f}"
+    return "< 0.70" if sizes[0] <= target else "> 1"
+
+
+def main(studies: int = 500) -> None:
+    started = time.perf_counter()
+    print(f"{studies} studies per cell; coverage (mean rank-set size of 8)")
+    head = ["world", "alpha", "n_u", "uniform", "PPR today"] + [f"active {f:.1f}n" for f in FRACTIONS] + ["f*"]
+    print(" | ".join(head))
+    for w, (name, params) in enumerate(WORLDS.items()):
+        st = active.active_studies(studies, spread=3.0, seed=100 + w, **params)  # type: ignore[arg-type]
+        for alpha in (0.05, 0.1):
+            for n in (200, 400):
+                cov_u, size_u = cell(st, n, "uniform", alpha, n)
+                cov_t, size_t = today(st, n, alpha, n)
+                act = [cell(st, round(f * n), "active", alpha, n + 1) for f in FRACTIONS]
+                cells = [f"{c:.3f} ({s:.2f})" for c, s in act]
+                print(
+                    " | ".join(
+                        [
+                            name,
+                            f"{alpha}",
+                            f"{n}",
+                            f"{cov_u:.3f} ({size_u:.2f})",
+                            f"{cov_t:.3f} ({size_t:.2f})",
+                            *cells,
+                            f_star(size_u, [s for _, s in act]),
+                        ]
+                    ),
+                    flush=True,
+                )
+    print(f"{time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 500)
