@@ -35,7 +35,7 @@ def main() -> None:
                     "v_opt": float(v_opt),
                     "alpha_opt": float(alpha_opt),
                     "bound": float(b),
-                }  # fmt: skip
+                }
             )
     out = Path(__file__).parent.parent / "tests" / "data" / "stopping_reference.json"
     out.write_text(json.dumps({"source": __doc__.splitlines()[0], "cases": cases}, indent=1) + "\n")

@@ -18,8 +18,8 @@ from centaur_tui.stats.stopping import (
     normal_mixture_bound,
     pair_status,
 )
-from tests.test_ppr_session import _judge_assigned
 from tests.support.experts import judged_session
+from tests.test_ppr_session import _judge_assigned
 
 REFERENCE = Path(__file__).parent / "data" / "stopping_reference.json"
 

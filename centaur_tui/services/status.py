@@ -15,6 +15,10 @@ from centaur_tui.domain.study import Study
 from centaur_tui.stats.stopping import PairStatus, pair_status
 
 
+ROUGH_BELOW = 10
+"""Below this many comparisons of a pair, "about N more" rests on an estimate too noisy to plan on: said so."""
+
+
 @dataclass(frozen=True)
 class PairRow:
     """One pair of candidates in one task and mode; `status.difference` is P(first wins) - P(second wins)."""
@@ -24,6 +28,8 @@ class PairRow:
     first: str
     second: str
     status: PairStatus
+    available: int
+    """Comparisons of the pair the session holds (judged by an expert or not)."""
 
 
 @dataclass(frozen=True)
@@ -116,9 +122,16 @@ def study_status(study: Study, *, alpha: float | None = None, margin: float | No
         obs, judged = pairs.get((c.task, c.mode, first, second), ([], 0))
         obs.append(sum(zs) / len(zs))
         pairs[(c.task, c.mode, first, second)] = (obs, judged + len(zs))
+    available: dict[tuple[str, str, str, str], int] = {}
+    for c in comps.values():
+        key = (c.task, c.mode, *sorted((c.candidate_a, c.candidate_b)))
+        available[key] = available.get(key, 0) + 1  # type: ignore[index]
     out = [
-        PairRow(task, mode, first, second, pair_status(obs, alpha=alpha, margin=margin, judgments=judged))
-        for (task, mode, first, second), (obs, judged) in sorted(pairs.items())
+        PairRow(
+            task, mode, first, second, pair_status(obs, alpha=alpha, margin=margin, judgments=judged), available[key]
+        )
+        for key, (obs, judged) in sorted(pairs.items())
+        for task, mode, first, second in [key]
     ]
     used = sum(r.status.judgments for r in out)
     return StudyStatus(alpha, margin, out, used, dict(sorted(left_out.items())))
@@ -134,4 +147,9 @@ def describe(row: PairRow, margin: float) -> str:
         return f"equivalent within +-{margin:g} (n = {s.n})"
     if s.more is None:
         return f"continue: more than 10,000,000 more expert comparisons (n = {s.n})"
-    return f"continue: about {s.more:,} more expert comparisons to be {s.goal} (n = {s.n})"
+    text = f"continue: about {s.more:,} more expert comparisons to be {s.goal} (n = {s.n})"
+    if s.n < ROUGH_BELOW:
+        text += f"; rough: the estimate rests on {s.n} comparison(s)"
+    if s.more > row.available - s.n:
+        text += f"; the session holds {row.available - s.n:,} more of this pair: add runs"
+    return text
