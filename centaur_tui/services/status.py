@@ -14,7 +14,6 @@ from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.study import Study
 from centaur_tui.stats.stopping import PairStatus, pair_status
 
-
 ROUGH_BELOW = 10
 """Below this many comparisons of a pair, "about N more" rests on an estimate too noisy to plan on: said so."""
 
