@@ -13,14 +13,14 @@ Each simulated study is one pair of candidates judged by experts one comparison 
 
     .venv/bin/python bench/stopping.py [studies]
 
-Measured (2,000 studies, alpha 0.05, margin 0.1, 14 s on the shared 2-core machine):
+Measured (2,000 studies, alpha 0.05, margin 0.1, 62 s on the shared 2-core machine at load 13):
 
-    no true difference, 30 looks: false "separated" 0.0040 (CS) vs 0.2700 (naive z-test)
-    difference = margin (0.1), 30 looks: false "equivalent" 0.0000 (CS); naive TOST 0.0615
+    no true difference, 30 looks: false 'separated' 0.0055 (CS) vs 0.3180 (naive z-test)
+    difference = margin (0.1), 30 looks: false 'equivalent' 0.0000 (CS); naive TOST 0.0820
     predicted / needed comparisons (at looks >= halfway by the rule's own estimate):
-      d = 0.20: median 1.02, p10 0.85, p90 1.21, within 25%: 0.88 (n = 24,181 predictions; n* median 356)
-      d = 0.30: median 1.01, p10 0.84, p90 1.23, within 25%: 0.87 (n = 10,845 predictions; n* median 166)
-      d = 0.50: median 0.99, p10 0.80, p90 1.25, within 25%: 0.86 (n = 4,133 predictions; n* median 61)
+      d = 0.20: median 1.06, p10 0.64, p90 1.35, within 25%: 0.66 (n = 36,912 predictions; n* median 210)
+      d = 0.30: median 1.03, p10 0.66, p90 1.31, within 25%: 0.71 (n = 17,346 predictions; n* median 95)
+      d = 0.50: median 0.97, p10 0.69, p90 1.23, within 25%: 0.77 (n = 7,625 predictions; n* median 40)
 """
 
 from __future__ import annotations
