@@ -65,7 +65,7 @@ def test_plan_recommends_the_cheapest_design_with_its_power_and_cost(tmp_path: P
     # The small session's simulated models have no price: said, and counted as 0.
     assert "cost of a run unknown: no price for simulated/alpha" in " ".join(res.output.split())
     assert "judge calls per comparison" in res.output
-    assert "/4" in res.output  # power says its n of replicates
+    assert "(n=4" in res.output  # each power says its n of replicates
     flat = " ".join(res.output.split())
     assert re.search(r"Recommended: .* power \d\.\d\d \(n = 4 replicates\)|Not reached with power", flat)
     res = CliRunner().invoke(cli, [*args, "--hourly-rate", "60", "--ppr-runs", "1"])

@@ -94,14 +94,14 @@ def _plan_ppr(
         click.secho(f"  {m['mode']}: {m['candidates']} candidates", bold=True)
         click.echo(
             f"    {'runs':>5} {'comparisons':>11} {'judge calls':>11} {'n experts':>9}  "
-            f"{'mean size [p10, p90]':<22} {'power':>9} {'cost':>12}"
+            f"{'mean size [p10, p90]':<22} {'power':<12} {'cost':>12}"
         )
         for r in priced:
             cost = f"{r['cost']:,.2f}" if costs is not None else "-"
             click.echo(
                 f"    {r['runs']:>5} {r['comparisons']:>11,} {r['comparisons'] * per_call:>11,.0f} {r['n']:>9,}  "
                 f"{r['mean_size']:>5.2f} [{r['size_p10']:.2f}, {r['size_p90']:.2f}]{'':<6} "
-                f"{r['power']:>4.2f}/{r['replicates']:<4} {cost:>12}"
+                f"{r['power']:>4.2f} (n={r['replicates']:<3}) {cost:>12}"
             )
         if best is not None:
             money = (
@@ -247,9 +247,9 @@ def plan(
         raise click.UsageError("--experts and --per-expert go together.")
     if not (math.isfinite(ppr_power) and 0 < ppr_power <= 1):
         raise CentaurError(f"--ppr-power must be in (0, 1] (got {ppr_power:g})", title="Plan")
-    for name, value in (("--expert-cost", expert_cost), ("--hourly-rate", hourly_rate)):
-        if value is not None and not (math.isfinite(value) and value >= 0):
-            raise CentaurError(f"{name} must be a number >= 0 (got {value:g})", title="Plan")
+    for name, amount in (("--expert-cost", expert_cost), ("--hourly-rate", hourly_rate)):
+        if amount is not None and not (math.isfinite(amount) and amount >= 0):
+            raise CentaurError(f"{name} must be a number >= 0 (got {amount:g})", title="Plan")
     if expert_cost is not None and hourly_rate is not None:
         raise CentaurError("give --expert-cost or --hourly-rate, not both", title="Plan")
     if (expert_cost is not None or hourly_rate is not None) and ppr_target is None:

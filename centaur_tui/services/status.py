@@ -9,6 +9,7 @@ Standard library only below the store: the results screen calls it in the app's 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.study import Study
@@ -115,22 +116,22 @@ def study_status(study: Study, *, alpha: float | None = None, margin: float | No
         left_out[reason] = left_out.get(reason, 0) + 1
     # Several experts on one comparison are one observation (their mean): they saw the same two outputs.
     pairs: dict[tuple[str, str, str, str], tuple[list[float], int]] = {}
-    for cid, zs in per_comparison.items():
-        c = comps[cid]
+
+    def pair_of(c: Any) -> tuple[str, str, str, str]:
         first, second = sorted((c.candidate_a, c.candidate_b))
-        obs, judged = pairs.get((c.task, c.mode, first, second), ([], 0))
+        return (c.task, c.mode, first, second)
+
+    for cid, zs in per_comparison.items():
+        pair = pair_of(comps[cid])
+        obs, judged = pairs.get(pair, ([], 0))
         obs.append(sum(zs) / len(zs))
-        pairs[(c.task, c.mode, first, second)] = (obs, judged + len(zs))
+        pairs[pair] = (obs, judged + len(zs))
     available: dict[tuple[str, str, str, str], int] = {}
     for c in comps.values():
-        key = (c.task, c.mode, *sorted((c.candidate_a, c.candidate_b)))
-        available[key] = available.get(key, 0) + 1  # type: ignore[index]
+        available[pair_of(c)] = available.get(pair_of(c), 0) + 1
     out = [
-        PairRow(
-            task, mode, first, second, pair_status(obs, alpha=alpha, margin=margin, judgments=judged), available[key]
-        )
-        for key, (obs, judged) in sorted(pairs.items())
-        for task, mode, first, second in [key]
+        PairRow(*pair, pair_status(obs, alpha=alpha, margin=margin, judgments=judged), available[pair])
+        for pair, (obs, judged) in sorted(pairs.items())
     ]
     used = sum(r.status.judgments for r in out)
     return StudyStatus(alpha, margin, out, used, dict(sorted(left_out.items())))
