@@ -68,8 +68,10 @@ def test_pair_status_verdicts(observations: list[float], verdict: str) -> None:
     s = pair_status(observations, alpha=0.05, margin=0.1)
     assert s.verdict == verdict and s.n == len(observations)
     assert -1 <= s.low <= s.high <= 1
-    if verdict == "continue":
+    if verdict == "continue" and observations:
         assert s.more is not None and s.more > 0 and s.goal in ("separated", "equivalent")
+    if not observations:  # nothing to extrapolate from: no number
+        assert s.more is None and s.goal == "" and math.isnan(s.difference)
 
 
 @pytest.mark.parametrize(
@@ -140,6 +142,8 @@ def test_status_command_on_a_judged_session(tmp_path: Path) -> None:
     assert "Expert judgments used: 26" in res.output
     assert "alpha = 0.05 per pair" in res.output and "margin +-0.1" in res.output
     assert "(n = " in res.output and "continue: about" in res.output
+    # Every pair of the session has a line, judged or not yet: 2 tasks, automation 4 and augmentation 5 candidates.
+    assert "Pairs: 32;" in res.output and "no expert comparison yet (n = 0 of" in res.output
     res = CliRunner().invoke(cli, ["status", str(path), "--margin", "0.3", "--alpha", "0.2"])
     assert res.exit_code == 0 and "margin +-0.3" in res.output and "alpha = 0.2" in res.output
 
@@ -158,6 +162,12 @@ def test_status_refuses_bad_input(tmp_path: Path, args: list[str], message: str)
     path = judged_session(tmp_path)
     res = CliRunner().invoke(cli, ["status", str(path), *args])
     assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output
+
+
+def test_status_before_any_expert_judgment(tmp_path: Path) -> None:
+    path = judged_session(tmp_path)
+    res = CliRunner().invoke(cli, ["status", str(path)])
+    assert res.exit_code == 0 and "Expert judgments used: 0" in res.output and "nothing to decide" in res.output
 
 
 def test_status_unknown_session_and_bad_session_field(tmp_path: Path) -> None:

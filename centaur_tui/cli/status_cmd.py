@@ -39,13 +39,13 @@ def status(session: str, margin: float | None, alpha: float | None) -> None:
     )
     left = ", ".join(f"{k} {v:,}" for k, v in result.left_out.items()) or "none"
     click.echo(f"Expert judgments used: {result.judgments:,}; left out: {left}.")
-    if not result.rows:
+    if not result.judgments:
         click.echo("No expert comparison yet: nothing to decide (assign comparisons with `centaur assign`).")
         return
     counts = result.counts
     click.echo(
         f"Pairs: {len(result.rows):,}; separated {counts['separated']:,}, equivalent {counts['equivalent']:,}, "
-        f"continue {counts['continue']:,}."
+        f"continue {counts['continue']:,} (of which {result.unjudged:,} without an expert comparison yet)."
     )
     last = None
     for row in result.rows:

@@ -45,6 +45,11 @@ class StudyStatus:
     """Expert judgments not used, by reason (invalid, superseded, retired candidate)."""
 
     @property
+    def unjudged(self) -> int:
+        """Pairs without an expert comparison yet."""
+        return sum(1 for r in self.rows if r.status.n == 0)
+
+    @property
     def counts(self) -> dict[str, int]:
         """Pairs per verdict."""
         out = {"separated": 0, "equivalent": 0, "continue": 0}
@@ -129,6 +134,8 @@ def study_status(study: Study, *, alpha: float | None = None, margin: float | No
     available: dict[tuple[str, str, str, str], int] = {}
     for c in comps.values():
         available[pair_of(c)] = available.get(pair_of(c), 0) + 1
+        if c.candidate_a in names and c.candidate_b in names:
+            pairs.setdefault(pair_of(c), ([], 0))  # every pair gets a line, judged or not yet
     out = [
         PairRow(*pair, pair_status(obs, alpha=alpha, margin=margin, judgments=judged), available[pair])
         for pair, (obs, judged) in sorted(pairs.items())
@@ -145,6 +152,8 @@ def describe(row: PairRow, margin: float) -> str:
         return f"separated: {better} ahead (n = {s.n})"
     if s.verdict == "equivalent":
         return f"equivalent within +-{margin:g} (n = {s.n})"
+    if s.n == 0:
+        return f"continue: no expert comparison yet (n = 0 of {row.available:,} in the session)"
     if s.more is None:
         return f"continue: more than 10,000,000 more expert comparisons (n = {s.n})"
     text = f"continue: about {s.more:,} more expert comparisons to be {s.goal} (n = {s.n})"

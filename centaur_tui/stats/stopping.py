@@ -109,7 +109,7 @@ class PairStatus:
     more: int | None
     """For "continue": about how many more expert comparisons reach a verdict (None: more than MAX_COMPARISONS)."""
     goal: Literal["separated", "equivalent", ""]
-    """The verdict `more` aims at: the nearer of the two."""
+    """The verdict `more` aims at: the nearer of the two ("" with no comparison yet: nothing to extrapolate)."""
 
 
 def pair_status(
@@ -145,8 +145,7 @@ def pair_status(
     n = len(observations)
     judged = n if judgments is None else judgments
     if n == 0:
-        more = comparisons_for_width(margin, alpha, n_opt)
-        return PairStatus(0, judged, math.nan, -1.0, 1.0, "continue", more, "equivalent")
+        return PairStatus(0, judged, math.nan, -1.0, 1.0, "continue", None, "")
     d = math.fsum(observations) / n
     h = half_width(n, alpha, n_opt)
     low, high = max(-1.0, d - h), min(1.0, d + h)

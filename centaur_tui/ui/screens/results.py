@@ -90,9 +90,9 @@ def stopping_pane(status: Any) -> list[Any]:
         f"+-{status.margin:g}; n = expert comparisons of the pair. {status.judgments:,} expert judgment(s) used"
         + "".join(f", {v:,} {k}" for k, v in status.left_out.items())
         + f". Pairs: {len(status.rows):,}; separated {counts['separated']:,}, equivalent {counts['equivalent']:,}, "
-        f"continue {counts['continue']:,}."
+        f"continue {counts['continue']:,} (of which {status.unjudged:,} without an expert comparison yet)."
     )
-    if not status.rows:
+    if not status.judgments:
         head += " No expert comparison yet: nothing to decide."
     lines = []
     last = None
@@ -101,10 +101,8 @@ def stopping_pane(status: Any) -> list[Any]:
             last = (row.task, row.mode)
             lines.append(f"{row.task} / {row.mode}")
         st = row.status
-        lines.append(
-            f"  {row.first} vs {row.second}: {st.difference:+.2f} [{st.low:+.2f}, {st.high:+.2f}]  "
-            f"{describe(row, status.margin)}"
-        )
+        interval = "" if st.n == 0 else f" {st.difference:+.2f} [{st.low:+.2f}, {st.high:+.2f}] "
+        lines.append(f"  {row.first} vs {row.second}:{interval} {describe(row, status.margin)}")
     return [
         Static(Text(head), classes="results-note", id="stopping-note"),
         Static(Text("\n".join(lines)), id="stopping-pairs"),
