@@ -95,3 +95,30 @@ def test_plan_cost_without_target_and_unknown_session(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "give --ppr-target" in res.output
     res = CliRunner().invoke(cli, ["plan", str(tmp_path / "nope.toml"), "--ppr-target", "3", "--expert-cost", "3"])
     assert res.exit_code == 2 and "Traceback" not in res.output
+
+
+def test_hourly_rate_uses_the_median_stored_expert_time(tmp_path: Path) -> None:
+    import dataclasses
+
+    from centaur_tui.catalog import load_session
+    from centaur_tui.domain.assignment import PlannedAssignment
+    from centaur_tui.domain.session import JudgeSimulation
+    from centaur_tui.pipeline.expert_sim import simulate_expert_judgments
+    from centaur_tui.services.plan import plan_costs
+    from centaur_tui.store import Store, comparison_texts, store_judgments
+
+    path = judged_session(tmp_path)
+    study = load_session(path)
+    with Store(study.database) as store:
+        comps = store.comparisons()
+        places = [("ann", PlannedAssignment(c, 0, False, "uniform-random")) for c in sorted(comps)[:5]]
+        records = simulate_expert_judgments(study, comps, comparison_texts(store), places, JudgeSimulation())
+        timed = [dataclasses.replace(r, seconds=s) for r, s in zip(records, (60, 120, 180, 240, 9000), strict=True)]
+        store_judgments(store, timed)
+        rows = [r for r in store.judgment_rows() if r["judge_kind"] == "llm"]
+    costs = plan_costs(study, rows, comps, expert_cost=None, hourly_rate=30.0, stored=True)
+    assert costs.expert == pytest.approx(30.0 * 180 / 3600)  # the median, not the mean the 9,000 s outlier drags
+    assert "median 180 s per judgment (n = 5 stored)" in costs.expert_basis
+    assert costs.stored_runs == study.session.runs
+    with pytest.raises(Exception, match="--hourly-rate must be a number >= 0"):
+        plan_costs(study, rows, comps, expert_cost=None, hourly_rate=-1.0, stored=True)
