@@ -184,39 +184,6 @@ def _ppr_arrays(
     return out
 
 
-def simulate_ppr(
-    study: Study,
-    comps: dict[str, Any],
-    texts: dict[str, tuple[str, str]],
-    llm_rows: list[dict[str, Any]],
-    knobs: Any,
-    reps: int,
-    sizes: list[int],
-    *,
-    alpha: float,
-    method: str,
-    seed: int,
-) -> list[dict[str, Any]]:
-    """How the prediction-powered rank-sets shrink with n uniformly random expert comparisons, per mode.
-
-    The session's comparisons and LLM verdicts as they are; in each replicate a simulated
-    expert (the simulated provider's judge with `knobs`) judges every comparison once, and for
-    each n a uniformly random subset of n of them is the labelled set (as `centaur assign
-    --strategy uniform-random` draws it). Returns per mode: mode, candidates, comparisons, curve.
-    """
-    import numpy as np
-
-    from centaur_tui.stats.planning import ppr_size_curve
-
-    out = []
-    for mode, names, a, b, yhat, y, _ in _ppr_arrays(study, comps, texts, llm_rows, knobs, reps, seed):
-        curve = ppr_size_curve(a, b, len(names), yhat, y, sizes, alpha=alpha, method=method, seed=seed)
-        out.append(
-            {"mode": mode, "candidates": len(names), "comparisons": int(np.isfinite(yhat).sum()), "curve": curve}
-        )
-    return out
-
-
 DEFAULT_SECONDS_PER_JUDGMENT = 300.0
 """Time per expert judgment assumed when the study has no stored expert judgment time (5 minutes: two
 deliverables read, rubric scored, a rationale written; state your own with --expert-cost)."""

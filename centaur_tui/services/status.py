@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from centaur_tui.domain.errors import CentaurError
+from centaur_tui.domain.session import PLAIN
 from centaur_tui.domain.study import Study
 from centaur_tui.stats.stopping import PairStatus, pair_status
 
@@ -87,7 +88,7 @@ def study_status(study: Study, *, alpha: float | None = None, margin: float | No
     with Store(study.database, readonly=True) as store:
         comps = store.comparisons()
         rows = [r for r in store.judgment_rows() if r["judge_kind"] == "expert"]
-    names = {m.name for m in study.session.models} | {c.name for c in study.session.candidates} | {"plain"}
+    names = {m.name for m in study.session.models} | {c.name for c in study.session.candidates} | {PLAIN}
     latest: dict[tuple[str, str, int], int] = {}
     for r in rows:
         key = (r["comparison_id"], r["judge"], r["presentation"])
