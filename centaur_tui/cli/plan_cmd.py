@@ -32,6 +32,11 @@ def _width(r: dict[str, Any]) -> str:
     return f"{r['width']:.3f} [{r['width_p10']:.3f}, {r['width_p90']:.3f}]"
 
 
+def power_text(row: dict[str, Any]) -> str:
+    """A design's power with its n of replicates."""
+    return f"{row['power']:.2f} (n={row['replicates']})"
+
+
 def _plan_ppr(
     study: Any,
     comps: Any,
@@ -94,14 +99,14 @@ def _plan_ppr(
         click.secho(f"  {m['mode']}: {m['candidates']} candidates", bold=True)
         click.echo(
             f"    {'runs':>5} {'comparisons':>11} {'judge calls':>11} {'n experts':>9}  "
-            f"{'mean size [p10, p90]':<22} {'power':<12} {'cost':>12}"
+            f"{'mean size [p10, p90]':<22} {'power':<14} {'cost':>12}"
         )
         for r in priced:
             cost = f"{r['cost']:,.2f}" if costs is not None else "-"
             click.echo(
                 f"    {r['runs']:>5} {r['comparisons']:>11,} {r['comparisons'] * per_call:>11,.0f} {r['n']:>9,}  "
                 f"{r['mean_size']:>5.2f} [{r['size_p10']:.2f}, {r['size_p90']:.2f}]{'':<6} "
-                f"{r['power']:>4.2f} (n={r['replicates']:<3}) {cost:>12}"
+                f"{power_text(r):<14} {cost:>12}"
             )
         if best is not None:
             money = (
