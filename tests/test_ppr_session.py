@@ -90,12 +90,12 @@ def test_plan_says_how_many_expert_comparisons_reach_a_target(tmp_path: Path) ->
     path = judged_session(tmp_path)
     res = CliRunner().invoke(cli, ["plan", str(path), "--ppr-target", "4", "--reps", "3", "--ppr-sizes", "5"])
     assert res.exit_code == 0, res.output
-    assert "Prediction-powered rankings: expert comparisons for a mean rank-set size <= 4" in res.output
+    assert "Prediction-powered rankings: the cheapest design reaching a mean rank-set size <= 4" in res.output
     assert "uniform-random" in res.output and "Planned in" in res.output
     # Asking for more than a mode holds tries all of them; the curve lists each n once.
     res = CliRunner().invoke(cli, ["plan", str(path), "--ppr-target", "1", "--reps", "2", "--ppr-sizes", "10000"])
     assert res.exit_code == 0, res.output
-    assert "not reached with" in res.output
+    assert "Not reached with power >= 0.8 by any design tried" in res.output and "Nearest:" in res.output
     for bad in (["--ppr-target", "0.5"], [], ["--experts", "3"], ["--ppr-target", "2", "--ppr-alpha", "1"]):
         res = CliRunner().invoke(cli, ["plan", str(path), *bad])
         assert res.exit_code == 2, (bad, res.output)

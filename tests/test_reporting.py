@@ -150,7 +150,7 @@ async def main():
         await pilot.press("s")
         await until(lambda: isinstance(app.screen, ResultsScreen) and app.screen.results is not None
                     and not app.screen.computing)
-        for _ in range(7):  # every tab built
+        for _ in range(8):  # every tab built (8 tabs: back to the first)
             await pilot.press("right_square_bracket")
         await pilot.press("enter")
         await until(lambda: isinstance(app.screen, AuditScreen) and app.screen.audit is not None)

@@ -406,3 +406,25 @@ async def test_judges_tab_shows_the_reports_calibration_section(tmp_path: Path) 
         for view, section in zip(views, expected, strict=True):
             if section.headers:
                 assert view.rows == section.rows
+
+
+async def test_stopping_tab_says_what_centaur_status_says(tmp_path: Path) -> None:
+    from centaur_tui.services.status import describe, study_status
+    from tests.test_ppr_session import _judge_assigned
+
+    path = judged_session(tmp_path)
+    _judge_assigned(path, {"ann": ("uniform-random", 20)})
+    study = load_session(path)
+    status = study_status(study)
+    assert status.judgments == 20 and status.rows
+    app = create_app(sessions_dir=path.parent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = ResultsScreen(study)
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.results is not None and not screen.computing, "the results", tries=1000)
+        await show_tab(pilot, screen, "tab-stopping")
+        note = str(screen.query_one("#stopping-note").render())
+        pairs = str(screen.query_one("#stopping-pairs").render())
+        assert "20 expert judgment(s) used" in note and f"Pairs: {len(status.rows)}" in note
+        for row in status.rows:
+            assert describe(row, status.margin) in pairs

@@ -19,6 +19,7 @@ from centaur_tui.cli.report_cmd import report
 from centaur_tui.cli.search_cmd import search
 from centaur_tui.cli.serve_cmd import expert, organiser, serve
 from centaur_tui.cli.session_cmd import check, demo, export, migrate, run, tasks_cmd
+from centaur_tui.cli.status_cmd import status
 from centaur_tui.cli.tui_cmd import tui
 from centaur_tui.cli.work_cmd import assign_work, judge_work, work_report
 from centaur_tui.domain.errors import CentaurError
@@ -53,6 +54,7 @@ for command in (
     bundle,
     adjudicate,
     search,
+    status,
 ):
     cli.add_command(command)
 

@@ -32,6 +32,11 @@ def _width(r: dict[str, Any]) -> str:
     return f"{r['width']:.3f} [{r['width_p10']:.3f}, {r['width_p90']:.3f}]"
 
 
+def power_text(row: dict[str, Any]) -> str:
+    """A design's power with its n of replicates."""
+    return f"{row['power']:.2f} (n={row['replicates']})"
+
+
 def _plan_ppr(
     study: Any,
     comps: Any,
@@ -43,33 +48,89 @@ def _plan_ppr(
     target: float,
     alpha: float | None,
     seed: int,
+    costs: Any,
+    run_factors: list[int],
+    power: float,
 ) -> None:
-    from centaur_tui.services.plan import simulate_ppr
-    from centaur_tui.stats.planning import comparisons_for_target
+    from centaur_tui.services.plan import simulate_ppr_designs
+    from centaur_tui.stats.planning import cheapest_design
 
     stats = study.session.statistics
     alpha = stats.ppr_alpha if alpha is None else alpha
+    base = max(1, len({c.run for c in comps.values()}))
+    wanted = sorted({base * f for f in run_factors})
+    # An emulated run takes its expert verdicts from another replicate: at most `reps` copies of a stored run.
+    run_counts = [r for r in wanted if r <= base * reps] or [base]
+    dropped = [r for r in wanted if r not in run_counts]
     click.echo("")
-    _say(f"Prediction-powered rankings: expert comparisons for a mean rank-set size <= {target:g}", bold=True)
+    _say(f"Prediction-powered rankings: the cheapest design reaching a mean rank-set size <= {target:g}", bold=True)
     _say(
-        f"  Method: in each of {reps} replicate(s) a simulated expert judges every comparison; for each n, a "
-        f"uniformly random subset of n is the expert set (as `centaur assign --strategy uniform-random`), and "
-        f"the report's estimator (PPI++, {stats.ppr_method} rank-sets, alpha = {alpha:g}) runs on it with the "
-        "session's LLM verdicts on all comparisons."
+        f"  Method: in each of {reps} replicate(s) a simulated expert judges every comparison; for each design "
+        f"(runs of the pipeline, n expert comparisons) a uniformly random subset of n is the expert set (as "
+        f"`centaur assign --strategy uniform-random`), and the report's estimator (PPI++, {stats.ppr_method} "
+        f"rank-sets, alpha = {alpha:g}) runs on it with the LLM verdicts on every comparison of those runs. "
+        f"Power = share of the {reps} replicates whose mean rank-set size is <= {target:g}. Runs beyond the "
+        f"{base} stored are emulated by drawing stored runs again with new simulated expert verdicts (their LLM "
+        "verdicts repeat, so those sizes lean optimistic)."
     )
-    for m in simulate_ppr(
-        study, comps, texts, llm_rows, knobs, reps, sizes, alpha=alpha, method=stats.ppr_method, seed=seed
-    ):
-        need = comparisons_for_target(m["curve"], target)
-        verdict = (
-            f"about {need:,} expert comparisons reach it"
-            if need is not None
-            else f"not reached with {m['curve'][-1]['n']:,} (the most tried)"
+    if dropped:
+        _say(
+            f"  Left out: {', '.join(map(str, dropped))} runs (more than {reps} copies of a stored run; raise --reps).",
+            fg="yellow",
         )
-        click.echo(f"  {m['mode']}: {m['candidates']} candidates, {m['comparisons']:,} comparisons; {verdict}")
-        click.echo(f"    {'n':>7}  {'mean rank-set size [p10, p90]':<30}")
-        for r in m["curve"]:
-            click.echo(f"    {r['n']:>7,}  {r['mean_size']:.2f} [{r['size_p10']:.2f}, {r['size_p90']:.2f}]")
+    _say(f"  Expert judgment: {costs.expert_basis}." if costs is not None else "  Expert judgment: no price given.")
+    if costs is not None:
+        _say(f"  LLM: {costs.run_basis}; {costs.judge_calls_per_comparison:.2f} judge calls per comparison.")
+        if costs.stored_runs:
+            _say(f"  The {costs.stored_runs} stored run(s) are paid for: only further runs are counted.")
+    for m in simulate_ppr_designs(
+        study, comps, texts, llm_rows, knobs, reps, sizes, run_counts,
+        target=target, alpha=alpha, method=stats.ppr_method, seed=seed,
+    ):  # fmt: skip
+        best, priced = cheapest_design(
+            m["grid"],
+            expert_cost=costs.expert if costs is not None else 0.0,
+            run_cost=costs.run if costs is not None else None,
+            stored_runs=costs.stored_runs if costs is not None else base,
+            power=power,
+        )
+        per_call = costs.judge_calls_per_comparison if costs is not None else 0.0
+        click.echo("")
+        click.secho(f"  {m['mode']}: {m['candidates']} candidates", bold=True)
+        click.echo(
+            f"    {'runs':>5} {'comparisons':>11} {'judge calls':>11} {'n experts':>9}  "
+            f"{'mean size [p10, p90]':<22} {'power':<14} {'cost':>12}"
+        )
+        for r in priced:
+            cost = f"{r['cost']:,.2f}" if costs is not None else "-"
+            click.echo(
+                f"    {r['runs']:>5} {r['comparisons']:>11,} {r['comparisons'] * per_call:>11,.0f} {r['n']:>9,}  "
+                f"{r['mean_size']:>5.2f} [{r['size_p10']:.2f}, {r['size_p90']:.2f}]{'':<6} "
+                f"{power_text(r):<14} {cost:>12}"
+            )
+        if best is not None:
+            money = (
+                f" for {best['cost']:,.2f} ({best['expert_cost']:,.2f} experts, {best['llm_cost']:,.2f} LLM runs)"
+                if costs is not None
+                else " (fewest expert comparisons; give --expert-cost or --hourly-rate to weigh them against runs)"
+            )
+            _say(
+                f"    Recommended: {best['runs']} run(s) ({best['comparisons']:,} LLM-judged comparisons, about "
+                f"{best['comparisons'] * per_call:,.0f} judge calls) and {best['n']:,} uniformly random expert "
+                f"comparisons{money}: mean rank-set size {best['mean_size']:.2f}, power {best['power']:.2f} "
+                f"(n = {best['replicates']} replicates).",
+                fg="green",
+            )
+        else:
+            near = min(priced, key=lambda r: (r["mean_size"], r["cost"]))
+            _say(
+                f"    Not reached with power >= {power:g} by any design tried (up to {max(run_counts)} runs and "
+                f"{max(r['n'] for r in priced):,} expert comparisons). Nearest: {near['runs']} run(s), "
+                f"{near['n']:,} expert comparisons, mean size {near['mean_size']:.2f}, power {near['power']:.2f} "
+                f"(n = {near['replicates']} replicates). Try a larger --ppr-runs factor, more --ppr-sizes, a larger "
+                "target or alpha.",
+                fg="yellow",
+            )
 
 
 @click.command()
@@ -129,13 +190,38 @@ def _plan_ppr(
     "--ppr-sizes",
     type=click.IntRange(1, 1_000_000),
     multiple=True,
-    help="Numbers of expert comparisons to try for --ppr-target (default: 25, 50, 100, 200, 400, 800, 1600).",
+    help="Numbers of expert comparisons to try for --ppr-target (default: 25, 50, ..., 6400, doubling).",
 )
 @click.option(
     "--ppr-alpha",
     type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
     default=None,
     help="Error level of the planned rank-sets (default: the session's [statistics] ppr_alpha, 0.1).",
+)
+@click.option(
+    "--expert-cost",
+    type=float,
+    default=None,
+    help="Money per expert judgment, for --ppr-target's cost search (or --hourly-rate).",
+)
+@click.option(
+    "--hourly-rate",
+    type=float,
+    default=None,
+    help="Money per expert hour: x the median stored time per expert judgment (else 300 s, assumed).",
+)
+@click.option(
+    "--ppr-runs",
+    type=click.IntRange(1, 64),
+    multiple=True,
+    help="Multiples of the stored runs to try for --ppr-target (default: 1, 2, 4, 8).",
+)
+@click.option(
+    "--ppr-power",
+    type=float,
+    default=0.8,
+    show_default=True,
+    help="Probability of reaching --ppr-target that a recommended design must have, in (0, 1].",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulation.")
 def plan(
@@ -149,6 +235,10 @@ def plan(
     ppr_target: float | None,
     ppr_sizes: tuple[int, ...],
     ppr_alpha: float | None,
+    expert_cost: float | None,
+    hourly_rate: float | None,
+    ppr_runs: tuple[int, ...],
+    ppr_power: float,
     seed: int,
 ) -> None:
     """Simulate an expert study and print the interval widths to expect, before recruiting."""
@@ -160,13 +250,24 @@ def plan(
         raise click.UsageError("Missing option '--experts' and '--per-expert' (or give --ppr-target).")
     if bool(experts) != bool(per_expert):
         raise click.UsageError("--experts and --per-expert go together.")
+    if not (math.isfinite(ppr_power) and 0 < ppr_power <= 1):
+        raise CentaurError(f"--ppr-power must be in (0, 1] (got {ppr_power:g})", title="Plan")
+    for name, amount in (("--expert-cost", expert_cost), ("--hourly-rate", hourly_rate)):
+        if amount is not None and not (math.isfinite(amount) and amount >= 0):
+            raise CentaurError(f"{name} must be a number >= 0 (got {amount:g})", title="Plan")
+    if expert_cost is not None and hourly_rate is not None:
+        raise CentaurError("give --expert-cost or --hourly-rate, not both", title="Plan")
+    if (expert_cost is not None or hourly_rate is not None) and ppr_target is None:
+        raise CentaurError(
+            "--expert-cost and --hourly-rate price the --ppr-target search: give --ppr-target", title="Plan"
+        )
     study = open_session(session)
     designs = [(n, m, k) for n in experts for m in per_expert for k in overlap]
     for n, _, k in designs:
         if k > n:
             raise CentaurError(f"--overlap {k} needs at least {k} experts (got --experts {n})", title="Plan")
     # The overlap strategy gives groups of K experts the same M comparisons: ceil(N / K) groups.
-    sizes = sorted(set(ppr_sizes or (25, 50, 100, 200, 400, 800, 1600)))
+    sizes = sorted(set(ppr_sizes or (25, 50, 100, 200, 400, 800, 1600, 3200, 6400)))
     needed = max([math.ceil(n / k) * m for n, m, k in designs] + ([max(sizes)] if ppr_target is not None else []))
     folder = Path(tempfile.mkdtemp(prefix="centaur-plan-"))
     try:
@@ -216,7 +317,29 @@ def plan(
                     f"{cells[3]:>13}"
                 )
         if ppr_target is not None:
-            _plan_ppr(source, comps, texts, llm_rows, knobs, reps, sizes, ppr_target, ppr_alpha, seed)
+            costs = None
+            if expert_cost is not None or hourly_rate is not None:
+                from centaur_tui.services.plan import plan_costs
+
+                costs = plan_costs(
+                    study, llm_rows, comps, expert_cost=expert_cost, hourly_rate=hourly_rate, stored=source is study
+                )
+            factors = sorted(set(ppr_runs or (1, 2, 4, 8)))
+            _plan_ppr(
+                source,
+                comps,
+                texts,
+                llm_rows,
+                knobs,
+                reps,
+                sizes,
+                ppr_target,
+                ppr_alpha,
+                seed,
+                costs,
+                factors,
+                ppr_power,
+            )
         if not designs:
             click.echo(f"Planned in {time.perf_counter() - started:.1f}s.")
             return

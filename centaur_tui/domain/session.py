@@ -556,6 +556,26 @@ class StatisticsParams(Strict):
     ppr_method: PPRMethod = Field(REPORT_DEFAULTS.ppr_method, description="Rank-sets' simultaneous intervals.")
 
 
+class StudyParams(Strict):
+    """When a study has answered its question (`centaur status`, the results screen's stopping panel)."""
+
+    equivalence_margin: float = Field(
+        0.1,
+        strict=True,
+        gt=0.0,
+        lt=1.0,
+        description="Two candidates are 'equivalent' when the expert win-rate difference P(i wins) - P(j wins) is "
+        "surely inside (-margin, margin); 0.1 = win probabilities within 0.45-0.55 without ties.",
+    )
+    stop_alpha: float = Field(
+        0.05,
+        strict=True,
+        gt=0.0,
+        lt=1.0,
+        description="Error level of the anytime-valid confidence sequences, per pair, over every look.",
+    )
+
+
 class Limits(Strict):
     """Concurrency, timeouts and retries of provider calls."""
 
@@ -677,6 +697,7 @@ class Session(Strict):
     experts: tuple[ExpertSpec, ...] = Field((), max_length=MAX_EXPERTS)
     human_workers: HumanWorkerArm | None = None
     statistics: StatisticsParams = Field(default_factory=StatisticsParams)
+    study: StudyParams = Field(default_factory=StudyParams)
 
     @model_validator(mode="before")
     @classmethod

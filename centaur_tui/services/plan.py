@@ -9,6 +9,7 @@ report's experts-vs-LLM statistics.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -137,33 +138,22 @@ def simulate_design(
     return summarise_plan(docs), judged, compared
 
 
-def simulate_ppr(
+def _ppr_arrays(
     study: Study,
     comps: dict[str, Any],
     texts: dict[str, tuple[str, str]],
     llm_rows: list[dict[str, Any]],
     knobs: Any,
     reps: int,
-    sizes: list[int],
-    *,
-    alpha: float,
-    method: str,
     seed: int,
-) -> list[dict[str, Any]]:
-    """How the prediction-powered rank-sets shrink with n uniformly random expert comparisons, per mode.
-
-    The session's comparisons and LLM verdicts as they are; in each replicate a simulated
-    expert (the simulated provider's judge with `knobs`) judges every comparison once, and for
-    each n a uniformly random subset of n of them is the labelled set (as `centaur assign
-    --strategy uniform-random` draws it). Returns per mode: mode, candidates, comparisons, curve.
-    """
+) -> list[tuple[str, list[str], Any, Any, Any, Any, Any]]:
+    """Per mode: (mode, candidates, a, b, yhat, y (reps x comparisons), run of each comparison)."""
     import random
 
     import numpy as np
 
     from centaur_tui.domain.assignment import PlannedAssignment
     from centaur_tui.pipeline.expert_sim import simulate_expert_judgments
-    from centaur_tui.stats.planning import ppr_size_curve
 
     def points(winner: str | None, a: str, b: str) -> float:
         return 1.0 if winner == a else 0.0 if winner == b else 0.5 if winner == "tie" else float("nan")
@@ -190,8 +180,135 @@ def simulate_ppr(
             records = simulate_expert_judgments(study, comps, texts, places, knobs, seed * 100_003 + rep)
             by_id = {r.comparison_id: r.winner for r in records}
             y[rep] = [points(by_id.get(c.id), c.candidate_a, c.candidate_b) for c in mine]
-        curve = ppr_size_curve(a, b, len(names), yhat, y, sizes, alpha=alpha, method=method, seed=seed)
-        out.append(
-            {"mode": mode, "candidates": len(names), "comparisons": int(np.isfinite(yhat).sum()), "curve": curve}
+        out.append((mode, names, a, b, yhat, y, np.array([c.run for c in mine])))
+    return out
+
+
+DEFAULT_SECONDS_PER_JUDGMENT = 300.0
+"""Time per expert judgment assumed when the study has no stored expert judgment time (5 minutes: two
+deliverables read, rubric scored, a rationale written; state your own with --expert-cost)."""
+
+
+@dataclass(frozen=True)
+class Costs:
+    """What one expert judgment and one run of the pipeline cost, and where each number comes from."""
+
+    expert: float
+    expert_basis: str
+    run: float | None
+    run_basis: str
+    judge_calls_per_comparison: float
+    judge_price: float | None
+    """Mean price of one LLM judge call (None: a judge model without a price)."""
+    stored_runs: int
+
+
+def plan_costs(
+    study: Study,
+    llm_rows: list[dict[str, Any]],
+    comps: dict[str, Any],
+    *,
+    expert_cost: float | None,
+    hourly_rate: float | None,
+    stored: bool,
+) -> Costs:
+    """The cost of an expert judgment (given, or an hourly rate x the measured time) and of a run.
+
+    Args:
+        study: The session (its estimate prices the LLM calls: `pipeline.estimate`).
+        llm_rows, comps: The plan's LLM judgment rows and comparisons (judge calls per comparison).
+        expert_cost: Money per expert judgment, or None to use `hourly_rate`.
+        hourly_rate: Money per expert hour (with the median stored time per expert judgment,
+            else `DEFAULT_SECONDS_PER_JUDGMENT`).
+        stored: The comparisons are the session's own (its runs are paid for), not a stand-in.
+
+    Raises:
+        CentaurError: a negative or non-finite cost, or neither nor both of the two given.
+    """
+    import math
+    import statistics
+
+    from centaur_tui.domain.errors import CentaurError
+    from centaur_tui.services.estimate import session_estimate
+
+    for name, value in (("--expert-cost", expert_cost), ("--hourly-rate", hourly_rate)):
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise CentaurError(f"{name} must be a number >= 0 (got {value:g})", title="Plan")
+    if (expert_cost is None) == (hourly_rate is None):
+        raise CentaurError("give the cost of an expert judgment: --expert-cost or --hourly-rate (one)", title="Plan")
+    if expert_cost is not None:
+        expert, basis = expert_cost, f"{expert_cost:g} per judgment (--expert-cost)"
+    else:
+        assert hourly_rate is not None
+        seconds = _expert_seconds(study)
+        if seconds:
+            median = statistics.median(seconds)
+            basis = f"{hourly_rate:g}/h x median {median:.0f} s per judgment (n = {len(seconds):,} stored)"
+        else:
+            median = DEFAULT_SECONDS_PER_JUDGMENT
+            basis = f"{hourly_rate:g}/h x {median:.0f} s per judgment (assumed: no expert judgment time stored)"
+        expert = hourly_rate * median / 3600
+    est = session_estimate(study)
+    runs = study.session.runs
+    total = est.cost_total
+    judging = [r for r in est.rows if r.stage == "judging"]
+    judge_cost = [r.cost_total for r in judging]
+    calls = sum(r.planned for r in judging)
+    judge_price = (
+        float(sum(c for c in judge_cost if c is not None)) / calls
+        if calls and all(c is not None for c in judge_cost)
+        else None
+    )
+    if total is None:
+        unpriced = sorted({r.model for r in est.rows if r.price is None or r.recorded_unpriced})
+        run, run_basis = None, f"cost of a run unknown: no price for {', '.join(unpriced)} (counted as 0)"
+    else:
+        run = total / runs
+        run_basis = (
+            f"{run:.4g} per run (the session's estimate: {total:.4g} for {runs} run(s), generation and judging; "
+            f"{calls:,} judge calls at {judge_price:.3g} each)"
+            if judge_price is not None
+            else f"{run:.4g} per run (the session's estimate, {runs} run(s))"
         )
+    per_comparison = len(llm_rows) / len(comps) if comps else 0.0
+    return Costs(expert, basis, run, run_basis, per_comparison, judge_price, runs if stored else 0)
+
+
+def _expert_seconds(study: Study) -> list[float]:
+    from centaur_tui.store import Store
+
+    if not study.database.exists():
+        return []
+    with Store(study.database, readonly=True) as store:
+        return [
+            float(r["seconds"])
+            for r in store.judgment_rows()
+            if r["judge_kind"] == "expert" and r["valid"] and r["seconds"] and r["seconds"] > 0
+        ]
+
+
+def simulate_ppr_designs(
+    study: Study,
+    comps: dict[str, Any],
+    texts: dict[str, tuple[str, str]],
+    llm_rows: list[dict[str, Any]],
+    knobs: Any,
+    reps: int,
+    sizes: list[int],
+    run_counts: list[int],
+    *,
+    target: float,
+    alpha: float,
+    method: str,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """Per mode: the rank-set size and power of every (runs, n expert comparisons) design (`ppr_design_grid`)."""
+    from centaur_tui.stats.planning import ppr_design_grid
+
+    out = []
+    for mode, names, a, b, yhat, y, run in _ppr_arrays(study, comps, texts, llm_rows, knobs, reps, seed):
+        grid = ppr_design_grid(
+            a, b, len(names), yhat, y, run, run_counts, sizes, target=target, alpha=alpha, method=method, seed=seed
+        )
+        out.append({"mode": mode, "candidates": len(names), "grid": grid})
     return out

@@ -179,3 +179,130 @@ def ppr_size_curve(
 def comparisons_for_target(curve: list[dict[str, Any]], target: float) -> int | None:
     """The fewest n of the curve whose mean rank-set size is at most `target` (None: not reached)."""
     return next((r["n"] for r in curve if r["mean_size"] <= target), None)
+
+
+# -- cost-aware sizing: expert comparisons and runs (LLM-judged comparisons) for a target ------
+
+
+def emulated_runs(run: np.ndarray, runs: int, reps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Units of a design with `runs` runs, built from the stored runs' units.
+
+    Up to the stored runs, the first `runs` of them as they are. Beyond, the stored runs again in
+    turn (runs are independent replicates of the pipeline; in turn keeps them balanced); a unit used for
+    the c-th time takes its expert verdict from replicate (rep + c) mod reps, a new simulated
+    draw, while its LLM verdicts repeat (so beyond the stored runs the sizes lean optimistic).
+
+    Args:
+        run: (U,) run of each unit.
+        runs: Runs of the design (>= 1).
+        reps: Replicates of the expert draws (copies beyond `reps` would reuse a draw: refused).
+
+    Returns:
+        (unit indices, copy number of each).
+    """
+    stored = sorted(set(run.tolist()))
+    chosen = [stored[i % len(stored)] for i in range(runs)]
+    seen: dict[int, int] = {}
+    units, copies = [], []
+    for r in chosen:
+        c = seen.get(r, 0)
+        seen[r] = c + 1
+        if c >= reps:
+            raise ValueError(f"{runs} runs from {len(stored)} stored need more than {reps} replicates")
+        idx = np.flatnonzero(run == r)
+        units.append(idx)
+        copies.append(np.full(len(idx), c))
+    return np.concatenate(units), np.concatenate(copies)
+
+
+def ppr_design_grid(
+    a: np.ndarray,
+    b: np.ndarray,
+    k: int,
+    yhat: np.ndarray,
+    y: np.ndarray,
+    run: np.ndarray,
+    run_counts: Sequence[int],
+    sizes: Sequence[int],
+    *,
+    target: float,
+    alpha: float = 0.1,
+    method: str = "chatzi",
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Mean rank-set size and power for each design (runs, n expert comparisons).
+
+    Args:
+        a, b, k, yhat, y: As in `ppr_size_curve` (y: (R, U), one simulated expert verdict per replicate).
+        run: (U,) run of each comparison; designs with more runs than stored are emulated (`emulated_runs`).
+        run_counts: Runs to try; sizes: numbers of expert comparisons to try (cut to the design's comparisons).
+        target: Mean rank-set size to reach.
+
+    Returns:
+        One row per design: runs, comparisons (with LLM verdicts), n, mean_size, size_p10, size_p90,
+        power (share of the R replicates whose mean rank-set size is <= target), replicates.
+    """
+    from centaur_tui.stats import ppr
+
+    y = np.atleast_2d(np.asarray(y, dtype=float))
+    reps = y.shape[0]
+    out = []
+    for runs in sorted(set(run_counts)):
+        units, copies = emulated_runs(run, runs, reps)
+        rows = (np.arange(reps)[:, None] + copies[None, :]) % reps
+        y_d = y[rows, units[None, :]]
+        yhat_d, a_d, b_d = yhat[units], a[units], b[units]
+        usable = np.flatnonzero(np.isfinite(yhat_d))
+        rng = np.random.default_rng(seed * 7919 + runs)
+        for n in sorted({min(int(s), len(usable)) for s in sizes if s > 0}):
+            lab = np.zeros((reps, len(units)), dtype=bool)
+            for r in range(reps):
+                lab[r, rng.choice(usable, n, replace=False)] = True
+            est = ppr.ppr_estimate(
+                a_d, b_d, k, np.broadcast_to(yhat_d, y_d.shape), y_d, lab, min_labeled=ppr.MIN_LABELED
+            )
+            low, high = ppr.rank_sets(est.theta, est.sigma, alpha, method)  # type: ignore[arg-type]
+            size = ppr.set_sizes(low, high)
+            out.append(
+                {
+                    "runs": runs,
+                    "comparisons": len(usable),
+                    "n": n,
+                    "mean_size": float(size.mean()),
+                    "size_p10": float(np.percentile(size, 10)),
+                    "size_p90": float(np.percentile(size, 90)),
+                    "power": float(np.mean(size <= target)),
+                    "replicates": reps,
+                }
+            )
+    return out
+
+
+def cheapest_design(
+    grid: list[dict[str, Any]],
+    *,
+    expert_cost: float,
+    run_cost: float | None,
+    stored_runs: int,
+    power: float,
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """Price every design and pick the least costly one whose power reaches `power`.
+
+    Args:
+        grid: `ppr_design_grid` rows.
+        expert_cost: Money per expert judgment (>= 0).
+        run_cost: Money per run of the pipeline (generation and judging; None: unknown, counted as 0 and said).
+        stored_runs: Runs already paid for (they cost nothing more).
+        power: Required probability of reaching the target.
+
+    Returns:
+        (the cheapest design reaching `power`, or None; every row with `cost`, `expert_cost`, `llm_cost` added).
+    """
+    priced = []
+    for row in grid:
+        llm = max(0, row["runs"] - stored_runs) * (run_cost or 0.0)
+        expert = row["n"] * expert_cost
+        priced.append({**row, "expert_cost": expert, "llm_cost": llm, "cost": expert + llm})
+    ok = [r for r in priced if r["power"] >= power]
+    best = min(ok, key=lambda r: (r["cost"], r["n"], r["runs"])) if ok else None
+    return best, priced

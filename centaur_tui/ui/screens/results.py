@@ -57,6 +57,8 @@ class Results:
     doc: ReportDocument
     left_out: Any
     seconds: float
+    stopping: Any = None
+    """`services.status.StudyStatus`: the stopping rule per pair (None: it could not be computed)."""
 
 
 def report_doc(study: Study) -> ReportDocument:
@@ -65,6 +67,49 @@ def report_doc(study: Study) -> ReportDocument:
     Computed there, or its kept document when nothing the report reads has changed since.
     """
     return shared_report_process().doc(study)
+
+
+def stopping_status(study: Study) -> Any:
+    """The stopping rule per pair (`services.status`), or the error's message when the session's settings refuse it."""
+    from centaur_tui.domain.errors import CentaurError
+    from centaur_tui.services.status import study_status
+
+    try:
+        return study_status(study)
+    except CentaurError as exc:
+        return exc.message
+
+
+def stopping_pane(status: Any) -> list[Any]:
+    """The stopping panel: per task, mode and pair, separated, equivalent or how many more expert comparisons."""
+    from centaur_tui.services.status import describe
+
+    if status is None or isinstance(status, str):
+        return [Static(Text(status or "The stopping rule could not be computed."), id="stopping-note")]
+    counts = status.counts
+    head = (
+        "When to stop (`centaur status`): anytime-valid confidence sequences on the expert win-rate difference "
+        f"P(first wins) - P(second wins), alpha = {status.alpha:g} per pair over every look, equivalence margin "
+        f"+-{status.margin:g}; n = expert comparisons of the pair. {status.judgments:,} expert judgment(s) used"
+        + "".join(f", {v:,} {k}" for k, v in status.left_out.items())
+        + f". Pairs: {len(status.rows):,}; separated {counts['separated']:,}, equivalent {counts['equivalent']:,}, "
+        f"continue {counts['continue']:,} (of which {status.unjudged:,} without an expert comparison yet)."
+    )
+    if not status.judgments:
+        head += " No expert comparison yet: nothing to decide."
+    lines = []
+    last = None
+    for row in status.rows:
+        if (row.task, row.mode) != last:
+            last = (row.task, row.mode)
+            lines.append(f"{row.task} / {row.mode}")
+        st = row.status
+        interval = "" if st.n == 0 else f" {st.difference:+.2f} [{st.low:+.2f}, {st.high:+.2f}] "
+        lines.append(f"  {row.first} vs {row.second}:{interval} {describe(row, status.margin)}")
+    return [
+        Static(Text(head), classes="results-note", id="stopping-note"),
+        Static(Text("\n".join(lines)), id="stopping-pairs"),
+    ]
 
 
 class ResultsScreen(CentaurScreen):
@@ -186,7 +231,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             return
         store = self.app.store_for(self.study)
         doc = report_doc(self.study)  # the process's kept document while the data is unchanged
-        results = Results(doc, left_out(store), time.perf_counter() - started)
+        results = Results(doc, left_out(store), time.perf_counter() - started, stopping_status(self.study))
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show, results)  # type: ignore[arg-type]  # mypy 2.4 solves T | Awaitable[T] as Never for coroutines
 
@@ -203,7 +248,11 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         self.query_one("#results-status", Static).update("This session has not been run yet: nothing to report.")
 
     async def _show(self, results: Results) -> None:
-        if self.results is not None and (results.doc, results.left_out) == (self.results.doc, self.results.left_out):
+        if self.results is not None and (results.doc, results.left_out, results.stopping) == (
+            self.results.doc,
+            self.results.left_out,
+            self.results.stopping,
+        ):
             self.results = results  # nothing changed: keep the tabs, the cursor and the scroll
             self.computing = False
             self._show_status(results.doc)
@@ -297,6 +346,8 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             "Experts vs LLM judges",
             lambda: [SectionView(s) for s in [*expert_sections(doc), *ppr_sections(doc)]],
         )
+        stopping = self.results.stopping if self.results is not None else None
+        titles["tab-stopping"], builders["tab-stopping"] = "Stopping", lambda: stopping_pane(stopping)
         if doc.human_workers is not None:
             titles["tab-human"], builders["tab-human"] = (
                 "Human workers",
