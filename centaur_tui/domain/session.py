@@ -72,6 +72,14 @@ class JudgeSimulation(Strict):
     tie_margin: float = Field(
         0.15, strict=True, ge=0.0, le=5.0, description="Average gap below which the judge calls a tie."
     )
+    flaw_check: float = Field(
+        0.0,
+        strict=True,
+        ge=0.0,
+        le=10.0,
+        description="Rubric points taken off an option per flaw the judge finds by checking it against the task "
+        "(a number the task does not give, a requirement said not to apply): 0 = it never checks (issue 26's exam).",
+    )
 
 
 class Faults(Strict):
@@ -443,6 +451,28 @@ class JudgingParams(Strict):
         ge=5.0,
         le=3600.0,
         description="Seconds without a key or click after which time on a comparison stops counting as active.",
+    )
+    exam_per_kind: int = Field(
+        2,
+        strict=True,
+        ge=1,
+        le=100,
+        description="Admission exam (`centaur exam`): planted-flaw pairs per task and flaw kind, each asked of every "
+        "LLM judge in both orders.",
+    )
+    admit_min_accuracy: float | None = Field(
+        None,
+        strict=True,
+        ge=0.0,
+        le=1.0,
+        description="Admission exam: the position-consistent accuracy a judge needs (None: no minimum); the report "
+        "names every judge below it.",
+    )
+    admit_enforce: bool = Field(
+        False,
+        strict=True,
+        description="Leave the judges below admit_min_accuracy out of every statistic (the report says who and why); "
+        "false: only report them.",
     )
 
     @property
