@@ -23,6 +23,7 @@ from centaur_tui.domain.study import Study
 from centaur_tui.llm import CallFailed, FatalProviderError, Gateway
 from centaur_tui.pipeline.budget import BudgetExceeded
 from centaur_tui.pipeline.calls import Calls
+from centaur_tui.pipeline.estimate import EXAM_STAGE
 from centaur_tui.pipeline.judging import Judging
 from centaur_tui.pipeline.progress import Progress, StageProgress
 from centaur_tui.store import (
@@ -34,7 +35,7 @@ from centaur_tui.store import (
     save_exam_verdict,
 )
 
-STAGE = "exam"
+STAGE = EXAM_STAGE
 """The stage name of the exam's calls (in `calls.stage`; `centaur check` prices them under it)."""
 
 
