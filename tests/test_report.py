@@ -384,6 +384,7 @@ DOCUMENTED_TOP = [
     "ppr",
     "outcomes",
     "record",
+    "served",
 ]
 DOCUMENTED_MODE = [
     "mode",
