@@ -315,3 +315,21 @@ def test_the_wilson_interval_covers_a_planted_accuracy(p: float) -> None:
         low, high = wilson(k, 18)
         covered += low is not None and high is not None and low <= p <= high
     assert covered >= 36  # nominal 95 %: at least 90 % of 40 seeded studies (bench/exam.py: 0.930-0.958 at n=18)
+
+
+def test_admit_enforce_without_a_minimum_is_refused_naming_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(exam_toml("admit_enforce = true"), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 2 and "admit_min_accuracy" in result.output and "Traceback" not in result.output
+    path.write_text(exam_toml("admit_min_accuracy = 1.5"), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 2 and "admit_min_accuracy" in result.output
+
+
+def test_a_minimum_without_an_exam_taken_is_said_and_leaves_no_judge_out() -> None:
+    from centaur_tui.stats.exam import exam_section as build
+
+    s = build("", [], [], ["J1", "J2"], 0.8, True)
+    assert s.admission == [] and s.left_out == [] and "has not been taken" in s.note
+    assert [(r.judge, r.pairs, r.examined, r.accuracy) for r in s.rows] == [("J1", 0, 0, None), ("J2", 0, 0, None)]

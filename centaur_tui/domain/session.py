@@ -475,6 +475,12 @@ class JudgingParams(Strict):
         "false: only report them.",
     )
 
+    @model_validator(mode="after")
+    def _admission(self) -> JudgingParams:
+        if self.admit_enforce and self.admit_min_accuracy is None:
+            raise ValueError("admit_enforce = true needs admit_min_accuracy (the accuracy a judge must reach)")
+        return self
+
     @property
     def reask_cap(self) -> int:
         """`reask_max_tokens`, or 4 x `max_tokens` when it is not set."""

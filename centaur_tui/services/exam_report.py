@@ -20,13 +20,21 @@ if TYPE_CHECKING:
 
 
 def exam_section(study: Study, store: Store) -> ExamSection | None:
-    """The admission exam's section (None when the session has no exam stored); the latest seed's pairs."""
+    """The admission exam's section: the session seed's pairs (else the latest seed's).
+
+    None when no exam is stored and the session sets no `admit_min_accuracy`; with one, a section
+    saying that the exam has not been taken and no judge is left out.
+    """
     from centaur_tui.stats.exam import exam_section as build
     from centaur_tui.store import exam_pairs, exam_seeds, exam_verdicts
 
     seeds = exam_seeds(store)
-    if not seeds:
-        return None
+    j = study.session.judging
+    if not seeds:  # said when the session asks for an admission minimum, so that it is never silently unchecked
+        names = [x.name for x in study.session.judges]
+        if j.admit_min_accuracy is None:
+            return None
+        return build("", [], [], names, j.admit_min_accuracy, j.admit_enforce)
     seed = str(study.session.seed) if str(study.session.seed) in seeds else seeds[-1]
     pairs = exam_pairs(store, seed)
     ids = {p.id for p in pairs}
@@ -37,7 +45,6 @@ def exam_section(study: Study, store: Store) -> ExamSection | None:
         r["judge"]: int(r["n"])
         for r in store.read("SELECT judge, count(*) AS n FROM judgments WHERE judge_kind = 'llm' GROUP BY judge")
     }
-    j = study.session.judging
     return build(
         seed, pairs, verdicts, [x.name for x in study.session.judges], j.admit_min_accuracy, j.admit_enforce, judgments
     )

@@ -104,7 +104,7 @@ def exam_section(
             if chosen or kind == "all":
                 rows.append(_row(judge, kind, outcomes, len(decided), first))
         overall = next(r for r in rows if r.judge == judge and r.kind == "all")
-        if min_accuracy is None:
+        if min_accuracy is None or not pairs:  # no exam taken: nobody is admitted or left out yet
             continue
         if overall.accuracy is None:
             admitted, reason = False, f"no pair examined ({overall.failed} failed, {overall.not_asked} not asked)"
@@ -149,7 +149,12 @@ def exam_section(
         "right only when the intact copy won in both orders; its n (examined) is answered + invalid pairs; failed and "
         "not-asked pairs are left out of it and counted."
     )
-    if min_accuracy is not None:
+    if min_accuracy is not None and not pairs:
+        note = (
+            f"judging.admit_min_accuracy is {min_accuracy:g}, but the exam has not been taken (centaur exam SESSION): "
+            "no judge is admitted or left out yet."
+        )
+    elif min_accuracy is not None:
         below = [a.judge for a in admission if not a.admitted]
         if enforce:
             note += f" Judges below {min_accuracy:g}: {', '.join(below) or 'none'}; left out of every statistic"
