@@ -730,6 +730,8 @@ class Session(Strict):
 
     def batched(self, stage: str, endpoint: Endpoint) -> bool:
         """Whether a call of this stage to this endpoint goes through the provider's batch API."""
+        if stage == "exam":  # the judges' admission exam (pipeline/exam.py) is small and always sent online
+            return False
         mode = self.judging.mode if stage == "judging" else self.generation.mode
         return mode == "batch" and endpoint.model.split("/", 1)[0] in BATCH_PROVIDERS
 
