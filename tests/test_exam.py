@@ -333,3 +333,14 @@ def test_a_minimum_without_an_exam_taken_is_said_and_leaves_no_judge_out() -> No
     s = build("", [], [], ["J1", "J2"], 0.8, True)
     assert s.admission == [] and s.left_out == [] and "has not been taken" in s.note
     assert [(r.judge, r.pairs, r.examined, r.accuracy) for r in s.rows] == [("J1", 0, 0, None), ("J2", 0, 0, None)]
+
+
+def test_the_flaw_check_knob_at_its_default_leaves_call_addresses_as_they_were(tmp_path: Path) -> None:
+    from centaur_tui.domain.plan import entry_json
+
+    path = tmp_path / "s.toml"
+    path.write_text(exam_toml(), encoding="utf-8")
+    judges = {j.name: json.loads(entry_json(j)) for j in load_session(path).session.judges}
+    # Databases written before issue 26 hold simulated judges' calls addressed without the knob.
+    assert judges["JudgeSouth"]["simulation"] == {"noise": 0.3, "position_bias": 5.0, "tie_margin": 0.15}
+    assert judges["JudgeNorth"]["simulation"]["flaw_check"] == 3.0
