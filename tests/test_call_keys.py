@@ -249,3 +249,34 @@ def test_one_content_address_in_flight_twice_is_sent_once(write_session, fail: b
         else:
             assert len({r[0] for r in results}) == 1 and all(r[1].startswith("fresh reply") for r in results)
             assert store.read_value("SELECT count(*) FROM calls") == 1
+
+
+# The demo's endpoints as the code before the later simulation knobs (judge bias, flip, flaw
+# check, assistant specificity, worker uses_specifics) wrote their entries: a knob at its default
+# must leave every stored call's content address as it was (`plan.LATER_KNOBS`).
+DEMO_ENTRIES_BEFORE_LATER_KNOBS = {
+    "ModelSpec:GPT-5-Mini": "6e48704d7f86b1cc",
+    "ModelSpec:Claude-Opus-4.8": "cf897998656005a9",
+    "ModelSpec:Claude-Sonnet-4.6": "24d4a366021dba52",
+    "ModelSpec:Gemini-3.1-Pro": "08225283d9c60a66",
+    "ModelSpec:DeepSeek-V3.1": "eed308a54fd17938",
+    "ModelSpec:GPT-OSS-120B": "2193013505c2105f",
+    "ModelSpec:GPT-O4-Mini": "9ef6382badd67fa6",
+    "ModelSpec:GPT-4.1": "52d7923c08d3007e",
+    "ModelSpec:GPT-O3-Mini": "3ebdf7e318640e70",
+    "ModelSpec:GPT-3.5-Turbo": "7468f0718da76755",
+    "JudgeSpec:Claude-Opus-4.8": "239ef2c089d3eb57",
+    "JudgeSpec:DeepSeek-V3.1": "4e003b77d7102ba4",
+    "JudgeSpec:Gemini-3.1-Pro": "7c5b20d291de60c1",
+    "JudgeSpec:GPT-4.1": "9bd041029bc93d0b",
+    "WorkerSpec:GPT-3.5-Turbo": "ff7a548de48fcf00",
+}
+
+
+def test_the_demo_s_entries_are_the_ones_its_stored_calls_were_addressed_with() -> None:
+    import hashlib
+
+    session = load_session(Path("sessions/demo.toml")).session
+    endpoints = [*session.models, *session.judges, *([session.worker] if session.worker else [])]
+    now = {f"{type(e).__name__}:{e.name}": hashlib.sha256(entry_json(e).encode()).hexdigest()[:16] for e in endpoints}
+    assert now == DEMO_ENTRIES_BEFORE_LATER_KNOBS

@@ -385,6 +385,7 @@ DOCUMENTED_TOP = [
     "calibration",
     "outcomes",
     "record",
+    "served",
 ]
 DOCUMENTED_MODE = [
     "mode",

@@ -112,6 +112,8 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     assert after.pop("organiser_links") == []
     # Migration 21 adds the empty tables of adjudication.
     assert after.pop("adjudications") == [] and after.pop("adjudication_reopenings") == []
+    # Migration 25 adds the empty tables of the judges' admission exam.
+    assert after.pop("exam_pairs") == [] and after.pop("exam_verdicts") == []
     # Migration 17 adds chain_seq, chain_content and chain_hash to the chained tables, back-filled
     # for every judgment and submitted deliverable (tests/test_chain.py checks the values).
     for table in ("judgments", "work_drafts"):

@@ -84,10 +84,11 @@ async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> Non
         assert screen.query_one("#cross-mode", SectionView).rows == render.cross_mode_section(expected).rows
         assert screen.query_one("#reliability", SectionView).rows == render.reliability_section(expected).rows
         validity = list(screen.query("#validity-sections SectionView").results(SectionView))
-        assert [v.section.title for v in validity] == [s.title for s in render.validity_sections(expected)]
-        assert [v.rows for v in validity if v.section.headers] == [
-            s.rows for s in render.validity_sections(expected) if s.headers
-        ]
+        # The validity tab: the judges' validity, then their admission exam and served models (issue 26).
+        shown = [*render.validity_sections(expected), *render.exam_sections(expected)]
+        assert any(s.title.startswith("Models that served the judge calls") for s in shown)
+        assert [v.section.title for v in validity] == [s.title for s in shown]
+        assert [v.rows for v in validity if v.section.headers] == [s.rows for s in shown if s.headers]
         experts = [s.section.title for s in screen.query("#experts-sections SectionView").results(SectionView)]
         # The experts tab: experts vs LLM judges, then the prediction-powered rankings.
         assert experts == [s.title for s in [*render.expert_sections(expected), *render.ppr_sections(expected)]]

@@ -11,6 +11,7 @@ import click
 from centaur_tui import __version__
 from centaur_tui.cli.adjudicate_cmd import adjudicate
 from centaur_tui.cli.app import cli
+from centaur_tui.cli.exam_cmd import exam
 from centaur_tui.cli.expert_cmd import assign, judge, packet
 from centaur_tui.cli.import_cmd import import_, import_outputs
 from centaur_tui.cli.plan_cmd import plan
@@ -55,6 +56,7 @@ for command in (
     adjudicate,
     search,
     status,
+    exam,
 ):
     cli.add_command(command)
 

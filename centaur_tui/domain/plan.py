@@ -97,15 +97,24 @@ def entry_json(endpoint: Endpoint) -> str:
     }
     simulation = getattr(endpoint, "simulation", None)
     if endpoint.simulated and simulation is not None:
-        dumped = simulation.model_dump(mode="json")
-        # The planted judge biases (issue 25) enter the entry only when set, so the calls of a
-        # judge without them keep the keys they had before the knobs existed.
-        if dumped.get("bias") == {"length": 0.0, "format": 0.0, "family": {}}:
-            dumped.pop("bias")
-        if dumped.get("flip") == 0.0:
-            dumped.pop("flip")
-        entry["simulation"] = dumped
+        knobs = simulation.model_dump(mode="json")
+        for name, default in LATER_KNOBS.items():  # at its default, a knob added later leaves the address as it was
+            if name in knobs and knobs[name] == default:
+                del knobs[name]
+        entry["simulation"] = knobs
     return canonical_json(entry)
+
+
+LATER_KNOBS: dict[str, Any] = {
+    "flaw_check": 0.0,  # judges (issue 26's exam)
+    "bias": {"length": 0.0, "format": 0.0, "family": {}},  # judges (issue 25's planted biases)
+    "flip": 0.0,  # judges
+    "specificity": None,  # candidates as assistants (issue 28's worker panel)
+    "uses_specifics": 1.0,  # workers
+}
+"""Simulation knobs added after databases were written, with their defaults: left out of `entry_json` at the
+default, so the calls a simulated session stored before keep their content address (tests/test_call_keys.py
+holds the entries of the demo's endpoints as the code before these knobs wrote them)."""
 
 
 def call_key_of(model: str, messages_json: str, params_json: str, sample: str, entry: str | None = None) -> str:

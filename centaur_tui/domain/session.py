@@ -139,6 +139,14 @@ class JudgeSimulation(Strict):
     flip: float = Field(
         0.0, strict=True, ge=0.0, le=1.0, description="Share of decided verdicts the judge reverses (seeded)."
     )
+    flaw_check: float = Field(
+        0.0,
+        strict=True,
+        ge=0.0,
+        le=10.0,
+        description="Rubric points taken off an option per flaw the judge finds by checking it against the task "
+        "(a number the task does not give, a requirement said not to apply): 0 = it never checks (issue 26's exam).",
+    )
 
 
 class Faults(Strict):
@@ -522,6 +530,34 @@ class JudgingParams(Strict):
         le=3600.0,
         description="Seconds without a key or click after which time on a comparison stops counting as active.",
     )
+    exam_per_kind: int = Field(
+        2,
+        strict=True,
+        ge=1,
+        le=100,
+        description="Admission exam (`centaur exam`): planted-flaw pairs per task and flaw kind, each asked of every "
+        "LLM judge in both orders.",
+    )
+    admit_min_accuracy: float | None = Field(
+        None,
+        strict=True,
+        ge=0.0,
+        le=1.0,
+        description="Admission exam: the position-consistent accuracy a judge needs (None: no minimum); the report "
+        "names every judge below it.",
+    )
+    admit_enforce: bool = Field(
+        False,
+        strict=True,
+        description="Leave the judges below admit_min_accuracy out of every statistic (the report says who and why); "
+        "false: only report them.",
+    )
+
+    @model_validator(mode="after")
+    def _admission(self) -> JudgingParams:
+        if self.admit_enforce and self.admit_min_accuracy is None:
+            raise ValueError("admit_enforce = true needs admit_min_accuracy (the accuracy a judge must reach)")
+        return self
 
     @property
     def reask_cap(self) -> int:
@@ -827,6 +863,8 @@ class Session(Strict):
 
     def batched(self, stage: str, endpoint: Endpoint) -> bool:
         """Whether a call of this stage to this endpoint goes through the provider's batch API."""
+        if stage == "exam":  # the judges' admission exam (pipeline/exam.py) is small and always sent online
+            return False
         mode = self.judging.mode if stage == "judging" else self.generation.mode
         return mode == "batch" and endpoint.model.split("/", 1)[0] in BATCH_PROVIDERS
 

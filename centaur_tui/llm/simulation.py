@@ -31,6 +31,7 @@ import math
 import random
 import re
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -277,6 +278,27 @@ def _dimension_value(task: Task, seen: dict[str, int], dimension: str | None) ->
     return sum((0.55 + 0.15 * (seen[r.id] - 1)) if seen[r.id] else 0.0 for r in reqs) / len(reqs)
 
 
+_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+_LIST_MARKER = re.compile(r"^\s*\d+[.)]\s")
+_DENIALS = ("does not apply", "can be ignored", "not needed here")
+
+
+def visible_flaws(task: Task, text: str) -> int:
+    """Flaws a checking judge finds in a deliverable: numbers the task never gives, requirements said not to apply."""
+    known = [task.title, task.prompt, task.deliverable, *(r.text for r in task.requirements)]
+    anywhere = set(_NUMBER.findall(" ".join(known)))
+    own = {r.label.lower(): Counter(_NUMBER.findall(f"{r.label} {r.text}")) for r in task.requirements}
+    found = 0
+    for line in text.lower().splitlines():
+        numbers = Counter(_NUMBER.findall(_LIST_MARKER.sub("", line)))
+        # A line about one requirement is checked against that requirement's own figures, count by count.
+        given = next((g for label, g in own.items() if label in line), None)
+        found += sum((numbers - given).values()) if given is not None else sum(1 for n in numbers if n not in anywhere)
+        if any(d in line for d in _DENIALS) and any(r.label.lower() in line for r in task.requirements):
+            found += 1
+    return found
+
+
 def judge_reply(
     task: Task,
     universal: Universal,
@@ -305,6 +327,8 @@ def judge_reply(
         for dim in universal.general_dimensions:
             scores[dim.id] = 1.5 + 8 * overall
         bias = (knobs.position_bias if index == 0 else 0.0) + planted[index]
+        if knobs.flaw_check:
+            bias -= knobs.flaw_check * visible_flaws(task, text)
         ints = {k: int(min(10, max(1, round(v + bias + rng.gauss(0, knobs.noise))))) for k, v in scores.items()}
         options.append(ints)
     means = [sum(o.values()) / len(o) for o in options]

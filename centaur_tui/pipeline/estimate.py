@@ -24,9 +24,11 @@ never $0. Reads the database read-only without migrating it; sends nothing.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from centaur_tui.domain.exam import FLAW_KINDS
 from centaur_tui.domain.plan import (
     STAGES,
     assistance_id,
@@ -44,6 +46,9 @@ from centaur_tui.domain.session import PLAIN, Endpoint
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import Price, TokenCounter, price_of
 from centaur_tui.store import EstimateFacts, estimate_facts
+
+EXAM_STAGE = "exam"
+"""The admission exam's calls' stage (`pipeline/exam.py`): not one of the run's STAGES, priced apart."""
 
 ASSUMED_TOKENS_PER_S = 50.0
 """Output speed assumed for the time estimate of a model with no stored call (tokens per second)."""
@@ -330,7 +335,7 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
     def row(stage: str, ep: Endpoint, name: str) -> EstimateRow:
         r = rows.get((stage, name))
         if r is None:
-            max_tokens = judge_max if stage == "judging" else gen_max
+            max_tokens = judge_max if stage in ("judging", EXAM_STAGE) else gen_max
             r = rows[(stage, name)] = EstimateRow(stage, ep.model, [], price_of(ep), max_tokens, ep)
             # One entry alone on its model string: the model's calls are all its own (re-asks included).
             used = facts.usage.get((stage, ep.model)) if sharing.get(ep.model, 0) == 1 else None
@@ -440,7 +445,9 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
                                 prompt += guess
                         for presentation, _ in presented_orders(s, comp, judge.name):
                             add(r, prompt, (comp.id, judge.name, presentation) in facts.judged, pending)
-    ordered = sorted(rows.values(), key=lambda r: (STAGES.index(r.stage), r.model, r.names))
+    _exam_rows(study, facts, counter, row, add)
+    order = (*STAGES, EXAM_STAGE)
+    ordered = sorted(rows.values(), key=lambda r: (order.index(r.stage), r.model, r.names))
     seconds, basis = _time(ordered, study)
     return Estimate(
         session=s.name,
@@ -454,6 +461,49 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
         unanswered_usd=facts.unanswered.usd,
         unanswered=facts.unanswered.requests,
     )
+
+
+def _exam_rows(
+    study: Study,
+    facts: EstimateFacts,
+    counter: _Counter,
+    row: Callable[[str, Endpoint, str], EstimateRow],
+    add: Callable[..., None],
+) -> None:
+    """The admission exam's calls (issue 26): each planted pair, per LLM judge, in both orders.
+
+    Counted once the exam is planned (its pairs stored), or beforehand when the session sets
+    `judging.admit_min_accuracy` (it means to run one): then every task has `exam_per_kind`
+    pairs per flaw kind (an upper bound: a flaw kind may be not applicable in a task), each the
+    mean length of the task's stored outputs twice (or max_tokens when none is stored).
+    """
+    s = study.session
+    u = study.universal
+    pairs: list[tuple[str, str, str | None]] = [(pid, task, oid) for pid, (task, oid) in facts.exam_pairs.items()]
+    if not pairs and s.judging.admit_min_accuracy is not None:
+        pairs = [
+            (f"planned:{task}:{kind}:{slot}", task, None)
+            for task in s.tasks
+            for kind in FLAW_KINDS
+            for slot in range(s.judging.exam_per_kind)
+        ]
+    for pair_id, task_id, oid in pairs:
+        if task_id not in study.tasks:
+            continue
+        task, rubric = study.task(task_id), study.rubric(task_id)
+        empty = judge_messages(u, task, rubric, "", "", s.judging.allow_ties)
+        for judge in s.judges:
+            prompt = float(counter.fixed(("judge", task_id), judge.model, empty))
+            text = facts.outputs.get(oid) if oid is not None else None
+            pending = None
+            if text is not None:
+                prompt += 2 * counter.stored(judge.model, oid or "", text)
+            else:
+                prompt += 2 * s.generation.max_tokens
+                pending = "max_tokens (exam not planned yet)"
+            r = row(EXAM_STAGE, judge, judge.name)
+            for presentation in (1, 2):
+                add(r, prompt, (pair_id, judge.name, presentation) in facts.exam_done, pending)
 
 
 def duration_text(seconds: float) -> str:
@@ -523,7 +573,7 @@ def estimate_summary(est: Estimate) -> list[str]:
         f"Before running: {est.remaining_calls:,} call(s) left, about {usd(est.cost_remaining)} "
         f"(at most {usd(est.worst_cost_remaining)}), {duration_text(est.time_s)} at the session's limits"
     ]
-    for stage in STAGES:
+    for stage in (*STAGES, EXAM_STAGE):
         mine = [r for r in est.rows if r.stage == stage and r.remaining]
         if not mine:
             continue

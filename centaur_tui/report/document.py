@@ -1271,6 +1271,103 @@ class CalibrationSection(_WithAbsent):
     tier_z: float | None = None
 
 
+class ExamJudgeRow(_Model):
+    """One judge's admission exam, over every flaw kind (`kind` "all") or one: each pair counted once.
+
+    A pair is `answered` when both orders got a valid verdict, `invalid` when a reply stayed
+    invalid, `failed` when a call failed every attempt, `not_asked` when nothing is stored yet.
+    `examined` = answered + invalid (an invalid reply is not a right answer); `correct`: pairs
+    whose intact copy won in both orders (position-consistent); `accuracy` = correct / examined
+    with a 95 % Wilson interval. `first_picks` of `decided` answers chose the option shown first.
+    """
+
+    judge: str
+    kind: str
+    pairs: int
+    answered: int
+    invalid: int
+    failed: int
+    not_asked: int
+    examined: int
+    correct: int
+    accuracy: float | None
+    ci_low: float | None
+    ci_high: float | None
+    decided: int
+    first_picks: int
+
+
+class ExamKindRow(_Model):
+    """One (task, flaw kind) of the exam plan: slots, pairs planted, slots left not applicable and why."""
+
+    task: str
+    kind: str
+    slots: int
+    planted: int
+    not_applicable: int
+    reason: str | None
+
+
+class ExamAdmissionRow(_Model):
+    """Whether a judge meets the session's `judging.admit_min_accuracy`, and whether it was left out of the panel."""
+
+    judge: str
+    accuracy: float | None
+    examined: int
+    admitted: bool
+    left_out: bool
+    reason: str
+
+
+class ExamSection(_Model):
+    """The judges' admission exam (issue 26): planted-flaw pairs asked of every judge in both orders.
+
+    `min_accuracy`: the session's `judging.admit_min_accuracy` (None: no minimum); `enforce`: the
+    judges below it are left out of every statistic (`left_out`, with `left_out_judgments` of
+    their tournament judgments), otherwise only reported.
+    """
+
+    seed: str
+    pairs: int
+    planted: int
+    not_applicable: int
+    questions: int
+    rows: list[ExamJudgeRow]
+    kinds: list[ExamKindRow]
+    min_accuracy: float | None
+    enforce: bool
+    admission: list[ExamAdmissionRow]
+    left_out: list[str]
+    left_out_judgments: int
+    note: str
+
+
+class ServedRow(_Model):
+    """One LLM judge's answered judge calls by who served them (issue 26).
+
+    `other_model`: answered by a model other than the one scheduled (a provider-side fallback or
+    alias); of those, `other_family` by a model of another family (or one no session entry
+    names), whose judgments are refused for leave-family-out (status `served_other_family`).
+    """
+
+    judge: str
+    scheduled: str
+    family: str
+    judgments: int
+    not_recorded: int
+    other_model: int
+    other_family: int
+    served: list[str]
+
+
+class ServedSection(_Model):
+    """Which model served each LLM judge's judgments, and the judgments refused because another family answered."""
+
+    rows: list[ServedRow]
+    refused: int
+    note: str
+
+
 class ReportDocument(_WithAbsent):
     """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
 
@@ -1286,6 +1383,8 @@ class ReportDocument(_WithAbsent):
         "agreement_matrix",
         "workers",
         "professional",
+        "exam",
+        "served",
         "section",
     )
 
@@ -1315,6 +1414,8 @@ class ReportDocument(_WithAbsent):
     """A worker panel (`[[workers]]`): absent for a session with one worker model."""
     professional: ProfessionalSection | None = None
     """The human professional as the bar: absent when the session declares no professional deliverable."""
+    exam: ExamSection | None = None
+    served: ServedSection | None = None
     section: str | None = None
     """The one section computed (`centaur report --section`); absent: every section."""
 
@@ -1342,6 +1443,14 @@ class ReportDocument(_WithAbsent):
     def with_agreement_matrix(self, section: AgreementMatrixSection | None) -> ReportDocument:
         """This document with the agreement matrix (`services.report.agreement_section`) added."""
         return self.model_copy(update={"agreement_matrix": section})
+
+    def with_exam(self, section: ExamSection | None) -> ReportDocument:
+        """This document with the judges' admission exam (`services.exam.exam_section`) added."""
+        return self.model_copy(update={"exam": section})
+
+    def with_served(self, section: ServedSection | None) -> ReportDocument:
+        """This document with the served models of the judge calls (`services.exam.served_section`) added."""
+        return self.model_copy(update={"served": section})
 
     def with_record(self, section: RecordSection) -> ReportDocument:
         """This document with the chain head it was computed from (`services.report`)."""

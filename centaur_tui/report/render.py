@@ -26,6 +26,7 @@ from centaur_tui.report.document import (
     AltTest,
     BestByTaskRow,
     Criterion,
+    ExamSection,
     ExpertAgreement,
     ExpertBias,
     ExpertCounts,
@@ -45,6 +46,7 @@ from centaur_tui.report.document import (
     RecordSection,
     ReportDocument,
     SeatSection,
+    ServedSection,
     SpendRow,
     Validity,
 )
@@ -254,6 +256,8 @@ def sections(document: Doc) -> list[Section]:
         out += worker_panel_sections(doc)
     if want("professional"):
         out += professional_sections(doc)
+    if want("validity"):
+        out += exam_sections(doc)
     if doc.record is not None:
         out.append(_record_section(doc, doc.record))
     return out
@@ -521,6 +525,125 @@ def _integrity_section(doc: ReportDocument, part: IntegritySection) -> Section:
                 num(r.repeated),
                 f"{r.option1_wins}/{r.decided}",
                 (f"{r.order_p:.3g}" + (" *" if marked else "")) if r.order_p is not None else "-",
+            ]
+        )
+    return s
+
+
+def exam_sections(document: Doc) -> list[Section]:
+    """The judges' admission exam and the served models of judge calls (issue 26); [] without them."""
+    doc = as_document(document)
+    return exam_parts_sections(doc.exam, doc.served, doc.simulated)
+
+
+def exam_parts_sections(exam: ExamSection | None, served: ServedSection | None, simulated: bool) -> list[Section]:
+    """The sections of `exam_sections` from the two parts themselves (`centaur exam` prints them without a report)."""
+    out = []
+    if exam is not None:
+        out += _exam_sections(simulated, exam)
+    if served is not None:
+        out.append(_served_section(simulated, served))
+    return out
+
+
+def sections_text(parts: Sequence[Section], width: int = WIDTH) -> str:
+    """Sections as plain text, as `to_text` prints them."""
+    lines: list[str] = []
+    for s in parts:
+        if lines:
+            lines.append("")
+        bar = "=" if s.level == 1 else "-"
+        lines.append(s.title)
+        lines.append(bar * min(len(s.title), width))
+        for note in s.notes:
+            lines += _wrap(note, width)
+        if s.headers:
+            lines.append("")
+            lines += _text_table(s, width)
+    return "\n".join(lines) + "\n"
+
+
+def _sim(simulated: bool, text: str) -> str:
+    return f"{text} [SIMULATED DATA]" if simulated else text
+
+
+def _exam_sections(simulated: bool, part: ExamSection) -> list[Section]:
+    s = Section(_sim(simulated, f"Admission exam of the LLM judges (seed {part.seed})"))
+    s.notes.append(part.note)
+    s.headers = [
+        "judge",
+        "flaw",
+        "pairs",
+        "answered",
+        "invalid",
+        "failed",
+        "not asked",
+        "accuracy [95% CI]",
+        "n",
+        "first picks",
+    ]
+    for r in part.rows:
+        s.rows.append(
+            [
+                r.judge,
+                r.kind,
+                num(r.pairs),
+                num(r.answered),
+                num(r.invalid),
+                num(r.failed),
+                num(r.not_asked),
+                _ci(r.accuracy, r.ci_low, r.ci_high),
+                f"{r.correct}/{r.examined}",
+                f"{r.first_picks}/{r.decided}",
+            ]
+        )
+    plan = Section(_sim(simulated, "Admission exam: planted pairs per task and flaw kind"), level=3)
+    plan.notes.append(
+        f"{part.planted} pair(s) planted of {part.pairs} slot(s); {part.not_applicable} slot(s) not applicable "
+        "(no deliverable of the task had anything to plant that flaw in), counted here, never asked."
+    )
+    plan.headers = ["task", "flaw", "slots", "planted", "not applicable", "why"]
+    for k in part.kinds:
+        plan.rows.append([k.task, k.kind, num(k.slots), num(k.planted), num(k.not_applicable), _note(k.reason)])
+    out = [s, plan]
+    if part.admission:
+        adm = Section(_sim(simulated, f"Admission: minimum accuracy {part.min_accuracy:g}"), level=3)
+        adm.notes.append(
+            f"Left out of every statistic: {', '.join(part.left_out)} ({part.left_out_judgments} tournament "
+            "judgment(s), status not_admitted)."
+            if part.left_out
+            else ("No judge left out." if part.enforce else "Reported only (judging.admit_enforce is off).")
+        )
+        adm.headers = ["judge", "accuracy", "n", "admitted", "left out", "why"]
+        for a in part.admission:
+            adm.rows.append(
+                [
+                    a.judge,
+                    num(a.accuracy, 3),
+                    num(a.examined),
+                    "yes" if a.admitted else "no",
+                    "yes" if a.left_out else "no",
+                    a.reason,
+                ]
+            )
+        out.append(adm)
+    return out
+
+
+def _served_section(simulated: bool, part: ServedSection) -> Section:
+    s = Section(_sim(simulated, "Models that served the judge calls"))
+    s.notes.append(part.note)
+    s.headers = ["judge", "scheduled", "judgments", "not recorded", "other model", "other family", "served by"]
+    for r in part.rows:
+        s.rows.append(
+            [
+                r.judge,
+                r.scheduled,
+                num(r.judgments),
+                num(r.not_recorded),
+                num(r.other_model),
+                num(r.other_family),
+                ", ".join(r.served) or "-",
             ]
         )
     return s

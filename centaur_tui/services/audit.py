@@ -9,6 +9,8 @@ from centaur_tui.services.session import stored_simulated
 
 if TYPE_CHECKING:
     from centaur_tui.domain.agreement import Label
+    from centaur_tui.domain.served import ServedCall
+    from centaur_tui.domain.study import Study
     from centaur_tui.store import CellAudit, LeftOut, Store
 
 
@@ -60,3 +62,24 @@ def comparisons_audit(store: Store, comparison_ids: Iterable[str]) -> tuple[Cell
     from centaur_tui.store import comparisons_audit as read
 
     return read(store, comparison_ids), stored_simulated(store)
+
+
+def served_flag(scheduled: str, served: str | None) -> str | None:
+    """What the audit says of a call answered by another model than the one scheduled; None when it is the same.
+
+    A provider-side fallback or an alias answers with another model string (issue 26): the
+    audit names both. Whether the family differs, and the verdict is refused, is the report's
+    `served` section (`served_mismatches` lists them with their family).
+    """
+    from centaur_tui.domain.served import normal_model
+
+    if not served or normal_model(served) == normal_model(scheduled):
+        return None
+    return f"answered by {served}, not the scheduled {scheduled} (a provider-side fallback or alias)"
+
+
+def served_mismatches(study: Study, store: Store) -> list[ServedCall]:
+    """Every LLM judgment whose call another model answered, with its kind (alias, same_family, other_family)."""
+    from centaur_tui.services.exam_report import served_calls
+
+    return [c for c in served_calls(study, store) if c.kind not in ("same", "not_recorded")]

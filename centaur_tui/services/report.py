@@ -26,6 +26,7 @@ from centaur_tui.report.document import (
 )
 
 if TYPE_CHECKING:
+    from centaur_tui.report.document import ExamSection, ServedSection
     from centaur_tui.stats.report import Report
     from centaur_tui.store import Store
 
@@ -328,6 +329,14 @@ def record_section(store: Store) -> RecordSection:
     return RecordSection(head=value, length=length)
 
 
+def _exam_parts(study: Study, store: Store) -> tuple[ExamSection | None, ServedSection | None, dict[int, str]]:
+    """The admission exam's and the served models' sections, and the judgments they refuse (issue 26)."""
+    from centaur_tui.services.exam_report import exam_section, left_out_judgments, served_section
+
+    exam = exam_section(study, store)
+    return exam, served_section(study, store), left_out_judgments(study, store, exam)
+
+
 def without_judges(rows: dict[str, Any], judges: set[str]) -> dict[str, Any]:
     """The report inputs without these experts' judgments (left out for a low gold-check pass rate)."""
     if not judges:
@@ -385,12 +394,16 @@ def _session_report(
     with ThreadPoolExecutor(1, thread_name_prefix="report-read") as pool:
         meta, rows = load_report_inputs(study, pool, store)
         rows = without_judges(rows, set(seat.left_out))
+        exam, served, imposed = _exam_parts(study, store)
+        if imposed:
+            rows = {**rows, "judgment_status": imposed}
         # Built after the reads started: on a cold start the score aggregate (SQLite, no GIL)
         # runs while pandas and scipy load (about 1.1 s).
         report = report_from_rows(study, meta, rows, **options)
     document = report.document.with_outcomes(outcomes_section(study, store))
     report = replace(report, document=document.with_seat(seat) if seat.rows else document)
     report = replace(report, document=report.document.with_record(record))
+    report = replace(report, document=report.document.with_exam(exam).with_served(served))
     signals = integrity_section(store)
     if signals is not None:
         report = replace(report, document=report.document.with_integrity(signals))

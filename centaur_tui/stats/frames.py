@@ -46,6 +46,8 @@ STATUSES = (
     "unknown_comparison",
     "malformed",
     "retired",
+    "not_admitted",
+    "served_other_family",
 )
 """Every value of the judgments frame's `status` column, `ok` first."""
 
@@ -332,6 +334,7 @@ def build_frames(
     comparison_lengths: Any = None,
     assignment_rows: Iterable[Mapping[str, Any]] | None = None,
     retired_judges: Iterable[str] = (),
+    judgment_status: Mapping[int, str] | None = None,
 ) -> Frames:
     """Build the tidy frames from the store's rows.
 
@@ -362,6 +365,9 @@ def build_frames(
         retired_judges: LLM judges retired from the session (`centaur migrate --retire`): their
             judgments get status `retired`, as do those of comparisons holding a candidate that
             the design's `candidate_order` no longer lists.
+        judgment_status: Judgment id -> a status the session's records impose (issue 26):
+            `not_admitted` (its judge failed the admission exam, `judging.admit_enforce`) or
+            `served_other_family` (a model of another family answered the call).
 
     Returns:
         The frames.
@@ -420,7 +426,7 @@ def build_frames(
         # A boolean array, not a list: `frame[[]]` would select no columns (a session with no comparison).
         candidates = candidates[np.array(keep, dtype=bool)].reset_index(drop=True)
 
-    j = _mark(j, comps, design, tuple(judge_kinds))
+    j = _mark(j, comps, design, tuple(judge_kinds), judgment_status)
     if option_score_rows is not None:
         s = _records([], SCORE_COLUMNS)
         if hasattr(option_score_rows, "result"):  # a Future: the caller overlapped the read with our work
@@ -525,7 +531,13 @@ def option_scores_from(scores: pd.DataFrame, general_dimensions: Iterable[str] =
     return agg.join(wide).reset_index()
 
 
-def _mark(j: pd.DataFrame, comps: pd.DataFrame, design: Design, kinds: tuple[str, ...]) -> pd.DataFrame:
+def _mark(
+    j: pd.DataFrame,
+    comps: pd.DataFrame,
+    design: Design,
+    kinds: tuple[str, ...],
+    imposed: Mapping[int, str] | None = None,
+) -> pd.DataFrame:
     """Add candidate_a/candidate_b, code, winner_pos, unit and status to the judgments."""
     cand = j["option1"].dtype
     c1 = j["option1"].cat.codes.to_numpy()
@@ -580,6 +592,12 @@ def _mark(j: pd.DataFrame, comps: pd.DataFrame, design: Design, kinds: tuple[str
                 j["judge"].astype(object).isin(retired_judges) & (j["judge_kind"].astype(object) == "llm")
             ).to_numpy()
         status[gone] = "retired"
+    if imposed and len(j):
+        ids = j["judgment_id"].to_numpy()
+        for value in ("not_admitted", "served_other_family"):
+            chosen = [i for i, v in imposed.items() if v == value]
+            if chosen:
+                status[np.isin(ids, chosen) & (status == "ok")] = value
     if len(j) and (j["revision"] > 0).any():
         latest = j.groupby(["comparison_id", "judge", "presentation"], observed=True)["revision"].transform("max")
         status[(j["revision"] < latest).to_numpy()] = "superseded"

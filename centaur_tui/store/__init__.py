@@ -61,6 +61,16 @@ if TYPE_CHECKING:
     from centaur_tui.store.chain import ChainBreak, ChainCheck, chain_head, verify_store
     from centaur_tui.store.checks import CheckCount, ExpertChecks, check_rows
     from centaur_tui.store.db import JudgeNameClashError, Store
+    from centaur_tui.store.exam import (
+        ExamVerdictRow,
+        exam_done,
+        exam_pairs,
+        exam_seeds,
+        exam_sources,
+        exam_verdicts,
+        save_exam_pairs,
+        save_exam_verdict,
+    )
     from centaur_tui.store.identity import (
         Change,
         changes,
@@ -264,6 +274,15 @@ _MODULE_OF = {
     "unfinished_batches": "batches",
     "update_batch": "batches",
     "work_masking_log": "masking",
+    # issue 26: the judges' admission exam
+    "ExamVerdictRow": "exam",
+    "exam_done": "exam",
+    "exam_pairs": "exam",
+    "exam_seeds": "exam",
+    "exam_sources": "exam",
+    "exam_verdicts": "exam",
+    "save_exam_pairs": "exam",
+    "save_exam_verdict": "exam",
 }
 """Where each public name lives (its module under centaur_tui.store)."""
 
@@ -398,4 +417,15 @@ __all__ = [
     "verify_store",
     "work_masking_log",
     "write_packet",
+]
+# issue 26: the judges' admission exam (store/exam.py)
+__all__ += [
+    "ExamVerdictRow",
+    "exam_done",
+    "exam_pairs",
+    "exam_seeds",
+    "exam_sources",
+    "exam_verdicts",
+    "save_exam_pairs",
+    "save_exam_verdict",
 ]

@@ -491,6 +491,29 @@ MIGRATIONS: tuple[Migration, ...] = (
         "the draw probability of an actively assigned place (expert_assignments.probability)",
         ("ALTER TABLE expert_assignments ADD COLUMN probability REAL",),
     ),
+    # Issue 26: the judges' admission exam (store/exam.py). A planted-flaw pair is a stored
+    # deliverable against a copy with one seeded flaw (or a slot no deliverable could fill: no
+    # output_id, its description says why); a verdict is one judge's answer in one order
+    # (presentation 1: the intact copy first), answered, invalid or failed, never dropped.
+    Migration(
+        25,
+        "the judges' admission exam: planted-flaw pairs (exam_pairs) and each judge's verdicts (exam_verdicts)",
+        (
+            """CREATE TABLE IF NOT EXISTS exam_pairs (
+        id TEXT PRIMARY KEY, seed TEXT NOT NULL, task TEXT NOT NULL, kind TEXT NOT NULL, slot INTEGER NOT NULL,
+        output_id TEXT, flawed TEXT, line INTEGER, description TEXT NOT NULL, requirement TEXT,
+        created_at TEXT NOT NULL
+    )""",
+            """CREATE TABLE IF NOT EXISTS exam_verdicts (
+        pair_id TEXT NOT NULL REFERENCES exam_pairs (id), judge TEXT NOT NULL, model TEXT NOT NULL,
+        presentation INTEGER NOT NULL CHECK (presentation IN (1, 2)),
+        status TEXT NOT NULL CHECK (status IN ('answered', 'invalid', 'failed')),
+        picked TEXT CHECK (picked IN ('intact', 'flawed', 'tie')), reason TEXT, call_key TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL,
+        PRIMARY KEY (pair_id, judge, presentation)
+    )""",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

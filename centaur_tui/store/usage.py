@@ -72,6 +72,10 @@ class EstimateFacts:
     last attempt), so that two entries on one model string (two servers, two prices) are told apart."""
     unanswered: UnansweredSpend = field(default_factory=UnansweredSpend)
     """Requests billed without an answer, estimated (apart from `spent`, which is what answered calls cost)."""
+    exam_pairs: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """The admission exam's planted pairs (issue 26): pair id -> (task, output id)."""
+    exam_done: frozenset[tuple[str, str, int]] = frozenset()
+    """(pair id, judge, presentation) of the exam's final verdicts (answered or invalid)."""
 
     @property
     def spent(self) -> float:
@@ -147,6 +151,20 @@ def unanswered_spend(store: Store) -> UnansweredSpend:
     return _unanswered_of([tuple(r.values()) for r in store.read(_UNANSWERED_SQL)])
 
 
+def _exam(conn: sqlite3.Connection) -> tuple[dict[str, tuple[str, str]], frozenset[tuple[str, str, int]]]:
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'exam_pairs'").fetchone():
+        return {}, frozenset()  # a database older than migration 25 (read without migrating it)
+    pairs = {
+        str(r[0]): (str(r[1]), str(r[2]))
+        for r in conn.execute("SELECT id, task, output_id FROM exam_pairs WHERE output_id IS NOT NULL")
+    }
+    done = frozenset(
+        (str(r[0]), str(r[1]), int(r[2]))
+        for r in conn.execute("SELECT pair_id, judge, presentation FROM exam_verdicts WHERE status != 'failed'")
+    )
+    return pairs, done
+
+
 def estimate_facts(path: Path) -> EstimateFacts:
     """Read a session database for an estimate, read-only and without migrating it; empty when it does not exist.
 
@@ -160,7 +178,10 @@ def estimate_facts(path: Path) -> EstimateFacts:
     except sqlite3.Error as exc:
         raise StoreError(f"{path}: cannot open the session database read-only ({exc})") from None
     try:
+        exam_pairs, exam_done = _exam(conn)
         return EstimateFacts(
+            exam_pairs=exam_pairs,
+            exam_done=exam_done,
             usage=_usage(conn),
             entries=_entry_usage(conn),
             unanswered=_unanswered(conn),

@@ -372,6 +372,11 @@ and the provider errors logged for those calls.
             body(_messages_text(call.messages_json))
             # A provider's fallback answers with another model than the one asked for: say which.
             served = f"served by {call.served_model}" if call.served_model else "served model not recorded"
+            from centaur_tui.services.audit import served_flag
+
+            flag = served_flag(call.model, call.served_model)
+            if flag is not None:
+                served = f"FLAGGED: {flag}"
             head(f"{reply_title} ({served}; stop reason {call.finish_reason or 'not recorded'})")
             body(call.response)
         errors = self.audit.errors.get(key, [])

@@ -31,6 +31,7 @@ from centaur_tui.report import (
     best_by_task_section,
     calibration_sections,
     cross_mode_section,
+    exam_sections,
     expert_sections,
     human_worker_sections,
     mode_sections,
@@ -340,7 +341,8 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         )
         titles["tab-validity"], builders["tab-validity"] = (
             "Validity",
-            lambda: [SectionView(s) for s in validity_sections(doc)],
+            # The judges' admission exam and the served models (issue 26) belong with the judges' validity.
+            lambda: [SectionView(s) for s in [*validity_sections(doc), *exam_sections(doc)]],
         )
         titles["tab-experts"], builders["tab-experts"] = (
             "Experts vs LLM judges",
