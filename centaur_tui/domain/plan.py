@@ -54,7 +54,10 @@ def entry_json(endpoint: Endpoint) -> str:
     }
     simulation = getattr(endpoint, "simulation", None)
     if endpoint.simulated and simulation is not None:
-        entry["simulation"] = simulation.model_dump(mode="json")
+        knobs = simulation.model_dump(mode="json")
+        if knobs.get("dialogue_skill", 0) is None:  # added with issue 28: unset keeps every older call key
+            del knobs["dialogue_skill"]
+        entry["simulation"] = knobs
     return canonical_json(entry)
 
 
@@ -106,6 +109,15 @@ def legacy_key_owners(session: Session) -> set[str]:
 def seed_for(key: str) -> int:
     """A 31-bit seed derived from a call key (sent as `seed` to simulated models)."""
     return int(key[:8], 16) & 0x7FFFFFFF
+
+
+DIALOGUE_STAGE = "dialogue"
+"""The stage of a dialogue's question and answer calls; planned only when `[augmentation] turns` > 1."""
+
+
+def dialogue_calls(turns: int) -> int:
+    """Calls of one dialogue of `turns` assistant turns: a question and an answer per turn after the first."""
+    return 2 * (turns - 1)
 
 
 def output_id(run: int, task: str, mode: str, candidate: str, worker: str) -> str:
@@ -252,12 +264,15 @@ def summarize(session: Session) -> PlanSummary:
             for j in judges:
                 per_judge[j.name] += n_runs * n_tasks * orders
     judging = sum(per_judge.values())
+    dialogues = len(session.dialogue_candidates)
     calls = {
         "automation": n_runs * n_tasks * len(auto),
         "assistance": n_runs * n_tasks * len(assistants),
-        "worker": n_runs * n_tasks * (len(assistants) + 1 if assistants else 0),
+        "worker": n_runs * n_tasks * (len(assistants) + dialogues + 1 if assistants else 0),
         "judging": judging,
     }
+    if dialogues:  # a question and an answer per turn after the first (turns = 1 plans no such stage)
+        calls["dialogue"] = n_runs * n_tasks * dialogues * dialogue_calls(session.augmentation.turns)
     summary = PlanSummary(
         runs=n_runs,
         tasks=n_tasks,

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from centaur_tui.store.chain import ChainBreak, ChainCheck, chain_head, verify_store
     from centaur_tui.store.checks import ExpertChecks, check_rows, seat_rows
     from centaur_tui.store.db import JudgeNameClashError, Store
+    from centaur_tui.store.dialogue import DialogueTurn, all_dialogue_turns, dialogue_turns, save_dialogue_turns
     from centaur_tui.store.identity import (
         Change,
         changes,
@@ -147,6 +148,10 @@ if TYPE_CHECKING:
     from centaur_tui.store.work import WorkAssignmentRow, WorkPlaceRow, WorkStore
 
 _MODULE_OF = {
+    "DialogueTurn": "dialogue",
+    "all_dialogue_turns": "dialogue",
+    "dialogue_turns": "dialogue",
+    "save_dialogue_turns": "dialogue",
     "AssignedComparison": "judging",
     "AssignmentPlace": "judging",
     "JudgingRows": "judging",
@@ -294,6 +299,7 @@ __all__ = [
     "ChainBreak",
     "ChainCheck",
     "Change",
+    "DialogueTurn",
     "EstimateFacts",
     "ExpertChecks",
     "ExpertStore",
@@ -328,6 +334,7 @@ __all__ = [
     "WorkError",
     "WorkPlaceRow",
     "WorkStore",
+    "all_dialogue_turns",
     "answered_calls",
     "assignment_strategies",
     "batch_counts",
@@ -349,6 +356,7 @@ __all__ = [
     "comparison_lengths",
     "comparison_texts",
     "comparisons_audit",
+    "dialogue_turns",
     "errors_of",
     "estimate_facts",
     "export_fingerprint",
@@ -376,6 +384,7 @@ __all__ = [
     "report_inputs",
     "requests_of",
     "retire_entry",
+    "save_dialogue_turns",
     "seat_rows",
     "session_blinding",
     "session_fingerprint",

@@ -1,0 +1,87 @@
+"""Provides the dialogue turns of the store: a worker's questions and its assistant's answers, in order, with times.
+
+One dialogue is one deliverable's: the output id for a model worker (the pipeline writes its
+turns with the output), the work assignment for an expert (each question is stored as it is
+answered, before the deliverable exists). Turn n is the n-th question; the assistance text that
+opened the dialogue is the assistance stage's own record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from centaur_tui.store.connection import utc_now
+from centaur_tui.store.db import Store
+
+
+@dataclass(frozen=True)
+class DialogueTurn:
+    """One question of a dialogue and what became of it."""
+
+    dialogue: str
+    turn: int
+    worker_kind: str
+    assistant: str
+    question: str
+    answer: str | None
+    outcome: str
+    """`answered`, or `failed` (the provider failed for good; `error` says why, the worker goes on)."""
+    error: str | None = None
+    question_key: str | None = None
+    answer_key: str | None = None
+    asked_at: str | None = None
+    answered_at: str | None = None
+    seconds: float | None = None
+
+
+_COLUMNS = (
+    "dialogue, turn, worker_kind, assistant, question, answer, outcome, error, question_key, answer_key,"
+    " asked_at, answered_at, seconds"
+)
+
+
+def save_dialogue_turns(store: Store, turns: list[DialogueTurn]) -> None:
+    """Store turns (one transaction); a turn stored before is kept as it was (a resumed run writes the same)."""
+    now = utc_now()
+    with store.write() as c:
+        for t in turns:
+            c.execute(
+                f"INSERT OR IGNORE INTO dialogue_turns ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    t.dialogue,
+                    t.turn,
+                    t.worker_kind,
+                    t.assistant,
+                    t.question,
+                    t.answer,
+                    t.outcome,
+                    t.error,
+                    t.question_key,
+                    t.answer_key,
+                    t.asked_at or now,
+                    t.answered_at,
+                    t.seconds,
+                ),
+            )
+
+
+def dialogue_turns(store: Store, dialogue: str) -> list[DialogueTurn]:
+    """The turns of one dialogue, in order (empty for a deliverable written without a dialogue)."""
+    if not _has_table(store):
+        return []
+    rows = store.read(f"SELECT {_COLUMNS} FROM dialogue_turns WHERE dialogue = ? ORDER BY turn", (dialogue,))
+    return [DialogueTurn(**r) for r in rows]
+
+
+def all_dialogue_turns(store: Store, worker_kind: str | None = None) -> list[DialogueTurn]:
+    """Every stored turn (of one kind of worker, if given), by dialogue and turn."""
+    if not _has_table(store):
+        return []
+    where, params = ("WHERE worker_kind = ?", (worker_kind,)) if worker_kind else ("", ())
+    rows = store.read(f"SELECT {_COLUMNS} FROM dialogue_turns {where} ORDER BY dialogue, turn", params)
+    return [DialogueTurn(**r) for r in rows]
+
+
+def _has_table(store: Store) -> bool:
+    # A database opened read-only at an older schema (an old fixture) has no dialogue table: no turns.
+    return bool(store.read_value("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'dialogue_turns'"))
