@@ -60,7 +60,15 @@ if TYPE_CHECKING:
     from centaur_tui.store.chain import ChainBreak, ChainCheck, chain_head, verify_store
     from centaur_tui.store.checks import ExpertChecks, check_rows, seat_rows
     from centaur_tui.store.db import JudgeNameClashError, Store
-    from centaur_tui.store.dialogue import DialogueTurn, all_dialogue_turns, dialogue_turns, save_dialogue_turns
+    from centaur_tui.store.dialogue import (
+        DialogueTurn,
+        LivePlace,
+        all_dialogue_turns,
+        dialogue_turns,
+        live_dialogue_rows,
+        live_place,
+        save_dialogue_turns,
+    )
     from centaur_tui.store.identity import (
         Change,
         changes,
@@ -149,6 +157,9 @@ if TYPE_CHECKING:
 
 _MODULE_OF = {
     "DialogueTurn": "dialogue",
+    "LivePlace": "dialogue",
+    "live_dialogue_rows": "dialogue",
+    "live_place": "dialogue",
     "all_dialogue_turns": "dialogue",
     "dialogue_turns": "dialogue",
     "save_dialogue_turns": "dialogue",
@@ -312,6 +323,7 @@ __all__ = [
     "LeftOut",
     "LinkState",
     "LinkStore",
+    "LivePlace",
     "OrganiserLinkStore",
     "OutputsSummary",
     "PacketContents",
@@ -367,6 +379,8 @@ __all__ = [
     "forget_secrets",
     "judgment_item",
     "left_out",
+    "live_dialogue_rows",
+    "live_place",
     "lock_holder",
     "lock_path",
     "mark_in_flight",

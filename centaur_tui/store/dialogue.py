@@ -85,3 +85,47 @@ def all_dialogue_turns(store: Store, worker_kind: str | None = None) -> list[Dia
 def _has_table(store: Store) -> bool:
     # A database opened read-only at an older schema (an old fixture) has no dialogue table: no turns.
     return bool(store.read_value("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'dialogue_turns'"))
+
+
+@dataclass(frozen=True)
+class LivePlace:
+    """A human worker's work assignment as the live assistant needs it (raw texts: the service masks them)."""
+
+    key: int
+    expert: str
+    task: str
+    condition: str
+    assistance_id: str | None
+    assistance: str | None
+    locked: bool
+
+
+def live_place(store: Store, key: int) -> LivePlace | None:
+    """One work assignment with its condition, assistance text and whether it is submitted; None when unknown."""
+    rows = store.read(
+        "SELECT a.id, a.expert, a.task, a.condition, a.assistance_id, t.text AS assistance,"
+        " coalesce(d.locked, 0) AS locked FROM work_assignments a"
+        " LEFT JOIN assistance_texts t ON t.id = a.assistance_id"
+        " LEFT JOIN work_drafts d ON d.assignment_id = a.id WHERE a.id = ?",
+        (key,),
+    )
+    if not rows:
+        return None
+    r = rows[0]
+    return LivePlace(
+        r["id"], r["expert"], r["task"], r["condition"], r["assistance_id"], r["assistance"], bool(r["locked"])
+    )
+
+
+def live_dialogue_rows(store: Store) -> list[dict[str, object]]:
+    """Per submitted or open work assignment with a dialogue: condition, questions answered and failed, seconds."""
+    if not _has_table(store):
+        return []
+    return store.read(
+        "SELECT a.expert, a.task, a.condition, coalesce(d.locked, 0) AS submitted,"
+        " sum(t.outcome = 'answered') AS answered, sum(t.outcome = 'failed') AS failed,"
+        " sum(coalesce(t.seconds, 0)) AS seconds FROM dialogue_turns t"
+        " JOIN work_assignments a ON t.dialogue = 'work:' || a.id"
+        " LEFT JOIN work_drafts d ON d.assignment_id = a.id"
+        " WHERE t.worker_kind = 'expert' GROUP BY a.id ORDER BY a.condition, a.expert, a.task"
+    )
