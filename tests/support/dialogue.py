@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from tests.support.sessions import TASKS
 
@@ -73,3 +74,36 @@ def dialogue_session_toml(
         {human_workers}
         """
     )
+
+
+LIVE_ARM = """
+[[experts]]
+id = "ann"
+name = "Ann"
+
+[[experts]]
+id = "bob"
+name = "Bob"
+
+[human_workers]
+experts = ["ann", "bob"]
+tasks = ["counseling"]
+assistants = ["Steady"]
+"""
+
+
+def live_session(tmp_path: Path, turns: int = 4) -> Path:
+    """A run 4-turn session (1 run, 1 task) whose two experts write with a live assistant; work assigned."""
+    import asyncio
+
+    from centaur_tui.catalog import load_session
+    from centaur_tui.pipeline import Pipeline
+    from centaur_tui.store import Store, WorkStore
+
+    path = tmp_path / "live.toml"
+    path.write_text(dialogue_session_toml(name="live", turns=turns, runs=1, tasks=("counseling",)) + LIVE_ARM, "utf-8")
+    study = load_session(path)
+    with Store(study.database) as store:
+        asyncio.run(Pipeline(study, store).run())
+        WorkStore(store).assign(study)
+    return path
