@@ -229,3 +229,49 @@ async def test_the_html_seat_asks_three_questions_through_the_organisers_server(
         stored = dialogue_turns(check, live_dialogue_id(key))
         assert [t.question for t in stored] == list(QUESTIONS)
         assert all(t.asked_at and t.answered_at and t.asked_at <= t.answered_at for t in stored)
+
+
+# -- the terminal seat ---------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_the_terminal_seat_asks_three_questions_from_the_work_screen(fresh: Path) -> None:
+    from centaur_tui.ui.app import create_app
+    from centaur_tui.ui.screens.session import SessionScreen
+    from centaur_tui.ui.screens.work import AskAssistant, WorkScreen
+    from tests.support.waits import wait_for
+
+    expert, key = _place(fresh)
+    app = create_app(sessions_dir=fresh.parent, session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None, "the overview"
+        )
+        app.screen.query_one("#experts").move_cursor(row=["ann", "bob"].index(expert))
+        await pilot.pause()
+        await pilot.press("w")
+        await wait_for(pilot, lambda: isinstance(app.screen, WorkScreen) and not app.screen.busy, "the work screen")
+        work = app.screen
+        assert work.current is not None and work.current.key == key
+        assert work.check_action("ask", ()) is True
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskAssistant) and app.screen.state is not None, "ask")
+        ask = app.screen
+        assert ask.state.left == 3
+        for n, question in enumerate(QUESTIONS, 1):
+            ask.query_one("#ask-question").value = question
+            await pilot.press("enter")
+            await wait_for(
+                pilot, lambda n=n: not ask.asking and ask.state is not None and len(ask.state.turns) == n, "an answer"
+            )
+        assert ask.state.left == 0 and ask.query_one("#ask-question").disabled
+        shown = app.screen_text() if hasattr(app, "screen_text") else ""
+        for name in ("Steady", "Talker", "simulated/"):
+            assert name not in shown
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is work, "back to writing")
+    study = load_session(fresh)
+    with Store(study.database) as store:
+        stored = dialogue_turns(store, live_dialogue_id(key))
+    assert [t.question for t in stored] == list(QUESTIONS) and [t.turn for t in stored] == [1, 2, 3]
+    assert all(t.outcome == "answered" and t.asked_at and t.answered_at for t in stored)
