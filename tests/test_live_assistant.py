@@ -275,3 +275,24 @@ async def test_the_terminal_seat_asks_three_questions_from_the_work_screen(fresh
         stored = dialogue_turns(store, live_dialogue_id(key))
     assert [t.question for t in stored] == list(QUESTIONS) and [t.turn for t in stored] == [1, 2, 3]
     assert all(t.outcome == "answered" and t.asked_at and t.answered_at for t in stored)
+
+
+def test_work_report_gives_the_live_assistant_per_condition(fresh: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from centaur_tui.cli.main import cli
+
+    study = load_session(fresh)
+    expert, key = _place(fresh)
+    with Store(study.database) as store:
+        live = LiveAssistant(study, store, expert)
+        for q in QUESTIONS[:2]:
+            live.ask_blocking(key, q)
+    out = tmp_path / "work.json"
+    result = CliRunner().invoke(cli, ["work-report", str(fresh), "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "Live assistant (questions while writing, at most 3 per deliverable" in result.output
+    rows = {r["condition"]: r for r in json.loads(out.read_text("utf-8"))["live_assistant"]}
+    assert rows["Steady"]["deliverables"] == 1 and rows["Steady"]["with_questions"] == 1
+    assert rows["Steady"]["answered"] == 2 and rows["Steady"]["failed"] == 0
+    assert rows["plain"]["answered"] == 0 and rows["plain"]["deliverables"] == 1

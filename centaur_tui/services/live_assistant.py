@@ -245,3 +245,81 @@ class LiveAssistant:
     def ask_blocking(self, key: int, question: object) -> LiveTurn:
         """`ask` from a thread that has no event loop (the terminal app's thread worker)."""
         return asyncio.run(self.ask(key, question))
+
+
+@dataclass(frozen=True)
+class LiveConditionRow:
+    """The live assistant's use under one condition of the human-worker arm (`centaur work-report`)."""
+
+    condition: str
+    deliverables: int
+    """Work assignments of the condition (submitted or not): the denominator."""
+    submitted: int
+    with_questions: int
+    """Assignments where the expert asked at least one question."""
+    answered: int
+    failed: int
+    seconds: float
+    """Seconds the answers took in all (asked to answered, measured in the organiser's process)."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "condition": self.condition,
+            "deliverables": self.deliverables,
+            "submitted": self.submitted,
+            "with_questions": self.with_questions,
+            "answered": self.answered,
+            "failed": self.failed,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def live_assistant_summary(study: Study, store: Store) -> list[LiveConditionRow]:
+    """Per condition of the arm: deliverables, how many asked, questions answered and failed, answer time.
+
+    Empty when the session offers no questions (`[augmentation] turns = 1`) or has no human-worker arm.
+    """
+    from centaur_tui.store import WorkStore, live_dialogue_rows
+
+    arm = study.session.human_workers
+    if arm is None or study.session.augmentation.turns < 2:
+        return []
+    rows = live_dialogue_rows(store)
+    work = WorkStore(store)
+    assigned: dict[str, list[bool]] = {c: [] for c in arm.conditions}
+    for expert in arm.experts:
+        for a in work.assignments(expert):
+            assigned.setdefault(a.condition, []).append(a.locked)
+    out = []
+    for condition, locks in assigned.items():
+        mine = [r for r in rows if r["condition"] == condition]
+        out.append(
+            LiveConditionRow(
+                condition=condition,
+                deliverables=len(locks),
+                submitted=sum(locks),
+                with_questions=sum(1 for r in mine if int(r["answered"] or 0) + int(r["failed"] or 0) > 0),
+                answered=sum(int(r["answered"] or 0) for r in mine),
+                failed=sum(int(r["failed"] or 0) for r in mine),
+                seconds=sum(float(r["seconds"] or 0.0) for r in mine),
+            )
+        )
+    return out
+
+
+def live_assistant_text(rows: list[LiveConditionRow], limit: int) -> str:
+    """The `centaur work-report` block: one line per condition, with its denominators."""
+    lines = [
+        "",
+        f"Live assistant (questions while writing, at most {limit} per deliverable; plain has none)",
+        "condition  deliverables  submitted  asked  answered  failed  answer seconds",
+    ]
+    for r in rows:
+        lines.append(
+            f"{r.condition:<10} {r.deliverables:>12}  {r.submitted:>9}  {r.with_questions:>5}  {r.answered:>8}  "
+            f"{r.failed:>6}  {r.seconds:>14.1f}"
+        )
+    lines.append(
+        "asked: deliverables with at least one question; failed: provider errors (the expert went on writing)."
+    )
+    return "\n".join(lines) + "\n"
