@@ -457,7 +457,9 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
                 else:
                     guidance, basis = expected_output("assistance", s.model(assistant or name).model)
                 if assistant is not None:  # a dialogue: its rounds first, then a longer final prompt
-                    base += _dialogue_rows(s, task_id, assistant, guidance, oid in facts.outputs, row, add, counter)
+                    base += round(
+                        _dialogue_rows(s, task_id, assistant, guidance, oid in facts.outputs, row, add, counter)
+                    )
                 add(r, base + guidance, oid in facts.outputs, basis)
         for mode in MODES:
             judge_empty = judge_messages(u, task, rubric, "", "", s.judging.allow_ties)

@@ -292,16 +292,16 @@ def live_assistant_summary(study: Study, store: Store) -> list[LiveConditionRow]
             assigned.setdefault(a.condition, []).append(a.locked)
     out = []
     for condition, locks in assigned.items():
-        mine = [r for r in rows if r["condition"] == condition]
+        mine = [r for r in rows if r.condition == condition]
         out.append(
             LiveConditionRow(
                 condition=condition,
                 deliverables=len(locks),
                 submitted=sum(locks),
-                with_questions=sum(1 for r in mine if int(r["answered"] or 0) + int(r["failed"] or 0) > 0),
-                answered=sum(int(r["answered"] or 0) for r in mine),
-                failed=sum(int(r["failed"] or 0) for r in mine),
-                seconds=sum(float(r["seconds"] or 0.0) for r in mine),
+                with_questions=len(mine),  # a row per assignment with at least one question
+                answered=sum(r.answered for r in mine),
+                failed=sum(r.failed for r in mine),
+                seconds=sum(r.seconds for r in mine),
             )
         )
     return out

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from centaur_tui.store.db import JudgeNameClashError, Store
     from centaur_tui.store.dialogue import (
         DialogueTurn,
+        LiveDialogueRow,
         LivePlace,
         all_dialogue_turns,
         dialogue_turns,
@@ -157,6 +158,7 @@ if TYPE_CHECKING:
 
 _MODULE_OF = {
     "DialogueTurn": "dialogue",
+    "LiveDialogueRow": "dialogue",
     "LivePlace": "dialogue",
     "live_dialogue_rows": "dialogue",
     "live_place": "dialogue",
@@ -323,6 +325,7 @@ __all__ = [
     "LeftOut",
     "LinkState",
     "LinkStore",
+    "LiveDialogueRow",
     "LivePlace",
     "OrganiserLinkStore",
     "OutputsSummary",

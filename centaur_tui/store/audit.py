@@ -181,7 +181,7 @@ def _audit(
             for cand, o in outs.items()
             if o.assistance_id and o.assistance_id in assistance
         }
-        talks = {cand: turns for cand, o in outs.items() if (turns := dialogues.get(o.id))}
+        talks = {cand: dialogues[o.id] for cand, o in outs.items() if o.id in dialogues}
         audited.append(AuditComparison(c, outs, helps, by_comparison.get(c.id, []), talks))
     keys = {o.call_key for o in outputs.values() if o.call_key}
     keys |= {k for turns in dialogues.values() for t in turns for k in (t.question_key, t.answer_key) if k}

@@ -117,11 +117,24 @@ def live_place(store: Store, key: int) -> LivePlace | None:
     )
 
 
-def live_dialogue_rows(store: Store) -> list[dict[str, object]]:
-    """Per submitted or open work assignment with a dialogue: condition, questions answered and failed, seconds."""
+@dataclass(frozen=True)
+class LiveDialogueRow:
+    """One work assignment's live assistant use: its condition, questions answered and failed, answer seconds."""
+
+    expert: str
+    task: str
+    condition: str
+    submitted: bool
+    answered: int
+    failed: int
+    seconds: float
+
+
+def live_dialogue_rows(store: Store) -> list[LiveDialogueRow]:
+    """Per work assignment with at least one question (submitted or not): what its live assistant did."""
     if not _has_table(store):
         return []
-    return store.read(
+    rows = store.read(
         "SELECT a.expert, a.task, a.condition, coalesce(d.locked, 0) AS submitted,"
         " sum(t.outcome = 'answered') AS answered, sum(t.outcome = 'failed') AS failed,"
         " sum(coalesce(t.seconds, 0)) AS seconds FROM dialogue_turns t"
@@ -129,3 +142,15 @@ def live_dialogue_rows(store: Store) -> list[dict[str, object]]:
         " LEFT JOIN work_drafts d ON d.assignment_id = a.id"
         " WHERE t.worker_kind = 'expert' GROUP BY a.id ORDER BY a.condition, a.expert, a.task"
     )
+    return [
+        LiveDialogueRow(
+            r["expert"],
+            r["task"],
+            r["condition"],
+            bool(r["submitted"]),
+            int(r["answered"] or 0),
+            int(r["failed"] or 0),
+            float(r["seconds"] or 0.0),
+        )
+        for r in rows
+    ]
