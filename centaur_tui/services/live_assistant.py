@@ -96,6 +96,8 @@ class LiveAssistant:
         # One question at a time per expert: a second one while the first is out is refused (not queued),
         # so the limit and the turn numbers hold whichever seat or thread asks.
         self._asking = threading.Lock()
+        self._loaded = False
+        self._world_id: str | None = None
 
     @property
     def limit(self) -> int:
@@ -201,7 +203,14 @@ class LiveAssistant:
         params = {"temperature": g.temperature, "max_tokens": g.max_tokens}
         progress = Progress(session=self.study.session.name, simulated=self.study.session.simulated)
         progress.stages.setdefault(DIALOGUE_STAGE, StageProgress())
+        if not self._loaded:
+            # litellm's import takes about 3 s: in a thread, so the server's loop keeps serving other experts.
+            from centaur_tui.llm.runtime import litellm
+
+            await asyncio.to_thread(litellm)
+            self._loaded = True
         calls = Calls(self.study, self.store, progress, self.gateway)
+        calls.world_id = self._world_id  # one simulation world per assistant, not one per question
         asked_at, started = utc_now(), time.monotonic()
         number = (turns[-1].turn if turns else 0) + 1
         answer: str | None = None
@@ -218,6 +227,7 @@ class LiveAssistant:
             error = f"{exc.error_type}: {exc}"
         finally:
             calls.close()
+            self._world_id = calls.world_id
         turn = DialogueTurn(
             live_dialogue_id(place.key),
             number,
