@@ -75,7 +75,15 @@ def work_report(session: str, json_file: Path | None) -> None:
     if rep.document.simulated:
         say_simulated()
     click.echo(human_workers_text(rep.document), nl=False)
+    from centaur_tui.services.live_assistant import live_assistant_summary, live_assistant_text
+
+    with open_store(study, readonly=True) as store:
+        live = live_assistant_summary(study, store)  # empty unless [augmentation] turns > 1 (issue 28)
+    if live:
+        click.echo(live_assistant_text(live, study.session.augmentation.turns - 1), nl=False)
     if json_file is not None:
         data = section.to_dict() if section is not None else None
+        if live and data is not None:
+            data["live_assistant"] = [r.to_dict() for r in live]
         json_file.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
         click.echo(f"wrote {json_file}")

@@ -97,6 +97,7 @@ def _current_names(session: Session) -> dict[EntryKind, set[str]]:
     for e in session_entries(session):
         names[e.kind].add(e.name)
     names["candidate"].add(PLAIN)
+    names["candidate"].update(session.dialogue_candidates)  # made by the session's assistants ([augmentation] turns)
     return names
 
 

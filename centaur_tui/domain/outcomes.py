@@ -202,7 +202,8 @@ def session_outcomes(session: Session, facts: StoredFacts) -> Outcomes:
                     if name in imported:
                         continue
                     oid = output_id(run, task, "augmentation", name, worker)
-                    blocked = name != PLAIN and assistance_id(run, task, name) not in facts.assistance
+                    assistant = session.dialogue_assistant(name) or name  # a dialogue opens with its assistance text
+                    blocked = name != PLAIN and assistance_id(run, task, assistant) not in facts.assistance
                     text("worker", oid, facts.outputs, name, blocked=blocked and oid not in facts.outputs)
     for comp, judge, presentation in _judgment_items(session):
         slot = (comp.id, judge, presentation)

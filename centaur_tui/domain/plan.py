@@ -111,6 +111,7 @@ LATER_KNOBS: dict[str, Any] = {
     "flip": 0.0,  # judges
     "specificity": None,  # candidates as assistants (issue 28's worker panel)
     "uses_specifics": 1.0,  # workers
+    "dialogue_skill": None,  # candidates in a dialogue ([augmentation] turns > 1)
 }
 """Simulation knobs added after databases were written, with their defaults: left out of `entry_json` at the
 default, so the calls a simulated session stored before keep their content address (tests/test_call_keys.py
@@ -165,6 +166,15 @@ def legacy_key_owners(session: Session) -> set[str]:
 def seed_for(key: str) -> int:
     """A 31-bit seed derived from a call key (sent as `seed` to simulated models)."""
     return int(key[:8], 16) & 0x7FFFFFFF
+
+
+DIALOGUE_STAGE = "dialogue"
+"""The stage of a dialogue's question and answer calls; planned only when `[augmentation] turns` > 1."""
+
+
+def dialogue_calls(turns: int) -> int:
+    """Calls of one dialogue of `turns` assistant turns: a question and an answer per turn after the first."""
+    return 2 * (turns - 1)
 
 
 def output_id(run: int, task: str, mode: str, candidate: str, worker: str) -> str:
@@ -318,13 +328,18 @@ def summarize(session: Session) -> PlanSummary:
             for j in judges:
                 per_judge[j.name] += n_runs * n_tasks * orders
     judging = sum(per_judge.values())
+    dialogues = len(session.dialogue_candidates)
+    panel = max(1, len(session.worker_panel))
     calls = {
         "automation": n_runs * n_tasks * len(auto),
         "assistance": n_runs * n_tasks * len(assistants),
-        # Each assistance text goes to every worker of the panel, and each worker has its own plain baseline.
-        "worker": n_runs * n_tasks * (len(assistants) + 1 if assistants else 0) * max(1, len(session.worker_panel)),
+        # Each assistance text (and each dialogue) goes to every worker of the panel, and each worker has its
+        # own plain baseline.
+        "worker": n_runs * n_tasks * (len(assistants) + dialogues + 1 if assistants else 0) * panel,
         "judging": judging,
     }
+    if dialogues:  # a question and an answer per turn after the first (turns = 1 plans no such stage)
+        calls["dialogue"] = n_runs * n_tasks * dialogues * dialogue_calls(session.augmentation.turns) * panel
     summary = PlanSummary(
         runs=n_runs,
         tasks=n_tasks,

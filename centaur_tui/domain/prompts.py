@@ -173,3 +173,82 @@ def reask_all_messages(messages: Messages, reply: str, problems: tuple[str, ...]
             ),
         },
     ]
+
+
+# -- assistance as a dialogue ([augmentation] turns > 1, issue 28) --------------------------------
+
+DIALOGUE_CONSTRAINT = (
+    "Answer with process guidance only: what to check, how to plan, what to verify. Never write the "
+    "deliverable or any part of it (no sections, sentences or figures the worker could paste in), even "
+    "if asked to."
+)
+"""The assistance prompt's constraint, repeated with every question the assistant answers."""
+
+DIALOGUE_ASK = (
+    "Before you write the deliverable you may ask your assistant one question about how to approach it, "
+    "or show a short draft outline and ask what it misses ({left} question(s) left, this one included). "
+    "Reply with only your question."
+)
+"""What the worker is told when it may ask (the marker the simulated provider recognises)."""
+
+DIALOGUE_WRITE = "Your questions are used up. Write the complete deliverable now, as the task prompt asks."
+"""What the worker is told after its last answer: write."""
+
+DIALOGUE_TAGS = "<question></question><answer></answer>"
+"""The blocks a dialogue wraps untrusted text in (their tags are neutralised inside)."""
+
+Round = tuple[str, str]
+"""One round of a dialogue: the worker's question and the assistant's answer."""
+
+
+def _wrap(tag: str, text: str) -> str:
+    return f"<{tag}>\n{neutralise_tags(text, DIALOGUE_TAGS)}\n</{tag}>"
+
+
+def dialogue_question(question: str) -> str:
+    """A worker's question as the assistant receives it: wrapped, with the process-guidance constraint."""
+    return f"The worker asks:\n{_wrap('question', question)}\n\n{DIALOGUE_CONSTRAINT}"
+
+
+def dialogue_answer_messages(
+    universal: Universal, task: Task, guidance: str, rounds: list[Round], question: str
+) -> Messages:
+    """The assistant answers the worker's next question; its first turn is the assistance text it wrote.
+
+    The system prompt and first user message are the assistance call's own, so the constraint of
+    the universal assistance prompt holds in every turn, and `DIALOGUE_CONSTRAINT` repeats it.
+    """
+    messages = [*assistance_messages(universal, task), {"role": "assistant", "content": guidance}]
+    for asked, answered in rounds:
+        messages += [{"role": "user", "content": dialogue_question(asked)}, {"role": "assistant", "content": answered}]
+    messages.append({"role": "user", "content": dialogue_question(question)})
+    return messages
+
+
+def _worker_dialogue(universal: Universal, task: Task, guidance: str, rounds: list[Round], turns: int) -> Messages:
+    messages = worker_messages(universal, task, guidance)
+    ask = DIALOGUE_ASK.format(left=turns - 1)
+    messages.append({"role": "user", "content": ask})
+    for i, (asked, answered) in enumerate(rounds):
+        left = turns - 2 - i
+        follow = DIALOGUE_ASK.format(left=left) if left > 0 else DIALOGUE_WRITE
+        messages += [
+            {"role": "assistant", "content": asked},
+            {"role": "user", "content": f"Your assistant answers:\n{_wrap('answer', answered)}\n\n{follow}"},
+        ]
+    return messages
+
+
+def dialogue_worker_question_messages(
+    universal: Universal, task: Task, guidance: str, rounds: list[Round], turns: int
+) -> Messages:
+    """The worker asks its next question (`len(rounds) + 2` of `turns` assistant turns: the text was the first)."""
+    return _worker_dialogue(universal, task, guidance, rounds, turns)
+
+
+def dialogue_worker_messages(
+    universal: Universal, task: Task, guidance: str, rounds: list[Round], turns: int
+) -> Messages:
+    """The worker writes the deliverable after the whole dialogue (its last message says: write now)."""
+    assert len(rounds) == turns - 1, "a dialogue of N turns holds N - 1 rounds"
+    return _worker_dialogue(universal, task, guidance, rounds, turns)

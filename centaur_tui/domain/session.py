@@ -22,6 +22,9 @@ MAX_MODELS = 64
 MAX_JUDGES = 32
 MAX_EXPERTS = 10_000
 MAX_TOKENS = 1_000_000
+MAX_DIALOGUE_TURNS = 20
+"""Most assistant turns of a dialogue (2 (N - 1) calls each; 20 turns is 38 calls per dialogue)."""
+
 EXPERT_ID = r"^[A-Za-z0-9][A-Za-z0-9_.@:-]*$"
 """An expert id: letters, digits and `_ . @ : -`, starting with a letter or digit, so that ids published
 with data (UUIDs, `arena_user_973`, `author_2`) are kept as they are; no space, quote, slash or control."""
@@ -58,6 +61,13 @@ class ModelSimulation(Strict):
         description="Share of the requirements it points at that it makes specific (default: its coaching skill). "
         "Specific pointers deepen what a worker already covers; broad ones widen what it covers: which helps more "
         "depends on the worker (issue 28).",
+    )
+    dialogue_skill: SkillTable | None = Field(
+        None,
+        description=(
+            "How well it answers a worker's questions in a dialogue ([augmentation] turns > 1); "
+            "default: its coaching_skill. Left out of the call address when unset (old keys stay valid)."
+        ),
     )
 
 
@@ -694,6 +704,30 @@ def _check_candidate_names(names: list[str], what: str) -> None:
         raise ValueError(f"{PLAIN!r} is reserved for the unaided worker")
 
 
+class AugmentationParams(Strict):
+    """How assistance reaches the worker: one assistance text (turns = 1), or a dialogue of up to `turns` turns."""
+
+    turns: int = Field(
+        1,
+        strict=True,
+        ge=1,
+        le=MAX_DIALOGUE_TURNS,
+        description=(
+            "Assistant turns before the worker writes: 1 is the paper's design (one assistance text); "
+            "N > 1 adds, per assistant, a dialogue candidate whose worker asks N - 1 questions first."
+        ),
+    )
+
+
+DIALOGUE_MARK = "+"
+"""Joins an assistant's name and its turns into its dialogue candidate's name (`alpha+3turns`)."""
+
+
+def dialogue_candidate(assistant: str, turns: int) -> str:
+    """The name of an assistant's dialogue candidate (its worker asks `turns - 1` questions before writing)."""
+    return f"{assistant}{DIALOGUE_MARK}{turns}turns"
+
+
 class Session(Strict):
     """One study: its tasks, candidate models, worker, judges, experts, runs and seed."""
 
@@ -734,6 +768,7 @@ class Session(Strict):
     human_workers: HumanWorkerArm | None = None
     statistics: StatisticsParams = Field(default_factory=StatisticsParams)
     study: StudyParams = Field(default_factory=StudyParams)
+    augmentation: AugmentationParams = Field(default_factory=AugmentationParams)
 
     @model_validator(mode="before")
     @classmethod
@@ -797,6 +832,13 @@ class Session(Strict):
         clash = sorted({m.name for m in self.models} & {c.name for c in self.candidates})
         if clash:
             raise ValueError(f"name(s) both a model and an imported candidate: {', '.join(clash)}")
+        taken = sorted(
+            ({m.name for m in self.models} | {c.name for c in self.candidates}) & set(self.dialogue_candidates)
+        )
+        if taken:
+            raise ValueError(
+                f"name(s) {', '.join(taken)} are the dialogue candidates of [augmentation] turns: rename the model(s)"
+            )
         if self.worker is None and (self.assistants or self.human_workers is not None):
             raise ValueError(
                 "[worker] is required: a model takes part in augmentation (its assistance text goes to the worker)"
@@ -970,7 +1012,21 @@ class Session(Strict):
     def augmentation_candidates(self) -> tuple[str, ...]:
         """The assistants, the imported augmentation candidates, then plain (when a worker generates)."""
         plain = (PLAIN,) if self.assistants else ()
-        return (*self.assistants, *self.imported_augmentation, *plain)
+        return (*self.assistants, *self.imported_augmentation, *self.dialogue_candidates, *plain)
+
+    @property
+    def dialogue_candidates(self) -> tuple[str, ...]:
+        """One dialogue candidate per assistant when `[augmentation] turns` > 1 (none at 1: today's design)."""
+        turns = self.augmentation.turns
+        return tuple(dialogue_candidate(a, turns) for a in self.assistants) if turns > 1 else ()
+
+    def dialogue_assistant(self, candidate: str) -> str | None:
+        """The assistant of a dialogue candidate, or None for any other candidate."""
+        if self.augmentation.turns > 1:
+            for a in self.assistants:
+                if candidate == dialogue_candidate(a, self.augmentation.turns):
+                    return a
+        return None
 
     @property
     def imported_names(self) -> frozenset[str]:
@@ -1001,7 +1057,7 @@ class Session(Strict):
             return self.judging.plain_family
         if candidate in self.imported_names:
             return self.imported(candidate).family
-        return self.model(candidate).family
+        return self.model(self.dialogue_assistant(candidate) or candidate).family
 
     @property
     def simulated(self) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse, Usage
 
+from centaur_tui.domain.prompts import DIALOGUE_ASK
 from centaur_tui.domain.session import Faults
 from centaur_tui.domain.task import Task
 from centaur_tui.llm.simulation import (
@@ -20,9 +21,14 @@ from centaur_tui.llm.simulation import (
     assistance,
     corrupt,
     deliverable,
+    dialogue_answer,
+    dialogue_question,
     judge_reply,
     worker_deliverable,
 )
+
+_ASK_TAIL = DIALOGUE_ASK.rsplit(".", 2)[-2] + "."
+"""How a worker's request for a question ends ("Reply with only your question.")."""
 
 
 class SimulatedLLM(CustomLLM):
@@ -61,6 +67,9 @@ class SimulatedLLM(CustomLLM):
             knobs = world.candidates.get(name)
             if knobs is None:
                 raise ValueError(f"simulated provider: {name} is not an assistant of this session")
+            if len(messages) > 2:  # a worker's question in a dialogue ([augmentation] turns > 1)
+                skill = (knobs.dialogue_skill or knobs.coaching_skill).for_task(task.id)
+                return dialogue_answer(task, skill, rng), world
             text = assistance(task, knobs.coaching_skill.for_task(task.id), rng, knobs.specificity)
             world.learn_author(text, world.families.get(name))
             return text, world
@@ -70,6 +79,11 @@ class SimulatedLLM(CustomLLM):
                 raise ValueError(f"simulated provider: {name} is not the worker of this session")
             match = world._worker_re.match(user)
             guidance = match.group("assistance_text") if match else ""
+            if len(messages) > 2:  # a dialogue: asked for a question, or to write after the answers
+                if str(messages[-1]["content"]).endswith(_ASK_TAIL):
+                    return dialogue_question(rng), world
+                answers = [str(m["content"]) for m in messages[2:] if m["role"] == "user"]
+                guidance = "\n".join([guidance, *answers])
             skill = wknobs.skill.for_task(task.id)
             text = worker_deliverable(task, skill, guidance, rng, wknobs.uses_specifics)
             # For a judge's planted family preference: the family that guided the worker.

@@ -216,6 +216,37 @@ def assistance(task: Task, skill: float, rng: random.Random, specificity: float 
     return "\n".join(lines)
 
 
+_QUESTIONS = (
+    "Which requirement is the easiest to miss here, and how should I check it?",
+    "Here is my draft outline: an introduction, the main analysis, a summary. What does it miss?",
+    "What should I verify before I hand the deliverable in?",
+    "In what order should I work through the requirements?",
+)
+
+
+def dialogue_question(rng: random.Random) -> str:
+    """A simulated worker's question (the simulated assistant answers it without reading it)."""
+    return rng.choice(_QUESTIONS)
+
+
+def dialogue_answer(task: Task, skill: float, rng: random.Random) -> str:
+    """A simulated assistant's answer to a worker's question: process guidance only, as good as its dialogue skill.
+
+    A skilled answer points at more requirements (and asks for specifics); a poor one steers the
+    worker away from some ("leave out ..."), which outweighs any pointing at them before, so a
+    dialogue helps a good dialogue partner's worker and harms a poor one's.
+    """
+    lines = []
+    for r in task.requirements:
+        if rng.random() < _logistic(8.0 * (skill - 0.8 * r.difficulty)):
+            specific = " (be specific: give the exact figures and how you got them)" if rng.random() < skill else ""
+            lines.append(f"- Check: {r.label}.{specific}")
+        elif rng.random() < max(0.0, 0.6 - skill):
+            lines.append(f"- Keep it lean: leave out {r.label}; it is not needed here.")
+    lines.append(f"- {rng.choice(_FILLER)}")
+    return "\n".join(lines)
+
+
 def read_guidance(task: Task, guidance: str) -> tuple[set[str], set[str], set[str]]:
     """What a worker takes from an assistance text: requirements pointed at, made specific, steered away."""
     pointed, specific, steered = set(), set(), set()

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from centaur_tui.domain.exam import FLAW_KINDS
 from centaur_tui.domain.plan import (
-    STAGES,
+    DIALOGUE_STAGE,
     assistance_id,
     candidate_output_id,
     candidates_for,
@@ -42,7 +42,7 @@ from centaur_tui.domain.plan import (
     tournament_modes,
 )
 from centaur_tui.domain.prompts import assistance_messages, automation_messages, judge_messages, worker_messages
-from centaur_tui.domain.session import PLAIN, Endpoint
+from centaur_tui.domain.session import PLAIN, Endpoint, Session, WorkerSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.llm import Price, TokenCounter, price_of
 from centaur_tui.store import EstimateFacts, estimate_facts
@@ -296,6 +296,48 @@ def _sum_limit(ep: Endpoint | None, name: str) -> int | None:
     return int(getattr(ep, name)) + sum(getattr(d, name) or getattr(ep, name) for d in ep.deployments)
 
 
+ESTIMATE_STAGES = ("automation", "assistance", DIALOGUE_STAGE, "worker", "judging")
+"""The stages in the order `centaur check` lists them (a dialogue's calls come before its deliverable)."""
+
+_QUESTION_TOKENS = 60
+"""Tokens a worker's question is counted at before any is stored (a question of one or two sentences)."""
+
+
+def _dialogue_rows(
+    s: Session,
+    worker: WorkerSpec,
+    task_id: str,
+    assistant: str,
+    guidance: float,
+    done: bool,
+    row: Callable[[str, Endpoint, str], EstimateRow],
+    add: Callable[..., None],
+    counter: _Counter,
+) -> float:
+    """Plan one dialogue's calls (N - 1 questions, N - 1 answers); returns the tokens its rounds add to the
+    worker's final prompt.
+
+    Each call's prompt holds the task prompt, the assistance text and every earlier round, so the
+    rounds' tokens grow with each turn; an answer is counted at the stage's observed mean output,
+    else at max_tokens (worst case), a question at `_QUESTION_TOKENS`. A dialogue is counted done
+    when its deliverable is stored (a dialogue cut short by a stopped run is counted whole: an upper bound).
+    """
+    ep = s.model(assistant)
+    q_row, a_row = row(DIALOGUE_STAGE, worker, worker.name), row(DIALOGUE_STAGE, ep, assistant)
+    answer = a_row.observed_output if a_row.observed_output is not None else float(a_row.max_tokens)
+    question = q_row.observed_output if q_row.observed_output is not None else float(_QUESTION_TOKENS)
+    u = counter.study.universal
+    task = counter.study.task(task_id)
+    q_base = counter.fixed(("dialogue-question", task_id), worker.model, worker_messages(u, task, ""))
+    a_base = counter.fixed(("dialogue-answer", task_id), ep.model, assistance_messages(u, task))
+    rounds = 0.0
+    for _ in range(s.augmentation.turns - 1):
+        add(q_row, q_base + guidance + rounds, done)
+        add(a_row, a_base + guidance + rounds + question, done)
+        rounds += question + answer
+    return rounds
+
+
 def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
     """The estimate of a session's calls, from its plan and what its database holds (read-only).
 
@@ -314,7 +356,7 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
     counter = _Counter(study)
     rows: dict[tuple[str, str], EstimateRow] = {}
     stage_means: dict[str, float | None] = {}
-    for stage in STAGES:
+    for stage in ESTIMATE_STAGES:
         used = [u for (st, _), u in facts.usage.items() if st == stage]
         n = sum(u.completion_calls for u in used)
         stage_means[stage] = sum(u.completion_tokens for u in used) / n if n else None
@@ -402,7 +444,8 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
                 ep = s.model(name)
                 n = counter.fixed(("assistance", task_id), ep.model, assist_msgs)
                 add(row("assistance", ep, name), n, assistance_id(run, task_id, name) in facts.assistance)
-            # Each assistance text goes to every worker of a panel; each worker has its own plain baseline.
+            # Each assistance text (and each dialogue) goes to every worker of a panel; each worker has its own
+            # plain baseline.
             for wk in s.worker_panel:
                 for name in candidates_for(s, "augmentation"):
                     if name in imported:
@@ -412,14 +455,19 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
                     if name == PLAIN:
                         add(r, counter.fixed(("plain", task_id), wk.model, plain_msgs), oid in facts.outputs)
                         continue
-                    aid = assistance_id(run, task_id, name)
+                    assistant = s.dialogue_assistant(name)
+                    aid = assistance_id(run, task_id, assistant or name)
                     base = counter.fixed(("worker", task_id), wk.model, worker_empty)
                     text = facts.assistance.get(aid)
                     if text is not None:
-                        add(r, base + counter.stored(wk.model, aid, text), oid in facts.outputs)
+                        guidance, basis = float(counter.stored(wk.model, aid, text)), None
                     else:
-                        guess, basis = expected_output("assistance", s.model(name).model)
-                        add(r, base + guess, oid in facts.outputs, basis)
+                        guidance, basis = expected_output("assistance", s.model(assistant or name).model)
+                    if assistant is not None:  # a dialogue: its rounds first, then a longer final prompt
+                        base += round(
+                            _dialogue_rows(s, wk, task_id, assistant, guidance, oid in facts.outputs, row, add, counter)
+                        )
+                    add(r, base + guidance, oid in facts.outputs, basis)
         for mode in tournament_modes(s):
             judge_empty = judge_messages(u, task, rubric, "", "", s.judging.allow_ties)
             stage = "automation" if mode == "automation" else "worker"
@@ -446,7 +494,7 @@ def estimate(study: Study, facts: EstimateFacts | None = None) -> Estimate:
                         for presentation, _ in presented_orders(s, comp, judge.name):
                             add(r, prompt, (comp.id, judge.name, presentation) in facts.judged, pending)
     _exam_rows(study, facts, counter, row, add)
-    order = (*STAGES, EXAM_STAGE)
+    order = (*ESTIMATE_STAGES, EXAM_STAGE)
     ordered = sorted(rows.values(), key=lambda r: (order.index(r.stage), r.model, r.names))
     seconds, basis = _time(ordered, study)
     return Estimate(
@@ -573,7 +621,7 @@ def estimate_summary(est: Estimate) -> list[str]:
         f"Before running: {est.remaining_calls:,} call(s) left, about {usd(est.cost_remaining)} "
         f"(at most {usd(est.worst_cost_remaining)}), {duration_text(est.time_s)} at the session's limits"
     ]
-    for stage in (*STAGES, EXAM_STAGE):
+    for stage in (*ESTIMATE_STAGES, EXAM_STAGE):
         mine = [r for r in est.rows if r.stage == stage and r.remaining]
         if not mine:
             continue

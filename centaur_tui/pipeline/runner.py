@@ -21,10 +21,12 @@ from centaur_tui.domain.errors import ProviderError, StoreError
 from centaur_tui.domain.identity import entries_json
 from centaur_tui.domain.outcomes import Outcomes, session_outcomes
 from centaur_tui.domain.plan import (
+    DIALOGUE_STAGE,
     assistance_id,
     candidate_output_id,
     candidates_for,
     comparisons,
+    dialogue_calls,
     mode_worker,
     output_id,
     summarize,
@@ -46,14 +48,17 @@ from centaur_tui.llm import CallFailed, FatalProviderError, Gateway
 from centaur_tui.pipeline.batching import BatchPending
 from centaur_tui.pipeline.budget import BudgetExceeded
 from centaur_tui.pipeline.calls import DB_WAITING, Calls
+from centaur_tui.pipeline.dialogue import run_dialogue
 from centaur_tui.pipeline.judging import Judging
-from centaur_tui.pipeline.progress import Progress, ProgressSink
+from centaur_tui.pipeline.progress import Progress, ProgressSink, StageProgress
 from centaur_tui.store import (
+    DialogueTurn,
     Store,
     batches_in_flight,
     billed_twice_pending,
     clear_billed_twice,
     note_resent,
+    save_dialogue_turns,
     stored_facts,
     take_interrupted,
 )
@@ -133,6 +138,8 @@ class Pipeline:
         self.sink = sink
         self.tick = tick
         self.progress = Progress(session=self.session.name, simulated=self.session.simulated)
+        if self.session.dialogue_candidates:  # a stage of its own only where dialogues are planned
+            self.progress.stages.setdefault(DIALOGUE_STAGE, StageProgress())
         self.calls = Calls(study, store, self.progress, gateway)
         self.judging = Judging(study, store, self.calls, self.progress)
         self.not_sent: set[object] = self.judging.not_sent  # items the budget kept from being sent (one set)
@@ -263,12 +270,20 @@ class Pipeline:
         assert worker is not None  # the session requires a worker when a model is an assistant
         oid = output_id(run, task_id, "augmentation", candidate, worker.name)
         st = self.progress.stages["worker"]
+        # A dialogue candidate ([augmentation] turns > 1) is its assistant's text plus a dialogue.
+        in_dialogue = self.session.dialogue_assistant(candidate)
         if oid in self._outputs:
-            if candidate != PLAIN:
+            if candidate != PLAIN and in_dialogue is None:
                 self._count_cached_assistance(assistance_id(run, task_id, candidate))
+            if in_dialogue is not None:
+                n = dialogue_calls(self.session.augmentation.turns)
+                self.progress.stages[DIALOGUE_STAGE].done += n
+                self.progress.stages[DIALOGUE_STAGE].cached += n
             st.done += 1
             st.cached += 1
             return self._outputs[oid]
+        if in_dialogue is not None:
+            return await self._dialogue_output(run, task_id, candidate, in_dialogue, oid, worker)
         guidance = None if candidate == PLAIN else await self._shared_assistance(run, task_id, candidate)
         messages = worker_messages(self.study.universal, self.study.task(task_id), guidance.text if guidance else None)
         with self._item(oid, "worker"):
@@ -289,6 +304,57 @@ class Pipeline:
         await self.calls.db(self.store.save_output, record)
         self._outputs[oid] = record
         st.done += 1
+        return record
+
+    async def _dialogue_output(
+        self, run: int, task_id: str, candidate: str, assistant: str, oid: str, worker: WorkerSpec
+    ) -> OutputRecord:
+        """A dialogue candidate's deliverable: the assistant's text, N - 1 rounds of questions, then the deliverable.
+
+        The assistance text is the 1-turn candidate's own (one call, shared). A call of the
+        dialogue that fails for good, or that the budget keeps back, leaves this output unwritten
+        with that outcome (stage `worker`), like a failed worker call: one recorded outcome per item.
+        """
+        # The text the 1-turn candidate and every worker of a panel share (one call, counted once).
+        guidance = await self._shared_assistance(run, task_id, assistant)
+        with self._item(oid, "worker"):
+            transcript = await run_dialogue(
+                self.calls,
+                self.study,
+                self._gen_params(),
+                run,
+                task_id,
+                self.session.model(assistant),
+                worker,
+                guidance.text,
+            )
+            self.progress.stages[DIALOGUE_STAGE].done += len(transcript.keys) * 2
+            key, text, cut_off, reasks = await self._generate(
+                "worker", worker, transcript.final_messages, f"worker:run{run}"
+            )
+        record = OutputRecord(
+            oid,
+            run,
+            task_id,
+            "augmentation",
+            candidate,
+            worker.name,
+            text,
+            guidance.id,
+            key,
+            cut_off=cut_off,
+            cut_off_reasks=reasks,
+        )
+        turns = [
+            DialogueTurn(oid, i, "model", assistant, question, answer, "answered", None, q_key, a_key)
+            for i, ((question, answer), (q_key, a_key)) in enumerate(
+                zip(transcript.rounds, transcript.keys, strict=True), 1
+            )
+        ]
+        await self.calls.db(save_dialogue_turns, self.store, turns)  # before the output: a resumed run finds both
+        await self.calls.db(self.store.save_output, record)
+        self._outputs[oid] = record
+        self.progress.stages["worker"].done += 1
         return record
 
     # -- tournaments ----------------------------------------------------------------------------

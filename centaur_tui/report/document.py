@@ -1368,6 +1368,40 @@ class ServedSection(_Model):
     note: str
 
 
+class DialogueRow(_Model):
+    """One assistant at 1 turn and at N turns ([augmentation] turns, issue 28)."""
+
+    assistant: str
+    dialogue_candidate: str
+    rank_1: float | None
+    """Rank (1 = best, average ranks for ties) among the 1-turn assistants and plain, by win rate."""
+    win_rate_1: float | None
+    games_1: int
+    rank_n: float | None
+    """Rank among the N-turn (dialogue) candidates and plain, by win rate."""
+    win_rate_n: float | None
+    games_n: int
+    head_to_head: float | None
+    """Win rate of the N-turn candidate against its own 1-turn candidate (ties = half a win)."""
+    head_to_head_games: int
+    reason: str | None = None
+
+
+class DialogueSection(_Model):
+    """Each assistant's rank at 1 turn and at N turns: does a dialogue change which assistant helps most?"""
+
+    turns: int
+    plain: str
+    n_1: int
+    """Usable judgments among the 1-turn candidates and plain."""
+    n_n: int
+    """Usable judgments among the N-turn candidates and plain."""
+    n_head_to_head: int
+    excluded: dict[str, int]
+    """Augmentation judgments not used, by status (invalid, other judge kind, ...)."""
+    rows: list[DialogueRow]
+
+
 class ReportDocument(_WithAbsent):
     """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
 
@@ -1386,6 +1420,7 @@ class ReportDocument(_WithAbsent):
         "exam",
         "served",
         "section",
+        "dialogue",
     )
 
     schema_: str = Field(alias="schema")
@@ -1418,6 +1453,8 @@ class ReportDocument(_WithAbsent):
     served: ServedSection | None = None
     section: str | None = None
     """The one section computed (`centaur report --section`); absent: every section."""
+    dialogue: DialogueSection | None = None
+    """Ranks at 1 turn and at N turns (sessions with `[augmentation] turns` > 1; absent otherwise)."""
 
     @property
     def schema_name(self) -> str:
@@ -1431,6 +1468,10 @@ class ReportDocument(_WithAbsent):
     def with_human_workers(self, section: HumanWorkersSection) -> ReportDocument:
         """This document with the human-worker arm's section (`stats.human_arm.human_arm_section`) added."""
         return self.model_copy(update={"human_workers": section})
+
+    def with_dialogue(self, section: DialogueSection) -> ReportDocument:
+        """This document with the 1-turn against N-turn ranks (`stats.dialogue.dialogue_section`) added."""
+        return self.model_copy(update={"dialogue": section})
 
     def with_seat(self, section: SeatSection) -> ReportDocument:
         """This document with the experts-at-work section (`services.report.seat_section`) added."""

@@ -26,6 +26,7 @@ from centaur_tui.report.document import (
     AltTest,
     BestByTaskRow,
     Criterion,
+    DialogueSection,
     ExamSection,
     ExpertAgreement,
     ExpertBias,
@@ -229,6 +230,8 @@ def sections(document: Doc) -> list[Section]:
     for m in doc.modes if want("rankings") else []:
         parts = _mode_sections(doc, m)
         out += [parts.rank_of_ranks, parts.mean_rank, parts.overall]
+    if want("rankings") and doc.dialogue is not None:
+        out.append(_dialogue_section(doc, doc.dialogue))
     if want("best"):
         out.append(_best_section(doc))
     if want("cross-mode"):
@@ -369,6 +372,39 @@ def professional_sections(document: Doc) -> list[Section]:
             ],
         )
     ]
+
+
+def _dialogue_section(doc: ReportDocument, d: DialogueSection) -> Section:
+    """Each assistant's rank at 1 turn and at N turns ([augmentation] turns > 1, issue 28)."""
+    s = Section(_title(doc, f"Augmentation: ranks at 1 turn and at {d.turns} turns (dialogue)"))
+    s.notes.append(
+        f"Each assistant has a 1-turn candidate (its assistance text) and a {d.turns}-turn one (the same text, then "
+        f"{d.turns - 1} question(s) from the worker and its answers), judged in one tournament with {d.plain}. "
+        f"Rank at 1 turn: among the 1-turn candidates and {d.plain} ({d.n_1:,} judgments); at {d.turns} turns: among "
+        f"the {d.turns}-turn candidates and {d.plain} ({d.n_n:,} judgments). Win rates pool runs, tasks and judges, "
+        f"ties count half; average ranks, 1 = best. Head to head: the {d.turns}-turn candidate's win rate against "
+        f"its own 1-turn candidate ({d.n_head_to_head:,} judgments). Augmentation judgments "
+        + excluded_text(d.excluded)
+        + "."
+    )
+    s.headers = ["assistant", "rank_1", "win_rate_1", "games_1", f"rank_{d.turns}", f"win_rate_{d.turns}"]
+    s.headers += [f"games_{d.turns}", "head_to_head", "games"]
+    for r in d.rows:
+        s.rows.append(
+            [
+                r.assistant,
+                num(r.rank_1, 1),
+                num(r.win_rate_1),
+                str(r.games_1),
+                num(r.rank_n, 1),
+                num(r.win_rate_n),
+                str(r.games_n),
+                num(r.head_to_head),
+                str(r.head_to_head_games),
+            ]
+        )
+    s.notes += _reasons(r for r in d.rows if r.reason)
+    return s
 
 
 def _record_section(doc: ReportDocument, record: RecordSection) -> Section:

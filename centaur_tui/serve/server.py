@@ -194,6 +194,8 @@ class ExpertServer:
         self._rubrics: dict[tuple[str, str], list[str]] = {}
         """The rubric dimensions of each place served, so a save need not read (and mask) the texts again."""
         self._work: dict[str, Any] = {}
+        self._live: dict[str, Any] = {}
+        """Each expert worker's live assistant (services.live_assistant): the calls are made here, not by the expert."""
         self.refused = 0
         """Requests answered 403 so far."""
 
@@ -224,6 +226,7 @@ class ExpertServer:
                 web.post("/api/judging/state", self._judging_state),
                 web.post("/api/writing/save", self._writing_save),
                 web.post("/api/writing/submit", self._writing_submit),
+                web.post("/api/writing/ask", self._writing_ask),
                 web.static("/static", STATIC, show_index=False, follow_symlinks=False),
             ]
         )
@@ -428,6 +431,17 @@ class ExpertServer:
 
             source = self._work[expert_id] = open_work(self.study, self.store, expert_id)
         return source
+
+    def live(self, expert_id: str) -> Any | None:
+        """The expert's live assistant (the organiser's process asks, with the session's limits), or None."""
+        if self.work(expert_id) is None:
+            return None
+        live = self._live.get(expert_id)
+        if live is None:
+            from centaur_tui.services.live_assistant import LiveAssistant
+
+            live = self._live[expert_id] = LiveAssistant(self.study, self.store, expert_id)
+        return live
 
     def _place(self, queue: list[Any], kind: str, expert_id: str, handle: object) -> Any:
         """The queue place a handle names (BadInput when none: a stale page or a forged handle)."""
@@ -641,8 +655,11 @@ class ExpertServer:
             from centaur_tui.services.work import WorkDraft
 
             version = source.draft_version(place.key)  # before the draft, as for judging
+            live = self.live(expert_id)
+            live_state[0] = live.state(place.key) if live is not None else None
             return queue, place, source.item(place.key), (source.draft(place.key) or WorkDraft(), version)
 
+        live_state: list[Any] = [None]
         found = await asyncio.to_thread(read)
         base = self._common(request, "write")
         if found is None:
@@ -682,7 +699,10 @@ class ExpertServer:
             "assistance_html": Markup(markdown_html(item.assistance, 2)) if item.assistance else None,
             "preview_html": Markup(markdown_html(draft.text, 2)),
             "data": data,
+            "live": live_state[0],
         }
+        if live_state[0] is not None and live_state[0].offered:
+            data["live_left"] = live_state[0].left
         return aiohttp_jinja2.render_template("writing.html", request, context)
 
     # -- judging API ---------------------------------------------------------------------------
@@ -849,6 +869,37 @@ class ExpertServer:
         except Refused as exc:
             return exc.response()
         return _json({"next": "/write?place=" + self._handle("w", request[EXPERT], place.key)})
+
+    async def _writing_ask(self, request: web.Request) -> web.StreamResponse:
+        """A question to the live assistant: asked here, in the organiser's process; answers the masked turn."""
+        body = await _body(request)
+        expert_id = request[EXPERT]
+
+        def find() -> tuple[Any, Any]:
+            source, live = self.work(expert_id), self.live(expert_id)
+            if source is None or live is None:
+                raise BadInput("You are not asked to write deliverables.")
+            return live, self._place(source.queue(), "w", expert_id, body.get("place"))
+
+        live, place = await asyncio.to_thread(find)
+        question = body.get("question")
+        if not isinstance(question, str):
+            raise BadInput("question must be a string")
+        turn = await live.ask(place.key, question)  # WorkError, CentaurError: answered 409 with the reason
+        state = await asyncio.to_thread(live.state, place.key)
+        return _json(
+            {
+                "turn": {
+                    "turn": turn.turn,
+                    "question": turn.question,
+                    "answer": turn.answer,
+                    "error": turn.error,
+                    "asked_at": turn.asked_at,
+                    "answered_at": turn.answered_at,
+                },
+                "left": state.left,
+            }
+        )
 
     # -- running -------------------------------------------------------------------------------
 

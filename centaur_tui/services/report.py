@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.report_options import ReportOptions
+from centaur_tui.domain.session import PLAIN
 from centaur_tui.domain.study import Study
 from centaur_tui.report.document import (
     AgreementMatrixSection,
@@ -106,7 +107,17 @@ def report_from_rows(study: Study, meta: dict[str, str], rows: dict[str, Any], *
     )
     opts = report_options(study, **options)
     frames = build_frames(design=design, judge_kinds=opts.judge_kinds, **rows)
-    return build_report(frames, opts)
+    report = build_report(frames, opts)
+    session = study.session
+    if session.dialogue_candidates and opts.section in (None, "rankings"):
+        from dataclasses import replace
+
+        from centaur_tui.stats.dialogue import dialogue_section
+
+        pairs = {a: c for a, c in zip(session.assistants, session.dialogue_candidates, strict=True)}
+        section = dialogue_section(frames, pairs, session.augmentation.turns, PLAIN)
+        report = replace(report, document=report.document.with_dialogue(section))
+    return report
 
 
 def with_human_workers(study: Study, store: Store, report: Report, always: bool = False) -> Report:

@@ -17,6 +17,7 @@ from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
 
 if TYPE_CHECKING:
+    from centaur_tui.services.live_assistant import LiveAssistant
     from centaur_tui.store import Store, WorkStore
 
 __all__ = [
@@ -90,6 +91,7 @@ class SessionWork:
         self._blinding = session_blinding(study)
         self.masked = 0
         """Masks inserted into the assistance texts shown so far (the log keeps one row per phrase)."""
+        self._assistant: LiveAssistant | None = None
 
     def queue(self) -> list[WorkQueueItem]:
         """The expert's tasks in queue order, each with whether it is submitted."""
@@ -150,6 +152,14 @@ class SessionWork:
         require_deliverable(draft)
         self._own(key)
         return self.work.submit(key, draft, version)
+
+    def assistant(self) -> LiveAssistant:
+        """The expert's live assistant (issue 28), asking from this process: the app that runs the session."""
+        if self._assistant is None:
+            from centaur_tui.services.live_assistant import LiveAssistant
+
+            self._assistant = LiveAssistant(self.study, self.store, self.expert.id)
+        return self._assistant
 
     def close(self) -> None:
         """The store belongs to the caller; nothing to release here."""

@@ -61,6 +61,16 @@ if TYPE_CHECKING:
     from centaur_tui.store.chain import ChainBreak, ChainCheck, chain_head, verify_store
     from centaur_tui.store.checks import CheckCount, ExpertChecks, check_rows
     from centaur_tui.store.db import JudgeNameClashError, Store
+    from centaur_tui.store.dialogue import (
+        DialogueTurn,
+        LiveDialogueRow,
+        LivePlace,
+        all_dialogue_turns,
+        dialogue_turns,
+        live_dialogue_rows,
+        live_place,
+        save_dialogue_turns,
+    )
     from centaur_tui.store.exam import (
         ExamVerdictRow,
         exam_done,
@@ -158,6 +168,14 @@ if TYPE_CHECKING:
     from centaur_tui.store.work import WorkAssignmentRow, WorkPlaceRow, WorkStore
 
 _MODULE_OF = {
+    "DialogueTurn": "dialogue",
+    "LiveDialogueRow": "dialogue",
+    "LivePlace": "dialogue",
+    "live_dialogue_rows": "dialogue",
+    "live_place": "dialogue",
+    "all_dialogue_turns": "dialogue",
+    "dialogue_turns": "dialogue",
+    "save_dialogue_turns": "dialogue",
     "AssignedComparison": "judging",
     "AssignmentPlace": "judging",
     "JudgingRows": "judging",
@@ -315,6 +333,7 @@ __all__ = [
     "ChainCheck",
     "Change",
     "CheckCount",
+    "DialogueTurn",
     "EstimateFacts",
     "ExpertChecks",
     "ExpertStore",
@@ -327,6 +346,8 @@ __all__ = [
     "LeftOut",
     "LinkState",
     "LinkStore",
+    "LiveDialogueRow",
+    "LivePlace",
     "OrganiserLinkStore",
     "OutputsSummary",
     "PacketContents",
@@ -349,6 +370,7 @@ __all__ = [
     "WorkError",
     "WorkPlaceRow",
     "WorkStore",
+    "all_dialogue_turns",
     "answered_calls",
     "assignment_strategies",
     "batch_counts",
@@ -370,6 +392,7 @@ __all__ = [
     "comparison_lengths",
     "comparison_texts",
     "comparisons_audit",
+    "dialogue_turns",
     "errors_of",
     "estimate_facts",
     "export_fingerprint",
@@ -380,6 +403,8 @@ __all__ = [
     "forget_secrets",
     "judgment_item",
     "left_out",
+    "live_dialogue_rows",
+    "live_place",
     "lock_holder",
     "lock_path",
     "mark_in_flight",
@@ -397,6 +422,7 @@ __all__ = [
     "report_inputs",
     "requests_of",
     "retire_entry",
+    "save_dialogue_turns",
     "session_blinding",
     "session_fingerprint",
     "session_secret",

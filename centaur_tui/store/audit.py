@@ -19,6 +19,7 @@ from centaur_tui.domain.records import (
     ScoreRecord,
 )
 from centaur_tui.store.db import Store
+from centaur_tui.store.dialogue import DialogueTurn, dialogue_turns
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class AuditComparison:
     outputs: dict[str, OutputRecord]
     assistance: dict[str, AssistanceRecord]
     judgments: list[AuditJudgment] = field(default_factory=list)
+    dialogues: dict[str, list[DialogueTurn]] = field(default_factory=dict)
+    """Per candidate, the questions its worker asked and the answers, in order (dialogue candidates only)."""
 
     def opponent(self, candidate: str) -> str:
         c = self.comparison
@@ -169,6 +172,7 @@ def _audit(
         )
         superseded = r["revision"] < latest[(r["comparison_id"], r["judge"], r["presentation"])]
         by_comparison.setdefault(r["comparison_id"], []).append(AuditJudgment(record, superseded))
+    dialogues = {o: turns for o in outputs if (turns := dialogue_turns(store, o))}
     audited = []
     for c in comps:
         outs = {outputs[o].candidate: outputs[o] for o in (c.output_a, c.output_b) if o in outputs}
@@ -177,8 +181,10 @@ def _audit(
             for cand, o in outs.items()
             if o.assistance_id and o.assistance_id in assistance
         }
-        audited.append(AuditComparison(c, outs, helps, by_comparison.get(c.id, [])))
+        talks = {cand: dialogues[o.id] for cand, o in outs.items() if o.id in dialogues}
+        audited.append(AuditComparison(c, outs, helps, by_comparison.get(c.id, []), talks))
     keys = {o.call_key for o in outputs.values() if o.call_key}
+    keys |= {k for turns in dialogues.values() for t in turns for k in (t.question_key, t.answer_key) if k}
     keys |= {a.call_key for a in assistance.values() if a.call_key}
     keys |= {r["call_key"] for r in jrows if r["call_key"]}
     return audited, calls_of(store, keys), errors_of(store, keys)

@@ -514,6 +514,29 @@ MIGRATIONS: tuple[Migration, ...] = (
     )""",
         ),
     ),
+    Migration(
+        26,
+        "dialogue turns: a worker's questions and its assistant's answers, in order, with times (issue 28)",
+        (
+            """CREATE TABLE dialogue_turns (
+    dialogue TEXT NOT NULL,
+    turn INTEGER NOT NULL CHECK (turn >= 1),
+    worker_kind TEXT NOT NULL CHECK (worker_kind IN ('model', 'expert')),
+    assistant TEXT NOT NULL,
+    question TEXT NOT NULL,
+    answer TEXT,
+    outcome TEXT NOT NULL CHECK (outcome IN ('answered', 'failed')),
+    error TEXT,
+    question_key TEXT,
+    answer_key TEXT,
+    asked_at TEXT NOT NULL,
+    answered_at TEXT,
+    seconds REAL,
+    PRIMARY KEY (dialogue, turn)
+)""",
+            "CREATE INDEX dialogue_turns_assistant ON dialogue_turns (assistant)",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

@@ -137,3 +137,46 @@
   count();
   document.body.dataset.ready = "1";
 })();
+/* The live assistant: a question goes to the organiser's server, which asks; the masked answer is shown as text. */
+(function () {
+  const data = Seat.data();
+  const ask = document.getElementById("live-ask");
+  if (!data || !ask) return;
+  const question = document.getElementById("live-question");
+  const list = document.getElementById("live-transcript");
+  const left = document.getElementById("live-left");
+  const state = document.getElementById("live-state");
+  const line = (cls, who, when, text) => {
+    const p = document.createElement("p");
+    p.className = cls;
+    if (who) {
+      const strong = document.createElement("strong");
+      strong.textContent = who;
+      const time = document.createElement("time");
+      time.textContent = when || "";
+      p.append(strong, " ", time, ": ");
+    }
+    p.append(document.createTextNode(text));
+    return p;
+  };
+  ask.addEventListener("click", async () => {
+    if (!question.value.trim()) { state.textContent = "Write a question first."; return; }
+    ask.disabled = true;
+    state.textContent = "Asking your assistant…";
+    const result = await Seat.post("/api/writing/ask", { place: data.place, question: question.value });
+    ask.disabled = false;
+    if (result.status === 200) {
+      const t = result.body.turn;
+      const li = document.createElement("li");
+      li.append(line("question", "You", t.asked_at, t.question));
+      li.append(t.answer === null ? line("answer failed", "", "", t.error) : line("answer", "Your assistant", t.answered_at, t.answer));
+      list.append(li);
+      left.textContent = String(result.body.left);
+      question.value = "";
+      state.textContent = t.answer === null ? t.error : "Answered.";
+      document.body.dataset.asked = String(t.turn);
+    } else {
+      state.textContent = result.body.error || "The question could not be asked.";
+    }
+  });
+})();

@@ -61,6 +61,18 @@ def rows_of(audit: Any) -> list[Row]:
     return rows
 
 
+def dialogue_text(turns: Any) -> str:
+    """A dialogue's transcript: each question and what became of it (an answer, or the failure), in order."""
+    lines = []
+    for t in turns:
+        lines.append(f"Q{t.turn} (worker, {t.asked_at or 'time not recorded'}): {t.question}")
+        if t.outcome == "answered":
+            lines.append(f"A{t.turn} (assistant, {t.answered_at or 'time not recorded'}): {t.answer}")
+        else:
+            lines.append(f"A{t.turn}: not answered ({t.outcome}: {t.error or 'no reason recorded'})")
+    return "\n".join(lines)
+
+
 def mean_text(mean: float | None) -> str:
     """A stated rubric mean as `7.25`, or `not stated` when the judgment has none (invalid, or no scores)."""
     if mean is None or mean != mean:  # NaN is the only value unequal to itself
@@ -359,6 +371,14 @@ and the provider errors logged for those calls.
                 head(f"Assistance text by {a.assistant}")
                 body(a.text)
                 self._call(out, head, body, a.call_key, f"Assistance prompt ({cand})", f"Assistance raw reply ({cand})")
+            turns = comp.dialogues.get(cand, [])
+            if turns:
+                head(f"Dialogue before the deliverable ({len(turns)} question(s), in order)")
+                body(dialogue_text(turns))
+                for t in turns:
+                    self._call(
+                        out, head, body, t.answer_key, f"Answer {t.turn} prompt ({cand})", f"Answer {t.turn} reply"
+                    )
             if o is not None:
                 self._call(out, head, body, o.call_key, f"Output prompt ({cand})", f"Output raw reply ({cand})")
         return out

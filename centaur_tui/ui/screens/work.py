@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Button, Footer, Label, OptionList, Static, TextArea
+from textual.widgets import Button, Footer, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -27,6 +27,7 @@ from centaur_tui.ui.screens.drafts import DraftAutosave
 from centaur_tui.ui.widgets.document import DocumentView
 
 if TYPE_CHECKING:
+    from centaur_tui.services.live_assistant import LiveAssistant, LiveState
     from centaur_tui.services.writing import WorkDraft, WorkItem, WorkQueueItem, WorkSource
 
 """Seconds after the last change before a draft is saved (a burst of typing saves once)."""
@@ -158,6 +159,113 @@ can change them.
         self.dismiss(None)
 
 
+class AskAssistant(CentaurModal):
+    """Ask your assistant (issue 28): the questions and answers so far, and a question to send.
+
+    The question goes to this process's `LiveAssistant` (the app that runs the session makes the
+    call, with the session's limits and budget); answers are shown masked, as plain text. Nothing
+    here names the model: it is "your assistant".
+
+    Args:
+        assistant: The expert's live assistant (`SessionWork.assistant()`).
+        key: The work assignment written now.
+    """
+
+    EXPERT_SAFE = True
+
+    DEFAULT_CSS = """
+    AskAssistant > Vertical {
+        width: 90%;
+        height: 80%;
+        border: round $accent;
+        padding: 0 1;
+    }
+    AskAssistant #ask-transcript {
+        height: 1fr;
+    }
+    """
+
+    BINDINGS = [Binding("escape", "close", "Back to writing", id="ask-close", tooltip="Back to your deliverable.")]
+
+    def __init__(self, assistant: LiveAssistant, key: int) -> None:
+        super().__init__()
+        self.assistant = assistant
+        self.key = key
+        self.asking = False
+        self.state: LiveState | None = None
+
+    def compose(self) -> ComposeResult:
+        from centaur_tui.services.live_assistant import MAX_QUESTION
+
+        with Vertical():
+            yield Label("Ask your assistant: process guidance only, never the deliverable itself.", id="ask-title")
+            with VerticalScroll(id="ask-transcript"):
+                yield Static("", id="ask-turns", markup=False)
+            yield Static("", id="ask-left", markup=False)
+            yield Input(placeholder="Your question (enter sends it)", id="ask-question", max_length=MAX_QUESTION)
+            yield Footer()
+
+    def on_mount(self) -> None:
+        self.load()
+
+    @work(thread=True, exclusive=True, group="ask-load", exit_on_error=False)
+    def load(self) -> None:
+        state = self.assistant.state(self.key)
+        self.app.call_from_thread(self._show, state, None)
+
+    def _show(self, state: LiveState, note: str | None) -> None:
+        self.state = state
+        lines = []
+        for t in state.turns:
+            lines.append(f"You ({t.asked_at}): {t.question}")
+            lines.append(f"Your assistant ({t.answered_at}): {t.answer}" if t.answer is not None else f"({t.error})")
+            lines.append("")
+        self.query_one("#ask-turns", Static).update("\n".join(lines) or "No question asked yet.")
+        left = f"{state.left} of {state.limit} question(s) left." if state.offered else "No assistant for this task."
+        self.query_one("#ask-left", Static).update(left + (f" {note}" if note else ""))
+        field = self.query_one("#ask-question", Input)
+        field.disabled = not state.offered or state.left == 0 or self.asking
+        if not field.disabled:
+            field.focus()
+
+    @on(Input.Submitted, "#ask-question")
+    def send_question(self) -> None:
+        field = self.query_one("#ask-question", Input)
+        if self.asking or not field.value.strip():
+            if not field.value.strip():
+                self.notify("Write a question first.", title="Nothing to ask", severity="warning")
+            return
+        self.asking = True
+        field.disabled = True
+        self.query_one("#ask-left", Static).update("Asking your assistant…")
+        self.ask(field.value)
+
+    @work(thread=True, exclusive=True, group="ask", exit_on_error=False)
+    def ask(self, question: str) -> None:
+        """Send the question from a thread (the call and the database work never run on the UI's loop)."""
+        from centaur_tui.domain.errors import CentaurError
+
+        note: str | None = None
+        try:
+            turn = self.assistant.ask_blocking(self.key, question)
+            note = "Answered." if turn.answer is not None else turn.error
+            cleared = True
+        except CentaurError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title=exc.title, severity="warning")
+            cleared = False
+        state = self.assistant.state(self.key)
+        self.app.call_from_thread(self._asked, state, note, cleared)
+
+    def _asked(self, state: LiveState, note: str | None, cleared: bool) -> None:
+        self.asking = False
+        if cleared:
+            self.query_one("#ask-question", Input).value = ""
+        self._show(state, note)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
 class WorkScreen(DraftAutosave, CentaurScreen):
     """Write an expert's assigned deliverables, one task at a time.
 
@@ -176,6 +284,8 @@ Your work is saved as you type; leaving or quitting loses nothing.
 - **ctrl+s**: submit (asks first; a submitted deliverable is locked)
 - **ctrl+b**: next task (this draft is kept)
 - **f2**: move between the task, the assistance text and the editor
+- **f6**: ask your assistant a question about how to approach the task (when the session offers
+  questions and the task has an assistance text); it answers with process guidance, never the deliverable
 - **ctrl+o**: read your submitted deliverables (read only)
 - **escape**: back; your draft is kept
 - Paste with ctrl+v (or your terminal's paste); ctrl+backspace deletes a word
@@ -190,6 +300,14 @@ Your work is saved as you type; leaving or quitting loses nothing.
         # Not ctrl+n: the HTML seat's browser keeps it (a new window), and both seats keep the same keys.
         Binding("ctrl+b", "next", "Next task", id="next", tooltip="Go to your next open task; this draft is kept."),
         Binding("f2", "cycle_focus", "Switch pane", id="cycle", tooltip="Task, assistance text, editor."),
+        Binding(
+            "f6",
+            "ask",
+            "Ask assistant",
+            id="ask",
+            priority=True,
+            tooltip="Ask your assistant a question (assisted tasks).",
+        ),
         Binding(
             "ctrl+o", "submitted", "Submitted", id="submitted", tooltip="Read your submitted deliverables (read only)."
         ),
@@ -315,6 +433,10 @@ Your work is saved as you type; leaving or quitting loses nothing.
         self.query_one("#work-bar", Static).update(" · ".join(parts), layout=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "ask":  # shown only where a question can be asked: an assisted, open task
+            if self.finished or self.item is None or not self.item.assistance or self._assistant() is None:
+                return False
+            return True if self.draft is not None and not self.draft.locked else None
         if action == "submitted":
             return True if any(q.locked for q in self.queue) else None
         if action in ("submit", "next", "cycle_focus"):
@@ -397,6 +519,18 @@ Your work is saved as you type; leaving or quitting loses nothing.
             return
         self.flush()
         self.app.push_screen(SubmittedView(self.source, submitted))
+
+    def _assistant(self) -> LiveAssistant | None:
+        make = getattr(self.source, "assistant", None)  # a source without one (a test double) offers no questions
+        assistant: LiveAssistant | None = make() if callable(make) else None
+        return assistant if assistant is not None and assistant.limit > 0 else None
+
+    def action_ask(self) -> None:
+        assistant = self._assistant()
+        if self.busy or self.current is None or assistant is None or self.check_action("ask", ()) is not True:
+            return
+        self.flush()  # the draft is saved before the dialogue: nothing lives only in memory
+        self.app.push_screen(AskAssistant(assistant, self.current.key))
 
     def action_cycle_focus(self) -> None:
         panes = [self.query_one("#work-prompt"), self.query_one("#work-assistance"), self.query_one("#work-editor")]
