@@ -18,8 +18,16 @@ def test_wilson_matches_the_hand_computed_interval() -> None:
 
 
 def test_identifiability_on_a_hand_made_example() -> None:
-    a = ["# Plan\n\n- **one** thing\n- **two** things", "# Notes\n\n- **three** items\n- **four**", "# List\n\n- **five**\n- **six**"]
-    b = ["plain prose about one thing, written as a paragraph.", "more plain prose, two sentences here. yes.", "prose again, quiet and long and flat."]
+    a = [
+        "# Plan\n\n- **one** thing\n- **two** things",
+        "# Notes\n\n- **three** items\n- **four**",
+        "# List\n\n- **five**\n- **six**",
+    ]
+    b = [
+        "plain prose about one thing, written as a paragraph.",
+        "more plain prose, two sentences here. yes.",
+        "prose again, quiet and long and flat.",
+    ]
     items = [Deliverable("t", "automation", "A", x) for x in a] + [Deliverable("t", "automation", "B", x) for x in b]
     items.append(Deliverable("t", "augmentation", "A", a[0]))  # a cell with one deliverable of A, none of B
     items += [Deliverable("u", "automation", c, "x") for c in ("A", "A", "B")]  # B has 1 < 3: too few
@@ -41,7 +49,9 @@ def test_identical_writing_is_not_a_threat() -> None:
     rng = random.Random(3)
     words = ["alpha", "beta", "gamma", "delta", "plan", "cost", "risk", "step"]
     items = [
-        Deliverable("t", "automation", c, " ".join(rng.choice(words) for _ in range(30))) for c in "ABC" for _ in range(5)
+        Deliverable("t", "automation", c, " ".join(rng.choice(words) for _ in range(30)))
+        for c in "ABC"
+        for _ in range(5)
     ]
     (row,) = identifiability(items, seed=1)
     assert row.status == "ok" and row.deliverables == 15

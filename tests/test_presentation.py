@@ -46,7 +46,27 @@ def test_hostile_text_keeps_its_words(text: str) -> None:
 
 def test_random_markdown_keeps_its_words() -> None:
     rng = random.Random(26)
-    pieces = ["#", "##", "*", "**", "_", "__", "-", "+", "1.", "2)", "\n", "\n\n", " ", "  ", "word", "x1", "|", "```", "==="]
+    pieces = [
+        "#",
+        "##",
+        "*",
+        "**",
+        "_",
+        "__",
+        "-",
+        "+",
+        "1.",
+        "2)",
+        "\n",
+        "\n\n",
+        " ",
+        "  ",
+        "word",
+        "x1",
+        "|",
+        "```",
+        "===",
+    ]
     for _ in range(300):
         text = "".join(rng.choice(pieces) + rng.choice(["", " "]) for _ in range(rng.randint(0, 40)))
         assert words(normalise(text)) == words(text), repr(text)

@@ -148,6 +148,7 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     # Migration 19 moves flag notes out of meta (the fixture has none) into their own table; its
     # AUTOINCREMENT key adds the table to sqlite_sequence.
     assert after.pop("expert_flag_notes") == []
+    assert after.pop("expert_guesses") == []  # migration 26: experts' guesses of who wrote option 1
     after["sqlite_sequence"] = [row for row in after["sqlite_sequence"] if row[0] != "expert_flag_notes"]
     # Migration 18: a NULL question and prompt (a task of a file) on every comparison.
     assert all(row[-2:] == (None, None) for row in after["comparisons"])

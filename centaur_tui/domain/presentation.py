@@ -8,7 +8,8 @@ spaces lines) can name it to an expert as surely as a signature. With the sessio
 - headings (ATX `#`..`######`, setext underlines, a line that is bold or italic as a whole)
   become `## text`, with one blank line around them;
 - bullet items (`-`, `*`, `+`, `•`) become `- item`; ordered items (`1.`, `1)`) become `1. item`
-  (their numbers are words, kept); nesting is kept as two spaces per level (at most three; an author's 2 or 4 spaces are one level);
+  (their numbers are words, kept); nesting is kept as two spaces per level (at most three;
+  an author's 2 or 4 spaces are one level);
 - emphasis (`**x**`, `__x__`, `*x*`, `_x_`) is removed where it opens after a non-word and closes
   before one, so no two words ever join;
 - paragraph lines wrapped by the author are joined into one line; runs of spaces become one;
@@ -31,7 +32,9 @@ _BULLET = re.compile(r"^(\s*)[-*+\u2022]\s+(.*)$")
 _ORDERED = re.compile(r"^(\s*)(\d{1,9})[.)]\s+(.*)$")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _STRONG = re.compile(r"(?<![\w*])\*\*(?=\S)(.+?)(?<=\S)\*\*(?![\w*])|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])")
-_EMPH = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]*?)(?<=[^\s*])\*(?![\w*])|(?<![\w_])_(?=[^\s_])([^_\n]*?)(?<=[^\s_])_(?![\w_])")
+_EMPH = re.compile(
+    r"(?<![\w*])\*(?=[^\s*])([^*\n]*?)(?<=[^\s*])\*(?![\w*])|(?<![\w_])_(?=[^\s_])([^_\n]*?)(?<=[^\s_])_(?![\w_])"
+)
 _WHOLE = re.compile(r"^(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1$")
 _SPACES = re.compile(r"[ \t\u00a0]+")
 
@@ -98,7 +101,9 @@ def normalise(text: str) -> str:
             blocks.append(("item", "  " * _indent(bullet.group(1)) + "- " + _plain(bullet.group(2))))
             continue
         if ordered:
-            blocks.append(("item", "  " * _indent(ordered.group(1)) + f"{ordered.group(2)}. " + _plain(ordered.group(3))))
+            blocks.append(
+                ("item", "  " * _indent(ordered.group(1)) + f"{ordered.group(2)}. " + _plain(ordered.group(3)))
+            )
             continue
         whole = _WHOLE.match(raw.strip())
         after_para = bool(blocks) and blocks[-1][0] == "para"
@@ -111,7 +116,9 @@ def normalise(text: str) -> str:
 
 
 def _starts_block(line: str) -> bool:
-    return bool(_ATX.match(line) or _BULLET.match(line) or _ORDERED.match(line) or _FENCE.match(line) or _RULE.match(line))
+    return bool(
+        _ATX.match(line) or _BULLET.match(line) or _ORDERED.match(line) or _FENCE.match(line) or _RULE.match(line)
+    )
 
 
 def _layout(blocks: list[tuple[str, str]]) -> str:

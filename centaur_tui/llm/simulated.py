@@ -54,7 +54,7 @@ class SimulatedLLM(CustomLLM):
             if knobs is None:
                 raise ValueError(f"simulated provider: {name} is not a candidate of this session")
             skill = knobs.automation_skill.for_task(task.id)
-            return deliverable(task, self._coverage(task, skill, rng), rng), world
+            return deliverable(task, self._coverage(task, skill, rng), rng, knobs.style), world
         if kind == "assistance":
             knobs = world.candidates.get(name)
             if knobs is None:

@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from centaur_tui.report.document import GuessRow, IdentifiabilityRow
 
@@ -76,7 +77,7 @@ def _z(confidence: float) -> float:
 
 
 def layout_features(text: str) -> list[float]:
-    """Layout counts of a text: headings, bullet and numbered items, bold and italic marks, line lengths, blank lines."""
+    """Layout counts of a text: headings, bullets, numbered items, bold and italic marks, line lengths, blank lines."""
     lines = text.split("\n")
     lengths = [len(line) for line in lines if line.strip()] or [0]
     mean = sum(lengths) / len(lengths)
@@ -95,7 +96,7 @@ def layout_features(text: str) -> list[float]:
     ]
 
 
-def _classifier(seed: int):  # type: ignore[no-untyped-def]
+def _classifier(seed: int) -> Any:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline, make_union
@@ -146,7 +147,13 @@ def identifiability(
         for d in items:
             counts[d.candidate] = counts.get(d.candidate, 0) + 1
         k, n, fewest = len(counts), len(items), min(counts.values())
-        base = {"task": task, "mode": mode, "presentation": presentation, "candidates": k, "deliverables": n}
+        base: dict[str, Any] = {
+            "task": task,
+            "mode": mode,
+            "presentation": presentation,
+            "candidates": k,
+            "deliverables": n,
+        }
         if k < 2:
             out.append(_empty(base, "one candidate", "a single candidate: nothing to tell apart"))
             continue
@@ -159,24 +166,13 @@ def identifiability(
         correct = sum(p == d.candidate for p, d in zip(predicted, items, strict=True))
         low, high = wilson(correct, n, confidence)
         chance = 1 / k
-        out.append(
-            IdentifiabilityRow(
-                **base,
-                status="ok",
-                folds=folds,
-                correct=correct,
-                accuracy=correct / n,
-                low=low,
-                high=high,
-                chance=chance,
-                threat=low > chance + margin,
-                reason=None,
-            )
-        )
+        found = {"status": "ok", "folds": folds, "correct": correct, "accuracy": correct / n, "low": low, "high": high}
+        found |= {"chance": chance, "threat": low > chance + margin, "reason": None}
+        out.append(IdentifiabilityRow.model_validate(base | found))
     return out
 
 
-def _empty(base: dict[str, str | int], status: str, reason: str) -> IdentifiabilityRow:
+def _empty(base: dict[str, Any], status: str, reason: str) -> IdentifiabilityRow:
     return IdentifiabilityRow.model_validate(
         {
             **base,
@@ -201,7 +197,9 @@ def blinding_index(guesses: Sequence[Guess], confidence: float = 0.95) -> tuple[
     """
     if not guesses:
         return None
-    scores = [(1.0 if g.guessed == g.truth else -1.0 / (g.candidates - 1)) if g.guessed is not None else 0.0 for g in guesses]
+    scores = [
+        (1.0 if g.guessed == g.truth else -1.0 / (g.candidates - 1)) if g.guessed is not None else 0.0 for g in guesses
+    ]
     n = len(scores)
     bi = sum(scores) / n
     var = sum((s - bi) ** 2 for s in scores) / n / n
