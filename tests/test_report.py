@@ -384,6 +384,7 @@ DOCUMENTED_TOP = [
     "ppr",
     "outcomes",
     "record",
+    "blinding",
 ]
 DOCUMENTED_MODE = [
     "mode",

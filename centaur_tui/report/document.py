@@ -1078,7 +1078,7 @@ class GuessRow(_Model):
 class BlindingSection(_Model):
     """Issue 26: blinding measured: identifiability of the candidates by a classifier, and the experts' guesses.
 
-    Identifiability: character n-grams (TF-IDF) and layout counts, logistic regression,
+    Identifiability: character n-grams (TF-IDF) and layout counts, a linear SVM,
     stratified k-fold held-out top-1 accuracy with a Wilson interval against chance 1/K; a threat
     when the interval's lower bound exceeds chance by `margin`. Guesses: Bang's blinding index
     generalised to K candidates, BI = (correct - incorrect/(K-1)) / n (don't-know answers in n),
