@@ -1,0 +1,128 @@
+"""Issue 26 in the seat: the blind guess after a judgment, and the normalised presentation (services.judging)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from centaur_tui.catalog import load_session
+from centaur_tui.domain.blinding import Draft, JudgingItem
+from centaur_tui.domain.guessing import DONT_KNOW
+from centaur_tui.domain.presentation import words
+from centaur_tui.domain.seat import JudgingError
+from centaur_tui.services.judging import open_judging
+from centaur_tui.services.report import blinding_section
+from centaur_tui.store import Store, session_blinding
+from centaur_tui.store.guesses import guess_records
+from tests.support.experts import judged_session
+from tests.support.judging import RATIONALE, assign
+
+LABEL = re.compile(r"Candidate [A-Z]\d*")
+
+
+def _complete(item: JudgingItem) -> Draft:
+    return Draft({d.id: [8, 3] for d in item.rubric.all}, "option_1", RATIONALE, 30.0, 20.0)  # type: ignore[arg-type]
+
+
+def _session(tmp_path: Path, extra: str) -> Path:
+    path = judged_session(tmp_path)
+    with path.open("a", encoding="utf-8") as f:
+        f.write("\n[blinding]\n" + extra + "\n")
+    assign(path, "ann", 3)
+    return path
+
+
+def _judgments(path: Path) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT id, comparison_id, judge, winner, rationale, revision FROM judgments").fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def guessing(tmp_path: Path):
+    path = _session(tmp_path, "guess_share = 1.0\nnormalise_presentation = true")
+    study = load_session(path)
+    with Store(study.database) as store:
+        yield study, store
+
+
+def test_the_guess_comes_after_the_judgment_with_blind_labels_only(guessing) -> None:
+    study, store = guessing
+    source = open_judging(study, store, "ann")
+    key = source.queue()[0].key
+    item = source.item(key)
+    assert source.guess_question(key) is None  # not judged yet: nothing asked
+    with pytest.raises(JudgingError, match="judge this comparison first"):
+        source.save_guess(key, "Candidate A")
+    source.submit(key, _complete(item))
+    question = source.guess_question(key)
+    assert question is not None and question.option == 1 and question.answered is None
+    assert question.labels[-1] == DONT_KNOW and all(LABEL.fullmatch(x) for x in question.labels[:-1])
+    # Blinding is sacred: no label names a model or a family in any spelling the session masks.
+    blinding = session_blinding(study)
+    for label in question.labels:
+        assert blinding.mask(label)[1] == [], label
+    names = {m.name for m in study.session.models} | {m.family for m in study.session.models if m.family}
+    names |= {m.model for m in study.session.models}
+    assert not any(n.lower() in " ".join(question.labels).lower() for n in names)
+    # The same labels after a reload (drawn from the session secret).
+    again = open_judging(study, store, "ann").guess_question(key)
+    assert again is not None and again.labels == question.labels
+
+
+def test_a_guess_is_stored_apart_and_never_changes_the_judgment(guessing) -> None:
+    study, store = guessing
+    source = open_judging(study, store, "ann")
+    key = source.queue()[0].key
+    source.submit(key, _complete(source.item(key)))
+    before = _judgments(study.database)
+    question = source.guess_question(key)
+    assert question is not None
+    for hostile in ("", "GPT-4o", "Candidate Z9", "candidate a", "Don't Know", "\x1b[2J", 3, None):
+        with pytest.raises(JudgingError, match="labels offered"):
+            source.save_guess(key, hostile)  # type: ignore[arg-type]
+    assert guess_records(store) == []
+    source.save_guess(key, question.labels[0])
+    source.save_guess(key, DONT_KNOW)  # a second answer: the newest counts
+    (record,) = guess_records(store)
+    assert record.label == DONT_KNOW and record.guessed is None and record.candidates == len(question.labels) - 1
+    assert record.truth in {m.name for m in study.session.models} | {"plain"}
+    assert _judgments(study.database) == before
+    assert open_judging(study, store, "ann").guess_question(key).answered == DONT_KNOW  # type: ignore[union-attr]
+    section = blinding_section(study, store)
+    assert section is not None
+    (row,) = [g for g in section.guesses if g.group == "expert"]
+    assert (row.name, row.guesses, row.dont_know, row.index) == ("ann", 1, 1, 0.0)
+
+
+def test_no_guess_without_a_share_and_none_on_a_packet_or_unknown_place(tmp_path: Path) -> None:
+    path = _session(tmp_path, "guess_share = 0.0")
+    study = load_session(path)
+    with Store(study.database) as store:
+        source = open_judging(study, store, "ann")
+        key = source.queue()[0].key
+        source.submit(key, _complete(source.item(key)))
+        assert source.guess_question(key) is None
+        with pytest.raises(JudgingError, match="no guess"):
+            source.save_guess(key, "Candidate A")
+        assert source.guess_question("999999") is None
+
+
+def test_the_normalised_presentation_keeps_every_word(tmp_path: Path) -> None:
+    plain_path = _session(tmp_path / "a", "normalise_presentation = false")
+    norm_path = _session(tmp_path / "b", "normalise_presentation = true")
+    shown = []
+    for path in (plain_path, norm_path):
+        study = load_session(path)
+        with Store(study.database) as store:
+            source = open_judging(study, store, "ann")
+            shown.append([source.item(q.key) for q in source.queue()])
+    for written, normalised in zip(*shown, strict=True):
+        assert words(written.option_1) == words(normalised.option_1)
+        assert words(written.option_2) == words(normalised.option_2)
+        assert "**" not in normalised.option_1 + normalised.option_2
