@@ -1,6 +1,7 @@
 """Benchmark: identifiability of the demo's candidates as written and normalised (issue 26; not a test).
 
 Run: .venv/bin/python bench/identifiability.py [--db PATH] [--seed N]
+     .venv/bin/python bench/identifiability.py --coverage 500   # Bang's index: planted-truth coverage only
 
 Runs the demo session (sessions/demo.toml, simulated provider; its candidates write in five
 layouts, `simulation.style`) into a temporary folder unless `--db` names a database of it
@@ -40,11 +41,40 @@ def _run_demo(folder: Path) -> Path:
     return session
 
 
+def coverage(studies: int, seed: int) -> None:
+    """Planted truth for Bang's index: guesses drawn with known shares; how often the interval covers the true BI."""
+    import random
+
+    from centaur_tui.stats.blinding import Guess, blinding_index
+
+    rng = random.Random(seed)
+    for k, right, dont_know, n in ((2, 0.5, 0.2, 40), (4, 0.25, 0.2, 60), (4, 0.5, 0.2, 60), (10, 0.6, 0.1, 30)):
+        wrong = 1 - right - dont_know
+        truth = right - wrong / (k - 1)
+        covered = 0
+        for _ in range(studies):
+            guesses = []
+            for _ in range(n):
+                u = rng.random()
+                answer = "T" if u < right else (None if u < right + dont_know else "W")
+                guesses.append(Guess("e", "T", answer, k))
+            _, low, high = blinding_index(guesses) or (0.0, 0.0, 0.0)
+            covered += low <= truth <= high
+        print(
+            f"K={k:<3} P(right)={right:.2f} P(don't know)={dont_know:.2f} n={n:<3} true BI={truth:+.3f}: "
+            f"95% interval covered it in {covered}/{studies} = {covered / studies:.3f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", type=Path, help="the session file of a demo already run (default: run it now)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--coverage", type=int, help="simulate this many studies of Bang's index, then stop")
     args = parser.parse_args()
+    if args.coverage:
+        coverage(args.coverage, args.seed)
+        return
     folder = Path(tempfile.mkdtemp(prefix="centaur-identifiability-"))
     try:
         session = args.db or _run_demo(folder)

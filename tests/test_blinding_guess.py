@@ -126,3 +126,38 @@ def test_the_normalised_presentation_keeps_every_word(tmp_path: Path) -> None:
         assert words(written.option_1) == words(normalised.option_1)
         assert words(written.option_2) == words(normalised.option_2)
         assert "**" not in normalised.option_1 + normalised.option_2
+
+
+async def test_the_html_seat_asks_the_guess_after_a_judgment_and_stores_it_apart(tmp_path: Path) -> None:
+    from tests.support.seat import with_judging
+    from tests.support.work import work_session
+    from tests.test_serve import _complete as complete_page
+    from tests.test_serve import _seat
+
+    path = work_session(tmp_path)
+    path.write_text(path.read_text(encoding="utf-8") + "\n[blinding]\nguess_share = 1.0\n", encoding="utf-8")
+    assign(with_judging(path), "ann", 2)
+    assign(path, "bob", 1)
+    served, store = await _seat(path)
+    try:
+        data = await served.data()
+        status, body = await served.post(
+            "/api/judging/submit", {"place": data["place"], "base": data["base"], "draft": complete_page(data)}
+        )
+        assert status == 200 and body["guess"]["option"] == 1
+        labels = body["guess"]["labels"]
+        assert labels[-1] == DONT_KNOW and all(LABEL.fullmatch(x) for x in labels[:-1])
+        page = await served.page("/judge")
+        assert 'id="guess"' in page
+        before = _judgments(served.study.database)
+        for hostile in ("GPT", "", "x" * 101, 7, None):
+            status, answer = await served.post("/api/judging/guess", {"place": data["place"], "label": hostile})
+            assert status in (400, 409), (hostile, status, answer)
+        status, answer = await served.post("/api/judging/guess", {"place": data["place"], "label": labels[0]})
+        assert status == 200 and answer == {"stored": True}
+        (record,) = guess_records(store)
+        assert record.label == labels[0] and record.expert == "ann"
+        assert _judgments(served.study.database) == before  # the guess never touches the judgment
+    finally:
+        await served.client.close()
+        store.close()

@@ -37,7 +37,7 @@ from centaur_tui.report import (
     reliability_section,
     validity_sections,
 )
-from centaur_tui.report.render import excluded_text, num, scatter_points
+from centaur_tui.report.render import blinding_sections, excluded_text, num, scatter_points
 from centaur_tui.services.report_process import shared_report_process
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.widgets.rank_matrix import RankMatrix, mean_se_text, rank_text
@@ -292,7 +292,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         )
         titles["tab-experts"], builders["tab-experts"] = (
             "Experts vs LLM judges",
-            lambda: [SectionView(s) for s in [*expert_sections(doc), *ppr_sections(doc)]],
+            lambda: [SectionView(s) for s in [*expert_sections(doc), *ppr_sections(doc), *blinding_sections(doc)]],
         )
         if doc.human_workers is not None:
             titles["tab-human"], builders["tab-human"] = (
