@@ -29,6 +29,7 @@ from centaur_tui.report import (
     ModeReport,
     ReportDocument,
     best_by_task_section,
+    blinding_sections,
     cross_mode_section,
     expert_sections,
     human_worker_sections,
@@ -37,7 +38,7 @@ from centaur_tui.report import (
     reliability_section,
     validity_sections,
 )
-from centaur_tui.report.render import blinding_sections, excluded_text, num, scatter_points
+from centaur_tui.report.render import excluded_text, num, scatter_points
 from centaur_tui.services.report_process import shared_report_process
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.widgets.rank_matrix import RankMatrix, mean_se_text, rank_text
