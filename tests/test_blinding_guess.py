@@ -161,3 +161,35 @@ async def test_the_html_seat_asks_the_guess_after_a_judgment_and_stores_it_apart
     finally:
         await served.client.close()
         store.close()
+
+
+async def test_the_terminal_seat_asks_the_guess_after_a_judgment_and_stores_it_apart(tmp_path: Path) -> None:
+    from textual.widgets import OptionList
+
+    from centaur_tui.ui.app import create_app
+    from centaur_tui.ui.screens.dialogs import GuessDialog
+    from tests.support.judging import fill_in, settle
+    from tests.support.waits import wait_until
+
+    path = _session(tmp_path, "guess_share = 1.0")
+    app = create_app(sessions_dir=path.parent, session=path, expert="ann")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(pilot)
+        await fill_in(pilot, screen)
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, GuessDialog), "the guess dialog")
+        dialog = app.screen
+        assert isinstance(dialog, GuessDialog)
+        shown = [str(o.prompt) for o in dialog.query_one("#guess-options", OptionList).options]
+        assert shown[-1] == DONT_KNOW and all(LABEL.fullmatch(x) for x in shown[:-1])
+        text = " ".join(str(w.render()) for w in dialog.query("Static"))
+        for name in ("Alpha", "Beta", "Gamma", "Delta", "North", "South", "East", "West"):
+            assert name.lower() not in (text + " ".join(shown)).lower()
+        await pilot.press("down", "enter")  # the second label
+        await wait_until(pilot, lambda: not isinstance(app.screen, GuessDialog), "the dialog closed")
+        await settle(pilot)
+        study = load_session(path)
+        with Store(study.database, readonly=True) as store:
+            await wait_until(pilot, lambda: len(guess_records(store)) == 1, "the guess stored")
+            (record,) = guess_records(store)
+    assert record.label == shown[1] and record.expert == "ann"
