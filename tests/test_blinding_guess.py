@@ -193,3 +193,26 @@ async def test_the_terminal_seat_asks_the_guess_after_a_judgment_and_stores_it_a
             await wait_until(pilot, lambda: len(guess_records(store)) == 1, "the guess stored")
             (record,) = guess_records(store)
     assert record.label == shown[1] and record.expert == "ann"
+
+
+def test_the_report_prints_blinding_in_text_markdown_and_json(guessing) -> None:
+    from centaur_tui.report import ReportDocument, to_json, to_markdown, to_text
+    from centaur_tui.services.report import session_report
+
+    study, store = guessing
+    source = open_judging(study, store, "ann")
+    key = source.queue()[0].key
+    source.submit(key, _complete(source.item(key)))
+    question = source.guess_question(key)
+    assert question is not None
+    source.save_guess(key, question.labels[0])
+    document = session_report(study, store, bootstrap=0).document
+    part = document.blinding
+    assert part is not None and {r.presentation for r in part.identifiability} == {"as written", "normalised"}
+    assert all(r.deliverables > 0 for r in part.identifiability)  # every cell keeps its n, classified or not
+    text, markdown = to_text(document), to_markdown(document)
+    for rendered in (text, markdown):
+        assert "Blinding: can a classifier name the candidate" in rendered
+        assert "Bang's blinding index" in rendered and "ann" in rendered
+    again = ReportDocument.from_json(to_json(document))
+    assert again.blinding == part
