@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +77,17 @@ def test_normalising_twice_changes_nothing() -> None:
     for text in STYLES.values():
         once = normalise(text)
         assert normalise(once) == once
+
+
+def test_the_simulated_layouts_differ_as_written_and_meet_when_normalised() -> None:
+    from centaur_tui.catalog import load_session
+    from centaur_tui.llm.simulation import deliverable, read_deliverable
+
+    study = load_session(Path(__file__).resolve().parents[1] / "sessions" / "demo.toml")
+    task = study.task("tax_preparation")
+    coverage = {r.id: 1 + i % 3 for i, r in enumerate(task.requirements)}
+    texts = [deliverable(task, coverage, random.Random(1), style) for style in range(5)]
+    assert len(set(texts)) == 5
+    assert all(words(t) == words(texts[0]) for t in texts)  # the same words in every layout
+    assert all(read_deliverable(task, t) == read_deliverable(task, texts[0]) for t in texts)  # judged alike
+    assert len({normalise(t) for t in texts}) == 1

@@ -5,8 +5,8 @@ spaces lines) can name it to an expert as surely as a signature. With the sessio
 `[blinding] normalise_presentation = true` both seats show every deliverable through
 `normalise()`, which rewrites the layout and never a word:
 
-- headings (ATX `#`..`######`, setext underlines, a line that is bold or italic as a whole)
-  become `## text`, with one blank line around them;
+- headings (ATX `#`..`######`, setext underlines, a line bold or italic as a whole that no
+  paragraph line follows) become `## text`, with one blank line around them;
 - bullet items (`-`, `*`, `+`, `•`) become `- item`; ordered items (`1.`, `1)`) become `1. item`
   (their numbers are words, kept); nesting is kept as two spaces per level (at most three;
   an author's 2 or 4 spaces are one level);
@@ -106,9 +106,9 @@ def normalise(text: str) -> str:
             )
             continue
         whole = _WHOLE.match(raw.strip())
-        after_para = bool(blocks) and blocks[-1][0] == "para"
+        # A line emphasised as a whole is a heading unless a paragraph goes on after it.
         before_para = bool(nxt.strip()) and not _starts_block(nxt)
-        if whole and not after_para and not before_para:
+        if whole and not before_para:
             blocks.append(("heading", _plain(whole.group(2))))
             continue
         blocks.append(("para", _plain(raw)))
