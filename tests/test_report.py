@@ -386,6 +386,7 @@ DOCUMENTED_TOP = [
     "outcomes",
     "record",
     "served",
+    "blinding",
 ]
 DOCUMENTED_MODE = [
     "mode",

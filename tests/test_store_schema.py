@@ -151,6 +151,7 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     # AUTOINCREMENT key adds the table to sqlite_sequence.
     assert after.pop("expert_flag_notes") == []
     assert after.pop("dialogue_turns") == []  # migration 26 (issue 28): a dialogue's turns, none in an old file
+    assert after.pop("expert_guesses") == []  # migration 27 (issue 26): experts' guesses of who wrote option 1
     after["sqlite_sequence"] = [row for row in after["sqlite_sequence"] if row[0] != "expert_flag_notes"]
     # Migration 24: a NULL draw probability on every place (none was drawn by active allocation).
     assert all(row[-1] is None for row in after["expert_assignments"])

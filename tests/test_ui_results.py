@@ -91,7 +91,14 @@ async def test_numbers_on_screen_are_the_report_documents(tmp_path: Path) -> Non
         assert [v.rows for v in validity if v.section.headers] == [s.rows for s in shown if s.headers]
         experts = [s.section.title for s in screen.query("#experts-sections SectionView").results(SectionView)]
         # The experts tab: experts vs LLM judges, then the prediction-powered rankings.
-        assert experts == [s.title for s in [*render.expert_sections(expected), *render.ppr_sections(expected)]]
+        assert experts == [
+            s.title
+            for s in [
+                *render.expert_sections(expected),
+                *render.ppr_sections(expected),
+                *render.blinding_sections(expected),
+            ]
+        ]
         # What the statistics left out: filled when its tab is first shown.
         screen.query_one(TabbedContent).active = "tab-left-out"
         await wait_for(pilot, lambda: "provider errors logged: 0" in app.screen_text(), "the left-out tab")
@@ -284,9 +291,10 @@ async def test_experts_tab_shows_the_reports_experts_section(tmp_path: Path) -> 
         records = simulate_expert_judgments(study, comparisons, comparison_texts(store), places, JudgeSimulation())
         store_judgments(store, records)
     doc = cli_doc(path)
-    expected = [*render.expert_sections(doc), *render.ppr_sections(doc)]
+    ppr = render.ppr_sections(doc)
+    expected = [*render.expert_sections(doc), *ppr, *render.blinding_sections(doc)]
     assert len(expected) > 3  # agreement, majorities, rankings, biases... then the prediction-powered rankings
-    assert expected[-1].notes[0].startswith("Refused")  # simulated judgments without assignments: not random
+    assert ppr[-1].notes[0].startswith("Refused")  # simulated judgments without assignments: not random
     app = create_app(sessions_dir=path.parent)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = ResultsScreen(study)

@@ -112,6 +112,7 @@ LATER_KNOBS: dict[str, Any] = {
     "specificity": None,  # candidates as assistants (issue 28's worker panel)
     "uses_specifics": 1.0,  # workers
     "dialogue_skill": None,  # candidates in a dialogue ([augmentation] turns > 1)
+    "style": 0,  # candidates' deliverable layout (issue 26's identifiability)
 }
 """Simulation knobs added after databases were written, with their defaults: left out of `entry_json` at the
 default, so the calls a simulated session stored before keep their content address (tests/test_call_keys.py

@@ -69,6 +69,13 @@ class ModelSimulation(Strict):
             "default: its coaching_skill. Left out of the call address when unset (old keys stay valid)."
         ),
     )
+    style: int = Field(
+        0,
+        strict=True,
+        ge=0,
+        le=4,
+        description="Layout of its deliverables (issue 26): 0 the house layout, 1-4 others; never other words.",
+    )
 
 
 class WorkerSimulation(Strict):
@@ -728,6 +735,44 @@ def dialogue_candidate(assistant: str, turns: int) -> str:
     return f"{assistant}{DIALOGUE_MARK}{turns}turns"
 
 
+class BlindingParams(Strict):
+    """Issue 26: blinding measured: the experts' guesses, the normalised presentation, and the report's thresholds."""
+
+    guess_share: float = Field(
+        0.0,
+        strict=True,
+        ge=0.0,
+        le=1.0,
+        description="Share of an expert's comparisons followed by the optional guess of who wrote option 1 (0: never).",
+    )
+    normalise_presentation: bool = Field(
+        False,
+        strict=True,
+        description="Show experts every deliverable in one layout (headings, lists, emphasis, spacing), same words.",
+    )
+    index_threshold: float = Field(
+        0.2,
+        strict=True,
+        ge=0.0,
+        le=1.0,
+        description="Flag an expert (or arm) whose blinding index is beyond +-this.",
+    )
+    identifiability_margin: float = Field(
+        0.1,
+        strict=True,
+        ge=0.0,
+        le=1.0,
+        description="A threat when identifiability's lower bound exceeds chance 1/K by more than this.",
+    )
+    min_per_candidate: int = Field(
+        3,
+        strict=True,
+        ge=2,
+        le=1000,
+        description="Fewest deliverables of every candidate in a task and mode for the classifier (else 'too few').",
+    )
+
+
 class Session(Strict):
     """One study: its tasks, candidate models, worker, judges, experts, runs and seed."""
 
@@ -769,6 +814,7 @@ class Session(Strict):
     statistics: StatisticsParams = Field(default_factory=StatisticsParams)
     study: StudyParams = Field(default_factory=StudyParams)
     augmentation: AugmentationParams = Field(default_factory=AugmentationParams)
+    blinding: BlindingParams = Field(default_factory=BlindingParams)
 
     @model_validator(mode="before")
     @classmethod

@@ -60,7 +60,7 @@ class SimulatedLLM(CustomLLM):
             if knobs is None:
                 raise ValueError(f"simulated provider: {name} is not a candidate of this session")
             skill = knobs.automation_skill.for_task(task.id)
-            text = deliverable(task, self._coverage(task, skill, rng), rng)
+            text = deliverable(task, self._coverage(task, skill, rng), rng, knobs.style)
             world.learn_author(text, world.families.get(name))
             return text, world
         if kind == "assistance":

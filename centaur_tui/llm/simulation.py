@@ -169,18 +169,37 @@ def _cover_prob(skill: float, req: Requirement) -> float:
 # -- texts ------------------------------------------------------------------------------------
 
 
-def deliverable(task: Task, coverage: dict[str, int], rng: random.Random) -> str:
-    """A readable skeleton deliverable: one bullet per covered requirement, with 1-3 detail sentences."""
-    lines = [f"# {task.title}: {task.deliverable}", "", "This deliverable answers the brief point by point.", ""]
+# Layouts of a deliverable (issue 26: candidates that write differently): heading of the title
+# ("{}" is its text), heading of a section, bullet, emphasis of a label, blank lines between
+# sections. The words never change, and each label stays on one line with its details (what the
+# simulated judge reads).
+_STYLES = (
+    ("# {}", "## {}", "- ", "**", True),
+    ("{0}\n" + "=" * 8, "### {}", "* ", "__", True),
+    ("**{}**", "**{}**", "+ ", "", False),
+    ("# {}", "{0}\n" + "-" * 8, "- ", "*", True),
+    ("## {}", "#### {}", "\u2022 ", "_", False),
+)
+
+
+def deliverable(task: Task, coverage: dict[str, int], rng: random.Random, style: int = 0) -> str:
+    """A readable skeleton deliverable: one bullet per covered requirement, with 1-3 detail sentences, in a layout."""
+    title, section, bullet, mark, spaced = _STYLES[style]
+    lines = [
+        title.format(f"{task.title}: {task.deliverable}"),
+        "",
+        "This deliverable answers the brief point by point.",
+    ]
+    lines += [""] if spaced else []
     for dim in task.dimensions:
         reqs = [r for r in task.requirements if r.dimension == dim.id and coverage.get(r.id, 0) > 0]
         if not reqs:
             continue
-        lines.append(f"## {dim.name}")
+        lines.append(section.format(dim.name))
         for r in reqs:
             details = " ".join(_DETAILS[: coverage[r.id]])
-            lines.append(f"- **{r.label}.** {r.text} {details}")
-        lines.append("")
+            lines.append(f"{bullet}{mark}{r.label}.{mark} {r.text} {details}")
+        lines += [""] if spaced else []
     lines.append(rng.choice(["Next steps are listed above.", "Questions are welcome.", "This closes the brief."]))
     return "\n".join(lines)
 

@@ -1402,6 +1402,68 @@ class DialogueSection(_Model):
     rows: list[DialogueRow]
 
 
+class IdentifiabilityRow(_Model):
+    """Issue 26: how well a text classifier names the candidate behind a deliverable of one task and mode.
+
+    `status` is "ok", "too few" (fewer than `min_per_candidate` deliverables of some candidate:
+    no classifier is trained, the row stays with its counts) or "one candidate".
+    """
+
+    task: str
+    mode: str
+    presentation: str
+    """"as written" or "normalised" (the layout experts see with `[blinding] normalise_presentation`)."""
+    status: str
+    candidates: int
+    deliverables: int
+    folds: int | None
+    correct: int | None
+    accuracy: float | None
+    low: float | None
+    high: float | None
+    chance: float | None
+    threat: bool
+    reason: str | None
+
+
+class GuessRow(_Model):
+    """Bang's blinding index of the experts' guesses of who wrote option 1, for one expert or one true candidate."""
+
+    group: str
+    """"expert" or "candidate" (the arm: the candidate that truly wrote option 1)."""
+    name: str
+    guesses: int
+    correct: int
+    incorrect: int
+    dont_know: int
+    index: float | None
+    low: float | None
+    high: float | None
+    flagged: bool
+
+
+class BlindingSection(_Model):
+    """Issue 26: blinding measured: identifiability of the candidates by a classifier, and the experts' guesses.
+
+    Identifiability: character n-grams (TF-IDF) and layout counts, a linear SVM,
+    stratified k-fold held-out top-1 accuracy with a Wilson interval against chance 1/K; a threat
+    when the interval's lower bound exceeds chance by `margin`. Guesses: Bang's blinding index
+    generalised to K candidates, BI = (correct - incorrect/(K-1)) / n (don't-know answers in n),
+    with a Wald interval; flagged when |BI| exceeds `threshold`.
+    """
+
+    identifiability: list[IdentifiabilityRow]
+    guesses: list[GuessRow]
+    margin: float
+    threshold: float
+    confidence: float
+    min_per_candidate: int
+    seed: int
+    excluded: dict[str, int]
+    """Deliverables left out, by reason (e.g. "empty": no text)."""
+    note: str | None
+
+
 class ReportDocument(_WithAbsent):
     """The whole report: header counts, per-mode rankings, cross-mode, reliability, validity, experts, human workers."""
 
@@ -1421,6 +1483,7 @@ class ReportDocument(_WithAbsent):
         "served",
         "section",
         "dialogue",
+        "blinding",
     )
 
     schema_: str = Field(alias="schema")
@@ -1451,6 +1514,7 @@ class ReportDocument(_WithAbsent):
     """The human professional as the bar: absent when the session declares no professional deliverable."""
     exam: ExamSection | None = None
     served: ServedSection | None = None
+    blinding: BlindingSection | None = None
     section: str | None = None
     """The one section computed (`centaur report --section`); absent: every section."""
     dialogue: DialogueSection | None = None
@@ -1480,6 +1544,10 @@ class ReportDocument(_WithAbsent):
     def with_integrity(self, section: IntegritySection) -> ReportDocument:
         """This document with the integrity signals of expert judging (`services.console.integrity_section`)."""
         return self.model_copy(update={"integrity": section})
+
+    def with_blinding(self, section: BlindingSection | None) -> ReportDocument:
+        """This document with blinding measured (`services.report.blinding_section`) added."""
+        return self.model_copy(update={"blinding": section})
 
     def with_agreement_matrix(self, section: AgreementMatrixSection | None) -> ReportDocument:
         """This document with the agreement matrix (`services.report.agreement_section`) added."""

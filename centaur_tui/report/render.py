@@ -261,6 +261,8 @@ def sections(document: Doc) -> list[Section]:
         out += professional_sections(doc)
     if want("validity"):
         out += exam_sections(doc)
+    if doc.section is None:
+        out += blinding_sections(doc)
     if doc.record is not None:
         out.append(_record_section(doc, doc.record))
     return out
@@ -405,6 +407,72 @@ def _dialogue_section(doc: ReportDocument, d: DialogueSection) -> Section:
         )
     s.notes += _reasons(r for r in d.rows if r.reason)
     return s
+
+
+def blinding_sections(document: Doc) -> list[Section]:
+    """Issue 26: blinding measured: identifiability (as written and normalised), then the experts' guesses."""
+    doc = as_document(document)
+    part = doc.blinding
+    if part is None:
+        return []
+    ident = Section(_title(doc, "Blinding: can a classifier name the candidate behind a deliverable?"))
+    ident.notes.append(
+        "Per task and mode, a linear classifier on character 2-3-grams and layout counts names each deliverable's "
+        "candidate from held-out folds (stratified k-fold, seed "
+        f"{part.seed}); accuracy with its {part.confidence:.0%} Wilson interval against chance 1/K. THREAT: the "
+        f"interval's lower bound exceeds chance by more than {part.margin:g} ([blinding] identifiability_margin). "
+        "'as written': the masked text an expert sees; 'normalised': the same words in the one normalised layout "
+        f"([blinding] normalise_presentation). 'too few': some candidate has fewer than {part.min_per_candidate} "
+        f"deliverables there (kept, not classified). {excluded_text(part.excluded)}."
+    )
+    ident.headers = ["task", "mode", "presentation", "K", "n", "folds", "correct", "accuracy", "chance", "threat"]
+    for r in part.identifiability:
+        ident.rows.append(
+            [
+                r.task,
+                r.mode,
+                r.presentation,
+                num(r.candidates),
+                num(r.deliverables),
+                num(r.folds) if r.folds is not None else "-",
+                num(r.correct) if r.correct is not None else "-",
+                _ci(r.accuracy, r.low, r.high) if r.accuracy is not None else (r.reason or r.status),
+                f"{r.chance:.2f}" if r.chance is not None else "-",
+                "THREAT" if r.threat else ("" if r.status == "ok" else r.status),
+            ]
+        )
+    threats = {
+        p: sum(r.threat for r in part.identifiability if r.presentation == p) for p in ("as written", "normalised")
+    }
+    classified = {p: sum(r.status == "ok" for r in part.identifiability if r.presentation == p) for p in threats}
+    ident.notes.append(
+        f"Threats to blindness: {threats['as written']} of {classified['as written']} classified cells as written, "
+        f"{threats['normalised']} of {classified['normalised']} normalised."
+    )
+    guess = Section(_title(doc, "Blinding: the experts' guesses of who wrote option 1 (Bang's blinding index)"))
+    guess.notes.append(
+        "BI = (correct - incorrect/(K-1)) / n, don't-know answers in n (Bang et al. 2004, generalised to K "
+        f"candidates: 0 is guessing at random, 1 every guess right); {part.confidence:.0%} Wald interval; flagged "
+        f"beyond +-{part.threshold:g} ([blinding] index_threshold). Per expert, then per arm (the candidate that "
+        "wrote option 1). The guesses never change a judgment."
+    )
+    if part.note:
+        guess.notes.append(part.note + ".")
+    guess.headers = ["by", "name", "guesses", "correct", "incorrect", "don't know", "BI", "flag"]
+    for g in part.guesses:
+        guess.rows.append(
+            [
+                g.group,
+                g.name,
+                num(g.guesses),
+                num(g.correct),
+                num(g.incorrect),
+                num(g.dont_know),
+                _ci(g.index, g.low, g.high),
+                "FLAG" if g.flagged else "",
+            ]
+        )
+    return [ident, guess]
 
 
 def _record_section(doc: ReportDocument, record: RecordSection) -> Section:

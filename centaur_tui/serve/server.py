@@ -224,6 +224,7 @@ class ExpertServer:
                 web.post("/api/judging/save", self._judging_save),
                 web.post("/api/judging/submit", self._judging_submit),
                 web.post("/api/judging/state", self._judging_state),
+                web.post("/api/judging/guess", self._judging_guess),
                 web.post("/api/writing/save", self._writing_save),
                 web.post("/api/writing/submit", self._writing_submit),
                 web.post("/api/writing/ask", self._writing_ask),
@@ -758,7 +759,7 @@ class ExpertServer:
         draft = _parse_draft(body.get("draft"), await self._dimensions(request[EXPERT], source, place))
         revising = body.get("revise") is True
 
-        def store() -> tuple[str | None, str | None]:
+        def store() -> tuple[str | None, str | None, Any]:
             if revising:
                 # A second revision of the same judgment is refused by the store (409), no draft involved.
                 source.revise(place.key, draft)
@@ -771,17 +772,32 @@ class ExpertServer:
                 except CentaurError as exc:
                     raise Refused(exc, version) from None
             reference = source.reference(place.key) if place.practice and hasattr(source, "reference") else None
-            return reference, self._next_url(source, expert_id, place)
+            # Issue 26: on the share of places the session draws, the optional blind guess follows.
+            question = None if revising else source.guess_question(place.key)
+            return reference, self._next_url(source, expert_id, place), question
 
         try:
-            reference, next_url = await asyncio.to_thread(store)
+            reference, next_url, question = await asyncio.to_thread(store)
         except Stale:
             return _stale()
         except Refused as exc:
             return exc.response()
+        guess = None if question is None else {"option": question.option, "labels": list(question.labels)}
         return _json(
-            {"next": next_url, "reference": str(markdown_html(reference, 1)) if reference else None},
+            {"next": next_url, "reference": str(markdown_html(reference, 1)) if reference else None, "guess": guess},
         )
+
+    async def _judging_guess(self, request: web.Request) -> web.StreamResponse:
+        """Issue 26: store the expert's blind guess of who wrote option 1, apart from the judgment (409: refused)."""
+        body, source, place = await self._judging_place(request)
+        label = body.get("label")
+        if not isinstance(label, str) or len(label) > 100:
+            raise BadInput("label must be one of the labels offered")
+        try:
+            await asyncio.to_thread(source.save_guess, place.key, label)
+        except CentaurError as exc:
+            return _json({"error": str(exc), "title": exc.title}, status=409)
+        return _json({"stored": True})
 
     def _next_url(self, source: Any, expert_id: str, after: QueueItem) -> str:
         following = next_open(source.queue(), after=after.position)

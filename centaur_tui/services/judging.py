@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from centaur_tui.domain.blinding import Blinding, Draft, JudgingItem, QueueItem, clean_text, missing
+from centaur_tui.domain.guessing import DONT_KNOW, GuessQuestion
 from centaur_tui.domain.records import JudgmentRecord
 from centaur_tui.domain.seat import MAX_FLAG_NOTE, JudgingError, check_state, expert_record, queue_item
 from centaur_tui.domain.session import ExpertSpec
@@ -107,6 +108,14 @@ class JudgingSource(Protocol):
 
     def revise(self, key: str, draft: Draft) -> None:
         """Store a corrected judgment of a submitted place as its next revision."""
+        ...
+
+    def guess_question(self, key: str) -> GuessQuestion | None:
+        """Issue 26: the optional blind guess of who wrote option 1, once the place is judged (None: not asked here)."""
+        ...
+
+    def save_guess(self, key: str, label: str) -> None:
+        """Store the expert's guess (a blind label or `DONT_KNOW`) apart from the judgment, which it never changes."""
         ...
 
     def close(self) -> None:
@@ -258,6 +267,16 @@ class SessionJudging:
             cut_off=cut_off,
         )
 
+    def _present(self, text: str) -> str:
+        """A deliverable cleaned and, with `[blinding] normalise_presentation`, in the one normalised layout.
+
+        Normalised before masking, so the mask sees the words as the expert will.
+        """
+        from centaur_tui.domain.presentation import normalise
+
+        cleaned = clean_text(text)
+        return normalise(cleaned) if self.study.session.blinding.normalise_presentation else cleaned
+
     def item(self, key: str) -> JudgingItem:
         """One place as shown: task, rubric and both deliverables cleaned and masked, in presented order.
 
@@ -268,8 +287,8 @@ class SessionJudging:
 
         if self.checks.owns(key):
             check = self._check(key)
-            intact = self.blinding.mask(clean_text(check.original))[0]
-            degraded = self.blinding.mask(clean_text(check.degraded))[0]
+            intact = self.blinding.mask(self._present(check.original))[0]
+            degraded = self.blinding.mask(self._present(check.degraded))[0]
             one, two = (intact, degraded) if check.intact_option == 1 else (degraded, intact)
             return self._shown(check.task, key, one, two)
         a = self._assignment(key)
@@ -278,7 +297,7 @@ class SessionJudging:
         shown: list[str] = []
         log: list[tuple[int, int, str, str, int]] = []
         for option, output_id in enumerate(ids, start=1):
-            text, masked = self.blinding.mask(clean_text(texts[output_id][0]))
+            text, masked = self.blinding.mask(self._present(texts[output_id][0]))
             shown.append(text)
             log.extend((a.id, option, output_id, m.term, m.occurrences) for m in masked)
             self.masked += sum(m.occurrences for m in masked)
@@ -368,6 +387,63 @@ class SessionJudging:
         if not refills_actively(self.study, self.store, self.expert.id):
             return False
         return draw_next(self.study, self.store, self.expert.id) is not None
+
+    def _guess_labels(self, key: str) -> tuple[AssignedComparison, dict[str, str], str] | None:
+        """The place, its blind labels and who wrote option 1, when this place is drawn for the guess (else None)."""
+        from centaur_tui.domain.guessing import asks_guess, blind_labels
+        from centaur_tui.store.guesses import guess_place
+        from centaur_tui.store.packets import session_secret
+
+        share = self.study.session.blinding.guess_share
+        found = self._assignment_id(key)
+        if share <= 0 or self.checks.owns(key) or found is None:
+            return None
+        secret = session_secret(self.store)
+        if secret is None or not asks_guess(secret, self.expert.id, found, share):
+            return None
+        a = self._assignment(key)
+        place = guess_place(self.store, a.id, a.presented_candidates)
+        if place is None or len(place.candidates) < 2:
+            return None
+        labels = blind_labels(secret, self.expert.id, place.task, place.mode, place.candidates)
+        return a, labels, a.presented_candidates[0]
+
+    def guess_question(self, key: str) -> GuessQuestion | None:
+        """The blind guess after a judgment, on the places drawn by `[blinding] guess_share` (None: not asked).
+
+        Asked only once the place is judged; the labels are blind ("Candidate A", ...) and stable
+        across reloads; `answered` is the label the expert gave last, if any.
+        """
+        from centaur_tui.store.guesses import guess_records
+
+        drawn = self._guess_labels(key)
+        if drawn is None or self.rows.latest_judgment(drawn[0]) is None:
+            return None
+        a, labels, _ = drawn
+        given = [
+            g.label for g in guess_records(self.store, self.expert.id) if g.assignment_id == a.id and g.option == 1
+        ]
+        return GuessQuestion(1, (*labels, DONT_KNOW), given[-1] if given else None)
+
+    def save_guess(self, key: str, label: str) -> None:
+        """Store a guess apart from the judgment (a second answer is a new row; the newest counts).
+
+        Raises:
+            JudgingError: the place is not drawn for a guess, not judged yet, or the label is not one offered.
+        """
+        from centaur_tui.store.guesses import GuessRecord
+        from centaur_tui.store.guesses import save_guess as store_guess
+
+        drawn = self._guess_labels(key)
+        if drawn is None:
+            raise JudgingError("no guess is asked on this place")
+        a, labels, truth = drawn
+        if self.rows.latest_judgment(a) is None:
+            raise JudgingError("the guess comes after the judgment: judge this comparison first")
+        if not isinstance(label, str) or (label not in labels and label != DONT_KNOW):
+            raise JudgingError('the guess must be one of the labels offered, or "Don\'t know"')
+        guessed = labels.get(label)
+        store_guess(self.store, GuessRecord(a.id, self.expert.id, 1, label, guessed, truth, len(labels)))
 
     def set_state(self, key: str, state: str, note: str = "") -> None:
         """Mark a place pending, skipped or flagged (JudgingError: an unknown state or place).
@@ -538,6 +614,14 @@ class PacketJudging:
 
     def revise(self, key: str, draft: Draft) -> None:
         raise JudgingError("a judging packet cannot revise a submitted judgment; revise it in the session's app")
+
+    def guess_question(self, key: str) -> GuessQuestion | None:
+        """No guess from a packet: the blind labels come from the session secret, which a packet never holds."""
+        return None
+
+    def save_guess(self, key: str, label: str) -> None:
+        """Refused: a packet asks no guess."""
+        raise JudgingError("a judging packet asks no guess")
 
     def close(self) -> None:
         self.rows.close()

@@ -16,6 +16,7 @@ from centaur_tui.domain.session import PLAIN
 from centaur_tui.domain.study import Study
 from centaur_tui.report.document import (
     AgreementMatrixSection,
+    BlindingSection,
     FlagNoteRow,
     IntegritySection,
     OutcomeRow,
@@ -390,6 +391,73 @@ def agreement_section(
     return agreement_matrix(labels(found), reference)
 
 
+def blinding_section(study: Study, store: Store, seed: int = 0, confidence: float = 0.95) -> BlindingSection | None:
+    """Blinding measured (issue 26): identifiability as written and normalised, and the experts' guesses.
+
+    The classifier reads what an expert would read: each model-written deliverable cleaned and
+    masked with the session's blinding (as written), then normalised first (normalised).
+    Deliverables written by experts (the human-worker arm) and empty ones are counted as excluded.
+    """
+    from centaur_tui.domain.blinding import clean_text
+    from centaur_tui.domain.presentation import normalise
+    from centaur_tui.stats.blinding import Deliverable, guess_rows, identifiability
+    from centaur_tui.store import session_blinding
+
+    options = study.session.blinding
+    blinding = session_blinding(study)
+    written: list[Deliverable] = []
+    normalised: list[Deliverable] = []
+    excluded: dict[str, int] = {}
+    for o in store.outputs().values():
+        if o.worker_kind != "model":
+            excluded["written by an expert"] = excluded.get("written by an expert", 0) + 1
+            continue
+        if not o.text.strip():
+            excluded["empty"] = excluded.get("empty", 0) + 1
+            continue
+        cleaned = clean_text(o.text)
+        written.append(Deliverable(o.task, o.mode, o.candidate, blinding.mask(cleaned)[0]))
+        normalised.append(Deliverable(o.task, o.mode, o.candidate, blinding.mask(normalise(cleaned))[0]))
+    if not written and not excluded:
+        return None
+    rows = [
+        row
+        for texts, presentation in ((written, "as written"), (normalised, "normalised"))
+        for row in identifiability(
+            texts,
+            presentation,
+            min_per_candidate=options.min_per_candidate,
+            margin=options.identifiability_margin,
+            confidence=confidence,
+            seed=seed,
+        )
+    ]
+    guesses = guess_rows(_stored_guesses(store), options.index_threshold, confidence)
+    note = None
+    if not guesses:
+        share = options.guess_share
+        note = "No expert guess stored" + ("" if share else " ([blinding] guess_share is 0: experts are never asked)")
+    return BlindingSection(
+        identifiability=rows,
+        guesses=guesses,
+        margin=options.identifiability_margin,
+        threshold=options.index_threshold,
+        confidence=confidence,
+        min_per_candidate=options.min_per_candidate,
+        seed=seed,
+        excluded=excluded,
+        note=note,
+    )
+
+
+def _stored_guesses(store: Store) -> list[Any]:
+    """The experts' guesses as the statistic takes them (table `expert_guesses`, migration 26)."""
+    from centaur_tui.stats.blinding import Guess
+    from centaur_tui.store.guesses import guess_records
+
+    return [Guess(g.expert, g.truth, g.guessed, g.candidates) for g in guess_records(store)]
+
+
 def _session_report(
     study: Study,
     store: Store,
@@ -420,6 +488,8 @@ def _session_report(
         report = replace(report, document=report.document.with_integrity(signals))
     matrix = agreement_section(store, adjudicated_reference, set(seat.left_out))
     report = replace(report, document=report.document.with_agreement_matrix(matrix))
+    blinded = blinding_section(study, store, seed=report.document.options.seed)
+    report = replace(report, document=report.document.with_blinding(blinded))
     if human_workers is False:
         return report
     return with_human_workers(study, store, report, always=bool(human_workers))

@@ -419,7 +419,7 @@ def rubric_rows(
     candidate is the mean of the fitted map over every average the judge gave it. Intervals: a
     bootstrap over the labelled comparisons and the judge-only ones apart.
     """
-    from sklearn.isotonic import IsotonicRegression  # type: ignore[import-untyped]
+    from sklearn.isotonic import IsotonicRegression
 
     if option_scores.empty or "mean" not in option_scores:
         return []

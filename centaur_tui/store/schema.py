@@ -537,6 +537,26 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX dialogue_turns_assistant ON dialogue_turns (assistant)",
         ),
     ),
+    # Issue 26: an expert's optional guess of who wrote option 1 of a comparison, asked after the
+    # judgment on a share of places (`[blinding] guess_share`) and stored apart from it, so it can
+    # never change a verdict. `label` is the blind label the expert picked ("Candidate C", or
+    # "don't know"); `guessed` the candidate it stood for (NULL: don't know); `truth` who wrote
+    # option 1; `candidates` how many labels were offered. A second answer is a new row; the
+    # newest counts.
+    Migration(
+        27,
+        "experts' guesses of who wrote option 1 (expert_guesses), apart from their judgments",
+        (
+            """CREATE TABLE IF NOT EXISTS expert_guesses (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        assignment_id INTEGER NOT NULL REFERENCES expert_assignments (id),
+        expert TEXT NOT NULL, option INTEGER NOT NULL CHECK (option IN (1, 2)),
+        label TEXT NOT NULL, guessed TEXT, truth TEXT NOT NULL,
+        candidates INTEGER NOT NULL CHECK (candidates >= 2), created_at TEXT NOT NULL
+    )""",
+            "CREATE INDEX IF NOT EXISTS expert_guesses_place ON expert_guesses (assignment_id)",
+        ),
+    ),
 )
 """Every schema step, in order; append new ones, never edit an applied one."""
 

@@ -360,9 +360,36 @@
       document.getElementById("reference-next").focus();
       return;
     }
+    if (result.body.guess) {
+      askGuess(result.body.guess, result.body.next);
+      return;
+    }
     go(result.body.next);
   };
   form.addEventListener("submit", (event) => { event.preventDefault(); submit(); });
+
+  /* Issue 26: the optional blind guess after a judgment (labels as text, never markup). */
+  const askGuess = (guess, next) => {
+    const dialog = document.getElementById("guess");
+    const holder = document.getElementById("guess-labels");
+    document.getElementById("guess-option").textContent = String(guess.option);
+    holder.replaceChildren();
+    guess.labels.forEach((label) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = label;
+      button.addEventListener("click", async () => {
+        const stored = await Seat.post("/api/judging/guess", { place: data.place, label: label });
+        if (stored.status !== 200) Seat.noticeAfterReload((stored.body && stored.body.error) || "The guess was not stored.");
+        dialog.close();
+      });
+      holder.appendChild(button);
+    });
+    document.getElementById("guess-skip").onclick = () => dialog.close();
+    dialog.addEventListener("close", () => go(next), { once: true });
+    dialog.showModal();
+    holder.firstChild && holder.firstChild.focus();
+  };
 
   const setState = async (state, note) => {
     if (Seat.ended || leaving) return;

@@ -1,4 +1,4 @@
-"""Provides the dialogs: assign comparisons to an expert, add an expert, read the task prompt, confirm, flag, help."""
+"""Provides the dialogs: assign comparisons, add an expert, read the prompt, confirm, flag, guess the author, help."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.validation import Number, Regex
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.widgets import Button, Input, Label, OptionList, Select, Static
 
 from centaur_tui.domain.assignment import STRATEGIES
 from centaur_tui.domain.blinding import JudgingItem
+from centaur_tui.domain.guessing import GuessQuestion
 from centaur_tui.domain.task import SLUG
 from centaur_tui.ui.screens.base import CentaurModal
 from centaur_tui.ui.widgets.document import DocumentView
@@ -226,6 +227,48 @@ class FlagDialog(CentaurModal):
         self.dismiss(self.query_one("#flag-note", Input).value)
 
     @on(Button.Pressed, "#flag-back")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class GuessDialog(CentaurModal):
+    """Issue 26: the optional guess after a judgment: which blind-labelled candidate wrote option 1.
+
+    Offers only the blind labels of `GuessQuestion` ("Candidate A", ...) and "Don't know": never
+    a model's name or family. Dismissed with the label chosen, or None on escape (no answer is
+    stored). The judgment is stored already; the answer never changes it.
+    """
+
+    EXPERT_SAFE = True
+
+    BINDINGS = [Binding("escape", "cancel", "Skip the question")]
+
+    def __init__(self, question: GuessQuestion) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog confirm-dialog"):
+            yield Static(
+                f"Your judgment is stored. Optional: which candidate do you think wrote option {self.question.option}? "
+                "The labels are blind; your answer never changes the judgment.",
+                markup=False,
+            )
+            yield OptionList(*self.question.labels, id="guess-options")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Skip (escape)", id="guess-skip")
+
+    def on_mount(self) -> None:
+        options = self.query_one("#guess-options", OptionList)
+        if self.question.answered in self.question.labels:
+            options.highlighted = self.question.labels.index(self.question.answered)
+        options.focus()
+
+    @on(OptionList.OptionSelected, "#guess-options")
+    def chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.question.labels[event.option_index])
+
+    @on(Button.Pressed, "#guess-skip")
     def action_cancel(self) -> None:
         self.dismiss(None)
 

@@ -23,6 +23,7 @@ from textual.widgets import Button, Footer, Label, Static, TextArea
 from textual.worker import get_current_worker
 
 from centaur_tui.domain.blinding import Draft, JudgingItem, QueueItem, missing, next_open
+from centaur_tui.domain.guessing import GuessQuestion
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.screens.dialogs import ConfirmDialog, FlagDialog, PromptDialog
 from centaur_tui.ui.screens.drafts import DraftAutosave
@@ -775,11 +776,13 @@ a table wider than the pane).
     ) -> None:
         """Store the judgment (or the skip or flag), then load the next place."""
         reference: str | None = None
+        question: GuessQuestion | None = None
         try:
             if how == "submit":
                 self.source.submit(current.key, draft)
                 if current.practice:
                     reference = self.source.reference(current.key)
+                question = self.source.guess_question(current.key)
             elif how == "revise":
                 self.source.revise(current.key, draft)
             else:
@@ -807,6 +810,23 @@ a table wider than the pane).
         self._deliver(queue, prepared)
         if reference is not None and not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show_reference, reference)
+        if question is not None and not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._ask_guess, current.key, question)
+
+    def _ask_guess(self, key: str, question: GuessQuestion) -> None:
+        """Issue 26: the optional blind guess after a judgment; an answer is stored apart, escape stores nothing."""
+        from centaur_tui.ui.screens.dialogs import GuessDialog
+
+        def answered(label: str | None) -> None:
+            if label is not None:
+                self.save_guess(key, label)
+
+        self.app.push_screen(GuessDialog(question), answered)
+
+    @work(thread=True, group="judging-guess", exit_on_error=False)
+    def save_guess(self, key: str, label: str) -> None:
+        """Store the guess (`services.judging`); it never touches the judgment."""
+        self.source.save_guess(key, label)
 
     def _show_reference(self, text: str) -> None:
         from centaur_tui.ui.screens.dialogs import HelpDialog

@@ -29,6 +29,7 @@ from centaur_tui.report import (
     ModeReport,
     ReportDocument,
     best_by_task_section,
+    blinding_sections,
     calibration_sections,
     cross_mode_section,
     exam_sections,
@@ -346,7 +347,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         )
         titles["tab-experts"], builders["tab-experts"] = (
             "Experts vs LLM judges",
-            lambda: [SectionView(s) for s in [*expert_sections(doc), *ppr_sections(doc)]],
+            lambda: [SectionView(s) for s in [*expert_sections(doc), *ppr_sections(doc), *blinding_sections(doc)]],
         )
         stopping = self.results.stopping if self.results is not None else None
         titles["tab-stopping"], builders["tab-stopping"] = "Stopping", lambda: stopping_pane(stopping)
