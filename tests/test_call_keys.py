@@ -273,10 +273,16 @@ DEMO_ENTRIES_BEFORE_LATER_KNOBS = {
 }
 
 
-def test_the_demo_s_entries_are_the_ones_its_stored_calls_were_addressed_with() -> None:
+def test_the_demo_s_entries_are_the_ones_its_stored_calls_were_addressed_with(tmp_path: Path) -> None:
     import hashlib
+    import re
 
-    session = load_session(Path("sessions/demo.toml")).session
+    # The demo now gives its candidates layouts (issue 26's `style`): without them, every knob is at its default.
+    text = re.sub(r"(?m)^simulation\.style = \d+\n", "", Path("sessions/demo.toml").read_text(encoding="utf-8"))
+    text = text.replace('tasks_dir = "../tasks"', f'tasks_dir = "{Path("tasks").resolve()}"')
+    path = tmp_path / "demo.toml"
+    path.write_text(text, encoding="utf-8")
+    session = load_session(path).session
     endpoints = [*session.models, *session.judges, *([session.worker] if session.worker else [])]
     now = {f"{type(e).__name__}:{e.name}": hashlib.sha256(entry_json(e).encode()).hexdigest()[:16] for e in endpoints}
     assert now == DEMO_ENTRIES_BEFORE_LATER_KNOBS
