@@ -37,6 +37,7 @@ class PanelStudies:
         labeled: (S, U) the uniformly random subset the experts judged.
         truth_half: (S, k) the experts' expected points share per candidate on the study's outputs (ties 0.5).
         truth_drop: (S, k) their expected share of wins among decisive verdicts.
+        truth_win: (S, k) their expected share of wins (a tie a loss for both: the PPR paper's code).
         tie_share: The experts' expected share of ties.
         judge_names: The panel's judges.
     """
@@ -49,6 +50,7 @@ class PanelStudies:
     labeled: np.ndarray
     truth_half: np.ndarray
     truth_drop: np.ndarray
+    truth_win: np.ndarray
     tie_share: float
     judge_names: tuple[str, ...]
 
@@ -84,10 +86,10 @@ def panel_studies(
     quality: tuple[float, ...] = QUALITY,
     length: tuple[float, ...] = LENGTH,
     family: tuple[int, ...] = FAMILY,
-    output_sd: float = 0.06,
-    expert_sd: float = 1.2,
-    length_bias: float = 1.2,
-    family_bias: float = 1.5,
+    output_sd: float = 0.25,
+    expert_sd: float = 0.8,
+    length_bias: float = 3.0,
+    family_bias: float = 3.0,
     favoured_family: int = 0,
     position_bias: float = 0.8,
     seed: int = 0,
@@ -155,8 +157,9 @@ def panel_studies(
     count = (ma + mb).sum(1)
     truth_half = ((p_win + 0.5 * p_tie) @ ma.T + (p_loss + 0.5 * p_tie) @ mb.T) / count
     truth_drop = (p_win @ ma.T + p_loss @ mb.T) / ((p_win + p_loss) @ (ma + mb).T)
+    truth_win = (p_win @ ma.T + p_loss @ mb.T) / count
     share = float(np.mean(p_tie)) if tie_share > 0 else 0.0
     return PanelStudies(
-        a, b, k, np.stack(panel, axis=1), experts, lab, truth_half, truth_drop, share, tuple(JUDGES)
+        a, b, k, np.stack(panel, axis=1), experts, lab, truth_half, truth_drop, truth_win, share, tuple(JUDGES)
     )
 
