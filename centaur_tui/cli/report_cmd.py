@@ -183,6 +183,8 @@ def report(
 
     if section is not None and fig_dir is not None:
         raise click.UsageError("--figures draws every section's figures: leave out --section, or --figures")
+    if ppr_ties == "drop" and ppr_estimator != "panel":
+        raise click.UsageError("--ppr-ties drop needs --ppr-estimator panel (the mean estimator counts a tie 0.5)")
     study = open_session(session)
     started = time.perf_counter()
     kinds = ("llm", "expert") if judges == "all" else (judges,)

@@ -54,6 +54,12 @@ class PanelStudies:
     tie_share: float
     judge_names: tuple[str, ...]
 
+    def expert_mean(self) -> np.ndarray:
+        """(S, U) the experts' mean points per comparison (NaN where none judged): one label per comparison."""
+        count = np.isfinite(self.experts).sum(1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(count > 0, np.nansum(self.experts, axis=1) / count, np.nan)
+
 
 QUALITY = (0.30, 0.34, 0.38, 0.42, 0.46, 0.50, 0.54, 0.58, 0.62, 0.66, 0.70, 0.74)
 LENGTH = (1.5, -0.5, 1.0, 0.0, -1.0, 0.5, 1.0, -1.0, 0.0, -0.5, -1.0, 0.5)
