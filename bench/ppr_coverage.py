@@ -59,12 +59,18 @@ def cell(
             y_mean = np.nanmean(st.experts, axis=1)
         truths = {"half": ppr.ranks_of(st.truth_half), "drop": ppr.ranks_of(st.truth_drop)}
         ests = {
-            "panel/half": (pp.panel_estimate(a, b, k, st.judges, st.experts, st.labeled, min_labeled=min_labeled), "half"),
+            "panel/half": (
+                pp.panel_estimate(a, b, k, st.judges, st.experts, st.labeled, min_labeled=min_labeled),
+                "half",
+            ),
             "panel/drop": (
                 pp.panel_estimate(a, b, k, st.judges, st.experts, st.labeled, ties="drop", min_labeled=min_labeled),
                 "drop",
             ),
-            "today": (ppr.ppr_estimate(a, b, k, st.judges.mean(1), y_mean, st.labeled, min_labeled=min_labeled), "half"),
+            "today": (
+                ppr.ppr_estimate(a, b, k, st.judges.mean(1), y_mean, st.labeled, min_labeled=min_labeled),
+                "half",
+            ),
             "experts": (pp.experts_only(a, b, k, st.experts, min_labeled=min_labeled), "half"),
             "paper code": (pp.paper_code_estimate(a, b, k, st.judges[:, 0], y_mean, st.labeled), "win"),
             "LLM only": (ppr.mean_estimate(a, b, k, st.judges.mean(1), np.ones_like(st.labeled)), "half"),
@@ -75,10 +81,15 @@ def cell(
                 runs = []
                 if name in ("panel/half", "panel/drop", "experts"):
                     runs.append(
-                        (name if name != "experts" else "experts/maxt", pp.rank_sets_maxt(est.theta, est.sigma, alpha, draws=draws))
+                        (
+                            name if name != "experts" else "experts/maxt",
+                            pp.rank_sets_maxt(est.theta, est.sigma, alpha, draws=draws),
+                        )
                     )
                 if name not in ("panel/half", "panel/drop"):
-                    runs.append((name if name != "experts" else "experts/chatzi", ppr.rank_sets(est.theta, est.sigma, alpha)))
+                    runs.append(
+                        (name if name != "experts" else "experts/chatzi", ppr.rank_sets(est.theta, est.sigma, alpha))
+                    )
                 for label, (low, high) in runs:
                     got = out.setdefault((label, alpha), [np.empty(0), np.empty(0)])
                     got[0] = np.append(got[0], ppr.covers(low, high, truths[truth]))

@@ -184,7 +184,9 @@ def _study() -> tuple[object, list[dict[str, str]]]:
 def test_report_section_by_hand_uses_only_random_draws() -> None:
     d, rows = _study()
     section, _ = _as_dict(
-        ppr.prediction_powered(d.frames(assignment_rows=rows), ppr.PPROptions(lam="one", min_labeled=1, estimator="mean"))
+        ppr.prediction_powered(
+            d.frames(assignment_rows=rows), ppr.PPROptions(lam="one", min_labeled=1, estimator="mean")
+        )
     )  # type: ignore[attr-defined]
     json.dumps(section, allow_nan=False)
     assert section["expert_verdicts"] == 4 and section["expert_verdicts_used"] == 3
@@ -219,7 +221,10 @@ def test_report_renders_the_section_and_round_trips() -> None:
     from centaur_tui.stats.report import ReportOptions, build_report
 
     d, rows = _study()
-    report = build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0, ppr_lam="one", ppr_min_labeled=1, ppr_estimator="mean"))  # type: ignore[attr-defined]
+    report = build_report(
+        d.frames(assignment_rows=rows),
+        ReportOptions(bootstrap=0, ppr_lam="one", ppr_min_labeled=1, ppr_estimator="mean"),
+    )  # type: ignore[attr-defined]
     doc = report.document
     assert doc.ppr is not None and doc.ppr.modes is not None
     assert ReportDocument.from_json(doc.to_json()) == doc

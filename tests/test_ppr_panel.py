@@ -1,4 +1,4 @@
-"""The panel prediction-powered estimator, max-t rank-sets and the biased-judge simulator (stats/ppr_panel.py, ppr_sim.py)."""
+"""The panel PPR estimator, max-t rank-sets and the biased-judge simulator (stats/ppr_panel.py, ppr_sim.py)."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def studies() -> dict[int, object]:
 def test_planted_truth_coverage_and_tighter_sets(studies: dict) -> None:
     """40 seeded studies per size: the biased panel ranks wrongly, PPR corrects it; coverage >= 1 - alpha - 0.02."""
     alpha = 0.1
-    for n, st in studies.items():
+    for st in studies.values():
         truth = ppr.ranks_of(st.truth_half)
         y_mean = st.expert_mean()
         est = pp.panel_estimate(st.a, st.b, st.k, st.judges, st.experts, st.labeled, min_labeled=5)
@@ -140,7 +140,9 @@ def test_paper_code_standard_errors_are_about_two_over_k_of_the_right_ones(studi
 def test_simulator_truth_and_tie_share() -> None:
     st = panel_studies(30, 100, tie_share=0.3, experts_per=3, seed=4)
     assert st.tie_share == pytest.approx(0.3, abs=0.03)
-    assert np.isfinite(st.experts[:, :, st.labeled[0]][0]).all() and (np.isfinite(st.experts).any(1) == st.labeled).all()
+    assert (
+        np.isfinite(st.experts[:, :, st.labeled[0]][0]).all() and (np.isfinite(st.experts).any(1) == st.labeled).all()
+    )
     ties = np.nanmean(st.experts == 0.5, where=np.isfinite(st.experts))
     assert ties == pytest.approx(0.3, abs=0.05)
     assert (st.truth_half.argsort(1) == st.truth_drop.argsort(1)).mean() > 0.9

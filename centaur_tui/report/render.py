@@ -494,9 +494,7 @@ def _ppr_method_note(p: PPRSection) -> str:
         else "the LLM panel's mean verdict the prediction, a lambda per candidate"
     )
     target = (
-        "share of wins among decisive verdicts (ties dropped)"
-        if o.ties == "drop"
-        else "points share: wins + 0.5 ties"
+        "share of wins among decisive verdicts (ties dropped)" if o.ties == "drop" else "points share: wins + 0.5 ties"
     )
     return (
         f"Each candidate's expert win probability ({target}) estimated from the LLM judges' "

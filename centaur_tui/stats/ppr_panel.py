@@ -29,7 +29,10 @@ Every function takes a leading batch axis (S studies).
 
 from __future__ import annotations
 
+import contextlib
 import math
+import warnings
+from collections.abc import Iterator
 from typing import Literal
 
 import numpy as np
@@ -56,18 +59,12 @@ def fill_panel(judges: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(judges), judges, panel)
 
 
-class _quiet:
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
     """Silence numpy's 'Mean of empty slice' warning (a comparison no judge answered is NaN by design)."""
-
-    def __enter__(self) -> None:
-        import warnings
-
-        self._ctx = warnings.catch_warnings()
-        self._ctx.__enter__()
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc: object) -> None:
-        self._ctx.__exit__(*exc)
+        yield
 
 
 def _side(xa: np.ndarray, xb: np.ndarray, w: np.ndarray, ma: np.ndarray, mb: np.ndarray) -> np.ndarray:
@@ -399,7 +396,7 @@ def rank_sets_maxt(
     sep[:, i, j] = above  # sep[s, i, j]: i surely above j
     low = 1 + sep.sum(-2)  # candidates surely above
     high = k - sep.sum(-1)  # candidates surely below
-    return low.reshape(batch + (k,)).astype(int), high.reshape(batch + (k,)).astype(int)
+    return low.reshape((*batch, k)).astype(int), high.reshape((*batch, k)).astype(int)
 
 
 # -- the PPR paper's released code, for comparison only ---------------------------------------
@@ -452,4 +449,6 @@ def paper_code_estimate(
         sigma = (lam**2)[:, None, None] * np.einsum("sku,sju->skj", dev_big, dev_big) / (n_big**2)[:, None, None]
         sigma = sigma + np.einsum("sku,sju->skj", dev_b, dev_b) / (n**2)[:, None, None]
     n_l = lab @ (ma + mb).T
-    return Estimate(theta, sigma, np.broadcast_to(lam[:, None], theta.shape), n_l.astype(int), (big @ (ma + mb).T).astype(int))
+    return Estimate(
+        theta, sigma, np.broadcast_to(lam[:, None], theta.shape), n_l.astype(int), (big @ (ma + mb).T).astype(int)
+    )

@@ -168,4 +168,3 @@ def panel_studies(
     return PanelStudies(
         a, b, k, np.stack(panel, axis=1), experts, lab, truth_half, truth_drop, truth_win, share, tuple(JUDGES)
     )
-
