@@ -230,6 +230,10 @@ def test_report_renders_the_section_and_round_trips() -> None:
     assert ReportDocument.from_json(doc.to_json()) == doc
     text = to_text(doc)
     assert "Prediction-powered ranking: automation" in text and "stratified 1" in text
+    assert "estimator mean" in text and "wins + 0.5 ties" in text
+    panel = build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0, ppr_min_labeled=1, ppr_ties="drop"))  # type: ignore[attr-defined]
+    assert panel.document.ppr is not None and panel.document.ppr.options.estimator == "panel"
+    assert "estimator panel" in to_text(panel.document) and "ties dropped" in to_text(panel.document)
     assert "PPR win prob." in to_markdown(doc)
     with pytest.raises(ValueError, match="alpha"):
         build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0, ppr_alpha=1.0))  # type: ignore[attr-defined]

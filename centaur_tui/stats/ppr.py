@@ -30,6 +30,10 @@ statsmodels and gdown (16 packages; its import takes 1.4 s), for two lines of ar
 candidate. `tests/test_ppr.py` checks these functions against values ppi-python computed.
 
 Every function takes a leading batch axis (S studies), so 200 simulated studies are one call.
+
+The report's default is the panel estimator of `stats.ppr_panel` (every judge a prediction,
+a pooled lambda, ties half or dropped) with step-down max-t rank-sets (`method="maxt"`);
+`PPROptions(estimator="mean")` keeps the estimator above.
 """
 
 from __future__ import annotations
