@@ -184,7 +184,9 @@ def _study() -> tuple[object, list[dict[str, str]]]:
 def test_report_section_by_hand_uses_only_random_draws() -> None:
     d, rows = _study()
     section, _ = _as_dict(
-        ppr.prediction_powered(d.frames(assignment_rows=rows), ppr.PPROptions(lam="one", min_labeled=1))
+        ppr.prediction_powered(
+            d.frames(assignment_rows=rows), ppr.PPROptions(lam="one", min_labeled=1, estimator="mean")
+        )
     )  # type: ignore[attr-defined]
     json.dumps(section, allow_nan=False)
     assert section["expert_verdicts"] == 4 and section["expert_verdicts_used"] == 3
@@ -219,12 +221,19 @@ def test_report_renders_the_section_and_round_trips() -> None:
     from centaur_tui.stats.report import ReportOptions, build_report
 
     d, rows = _study()
-    report = build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0, ppr_lam="one", ppr_min_labeled=1))  # type: ignore[attr-defined]
+    report = build_report(
+        d.frames(assignment_rows=rows),
+        ReportOptions(bootstrap=0, ppr_lam="one", ppr_min_labeled=1, ppr_estimator="mean"),
+    )  # type: ignore[attr-defined]
     doc = report.document
     assert doc.ppr is not None and doc.ppr.modes is not None
     assert ReportDocument.from_json(doc.to_json()) == doc
     text = to_text(doc)
     assert "Prediction-powered ranking: automation" in text and "stratified 1" in text
+    assert "estimator mean" in text and "wins + 0.5 ties" in text
+    panel = build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0, ppr_min_labeled=1, ppr_ties="drop"))  # type: ignore[attr-defined]
+    assert panel.document.ppr is not None and panel.document.ppr.options.estimator == "panel"
+    assert "estimator panel" in to_text(panel.document) and "ties dropped" in to_text(panel.document)
     assert "PPR win prob." in to_markdown(doc)
     with pytest.raises(ValueError, match="alpha"):
         build_report(d.frames(assignment_rows=rows), ReportOptions(bootstrap=0, ppr_alpha=1.0))  # type: ignore[attr-defined]

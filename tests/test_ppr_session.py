@@ -60,6 +60,8 @@ def test_report_uses_the_uniform_random_subset_and_counts_the_rest(tmp_path: Pat
         "lam": "tuned",
         "any_subset": False,
         "min_labeled": 10,
+        "estimator": "panel",
+        "ties": "half",
     }
     assert doc["experts"]["options"]["alt_min_experts_per_item"] == 2 and doc["experts"]["options"]["epsilon"] == 0.1
 

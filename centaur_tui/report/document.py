@@ -785,6 +785,8 @@ class PPROptionsDoc(_Model):
     lam: str
     any_subset: bool
     min_labeled: int
+    estimator: str = "mean"
+    ties: str = "half"
 
 
 class PPRRow(_Model):

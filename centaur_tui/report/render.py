@@ -992,10 +992,20 @@ def _active_sections(doc: ReportDocument) -> list[Section]:
 def _ppr_method_note(p: PPRSection) -> str:
     o = p.options
     excluded = p.excluded_not_random or {}
+    estimator = (
+        "every LLM judge's verdict a prediction, one variance-minimising lambda per judge pooled over candidates"
+        if o.estimator == "panel"
+        else "the LLM panel's mean verdict the prediction, a lambda per candidate"
+    )
+    target = (
+        "share of wins among decisive verdicts (ties dropped)" if o.ties == "drop" else "points share: wins + 0.5 ties"
+    )
     return (
-        f"Each candidate's expert win probability (points share: wins + 0.5 ties) estimated from the LLM judges' "
+        f"Each candidate's expert win probability ({target}) estimated from the LLM judges' "
         f"verdicts on every comparison, corrected by the experts' verdicts on the comparisons they judged "
-        f"(prediction-powered inference, lambda = {o.lam}). Rank-sets cover the ranking the experts would give, "
+        f"(prediction-powered inference, estimator {o.estimator}: {estimator}; lambda = {o.lam}; several experts "
+        f"on one comparison are one label; candidates with fewer than {o.min_labeled} expert comparisons are "
+        f"not ordered). Rank-sets cover the ranking the experts would give, "
         f"all candidates at once, with probability >= {1 - o.alpha:.0%} ({o.method} simultaneous intervals); "
         f"this needs the expert comparisons to be a uniformly random subset (`centaur assign --strategy "
         f"uniform-random`). Expert verdicts used: {p.expert_verdicts_used or 0:,} of {p.expert_verdicts or 0:,}"

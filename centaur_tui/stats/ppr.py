@@ -30,6 +30,10 @@ statsmodels and gdown (16 packages; its import takes 1.4 s), for two lines of ar
 candidate. `tests/test_ppr.py` checks these functions against values ppi-python computed.
 
 Every function takes a leading batch axis (S studies), so 200 simulated studies are one call.
+
+The report's default is the panel estimator of `stats.ppr_panel` (every judge a prediction,
+a pooled lambda, ties half or dropped) with step-down max-t rank-sets (`method="maxt"`);
+`PPROptions(estimator="mean")` keeps the estimator above.
 """
 
 from __future__ import annotations
@@ -41,7 +45,16 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
-from centaur_tui.domain.report_options import REPORT_DEFAULTS, PPRLambda, PPRMethod
+from centaur_tui.domain.report_options import (
+    PPR_ESTIMATORS,
+    PPR_MIN_LABELED_FLOOR,
+    PPR_TIES,
+    REPORT_DEFAULTS,
+    PPREstimator,
+    PPRLambda,
+    PPRMethod,
+    PPRTies,
+)
 from centaur_tui.report.document import PPRMode, PPROptionsDoc, PPRRow, PPRSection
 
 ALPHA = REPORT_DEFAULTS.ppr_alpha
@@ -53,6 +66,8 @@ The normal approximation behind the intervals needs a few labelled comparisons p
 candidate: with 10 candidates and 25 random expert comparisons (5 per candidate) the
 planned rank-sets came out *smaller* on average than with 50 (8.4 vs 9.3 of 10 in
 `centaur plan` on the demo session), a sign of variances estimated from too few points."""
+MIN_LABELED_FLOOR = PPR_MIN_LABELED_FLOOR
+"""The lowest `--ppr-min-labeled` the command line accepts (`domain.report_options`, where it is measured)."""
 RankSetMethod = PPRMethod
 Lambda = Literal["tuned", "one", "zero"] | float
 
@@ -214,7 +229,9 @@ def critical_value(k: int, alpha: float, method: RankSetMethod) -> float:
         return float(math.sqrt(stats.chi2.ppf(1.0 - alpha, k)))
     if method == "bonferroni":
         return float(stats.norm.ppf(1.0 - alpha / (k * (k - 1))))
-    raise ValueError(f"unknown rank-set method {method!r} (chatzi, bonferroni)")
+    if method == "maxt":
+        return math.nan  # depends on the covariance: `ppr_panel.rank_sets_maxt`
+    raise ValueError(f"unknown rank-set method {method!r} (maxt, chatzi, bonferroni)")
 
 
 def rank_sets(
@@ -226,7 +243,8 @@ def rank_sets(
         theta: (..., k) estimates; a NaN candidate is never ordered against another.
         sigma: (..., k, k) covariance.
         alpha: Error level: all rank-sets cover the true ranking at once with probability >= 1 - alpha.
-        method: "chatzi" (the paper's chi-square(k) ellipsoid) or "bonferroni".
+        method: "maxt" (step-down max-t, `ppr_panel.rank_sets_maxt`), "chatzi" (the paper's
+            chi-square(k) ellipsoid) or "bonferroni".
 
     Returns:
         (low, high) integer arrays of theta's shape.
@@ -235,6 +253,11 @@ def rank_sets(
     sigma = np.asarray(sigma, dtype=float)
     k = theta.shape[-1]
     crit = critical_value(k, alpha, method)
+    if method == "maxt":
+        from centaur_tui.stats.ppr_panel import MAXT_DRAWS, rank_sets_maxt
+
+        # One study (the report): 20,000 draws; a batch of simulated studies (planning): 2,000 each.
+        return rank_sets_maxt(theta, sigma, alpha, draws=MAXT_DRAWS if theta.ndim == 1 else 2000)
     diag = np.diagonal(sigma, axis1=-2, axis2=-1)
     var = diag[..., :, None] + diag[..., None, :] - 2.0 * sigma
     d = theta[..., :, None] - theta[..., None, :]
@@ -276,7 +299,11 @@ class PPROptions:
         lam: Power tuning: "tuned" (PPI++, per candidate), "one" (PPI) or "zero" (experts only).
         any_subset: Use every expert judgment, not only those the uniform-random strategy
             drew (the estimate is then flagged: its coverage holds only if that subset is random).
-        min_labeled: Fewest expert comparisons of a candidate to order it (`MIN_LABELED`).
+        min_labeled: Fewest expert comparisons of a candidate to order it (`MIN_LABELED`;
+            the command line refuses less than `MIN_LABELED_FLOOR`).
+        estimator: "panel" (every judge a prediction: `ppr_panel.panel_estimate`) or "mean"
+            (the panel's mean points: `ppr_estimate`).
+        ties: "half" (a tie 0.5 each) or "drop" (share of wins among decisive verdicts; panel only).
     """
 
     alpha: float = ALPHA
@@ -284,6 +311,16 @@ class PPROptions:
     lam: PPRLambda = REPORT_DEFAULTS.ppr_lam
     any_subset: bool = REPORT_DEFAULTS.ppr_any_subset
     min_labeled: int = MIN_LABELED
+    estimator: PPREstimator = REPORT_DEFAULTS.ppr_estimator
+    ties: PPRTies = REPORT_DEFAULTS.ppr_ties
+
+    def __post_init__(self) -> None:
+        if self.estimator not in PPR_ESTIMATORS:
+            raise ValueError(f"unknown PPR estimator {self.estimator!r} ({', '.join(PPR_ESTIMATORS)})")
+        if self.ties not in PPR_TIES:
+            raise ValueError(f"unknown PPR ties option {self.ties!r} ({', '.join(PPR_TIES)})")
+        if self.ties == "drop" and self.estimator != "panel":
+            raise ValueError("ties 'drop' needs the panel estimator (--ppr-estimator panel)")
 
 
 NO_EXPERTS = (
@@ -309,7 +346,13 @@ PPR_COLUMNS = [
 
 
 def _section_mode(
-    mode: str, names: list[str], units: Any, llm_points: Any, expert_points: Any, options: PPROptions
+    mode: str,
+    names: list[str],
+    units: Any,
+    llm_points: Any,
+    expert_points: Any,
+    options: PPROptions,
+    panel: tuple[Any, Any] | None = None,
 ) -> tuple[PPRMode, Any]:
     import pandas as pd
 
@@ -324,8 +367,25 @@ def _section_mode(
     y = expert_points.reindex(rows).to_numpy(dtype=float)
     usable = np.isfinite(yhat)
     labeled = np.isfinite(y) & usable
-    est = ppr_estimate(a, b, k, yhat, y, labeled, lam=options.lam, min_labeled=options.min_labeled)
-    expert = mean_estimate(a, b, k, y, labeled, min_labeled=options.min_labeled)
+    if options.estimator == "panel" and panel is not None:
+        # Every judge's own points (judge x unit) and every expert's (expert x unit) on this mode's comparisons.
+        from centaur_tui.stats.ppr_panel import panel_estimate
+
+        judges = panel[0].reindex(columns=rows).to_numpy(dtype=float)
+        experts = panel[1].reindex(columns=rows).to_numpy(dtype=float)
+        experts = np.where(labeled[None, :], experts, np.nan)
+        # "one" on the panel: each judge 1/J, the panel's mean with lambda 1 (classical PPI).
+        panel_lam: Any = {"zero": "zero", "tuned": "tuned"}.get(options.lam, np.full(len(judges), 1.0 / len(judges)))
+        est = panel_estimate(
+            a, b, k, judges, experts, labeled, lam=panel_lam, ties=options.ties, min_labeled=options.min_labeled
+        )
+        expert = panel_estimate(
+            a, b, k, np.full((1, len(rows)), 0.5), experts, labeled, lam="zero", ties=options.ties,
+            min_labeled=options.min_labeled,
+        )  # fmt: skip
+    else:
+        est = ppr_estimate(a, b, k, yhat, y, labeled, lam=options.lam, min_labeled=options.min_labeled)
+        expert = mean_estimate(a, b, k, y, labeled, min_labeled=options.min_labeled)
     llm = mean_estimate(a, b, k, yhat, usable)
     sets = {
         name: rank_sets(e.theta[0], e.sigma[0], options.alpha, options.method)
@@ -404,6 +464,8 @@ def prediction_powered(frames: Any, options: PPROptions | None = None) -> tuple[
         lam=options.lam,
         any_subset=options.any_subset,
         min_labeled=options.min_labeled,
+        estimator=options.estimator,
+        ties=options.ties,
     )
     kinds = frames.judgments["judge_kind"].astype(object)
     if not (kinds == "expert").any():
@@ -429,6 +491,13 @@ def prediction_powered(frames: Any, options: PPROptions | None = None) -> tuple[
     used = np.ones(len(ex), dtype=bool) if options.any_subset else drawn == RANDOM_STRATEGY
     excluded = {str(k): int(v) for k, v in pd.Series(drawn[~used]).value_counts().sort_index().items()}
     expert_points = points[is_expert][used].groupby(ex.loc[used, "unit"].to_numpy()).mean()
+    llm_ok = ok[~is_expert]
+    panel = (
+        pd.DataFrame({"judge": llm_ok["judge"].astype(str).to_numpy(), "unit": llm_ok["unit"].to_numpy(),
+                      "p": points[~is_expert].to_numpy()}).pivot_table(index="judge", columns="unit", values="p"),
+        pd.DataFrame({"judge": ex.loc[used, "judge"].astype(str).to_numpy(), "unit": ex.loc[used, "unit"].to_numpy(),
+                      "p": points[is_expert][used].to_numpy()}).pivot_table(index="judge", columns="unit", values="p"),
+    )  # fmt: skip
     section = PPRSection(
         present=True,
         note=None,
@@ -460,7 +529,7 @@ def prediction_powered(frames: Any, options: PPROptions | None = None) -> tuple[
     for mode in frames.modes():
         units = comps.assign(_row=np.arange(len(comps)))[(comps["mode"] == mode).to_numpy()]
         names = frames.candidate_names(mode)
-        mode_section, frame = _section_mode(mode, names, units, llm_points, expert_points, options)
+        mode_section, frame = _section_mode(mode, names, units, llm_points, expert_points, options, panel)
         modes.append(mode_section)
         tables[mode] = frame
     return section.model_copy(update={"modes": modes}), tables

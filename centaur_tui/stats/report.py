@@ -228,6 +228,8 @@ def build_report(frames: Frames, options: ReportOptions | None = None) -> Report
                 lam=options.ppr_lam,
                 any_subset=options.ppr_any_subset,
                 min_labeled=options.ppr_min_labeled,
+                estimator=options.ppr_estimator,
+                ties=options.ppr_ties,
             ),
         )
         tables.update({f"ppr_{k}": v for k, v in ppr_tables.items()})
