@@ -200,3 +200,33 @@ def test_the_wilson_interval_on_comparisons_covers_a_planted_rate(true_p: float)
         assert low is not None and high is not None
         covered += low <= expected <= high
     assert covered >= 36, covered
+
+
+@pytest.mark.parametrize(
+    ("model", "why"),
+    [
+        ('model = "simulated/weak"', "settings are kept per model string"),
+        ('model = "openai/gpt-x"\napi_base = "http://127.0.0.1:9/v1"', "one worker twice"),
+    ],
+)
+def test_two_panel_workers_on_one_model_string_are_refused_naming_both(tmp_path: Path, model: str, why: str) -> None:
+    from click.testing import CliRunner
+
+    from centaur_tui.cli.main import cli
+
+    path = _write(tmp_path)
+    text = path.read_text(encoding="utf-8").replace('model = "simulated/weak"', model)
+    path.write_text(text + f'\n[[workers]]\nname = "Twin"\n{model}\nfamily = "East"\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "workers[0 'Weak'] and workers[2 'Twin']" in result.output and why in result.output
+    assert str(path) in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "panel.db").exists()
+
+
+def test_one_real_model_with_other_params_is_a_panel_worker_of_its_own(tmp_path: Path) -> None:
+    path = _write(tmp_path)
+    text = path.read_text(encoding="utf-8").replace('model = "simulated/weak"', 'model = "openai/gpt-x"')
+    text += '\n[[workers]]\nname = "Cool"\nmodel = "openai/gpt-x"\nfamily = "East"\nparams = { temperature = 0.0 }\n'
+    path.write_text(text, encoding="utf-8")
+    assert [w.name for w in load_session(path).session.worker_panel] == ["Weak", "Strong", "Cool"]

@@ -644,6 +644,34 @@ class Session(Strict):
             raise ValueError(f"duplicate worker names: {', '.join(dupes)}")
         return v
 
+    @field_validator("workers")
+    @classmethod
+    def _distinct_panel_workers(cls, v: tuple[WorkerSpec, ...]) -> tuple[WorkerSpec, ...]:
+        """Two panel workers on one model string and `api_base` are refused when they cannot be told apart.
+
+        A simulated worker's settings are looked up by its model string (`llm.simulation.make_world`):
+        the second entry's would silently replace the first's. A real model with the same `params`
+        sends the same requests (only the entry name differs): one worker twice, not a panel. The same
+        real model with other `params` (a temperature, a reasoning effort) is a different worker.
+        """
+        for i, a in enumerate(v):
+            for j in range(i + 1, len(v)):
+                b = v[j]
+                if a.model != b.model or a.api_base != b.api_base:
+                    continue
+                if a.simulated or a.params == b.params:
+                    why = (
+                        "a simulated model's settings are kept per model string, so one would replace the other"
+                        if a.simulated
+                        else "with the same params they send the same requests: one worker twice"
+                    )
+                    raise ValueError(
+                        f"workers[{i} {a.name!r}] and workers[{j} {b.name!r}] are both model {a.model!r}"
+                        f" at api_base {a.api_base or 'none'}: {why}; give each panel worker a model string"
+                        " of its own"
+                    )
+        return v
+
     @property
     def worker_panel(self) -> tuple[WorkerSpec, ...]:
         """Every worker model: the `[[workers]]` panel, or the one `[worker]` (empty when none)."""
