@@ -230,3 +230,65 @@ def test_one_real_model_with_other_params_is_a_panel_worker_of_its_own(tmp_path:
     text += '\n[[workers]]\nname = "Cool"\nmodel = "openai/gpt-x"\nfamily = "East"\nparams = { temperature = 0.0 }\n'
     path.write_text(text, encoding="utf-8")
     assert [w.name for w in load_session(path).session.worker_panel] == ["Weak", "Strong", "Cool"]
+
+
+HUMANS = """
+[[experts]]
+id = "ann"
+name = "Ann"
+
+[[experts]]
+id = "bob"
+name = "Bob"
+
+[[workers]]
+expert = "ann"
+"""
+
+
+def test_a_human_worker_in_the_panel_joins_the_human_worker_arm(tmp_path: Path) -> None:
+    from centaur_tui.services.work import assign_work
+
+    study = load_session(_write(tmp_path, runs=1, extra=HUMANS))
+    s = study.session
+    assert [w.name for w in s.worker_panel] == ["Weak", "Strong"]  # the worker models' tournaments as before
+    arm = s.human_workers
+    assert arm is not None and arm.experts == ("ann",)
+    assert arm.tasks == ("counseling", "tutoring") and arm.conditions == ("Broad", "Deep", "plain")
+    with Store(study.database) as store:
+        asyncio.run(Pipeline(study, store).run())  # the assistance texts the human worker reads
+        result = assign_work(study, store)
+    assert {a.expert for a in result.design} == {"ann"} and len(result.design) == 2  # each task once
+
+
+def test_a_panel_human_worker_is_added_to_an_explicit_arm(tmp_path: Path) -> None:
+    extra = HUMANS + '\n[human_workers]\nexperts = ["bob"]\ntasks = ["tutoring"]\nassistants = ["Deep"]\n'
+    arm = load_session(_write(tmp_path, extra=extra)).session.human_workers
+    assert arm is not None and arm.experts == ("bob", "ann") and arm.tasks == ("tutoring",)
+    # Named twice (in the panel and in the arm): refused, naming the arm's field.
+    twice = HUMANS + '\n[human_workers]\nexperts = ["ann"]\ntasks = ["tutoring"]\n'
+    with pytest.raises(CentaurError, match=r"human_workers.experts\[1\].*'ann' is listed twice"):
+        load_session(_write(tmp_path, extra=twice))
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ('expert = "ann"\nmodel = "simulated/ann"', r"workers\[2\] is a human worker .* only its expert id; model"),
+        ('expert = "zed"', r"human_workers.experts\[0\].*unknown expert 'zed'"),
+    ],
+)
+def test_a_broken_human_worker_entry_is_refused_naming_it(tmp_path: Path, entry: str, message: str) -> None:
+    extra = '\n[[experts]]\nid = "ann"\nname = "Ann"\n\n[[workers]]\n' + entry + "\n"
+    with pytest.raises(CentaurError, match=message):
+        load_session(_write(tmp_path, extra=extra))
+
+
+def test_a_panel_of_human_workers_only_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    head, _, _ = text.partition("[[workers]]")
+    judges = text[text.index("[[judges]]") :]
+    path.write_text(head + '[[experts]]\nid = "ann"\nname = "Ann"\n\n[[workers]]\nexpert = "ann"\n\n' + judges)
+    with pytest.raises(CentaurError, match="human workers only: add a worker model"):
+        load_session(path)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -582,6 +582,50 @@ def _check_candidate_names(names: list[str], what: str) -> None:
         raise ValueError(f"{PLAIN!r} is reserved for the unaided worker")
 
 
+def _human_workers_of_panel(data: dict[str, Any]) -> dict[str, Any]:
+    """Move the human workers of a `[[workers]]` panel (entries `{ expert = "id" }`) into the human-worker arm.
+
+    A human worker writes on the work screen (`centaur assign-work`), in every condition of the arm:
+    the session's assistants and plain, on every task, unless a `[human_workers]` table says
+    otherwise (the panel's experts are then added to its `experts`). Its deliverables are judged in
+    the arm's own tournament (`human_augmentation`, the report's `human_workers` section), not in
+    the worker models' per-worker tournaments. A human entry names its expert id and nothing else.
+    """
+    panel = data["workers"]
+    if not isinstance(panel, list | tuple):
+        return data
+    humans = [(i, w) for i, w in enumerate(panel) if isinstance(w, dict) and "expert" in w]
+    if not humans:
+        return data
+    for i, w in humans:
+        other = sorted(set(w) - {"expert"})
+        if other:
+            raise ValueError(
+                f"workers[{i}] is a human worker (expert = {w['expert']!r}) and names only its expert id;"
+                f" {', '.join(other)} belong to a worker model (a human worker's assistants and tasks"
+                " are set in [human_workers])"
+            )
+    ids = [w["expert"] for _, w in humans]
+    models = [w for w in panel if not (isinstance(w, dict) and "expert" in w)]
+    if not models:
+        raise ValueError(
+            "[[workers]] holds human workers only: add a worker model to the panel (a model's assistance"
+            " text goes to the worker models; the human workers write on the work screen)"
+        )
+    arm = data.get("human_workers")
+    if isinstance(arm, dict):
+        arm = {**arm, "experts": [*(arm.get("experts") or ()), *ids]}
+    elif arm is None:
+        entries = data.get("models") or ()
+        assistants = [
+            m["name"]
+            for m in entries
+            if isinstance(m, dict) and isinstance(m.get("name"), str) and m.get("augmentation", True) is True
+        ]
+        arm = {"experts": ids, "tasks": list(data.get("tasks") or ()), "assistants": assistants}
+    return {**data, "workers": models, "human_workers": arm}
+
+
 class Session(Strict):
     """One study: its tasks, candidate models, worker, judges, experts, runs and seed."""
 
@@ -627,8 +671,9 @@ class Session(Strict):
     def _panel_first_is_worker(cls, data: object) -> object:
         """`[[workers]]` names a panel; its first worker is `worker` (so single-worker code paths stay as they are)."""
         if isinstance(data, dict) and data.get("workers"):
+            data = _human_workers_of_panel(data)
             panel = data["workers"]
-            if not isinstance(panel, list | tuple):
+            if not isinstance(panel, list | tuple) or not panel:
                 return data
             if data.get("worker") is not None and panel and data["worker"] != panel[0]:
                 raise ValueError("give [worker] (one worker) or [[workers]] (a panel), not both")
