@@ -82,13 +82,14 @@ simulation = {{ noise = 0.8 }}
 """
 
 
-def panel_best(seed: int, folder: Path, runs: int = 2) -> dict[str, str | None]:
-    """Run one seeded panel study in `folder` and return the report's best assistant per worker.
+def panel_best(seed: int, folder: Path, runs: int = 4) -> dict[str, str | None]:
+    """Run one seeded panel study in `folder` and return the report's best assistant per worker (or a tie).
 
     Args:
         seed: The study: its session seed and the suffix of its entries' families (see the module).
         folder: An empty folder for the session file and its database.
-        runs: Runs of the session (2 tasks each).
+        runs: Runs of the session (2 tasks each); at 2 runs the truth was recovered in 36 of 40 studies,
+            at 4 in 39 of 40 (docs/statistics.md).
     """
     path = folder / f"truth{seed}.toml"
     path.write_text(textwrap.dedent(SESSION.format(seed=seed, runs=runs, tasks=TASKS)), encoding="utf-8")
@@ -97,4 +98,10 @@ def panel_best(seed: int, folder: Path, runs: int = 2) -> dict[str, str | None]:
         asyncio.run(Pipeline(study, store).run())
     doc = session_report(load_session(path), bootstrap=0, permutation=False).document
     assert doc.workers is not None, "a two-worker panel has a workers section"
-    return dict(doc.workers.best)
+    best = dict(doc.workers.best)
+    # The section breaks a tie at the top by name; here a tie recovers nothing.
+    for worker, name in best.items():
+        top = [r.mean_rank for r in doc.workers.ranks if r.worker == worker and r.candidate in PLANTED.values()]
+        if len(top) == 2 and top[0] == top[1]:
+            best[worker] = f"tie ({name} first by name)"
+    return best
