@@ -151,8 +151,8 @@ def _http_panel(api_base: str, limits: str) -> str:
     return text.replace('[worker]\nname = "Worker"', '[[workers]]\nname = "Worker"', 1) + "\n" + second + "\n"
 
 
-# Two candidates, two workers: 2 automation + 2 assistance + 2 x 3 worker + 2 x (1 + 3 + 3) x ... judgments.
 def _planned(path: Path) -> int:
+    """Every call the session plans: two candidates and two workers give 2 + 2 + 2 x 3 + 2 x (1 + 3 + 3) = 24."""
     plan = summarize(load_session(path).session)
     return sum(plan.calls.values())
 
@@ -166,6 +166,7 @@ def test_a_budget_stops_the_panel_s_calls_each_with_one_recorded_outcome(
     study = load_session(path)
     assert [w.name for w in study.session.worker_panel] == ["Worker", "Second"]
     planned = _planned(path)
+    assert planned == 24
     with Store(study.database) as store:
         outcome = run_study(study, store)
     o = outcome.outcomes
