@@ -2,7 +2,7 @@
 
 Three studies of tests/support/panel_truth.py (4 runs x 2 tasks; bench/workers.py runs 40 and more,
 the numbers are in docs/statistics.md), each a full simulated run through litellm, reported by
-`session_report`. The seeds are the first three, not chosen; at the bench's rate (39 of 40) all three
+`session_report`. The seeds are the first three, not chosen; at the bench's rate (97 of 100) all three
 recover the truth.
 """
 
