@@ -141,6 +141,16 @@ def test_a_panel_runs_sends_each_call_once_resumes_and_reports_per_worker(tmp_pa
     assert "Worker panel" in to_markdown(doc)
     assert "Worker panel: the assistants' rank per worker" in text and "professional as the bar" in text
 
+    # `--section workers` computes and prints the panel's section alone.
+    from click.testing import CliRunner
+
+    from centaur_tui.cli.main import cli
+
+    alone = CliRunner().invoke(cli, ["report", str(path), "--section", "workers", "--bootstrap", "20"])
+    assert alone.exit_code == 0, alone.output
+    assert "Worker panel: the assistants' rank per worker" in alone.output
+    assert "Best assistant per worker: Weak: " in alone.output and "professional as the bar" not in alone.output
+
 
 def test_both_a_worker_and_a_panel_are_refused_naming_the_field(tmp_path: Path) -> None:
     extra = '\n[worker]\nname = "Other"\nmodel = "simulated/other"\nfamily = "East"\n'
