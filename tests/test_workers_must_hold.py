@@ -9,6 +9,7 @@ deliberate change of an existing section, and say so in the commit.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -24,7 +25,8 @@ import pytest
 
 from centaur_tui.catalog import load_session
 from centaur_tui.domain.plan import summarize
-from centaur_tui.report.render import to_json
+from centaur_tui.pipeline import Pipeline
+from centaur_tui.report.render import to_json, to_text
 from centaur_tui.services.report import session_report
 from centaur_tui.services.run import BUDGET_EXIT, exit_status, run_study
 from centaur_tui.store import Store
@@ -219,3 +221,23 @@ def test_the_v1_fixture_reports_exactly_as_before_the_panel(tmp_path: Path) -> N
     # Every section the report had before is there, unchanged (sections added since are not compared).
     for key, value in expected.items():
         assert now.get(key) == value, key
+
+
+@pytest.mark.slow
+def test_a_tie_at_the_top_names_no_best_assistant(tmp_path: Path) -> None:
+    """One run of one task: Alpha and Beta share the lowest mean rank for both workers (seed 7's draws)."""
+    path = tmp_path / "tie.toml"
+    path.write_text(panel_toml(name="tie", tasks=("counseling",)), encoding="utf-8")
+    study = load_session(path)
+    with Store(study.database) as store:
+        asyncio.run(Pipeline(study, store).run())
+    doc = session_report(load_session(path), bootstrap=0, permutation=False).document
+    assert doc.workers is not None
+    top = {
+        w: sorted((r.mean_rank, r.candidate) for r in doc.workers.ranks if r.worker == w and r.candidate != "plain")
+        for w in doc.workers.workers
+    }
+    assert all(ranks[0][0] == ranks[1][0] for ranks in top.values()), top  # the planted situation holds
+    assert doc.workers.best == {"Worker": None, "Keen": None}
+    assert not any(r.best for r in doc.workers.ranks)
+    assert "Worker: none (none ranked, or a tie at the top)" in to_text(doc)

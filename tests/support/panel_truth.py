@@ -83,7 +83,7 @@ simulation = {{ noise = 0.8 }}
 
 
 def panel_best(seed: int, folder: Path, runs: int = 4) -> dict[str, str | None]:
-    """Run one seeded panel study in `folder` and return the report's best assistant per worker (or a tie).
+    """Run one seeded panel study in `folder` and return the report's best assistant per worker.
 
     Args:
         seed: The study: its session seed and the suffix of its entries' families (see the module).
@@ -98,10 +98,4 @@ def panel_best(seed: int, folder: Path, runs: int = 4) -> dict[str, str | None]:
         asyncio.run(Pipeline(study, store).run())
     doc = session_report(load_session(path), bootstrap=0, permutation=False).document
     assert doc.workers is not None, "a two-worker panel has a workers section"
-    best = dict(doc.workers.best)
-    # The section breaks a tie at the top by name; here a tie recovers nothing.
-    for worker, name in best.items():
-        top = [r.mean_rank for r in doc.workers.ranks if r.worker == worker and r.candidate in PLANTED.values()]
-        if len(top) == 2 and top[0] == top[1]:
-            best[worker] = f"tie ({name} first by name)"
-    return best
+    return dict(doc.workers.best)  # None for a worker whose two assistants tie at the top
