@@ -1,5 +1,6 @@
 """A worker panel keeps the must-holds of every call (issue 28): resumable after kill -9, stopped by a budget;
-and the v1 fixture still reports exactly as it did before the panel existed.
+the v1 fixture still reports exactly as it did before the panel existed; a tie at the top names no best
+assistant; the panel's human workers are judged and ranked as one more worker.
 
 `tests/data/report_v1.json` is the report (`to_json`, bootstrap 50, no permutation test) of
 `tests/data/store_v1.db` under its session (`_V1_EXPERTS` below), written by the code of 607f874, the
@@ -241,3 +242,46 @@ def test_a_tie_at_the_top_names_no_best_assistant(tmp_path: Path) -> None:
     assert doc.workers.best == {"Worker": None, "Keen": None}
     assert not any(r.best for r in doc.workers.ranks)
     assert "Worker: none (none ranked, or a tie at the top)" in to_text(doc)
+
+
+_PANEL_HUMANS = """
+[[experts]]
+id = "ann"
+name = "Ann"
+
+[[experts]]
+id = "bob"
+name = "Bob"
+
+[[workers]]
+expert = "ann"
+
+[[workers]]
+expert = "bob"
+"""
+
+
+@pytest.mark.slow
+def test_the_human_workers_of_a_panel_are_judged_and_ranked_as_one_more_worker(tmp_path: Path) -> None:
+    from centaur_tui.domain.seat import WorkDraft
+    from centaur_tui.pipeline.human_arm import HUMAN_MODE, judge_human_arm
+    from centaur_tui.store import WorkStore
+
+    path = tmp_path / "humans.toml"
+    path.write_text(panel_toml(assistants=2, name="humans", tasks=("counseling",)) + _PANEL_HUMANS, encoding="utf-8")
+    study = load_session(path)
+    arm = study.session.human_workers
+    assert arm is not None and arm.experts == ("ann", "bob") and arm.conditions == ("Alpha", "Beta", "plain")
+    with Store(study.database) as store:
+        asyncio.run(Pipeline(study, store).run())
+        work = WorkStore(store)
+        work.assign(study)
+        for r in work.assignments():
+            body = " ".join(["requirement met"] * (40 if r.condition == "Alpha" else 8))
+            work.submit(r.id, WorkDraft(f"## Deliverable\n\n{body}", 60.0, 10, 0), version=1)
+        outcome = judge_human_arm(study, store)
+    assert outcome.comparisons > 0
+    doc = session_report(load_session(path), bootstrap=0, permutation=False).document
+    assert doc.workers is not None
+    assert doc.workers.workers == ["Worker", "Keen", "human workers (experts)"]
+    assert {r.mode for r in doc.workers.ranks if r.worker == "human workers (experts)"} == {HUMAN_MODE}
