@@ -302,3 +302,20 @@ def test_a_panel_of_human_workers_only_is_refused(tmp_path: Path) -> None:
     path.write_text(head + '[[experts]]\nid = "ann"\nname = "Ann"\n\n[[workers]]\nexpert = "ann"\n\n' + judges)
     with pytest.raises(CentaurError, match="human workers only: add a worker model"):
         load_session(path)
+
+
+def test_the_panel_s_simulation_knobs_enter_call_keys_only_when_set() -> None:
+    """At their defaults the new knobs leave every call key as it was before the panel (old databases resume)."""
+    import json
+
+    from centaur_tui.domain.plan import entry_json
+    from centaur_tui.domain.session import ModelSpec, WorkerSpec
+
+    worker = WorkerSpec(name="W", family="F", model="simulated/w")
+    model = ModelSpec(name="M", family="F", model="simulated/m")
+    assert "uses_specifics" not in json.loads(entry_json(worker))["simulation"]
+    assert "specificity" not in json.loads(entry_json(model))["simulation"]
+    picky = worker.model_copy(update={"simulation": worker.simulation.model_copy(update={"uses_specifics": 0.5})})
+    assert json.loads(entry_json(picky))["simulation"]["uses_specifics"] == 0.5
+    broad = model.model_copy(update={"simulation": model.simulation.model_copy(update={"specificity": 0.0})})
+    assert json.loads(entry_json(broad))["simulation"]["specificity"] == 0.0

@@ -97,8 +97,19 @@ def entry_json(endpoint: Endpoint) -> str:
     }
     simulation = getattr(endpoint, "simulation", None)
     if endpoint.simulated and simulation is not None:
-        entry["simulation"] = simulation.model_dump(mode="json")
+        knobs = simulation.model_dump(mode="json")
+        # Knobs added after call keys were stored (issue 28) enter the address only when set: at
+        # their defaults the replies are what they were, and so must be the keys (an older simulated
+        # database then resumes on its stored calls, and a session's texts stay as they were).
+        for name, default in SIMULATION_KNOBS_SINCE_PANEL.items():
+            if name in knobs and knobs[name] == default:
+                del knobs[name]
+        entry["simulation"] = knobs
     return canonical_json(entry)
+
+
+SIMULATION_KNOBS_SINCE_PANEL: dict[str, object] = {"specificity": None, "uses_specifics": 1.0}
+"""Simulation knobs of the worker panel (issue 28) and their defaults, left out of `entry_json` when at them."""
 
 
 def call_key_of(model: str, messages_json: str, params_json: str, sample: str, entry: str | None = None) -> str:
