@@ -13,13 +13,13 @@ Strong.
 Measured 2026-12-02 on the shared 2-core machine (load average about 11):
 
     100 studies of 4 runs: both recovered in 97 (97%); Weak -> Broad 97/100, Strong -> Deep 100/100;
-        436 s; misses: study 4 (Deep best for both), 39 and 96 (a tie at the top for Weak)
-    40 studies of 2 runs (before ties counted as misses; names broke them): 36 (90%);
-        Weak -> Broad 38/40, Strong -> Deep 38/40; 148 s
+        217-436 s; misses: study 4 (Deep best for both), 39 and 96 (a tie at the top for Weak)
+    40 studies of 2 runs: both recovered in 36 (90%); Weak -> Broad 36/40, Strong -> Deep 40/40; 79 s;
+        misses: studies 4 and 39 (Deep best for both), 3 and 22 (a tie at the top for Weak)
 
-Every miss named one assistant best for both workers, or tied them (the per-worker dependence
-drowned in the runs' noise), never the planted pair swapped.
-A tie at the top counts as a miss; docs/statistics.md states the numbers.
+Every miss was the weak worker's (Deep best for it too, or a tie: the per-worker dependence
+drowned in the runs' noise), never the planted pair swapped. A tie at the top (the section then
+names no best) counts as a miss; docs/statistics.md states the numbers.
 """
 
 from __future__ import annotations
