@@ -141,6 +141,16 @@ def test_a_panel_runs_sends_each_call_once_resumes_and_reports_per_worker(tmp_pa
     assert "Worker panel" in to_markdown(doc)
     assert "Worker panel: the assistants' rank per worker" in text and "professional as the bar" in text
 
+    # `--section workers` computes and prints the panel's section alone.
+    from click.testing import CliRunner
+
+    from centaur_tui.cli.main import cli
+
+    alone = CliRunner().invoke(cli, ["report", str(path), "--section", "workers", "--bootstrap", "20"])
+    assert alone.exit_code == 0, alone.output
+    assert "Worker panel: the assistants' rank per worker" in alone.output
+    assert "Best assistant per worker: Weak: " in alone.output and "professional as the bar" not in alone.output
+
 
 def test_both_a_worker_and_a_panel_are_refused_naming_the_field(tmp_path: Path) -> None:
     extra = '\n[worker]\nname = "Other"\nmodel = "simulated/other"\nfamily = "East"\n'
@@ -200,3 +210,112 @@ def test_the_wilson_interval_on_comparisons_covers_a_planted_rate(true_p: float)
         assert low is not None and high is not None
         covered += low <= expected <= high
     assert covered >= 36, covered
+
+
+@pytest.mark.parametrize(
+    ("model", "why"),
+    [
+        ('model = "simulated/weak"', "settings are kept per model string"),
+        ('model = "openai/gpt-x"\napi_base = "http://127.0.0.1:9/v1"', "one worker twice"),
+    ],
+)
+def test_two_panel_workers_on_one_model_string_are_refused_naming_both(tmp_path: Path, model: str, why: str) -> None:
+    from click.testing import CliRunner
+
+    from centaur_tui.cli.main import cli
+
+    path = _write(tmp_path)
+    text = path.read_text(encoding="utf-8").replace('model = "simulated/weak"', model)
+    path.write_text(text + f'\n[[workers]]\nname = "Twin"\n{model}\nfamily = "East"\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "workers[0 'Weak'] and workers[2 'Twin']" in result.output and why in result.output
+    assert str(path) in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "panel.db").exists()
+
+
+def test_one_real_model_with_other_params_is_a_panel_worker_of_its_own(tmp_path: Path) -> None:
+    path = _write(tmp_path)
+    text = path.read_text(encoding="utf-8").replace('model = "simulated/weak"', 'model = "openai/gpt-x"')
+    text += '\n[[workers]]\nname = "Cool"\nmodel = "openai/gpt-x"\nfamily = "East"\nparams = { temperature = 0.0 }\n'
+    path.write_text(text, encoding="utf-8")
+    assert [w.name for w in load_session(path).session.worker_panel] == ["Weak", "Strong", "Cool"]
+
+
+HUMANS = """
+[[experts]]
+id = "ann"
+name = "Ann"
+
+[[experts]]
+id = "bob"
+name = "Bob"
+
+[[workers]]
+expert = "ann"
+"""
+
+
+def test_a_human_worker_in_the_panel_joins_the_human_worker_arm(tmp_path: Path) -> None:
+    from centaur_tui.services.work import assign_work
+
+    study = load_session(_write(tmp_path, runs=1, extra=HUMANS))
+    s = study.session
+    assert [w.name for w in s.worker_panel] == ["Weak", "Strong"]  # the worker models' tournaments as before
+    arm = s.human_workers
+    assert arm is not None and arm.experts == ("ann",)
+    assert arm.tasks == ("counseling", "tutoring") and arm.conditions == ("Broad", "Deep", "plain")
+    with Store(study.database) as store:
+        asyncio.run(Pipeline(study, store).run())  # the assistance texts the human worker reads
+        result = assign_work(study, store)
+    assert {a.expert for a in result.design} == {"ann"} and len(result.design) == 2  # each task once
+
+
+def test_a_panel_human_worker_is_added_to_an_explicit_arm(tmp_path: Path) -> None:
+    extra = HUMANS + '\n[human_workers]\nexperts = ["bob"]\ntasks = ["tutoring"]\nassistants = ["Deep"]\n'
+    arm = load_session(_write(tmp_path, extra=extra)).session.human_workers
+    assert arm is not None and arm.experts == ("bob", "ann") and arm.tasks == ("tutoring",)
+    # Named twice (in the panel and in the arm): refused, naming the arm's field.
+    twice = HUMANS + '\n[human_workers]\nexperts = ["ann"]\ntasks = ["tutoring"]\n'
+    with pytest.raises(CentaurError, match=r"human_workers.experts\[1\].*'ann' is listed twice"):
+        load_session(_write(tmp_path, extra=twice))
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ('expert = "ann"\nmodel = "simulated/ann"', r"workers\[2\] is a human worker .* only its expert id; model"),
+        ('expert = "zed"', r"human_workers.experts\[0\].*unknown expert 'zed'"),
+    ],
+)
+def test_a_broken_human_worker_entry_is_refused_naming_it(tmp_path: Path, entry: str, message: str) -> None:
+    extra = '\n[[experts]]\nid = "ann"\nname = "Ann"\n\n[[workers]]\n' + entry + "\n"
+    with pytest.raises(CentaurError, match=message):
+        load_session(_write(tmp_path, extra=extra))
+
+
+def test_a_panel_of_human_workers_only_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    head, _, _ = text.partition("[[workers]]")
+    judges = text[text.index("[[judges]]") :]
+    path.write_text(head + '[[experts]]\nid = "ann"\nname = "Ann"\n\n[[workers]]\nexpert = "ann"\n\n' + judges)
+    with pytest.raises(CentaurError, match="human workers only: add a worker model"):
+        load_session(path)
+
+
+def test_the_panel_s_simulation_knobs_enter_call_keys_only_when_set() -> None:
+    """At their defaults the new knobs leave every call key as it was before the panel (old databases resume)."""
+    import json
+
+    from centaur_tui.domain.plan import entry_json
+    from centaur_tui.domain.session import ModelSpec, WorkerSpec
+
+    worker = WorkerSpec(name="W", family="F", model="simulated/w")
+    model = ModelSpec(name="M", family="F", model="simulated/m")
+    assert "uses_specifics" not in json.loads(entry_json(worker))["simulation"]
+    assert "specificity" not in json.loads(entry_json(model))["simulation"]
+    picky = worker.model_copy(update={"simulation": worker.simulation.model_copy(update={"uses_specifics": 0.5})})
+    assert json.loads(entry_json(picky))["simulation"]["uses_specifics"] == 0.5
+    broad = model.model_copy(update={"simulation": model.simulation.model_copy(update={"specificity": 0.0})})
+    assert json.loads(entry_json(broad))["simulation"]["specificity"] == 0.0

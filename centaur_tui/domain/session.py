@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -773,6 +773,50 @@ class BlindingParams(Strict):
     )
 
 
+def _human_workers_of_panel(data: dict[str, Any]) -> dict[str, Any]:
+    """Move the human workers of a `[[workers]]` panel (entries `{ expert = "id" }`) into the human-worker arm.
+
+    A human worker writes on the work screen (`centaur assign-work`), in every condition of the arm:
+    the session's assistants and plain, on every task, unless a `[human_workers]` table says
+    otherwise (the panel's experts are then added to its `experts`). Its deliverables are judged in
+    the arm's own tournament (`human_augmentation`, the report's `human_workers` section), not in
+    the worker models' per-worker tournaments. A human entry names its expert id and nothing else.
+    """
+    panel = data["workers"]
+    if not isinstance(panel, list | tuple):
+        return data
+    humans = [(i, w) for i, w in enumerate(panel) if isinstance(w, dict) and "expert" in w]
+    if not humans:
+        return data
+    for i, w in humans:
+        other = sorted(set(w) - {"expert"})
+        if other:
+            raise ValueError(
+                f"workers[{i}] is a human worker (expert = {w['expert']!r}) and names only its expert id;"
+                f" {', '.join(other)} belong to a worker model (a human worker's assistants and tasks"
+                " are set in [human_workers])"
+            )
+    ids = [w["expert"] for _, w in humans]
+    models = [w for w in panel if not (isinstance(w, dict) and "expert" in w)]
+    if not models:
+        raise ValueError(
+            "[[workers]] holds human workers only: add a worker model to the panel (a model's assistance"
+            " text goes to the worker models; the human workers write on the work screen)"
+        )
+    arm = data.get("human_workers")
+    if isinstance(arm, dict):
+        arm = {**arm, "experts": [*(arm.get("experts") or ()), *ids]}
+    elif arm is None:
+        entries = data.get("models") or ()
+        assistants = [
+            m["name"]
+            for m in entries
+            if isinstance(m, dict) and isinstance(m.get("name"), str) and m.get("augmentation", True) is True
+        ]
+        arm = {"experts": ids, "tasks": list(data.get("tasks") or ()), "assistants": assistants}
+    return {**data, "workers": models, "human_workers": arm}
+
+
 class Session(Strict):
     """One study: its tasks, candidate models, worker, judges, experts, runs and seed."""
 
@@ -821,8 +865,9 @@ class Session(Strict):
     def _panel_first_is_worker(cls, data: object) -> object:
         """`[[workers]]` names a panel; its first worker is `worker` (so single-worker code paths stay as they are)."""
         if isinstance(data, dict) and data.get("workers"):
+            data = _human_workers_of_panel(data)
             panel = data["workers"]
-            if not isinstance(panel, list | tuple):
+            if not isinstance(panel, list | tuple) or not panel:
                 return data
             if data.get("worker") is not None and panel and data["worker"] != panel[0]:
                 raise ValueError("give [worker] (one worker) or [[workers]] (a panel), not both")
@@ -836,6 +881,34 @@ class Session(Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"duplicate worker names: {', '.join(dupes)}")
+        return v
+
+    @field_validator("workers")
+    @classmethod
+    def _distinct_panel_workers(cls, v: tuple[WorkerSpec, ...]) -> tuple[WorkerSpec, ...]:
+        """Two panel workers on one model string and `api_base` are refused when they cannot be told apart.
+
+        A simulated worker's settings are looked up by its model string (`llm.simulation.make_world`):
+        the second entry's would silently replace the first's. A real model with the same `params`
+        sends the same requests (only the entry name differs): one worker twice, not a panel. The same
+        real model with other `params` (a temperature, a reasoning effort) is a different worker.
+        """
+        for i, a in enumerate(v):
+            for j in range(i + 1, len(v)):
+                b = v[j]
+                if a.model != b.model or a.api_base != b.api_base:
+                    continue
+                if a.simulated or a.params == b.params:
+                    why = (
+                        "a simulated model's settings are kept per model string, so one would replace the other"
+                        if a.simulated
+                        else "with the same params they send the same requests: one worker twice"
+                    )
+                    raise ValueError(
+                        f"workers[{i} {a.name!r}] and workers[{j} {b.name!r}] are both model {a.model!r}"
+                        f" at api_base {a.api_base or 'none'}: {why}; give each panel worker a model string"
+                        " of its own"
+                    )
         return v
 
     @property

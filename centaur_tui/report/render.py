@@ -282,7 +282,9 @@ def worker_panel_sections(document: Doc) -> list[Section]:
             f"Mean within-run rank (1 = best) over {w.runs} run(s) and the tasks in each worker's own augmentation "
             "tournament, overall rank in brackets; * = the worker's best assistant. n = ranked (run, task) cells; "
             "cells without a usable judgment are counted as missing, never ranked last.",
-            "Best assistant per worker: " + "; ".join(f"{k}: {v or 'none'}" for k, v in w.best.items()) + ".",
+            "Best assistant per worker: "
+            + "; ".join(f"{k}: {v or 'none (none ranked, or a tie at the top)'}" for k, v in w.best.items())
+            + ".",
         ],
         headers=["candidate", *w.workers],
         rows=[

@@ -18,18 +18,13 @@ from centaur_tui.settings import settings
 
 CACHE_FILES = 20
 """Report documents kept on disk (the most recently written)."""
-CACHE_FORMAT = 13
+CACHE_FORMAT = 14
 """Part of every key; raised when the document's JSON changes shape. 2: the statistics build the typed document
 directly and an absent optional section is None (`ABSENT_WHEN_NONE`), not an unset field. 3: `record` (the
 chain head, issue 27). 4: `integrity` (signals of expert judging, issue 27). 5: `agreement_matrix` (issue 27).
-6: `outcomes.spend` (spend billed without an answer, apart; issue 23). 7-13: `workers`, `professional`,
-`calibration`, `active`, `exam`, `served`, `dialogue`, `blinding` and the PPR options' estimator and ties
-(issues 25, 26, 28)."""
-"""Part of every key; raised when the document's JSON changes shape. 2: the statistics build the typed document
-directly and an absent optional section is None (`ABSENT_WHEN_NONE`), not an unset field. 3: `record` (the
-chain head, issue 27). 4: `integrity` (signals of expert judging, issue 27). 5: `agreement_matrix` (issue 27).
-6: `outcomes.spend` (spend billed without an answer, apart; issue 23). 7-12: `workers`, `professional`,
-`calibration`, `active`, `exam`, `served`, `dialogue` and `blinding` (issues 25, 26, 28)."""
+6: `outcomes.spend` (spend billed without an answer, apart; issue 23). 7-14: `workers`, `professional`,
+`calibration`, `active`, `exam`, `served`, `dialogue`, `blinding`, the PPR options' estimator and ties, and
+no best assistant on a tie at the top (issues 25, 26, 28)."""
 
 
 def cache_dir() -> Path | None:

@@ -114,7 +114,9 @@ def workers_section(
         by_cand = rm.groupby("candidate")["rank"]
         overall = {c: float(by_cand.mean().get(c, np.nan)) for c in names}
         order = sorted((v, c) for c, v in overall.items() if c != plain and not math.isnan(v))
-        best[mode] = order[0][1] if order else None
+        # Two assistants sharing the lowest mean rank: no best (a name would break the tie silently).
+        tied = len(order) > 1 and order[0][0] == order[1][0]
+        best[mode] = order[0][1] if order and not tied else None
         overall_rank = pd.Series(overall).rank(method="min")
         for c in names:
             cells = rm[rm["candidate"] == c]
