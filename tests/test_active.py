@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import sqlite3
 from pathlib import Path
@@ -54,11 +55,12 @@ def test_the_floor_holds_and_an_unknown_comparison_weighs_like_the_average() -> 
     model = (0.01, 0.1, 0.1, 0.1, 0.25)
     w = da.active_weights(pool, model)
     sds = [0.1, 0.5]
-    gamma = 0.3 / 0.7 * (sum(sds) / 2)
+    f = da.ACTIVE_FLOOR
+    gamma = f / (1 - f) * (sum(sds) / 2)
     assert w[:2] == pytest.approx([gamma + 0.1, gamma + 0.5])
     assert w[2] == pytest.approx(gamma + 0.3)  # judges all missing: the mean (uniform-like)
-    # The uniform part is 30% of the total weight of the comparisons with a verdict.
-    assert 2 * gamma / sum(w[:2]) == pytest.approx(0.3)
+    # The uniform part is the floor's share of the pool's total weight.
+    assert 3 * gamma / sum(w) == pytest.approx(f)
 
 
 def test_the_residual_model_learns_where_the_panel_is_reliable() -> None:
@@ -96,6 +98,58 @@ def test_the_domain_and_stats_weights_agree() -> None:
     assert (
         active.FLOOR == da.ACTIVE_FLOOR and active.BIN_EDGES == da.ACTIVE_BIN_EDGES and active.PRIOR == da.ACTIVE_PRIOR
     )
+    assert active.OVERLAP_Z == da.ACTIVE_OVERLAP_Z and active.STEER == da.ACTIVE_STEER
+
+
+def _steering_pool(seed: int) -> tuple[list[da.PoolComparison], dict[str, list[str]]]:
+    """Four candidates, 12 rounds; experts clearly rank A > B > (C ~ D): C and D overlap, A is apart."""
+    rng = random.Random(seed)
+    names = ("A", "B", "C", "D")
+    strength = {"A": 3.0, "B": 1.5, "C": 0.0, "D": 0.0}
+    pool, verdicts = [], {}
+    for t in range(12):
+        for i, x in enumerate(names):
+            for y in names[i + 1 :]:
+                cid = f"t{t}-{x}{y}"
+                pool.append(
+                    da.PoolComparison(cid, 0, f"t{t}", "m", x, y, (x, x, y) if rng.random() < 0.5 else (x, y, y))
+                )
+                p = 1.0 / (1.0 + math.exp(-(strength[x] - strength[y])))
+                verdicts[cid] = [x if rng.random() < p else y]
+    return pool, verdicts
+
+
+def test_the_steering_raises_the_chance_of_overlapping_pairs() -> None:
+    pool, verdicts = _steering_pool(5)
+    steering = da.overlap_steering(pool, verdicts)
+    model = da.residual_model(pool, verdicts)
+    weights = dict(zip((c.id for c in pool), da.active_weights(pool, model, steering=steering), strict=True))
+    flat = dict(zip((c.id for c in pool), da.active_weights(pool, model), strict=True))
+
+    def share(w: dict[str, float], pair: str) -> float:
+        return sum(v for k, v in w.items() if k.endswith(pair)) / sum(w.values())
+
+    # The overlapping pair C-D gains chance; the separated pair A-D loses it.
+    assert share(weights, "-CD") > share(flat, "-CD")
+    assert share(weights, "-AD") < share(flat, "-AD")
+    # The floor still holds: every comparison keeps at least floor / U of the weight.
+    total = sum(weights.values())
+    assert min(weights.values()) / total >= da.ACTIVE_FLOOR / len(pool) - 1e-12
+    # Without expert verdicts (variances at the prior) every pair of a round robin overlaps about alike.
+    unsteered = list(da.overlap_steering(pool, {}).values())
+    assert max(unsteered) / min(unsteered) < 1.01
+    # The vectorised weights agree with the domain's.
+    k_of = {"A": 0, "B": 1, "C": 2, "D": 3}
+    a = np.array([k_of[c.candidate_a] for c in pool])
+    b = np.array([k_of[c.candidate_b] for c in pool])
+    yhat = np.array([[da.panel_points(c) for c in pool]])
+    y = np.array([[1.0 if verdicts[c.id][0] == c.candidate_a else 0.0 for c in pool]])
+    got = active.overlap_steering(a, b, 4, yhat, y, np.ones_like(y, dtype=bool))[0]
+    assert np.allclose(got, [steering[c.id] for c in pool])
+    with pytest.raises(da.AssignmentError, match="at least 0"):
+        da.overlap_steering(pool, verdicts, steer=-1.0)
+    with pytest.raises(da.AssignmentError, match="positive and finite"):
+        da.active_weights(pool, model, steering={pool[0].id: 0.0})
 
 
 # -- draws -------------------------------------------------------------------------------------
@@ -166,6 +220,36 @@ def test_the_estimate_is_exactly_unbiased_over_every_ordered_draw() -> None:
             )
             expected += prob * est.theta[0]
         assert expected == pytest.approx(truth, abs=1e-12), lam
+
+
+def test_the_estimate_stays_unbiased_when_the_steered_weights_follow_earlier_verdicts() -> None:
+    """Every ordered triple of draws from 5 comparisons, each draw's weights refitted (residual model and
+    overlap steering) on the verdicts drawn before it: E[theta] is still the truth exactly."""
+    a, b, k = np.array([0, 0, 1, 1, 2]), np.array([1, 2, 2, 3, 3]), 4
+    y = np.array([1.0, 0.0, 0.5, 1.0, 0.0])
+    yhat = np.array([0.9, 0.3, 0.5, np.nan, 0.1])
+    s, r2 = active.uncertainty(yhat[None]), (y - np.nan_to_num(yhat, nan=0.5)) ** 2
+    ma, mb = ppr.incidence(a, b, k)
+    truth = (ma @ y + mb @ (1 - y)) / (ma + mb).sum(1)
+    expected = np.zeros(k)
+    weights_seen = set()
+    for order in itertools.permutations(range(5), 3):
+        prob, ps = 1.0, []
+        drawn = np.zeros((1, 5), dtype=bool)
+        for u in order:
+            model = active.residual_model(s, r2[None], drawn) if drawn.any() else None
+            steer = active.overlap_steering(a, b, k, yhat[None], y[None], drawn)
+            w = np.where(drawn, 0.0, active.active_weights(yhat[None], model, active.FLOOR, steer))[0]
+            weights_seen.add(tuple(np.round(w / w.sum(), 9)))
+            ps.append(w[u] / w.sum())
+            prob *= ps[-1]
+            drawn[0, u] = True
+        est = active.active_estimate(
+            a, b, k, yhat, np.array([order]), np.array([ps]), y[list(order)][None], lam=0.4, min_labeled=0
+        )
+        expected += prob * est.theta[0]
+    assert len(weights_seen) > 10  # the weights did follow the verdicts
+    assert expected == pytest.approx(truth, abs=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,8 @@ comparison twice except as a swapped repeat):
 - `active`: comparisons drawn one at a time, without replacement, each with a known
   probability stored with its place: higher where the LLM panel's verdicts leave the expert's
   verdict least predictable (the panel splits, flips between orders, calls ties), with a
-  uniform floor (`active_weights`; docs/statistics.md, "Active allocation";
+  uniform floor, steered towards pairs of candidates whose rank-sets still overlap
+  (`overlap_steering`, `active_weights`; docs/statistics.md, "Active allocation";
   `stats/active.py` estimates from such draws). Without any expert verdict yet it is uniform.
 
 A share of every batch can be `swapped repeats`: a comparison the expert already has (judged
@@ -26,6 +27,7 @@ reliability. It is stored as presentation 1 of that (comparison, expert).
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -41,12 +43,17 @@ RANDOM_STRATEGY = "uniform-random"
 """The strategy whose draws are a uniformly random subset (prediction-powered rankings need one)."""
 ACTIVE_STRATEGY = "active"
 """The strategy whose draws have known, unequal probabilities (stored with each place)."""
-ACTIVE_FLOOR = 0.3
+ACTIVE_FLOOR = 0.15
 """Share of the pool's draw weight spread uniformly: every comparison keeps a chance of at least this share."""
 ACTIVE_BIN_EDGES = (0.2, 0.4, 0.6, 0.8)
 """Bins of the panel's uncertainty in which the residual model averages the expert verdicts so far."""
 ACTIVE_PRIOR = 3.0
 """Pseudo-verdicts of squared residual 0.25 (the largest a verdict can have) per bin: no data, uniform."""
+ACTIVE_OVERLAP_Z = 3.5
+"""Scale of the overlap score exp(-z^2 / (2 Z^2)) of two candidates z standard errors apart (about the
+critical value of 8 candidates' simultaneous rank-sets): pairs that overlap weigh about 1, separated ones 0."""
+ACTIVE_STEER = 0.5
+"""Exponent of the overlap steering (0: none; 0.5: the variance-minimising square root)."""
 
 
 class AssignmentError(CentaurError):
@@ -185,14 +192,75 @@ def residual_model(pool: Sequence[PoolComparison], verdicts: Mapping[str, Sequen
     return tuple(t / n for t, n in zip(sums, counts, strict=True))
 
 
-def active_weights(
-    pool: Sequence[PoolComparison], model: Sequence[float] | None = None, floor: float = ACTIVE_FLOOR
-) -> list[float]:
-    """Draw weight of every comparison: gamma + sqrt(model[bin of its uncertainty]).
+def overlap_steering(
+    pool: Sequence[PoolComparison], verdicts: Mapping[str, Sequence[str]], steer: float = ACTIVE_STEER
+) -> dict[str, float]:
+    """How much each comparison bears on the pairs of candidates whose rank-sets still overlap (id -> factor).
 
-    gamma = floor / (1 - floor) x the pool's mean of the square roots, so a share `floor` of
-    the weight is uniform; a comparison without any LLM verdict gets that mean (uncertainty
-    unknown: the weight of an average comparison). No model: every weight 1 (uniform).
+    Per mode, candidate m's expert win probability is estimated from what is stored before the
+    draw: theta_m = the mean of the panel's points for m over its comparisons + the sum of the
+    expert residuals (expert - panel points) on them / (verdicts + `ACTIVE_PRIOR`), with variance
+    (sum of squared residuals + `ACTIVE_PRIOR` x 0.25) / (verdicts + `ACTIVE_PRIOR`)^2. Two
+    candidates z = |theta_a - theta_b| / sqrt(var_a + var_b) apart overlap by
+    c = exp(-z^2 / (2 `ACTIVE_OVERLAP_Z`^2)). A comparison of a and b enters theta_a - theta_b
+    twice and theta_a - theta_c, theta_b - theta_c once, so its factor is
+    (4 c_ab + sum over the other candidates of c_ac + c_bc) ^ `steer`. No expert verdict: every
+    candidate overlaps every other one alike (the factors differ only by how many candidates a
+    mode has).
+    """
+    if steer < 0.0:
+        raise AssignmentError(f"overlap steering must be at least 0, got {steer}")
+    by_mode: dict[str, list[PoolComparison]] = {}
+    for c in pool:
+        by_mode.setdefault(c.mode, []).append(c)
+    out: dict[str, float] = {}
+    for comps in by_mode.values():
+        base: dict[str, list[float]] = {}
+        res: dict[str, list[float]] = {}
+        for c in comps:
+            yhat = panel_points(c)
+            yh = 0.5 if yhat is None else yhat
+            base.setdefault(c.candidate_a, []).append(yh)
+            base.setdefault(c.candidate_b, []).append(1.0 - yh)
+            for w in verdicts.get(c.id, ()):
+                if w not in (c.candidate_a, c.candidate_b, "tie"):
+                    continue
+                r = (1.0 if w == c.candidate_a else 0.5 if w == "tie" else 0.0) - yh
+                res.setdefault(c.candidate_a, []).append(r)
+                res.setdefault(c.candidate_b, []).append(-r)
+        theta, var = {}, {}
+        for m, pts in base.items():
+            rs = res.get(m, [])
+            theta[m] = sum(pts) / len(pts) + sum(rs) / (len(rs) + ACTIVE_PRIOR)
+            var[m] = (sum(r * r for r in rs) + ACTIVE_PRIOR * 0.25) / (len(rs) + ACTIVE_PRIOR) ** 2
+        names = sorted(theta)
+        over = {
+            (i, j): math.exp(-0.5 * ((theta[i] - theta[j]) ** 2 / (var[i] + var[j])) / ACTIVE_OVERLAP_Z**2)
+            for i in names
+            for j in names
+            if i != j
+        }
+        row = {i: sum(over[i, j] for j in names if j != i) for i in names}
+        for c in comps:
+            ab = over.get((c.candidate_a, c.candidate_b), 0.0)
+            total = 2.0 * ab + row.get(c.candidate_a, 0.0) + row.get(c.candidate_b, 0.0)
+            out[c.id] = max(total, 1e-12) ** steer
+    return out
+
+
+def active_weights(
+    pool: Sequence[PoolComparison],
+    model: Sequence[float] | None = None,
+    floor: float = ACTIVE_FLOOR,
+    steering: Mapping[str, float] | None = None,
+) -> list[float]:
+    """Draw weight of every comparison: gamma + sqrt(model[bin of its uncertainty]) x its steering factor.
+
+    `steering` (`overlap_steering`; None or a missing id: 1) raises comparisons whose candidates'
+    rank-sets overlap. gamma = floor / (1 - floor) x the pool's mean of the steered square
+    roots, so a share `floor` of the weight is uniform; a comparison without any LLM verdict
+    gets the mean square root (uncertainty unknown: the weight of an average comparison). No
+    model: every weight 1 (uniform).
 
     Raises:
         AssignmentError: a floor outside (0, 1] or a model of the wrong length or sign.
@@ -209,8 +277,12 @@ def active_weights(
         sds.append(None if s is None else model[_bin(s)] ** 0.5)
     known = [v for v in sds if v is not None]
     mean = sum(known) / len(known) if known else 1.0
-    gamma = floor / (1.0 - floor) * mean
-    return [gamma + (mean if v is None else v) for v in sds]
+    steer = [1.0 if steering is None else float(steering.get(c.id, 1.0)) for c in pool]
+    if any(not (g > 0.0 and math.isfinite(g)) for g in steer):
+        raise AssignmentError("every overlap steering factor must be positive and finite")
+    varying = [(mean if v is None else v) * g for v, g in zip(sds, steer, strict=True)]
+    gamma = floor / (1.0 - floor) * (sum(varying) / len(varying) if varying else 1.0)
+    return [gamma + v for v in varying]
 
 
 def active_draws(
@@ -301,7 +373,8 @@ def plan_assignments(
     if strategy == ACTIVE_STRATEGY:
         model = residual_model(pool, verdicts) if verdicts else None
         rng_active = random.Random(int(digest("active", seed, expert.id, len(mine))[:12], 16))
-        drawn = active_draws(eligible, active_weights(eligible, model), n, rng_active)
+        steering = overlap_steering(pool, verdicts) if verdicts else None
+        drawn = active_draws(eligible, active_weights(eligible, model, steering=steering), n, rng_active)
         return [
             PlannedAssignment(c.id, 0, presented_flip(seed, expert.id, c.id), strategy, probability=p) for c, p in drawn
         ]

@@ -50,7 +50,7 @@ from centaur_tui.stats.ppr import Estimate, incidence
 if TYPE_CHECKING:
     from centaur_tui.report.document import ActiveSection
 
-FLOOR = 0.3
+FLOOR = 0.15
 """Share of the pool's weight drawn uniformly (domain.assignment.ACTIVE_FLOOR; kept equal by a test)."""
 
 
@@ -81,8 +81,37 @@ def residual_model(s: np.ndarray, r2: np.ndarray, drawn: np.ndarray) -> np.ndarr
     return np.stack(out, -1)
 
 
-def active_weights(yhat: np.ndarray, model: np.ndarray | None = None, floor: float = FLOOR) -> np.ndarray:
-    """Draw weights w = gamma + sqrt(m2(bin of s)) per comparison (last axis), as `domain.assignment.active_weights`.
+OVERLAP_Z = 3.5
+"""Scale of the overlap score (domain.assignment.ACTIVE_OVERLAP_Z)."""
+STEER = 0.5
+"""Exponent of the overlap steering (domain.assignment.ACTIVE_STEER)."""
+
+
+def overlap_steering(
+    a: np.ndarray, b: np.ndarray, k: int, yhat: np.ndarray, y: np.ndarray, drawn: np.ndarray, steer: float = STEER
+) -> np.ndarray:
+    """(S, U) overlap steering factors from the verdicts drawn so far, as `domain.assignment.overlap_steering`."""
+    yh = np.nan_to_num(np.atleast_2d(yhat), nan=0.5)
+    ma, mb = incidence(a, b, k)
+    sign = ma - mb  # (k, U)
+    m = ma + mb
+    pts = ma * yh[..., None, :] + mb * (1.0 - yh[..., None, :])  # (S, k, U)
+    base = (pts * m).sum(-1) / m.sum(-1)
+    r = np.where(drawn, np.nan_to_num(y, nan=0.5) - yh, 0.0)[..., None, :] * sign
+    j = (m * drawn[..., None, :]).sum(-1)
+    theta = base + r.sum(-1) / (j + PRIOR)
+    var = ((r**2).sum(-1) + PRIOR * 0.25) / (j + PRIOR) ** 2
+    z2 = (theta[..., :, None] - theta[..., None, :]) ** 2 / (var[..., :, None] + var[..., None, :])
+    over = np.exp(-0.5 * z2 / OVERLAP_Z**2) * (1.0 - np.eye(k))
+    row = over.sum(-1)
+    ab = over[..., a, b]
+    return np.maximum(2.0 * ab + row[..., a] + row[..., b], 1e-12) ** steer
+
+
+def active_weights(
+    yhat: np.ndarray, model: np.ndarray | None = None, floor: float = FLOOR, steering: np.ndarray | None = None
+) -> np.ndarray:
+    """Draw weights gamma + sqrt(m2(bin of s)) x steering (last axis), as `domain.assignment.active_weights`.
 
     m2 is the residual model (`residual_model`; None: no verdicts yet, uniform); a comparison
     without an LLM verdict gets the pool's mean; gamma = floor / (1 - floor) x that mean, so a
@@ -100,13 +129,25 @@ def active_weights(yhat: np.ndarray, model: np.ndarray | None = None, floor: flo
     mean = np.where(known, sd, 0.0).sum(-1) / np.maximum(known.sum(-1), 1)
     mean = np.where(known.any(-1), mean, 1.0)
     sd = np.where(known, sd, mean[..., None])
-    return floor / (1.0 - floor) * mean[..., None] + sd
+    if steering is not None:
+        sd = sd * steering
+    return floor / (1.0 - floor) * sd.mean(-1, keepdims=True) + sd
 
 
 def staged_draws(
-    yhat: np.ndarray, y: np.ndarray, n: int, stages: int, rng: np.random.Generator, floor: float = FLOOR
+    yhat: np.ndarray,
+    y: np.ndarray,
+    n: int,
+    stages: int,
+    rng: np.random.Generator,
+    floor: float = FLOOR,
+    pairs: tuple[np.ndarray, np.ndarray, int] | None = None,
+    steer: float = STEER,
 ) -> tuple[np.ndarray, np.ndarray]:
     """n active draws in `stages` batches, the residual model refitted on the verdicts before each (the first: uniform).
+
+    `pairs` = (a, b, k): also steer towards overlapping candidates (`overlap_steering`), refitted
+    before each batch on the verdicts drawn before it.
 
     Returns:
         (idx, p) as `successive_draws`, over the whole sequence.
@@ -121,7 +162,10 @@ def staged_draws(
         if size == 0:
             continue
         model = residual_model(s, r2, drawn) if i else None
-        w = np.where(drawn, 0.0, active_weights(yhat, model, floor))
+        steering = None
+        if pairs is not None and i and steer > 0.0:
+            steering = overlap_steering(*pairs, yhat, y, drawn, steer)
+        w = np.where(drawn, 0.0, active_weights(yhat, model, floor, steering))
         idx, p = successive_draws(w, size, rng)
         np.put_along_axis(drawn, idx, True, -1)
         idx_all.append(idx)
