@@ -804,6 +804,17 @@ def ppr_sections(document: Doc) -> list[Section]:
     return _ppr_sections(as_document(document))
 
 
+def active_sections(document: Doc) -> list[Section]:
+    """Rank-sets from active draws (issue 25); [] when no expert comparison was drawn actively."""
+    return _active_sections(as_document(document))
+
+
+def dialogue_sections(document: Doc) -> list[Section]:
+    """Each assistant's ranks at 1 turn and at N turns (issue 28); [] for a session without dialogues."""
+    doc = as_document(document)
+    return [] if doc.dialogue is None else [_dialogue_section(doc, doc.dialogue)]
+
+
 # -- prediction-powered rankings --------------------------------------------------------------
 
 

@@ -28,10 +28,12 @@ from centaur_tui.domain.study import Study
 from centaur_tui.report import (
     ModeReport,
     ReportDocument,
+    active_sections,
     best_by_task_section,
     blinding_sections,
     calibration_sections,
     cross_mode_section,
+    dialogue_sections,
     exam_sections,
     expert_sections,
     human_worker_sections,
@@ -347,7 +349,10 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         )
         titles["tab-experts"], builders["tab-experts"] = (
             "Experts vs LLM judges",
-            lambda: [SectionView(s) for s in [*expert_sections(doc), *ppr_sections(doc), *blinding_sections(doc)]],
+            lambda: [
+                SectionView(s)
+                for s in [*expert_sections(doc), *ppr_sections(doc), *active_sections(doc), *blinding_sections(doc)]
+            ],
         )
         stopping = self.results.stopping if self.results is not None else None
         titles["tab-stopping"], builders["tab-stopping"] = "Stopping", lambda: stopping_pane(stopping)
@@ -361,10 +366,13 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
                 "Judges",
                 lambda: [SectionView(s) for s in calibration_sections(doc)],
             )
-        if doc.workers is not None or doc.professional is not None:
+        if doc.workers is not None or doc.professional is not None or doc.dialogue is not None:
             titles["tab-workers"], builders["tab-workers"] = (
                 "Workers",
-                lambda: [SectionView(s) for s in [*worker_panel_sections(doc), *professional_sections(doc)]],
+                lambda: [
+                    SectionView(s)
+                    for s in [*worker_panel_sections(doc), *dialogue_sections(doc), *professional_sections(doc)]
+                ],
             )
         titles["tab-left-out"], builders["tab-left-out"] = "Left out", lambda: self._left_out(doc, left)
         scroll_ids = {
