@@ -18,7 +18,7 @@ from centaur_tui.settings import settings
 
 CACHE_FILES = 20
 """Report documents kept on disk (the most recently written)."""
-CACHE_FORMAT = 13
+CACHE_FORMAT = 14
 """Part of every key; raised when the document's JSON changes shape. 2: the statistics build the typed document
 directly and an absent optional section is None (`ABSENT_WHEN_NONE`), not an unset field. 3: `record` (the
 chain head, issue 27). 4: `integrity` (signals of expert judging, issue 27). 5: `agreement_matrix` (issue 27).
