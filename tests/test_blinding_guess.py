@@ -193,18 +193,22 @@ async def test_the_html_seat_asks_the_guess_after_a_judgment_and_stores_it_apart
             "/api/judging/submit", {"place": data["place"], "base": data["base"], "draft": complete_page(data)}
         )
         assert status == 200 and body["guess"]["option"] == 1
-        labels = body["guess"]["labels"]
-        assert labels[-1] == DONT_KNOW and all(LABEL.fullmatch(x) for x in labels[:-1])
+        assert body["guess"] == {"option": 1, "question": QUESTION, "answered": ""}  # no list, no name
         page = await served.page("/judge")
-        assert 'id="guess"' in page
+        assert 'id="guess-text"' in page and "Candidate A" not in page
         before = _judgments(served.study.database)
-        for hostile in ("GPT", "", "x" * 101, 7, None):
-            status, answer = await served.post("/api/judging/guess", {"place": data["place"], "label": hostile})
-            assert status in (400, 409), (hostile, status, answer)
-        status, answer = await served.post("/api/judging/guess", {"place": data["place"], "label": labels[0]})
-        assert status == 200 and answer == {"stored": True}
+        for hostile in ("x" * 20_001, 7, None, ["Alpha"]):
+            status, answer = await served.post("/api/judging/guess", {"place": data["place"], "text": hostile})
+            assert status == 400, (hostile, status, answer)
+        status, answer = await served.post("/api/judging/guess", {"place": data["place"], "label": "Alpha"})
+        assert status == 400  # the old field: refused, nothing stored
+        assert guess_records(store) == []
+        status, answer = await served.post(
+            "/api/judging/guess", {"place": data["place"], "text": "\u202eAlpha\x1b[2J" + "y" * 10_000}
+        )
+        assert status == 200 and answer == {"stored": True}  # says nothing of what the text matched
         (record,) = guess_records(store)
-        assert record.label == labels[0] and record.expert == "ann"
+        assert record.label.startswith("Alpha [2J") and len(record.label) == MAX_GUESS_CHARS and record.expert == "ann"
         assert _judgments(served.study.database) == before  # the guess never touches the judgment
     finally:
         await served.client.close()
@@ -228,19 +232,21 @@ async def test_the_terminal_seat_asks_the_guess_after_a_judgment_and_stores_it_a
         await wait_until(pilot, lambda: isinstance(app.screen, GuessDialog), "the guess dialog")
         dialog = app.screen
         assert isinstance(dialog, GuessDialog)
-        shown = [str(o.prompt) for o in dialog.query_one("#guess-options", OptionList).options]
-        assert shown[-1] == DONT_KNOW and all(LABEL.fullmatch(x) for x in shown[:-1])
+        assert not dialog.query(OptionList)  # no candidate list
         text = " ".join(str(w.render()) for w in dialog.query("Static"))
-        for name in ("Alpha", "Beta", "Gamma", "Delta", "North", "South", "East", "West"):
-            assert name.lower() not in (text + " ".join(shown)).lower()
-        await pilot.press("down", "enter")  # the second label
+        assert QUESTION in text
+        for name in NAMES:
+            assert name.lower() not in text.lower()
+        await pilot.press(*"gamma?")
+        await pilot.press("enter")
         await wait_until(pilot, lambda: not isinstance(app.screen, GuessDialog), "the dialog closed")
         await settle(pilot)
         study = load_session(path)
         with Store(study.database, readonly=True) as store:
             await wait_until(pilot, lambda: len(guess_records(store)) == 1, "the guess stored")
             (record,) = guess_records(store)
-    assert record.label == shown[1] and record.expert == "ann"
+    assert record.label == "gamma?" and record.expert == "ann"
+    assert record.outcome == ("correct" if record.truth == "Gamma" else "incorrect")
 
 
 def test_the_report_prints_blinding_in_text_markdown_and_json(guessing) -> None:
@@ -251,9 +257,8 @@ def test_the_report_prints_blinding_in_text_markdown_and_json(guessing) -> None:
     source = open_judging(study, store, "ann")
     key = source.queue()[0].key
     source.submit(key, _complete(source.item(key)))
-    question = source.guess_question(key)
-    assert question is not None
-    source.save_guess(key, question.labels[0])
+    assert source.guess_question(key) is not None
+    source.save_guess(key, "Alpha")
     document = session_report(study, store, bootstrap=0).document
     part = document.blinding
     assert part is not None and {r.presentation for r in part.identifiability} == {"as written", "normalised"}
@@ -261,6 +266,6 @@ def test_the_report_prints_blinding_in_text_markdown_and_json(guessing) -> None:
     text, markdown = to_text(document), to_markdown(document)
     for rendered in (text, markdown):
         assert "Blinding: can a classifier name the candidate" in rendered
-        assert "Bang's blinding index" in rendered and "ann" in rendered
+        assert "Bang's blinding index" in rendered and "ann" in rendered and "family only" in rendered
     again = ReportDocument.from_json(to_json(document))
     assert again.blinding == part
