@@ -12,7 +12,7 @@ The draw comes from the session secret (HMAC-SHA-256), so a reload asks the same
 
 Matching (`GuessMatcher`) uses the masking's matcher (domain.blinding, domain.skeleton): folded
 text, so any case, spacing, dash, full-width form, invisible character, combining mark, look-alike
-letter from another script (Cyrillic "Сlaude") or right-to-left mark matches as the name does in a
+letter from another script (a Cyrillic look-alike of C) or right-to-left mark matches as the name does in a
 deliverable. A candidate's own phrases are its name, its model string and that string without its
 provider prefixes; the parts of its name ("gpt" of "gpt-5-mini"), the family and the provider
 prefixes name its family. The longest phrase at a place wins ("gpt-5-mini" is not also "gpt-5").
@@ -105,7 +105,9 @@ def _parts(text: str) -> list[str]:
     out = []
     for part in re.split(r"[\s\-_./:]+", text):
         folded = fold(part)
-        if (folded.isalpha() and len(folded) >= 3 and folded not in _GENERIC) or re.fullmatch(r"[a-z][0-9]+[a-z]?", folded):
+        if (folded.isalpha() and len(folded) >= 3 and folded not in _GENERIC) or re.fullmatch(
+            r"[a-z][0-9]+[a-z]?", folded
+        ):
             out.append(part)
     return out
 
@@ -190,7 +192,7 @@ class GuessMatcher:
 
 
 def score_guess(found: GuessMatch, truth: Suspect, families: int) -> tuple[Outcome, FamilyOutcome]:
-    """(candidate-level, family-level) outcome of a guess about a deliverable `truth` wrote (see the module docstring)."""
+    """(candidate-level, family-level) outcome of a guess about what `truth` wrote (see the module docstring)."""
     if found.empty:
         return "dont_know", ("one_family" if families < 2 else "dont_know")
     if not found.candidates and not found.families:

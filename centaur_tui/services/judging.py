@@ -26,8 +26,8 @@ from centaur_tui.services.session import expert
 
 if TYPE_CHECKING:
     from centaur_tui.store import Store
-    from centaur_tui.store.guesses import GuessPlace
     from centaur_tui.store.checks import CheckRow, ExpertChecks
+    from centaur_tui.store.guesses import GuessPlace
     from centaur_tui.store.judging import AssignedComparison, JudgingRows, StoredExpertJudgment
     from centaur_tui.store.packets import PacketExport, PacketRows
 
@@ -112,7 +112,7 @@ class JudgingSource(Protocol):
         ...
 
     def guess_question(self, key: str) -> GuessQuestion | None:
-        """Issue 26: the optional free-text guess of who wrote option 1, once the place is judged (None: not asked here)."""
+        """Issue 26: the optional free-text guess of who wrote option 1, once the place is judged (None: not asked)."""
         ...
 
     def save_guess(self, key: str, label: str) -> None:

@@ -234,7 +234,7 @@ def blinding_index(scored: Sequence[tuple[str, int]], confidence: float = 0.95) 
 
 
 def guess_rows(guesses: Sequence[Guess], threshold: float = 0.2, confidence: float = 0.95) -> list[GuessRow]:
-    """Bang's blinding index per expert, then per arm, at the candidate then the family level; flagged beyond `threshold`.
+    """Bang's blinding index per expert, then per arm, at the candidate then the family level; flagged beyond threshold.
 
     Raises:
         ValueError: a guess among fewer than two candidates, or an unknown outcome.

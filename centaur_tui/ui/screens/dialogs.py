@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.validation import Number, Regex
-from textual.widgets import Button, Input, Label, OptionList, Select, Static
+from textual.widgets import Button, Input, Label, Select, Static
 
 from centaur_tui.domain.assignment import STRATEGIES
 from centaur_tui.domain.blinding import JudgingItem
