@@ -56,9 +56,9 @@ def coverage(studies: int, seed: int) -> None:
             guesses = []
             for _ in range(n):
                 u = rng.random()
-                answer = "T" if u < right else (None if u < right + dont_know else "W")
-                guesses.append(Guess("e", "T", answer, k))
-            _, low, high = blinding_index(guesses) or (0.0, 0.0, 0.0)
+                outcome = "correct" if u < right else ("dont_know" if u < right + dont_know else "incorrect")
+                guesses.append(Guess("e", "T", outcome, k))
+            _, low, high = blinding_index([(g.outcome, g.candidates) for g in guesses]) or (0.0, 0.0, 0.0)
             covered += low <= truth <= high
         print(
             f"K={k:<3} P(right)={right:.2f} P(don't know)={dont_know:.2f} n={n:<3} true BI={truth:+.3f}: "

@@ -10,7 +10,7 @@ import pytest
 
 from centaur_tui.catalog import load_session
 from centaur_tui.domain.blinding import Draft, JudgingItem
-from centaur_tui.domain.guessing import DONT_KNOW
+from centaur_tui.domain.guessing import MAX_GUESS_CHARS, QUESTION, GuessMatcher, score_guess, suspects
 from centaur_tui.domain.presentation import words
 from centaur_tui.domain.seat import JudgingError
 from centaur_tui.services.judging import open_judging
@@ -20,7 +20,7 @@ from centaur_tui.store.guesses import guess_records
 from tests.support.experts import judged_session
 from tests.support.judging import RATIONALE, assign
 
-LABEL = re.compile(r"Candidate [A-Z]\d*")
+NAMES = ("Alpha", "Beta", "Gamma", "Delta", "North", "South", "East", "West")
 
 
 def _complete(item: JudgingItem) -> Draft:
@@ -51,53 +51,101 @@ def guessing(tmp_path: Path):
         yield study, store
 
 
-def test_the_guess_comes_after_the_judgment_with_blind_labels_only(guessing) -> None:
+def test_the_guess_comes_after_the_judgment_as_a_question_naming_nobody(guessing) -> None:
     study, store = guessing
     source = open_judging(study, store, "ann")
     key = source.queue()[0].key
     item = source.item(key)
     assert source.guess_question(key) is None  # not judged yet: nothing asked
     with pytest.raises(JudgingError, match="judge this comparison first"):
-        source.save_guess(key, "Candidate A")
+        source.save_guess(key, "Alpha")
     source.submit(key, _complete(item))
     question = source.guess_question(key)
     assert question is not None and question.option == 1 and question.answered is None
-    assert question.labels[-1] == DONT_KNOW and all(LABEL.fullmatch(x) for x in question.labels[:-1])
-    # Blinding is sacred: no label names a model or a family in any spelling the session masks.
-    blinding = session_blinding(study)
-    for label in question.labels:
-        assert blinding.mask(label)[1] == [], label
-    names = {m.name for m in study.session.models} | {m.family for m in study.session.models if m.family}
-    names |= {m.model for m in study.session.models}
-    assert not any(n.lower() in " ".join(question.labels).lower() for n in names)
-    # The same labels after a reload (drawn from the session secret).
+    assert question.text == QUESTION
+    # Blinding is sacred: the question names no model or family in any spelling the session masks.
+    assert session_blinding(study).mask(question.text)[1] == []
+    assert not any(n.lower() in question.text.lower() for n in NAMES)
     again = open_judging(study, store, "ann").guess_question(key)
-    assert again is not None and again.labels == question.labels
+    assert again == question
 
 
-def test_a_guess_is_stored_apart_and_never_changes_the_judgment(guessing) -> None:
-    study, store = guessing
+def _judged_place(study, store, model_written: bool = True):
+    """Judge places until one whose option 1 a model wrote (not the unaided 'plain'); its key and truth."""
     source = open_judging(study, store, "ann")
-    key = source.queue()[0].key
-    source.submit(key, _complete(source.item(key)))
+    for q in source.queue():
+        source.submit(q.key, _complete(source.item(q.key)))
+        source.save_guess(q.key, "")
+        truth = guess_records(store)[-1].truth
+        if (truth != "plain") == model_written:
+            return source, q.key, truth
+    raise AssertionError("no such place")
+
+
+def test_a_free_text_guess_is_matched_stored_apart_and_never_changes_the_judgment(guessing) -> None:
+    study, store = guessing
+    source, key, truth = _judged_place(study, store)
+    family = study.session.model(truth).family
+    other = next(m for m in study.session.models if m.family != family)
     before = _judgments(study.database)
-    question = source.guess_question(key)
-    assert question is not None
-    for hostile in ("", "GPT-4o", "Candidate Z9", "candidate a", "Don't Know", "\x1b[2J", 3, None):
-        with pytest.raises(JudgingError, match="labels offered"):
+
+    def stored(text: object) -> tuple[str, str | None, str, str]:
+        source.save_guess(key, text)  # type: ignore[arg-type]
+        mine = [g for g in guess_records(store) if g.assignment_id == guess_records(store)[-1].assignment_id]
+        g = next(r for r in guess_records(store) if r.label == mine[-1].label and r.truth == truth)
+        return g.label, g.guessed, g.outcome, g.family_outcome
+
+    for hostile in (3, None, ["Alpha"]):
+        with pytest.raises(JudgingError, match="must be text"):
             source.save_guess(key, hostile)  # type: ignore[arg-type]
-    assert guess_records(store) == []
-    source.save_guess(key, question.labels[0])
-    source.save_guess(key, DONT_KNOW)  # a second answer: the newest counts
-    (record,) = guess_records(store)
-    assert record.label == DONT_KNOW and record.guessed is None and record.candidates == len(question.labels) - 1
-    assert record.truth in {m.name for m in study.session.models} | {"plain"}
-    assert _judgments(study.database) == before
-    assert open_judging(study, store, "ann").guess_question(key).answered == DONT_KNOW  # type: ignore[union-attr]
+    assert stored("") == ("", None, "dont_know", "dont_know")
+    assert stored(f"  I think {truth.upper()}  ") == (f"I think {truth.upper()}", truth, "correct", "correct")
+    # The spellings masking catches: Cyrillic look-alikes, full-width, zero-width, bidirectional overrides.
+    homoglyph = truth.replace("a", "\u0430").replace("e", "\u0435").replace("o", "\u043e")
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) for c in truth)
+    for spelled in (homoglyph, fullwidth, "\u202e" + truth[:2] + "\u200b" + truth[2:] + "\u202c"):
+        label, guessed, outcome, _ = stored(spelled)
+        assert (guessed, outcome) == (truth, "correct"), spelled
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u200b]", label)
+    assert stored(family)[2:] == ("family_only", "correct")
+    assert stored(other.name)[1:] == (other.name, "incorrect", "incorrect")
+    # Two names, one of them right: a hedge, counted incorrect.
+    assert stored(f"{truth} or {other.name}")[1:] == (None, "incorrect", "incorrect")
+    assert stored("some lab in Paris")[1:] == (None, "unmatched", "unmatched")
+    label, _, outcome, _ = stored("\x1b[2J" + "x" * 10_000 + truth)
+    assert len(label) == MAX_GUESS_CHARS and "\x1b" not in label and outcome == "unmatched"  # cut before the name
+    assert _judgments(study.database) == before  # the guess never touches the judgment
+    source.save_guess(key, f"maybe {truth}")
+    assert open_judging(study, store, "ann").guess_question(key).answered == f"maybe {truth}"  # type: ignore[union-attr]
     section = blinding_section(study, store)
     assert section is not None
-    (row,) = [g for g in section.guesses if g.group == "expert"]
-    assert (row.name, row.guesses, row.dont_know, row.index) == ("ann", 1, 1, 0.0)
+    rows = {(r.level, r.group): r for r in section.guesses if r.name == "ann"}
+    assert rows[("candidate", "expert")].correct >= 1 and rows[("family", "expert")].correct >= 1
+    assert all(r.guesses == len(guess_records(store)) for r in rows.values())
+
+
+def test_the_matcher_on_the_session_names_two_levels_and_hedges(guessing) -> None:
+    study, _ = guessing
+    pool = suspects(study.session, "automation", ["Alpha", "Beta", "Gamma", "Delta"])
+    matcher = GuessMatcher(pool)
+    alpha = next(s for s in pool if s.name == "Alpha")
+    cases = {
+        "alpha": ("correct", "correct"),
+        "ALPHA by North": ("correct", "correct"),
+        "simulated/alpha": ("correct", "correct"),
+        "\u0391\u217c\u0440\u04bb\u0430": ("correct", "correct"),  # Greek, Roman numeral, Cyrillic look-alikes
+        "north": ("family_only", "correct"),
+        "Beta": ("incorrect", "correct"),  # the same family: right at the family level only
+        "Gamma": ("incorrect", "incorrect"),
+        "alpha or gamma": ("incorrect", "incorrect"),
+        "alpha, beta": ("incorrect", "correct"),
+        "GPT-5": ("unmatched", "unmatched"),
+        "alphabet": ("unmatched", "unmatched"),
+        " \t\n": ("dont_know", "dont_know"),
+    }
+    for text, expected in cases.items():
+        assert score_guess(matcher.match(text), alpha, 3) == expected, text
+    assert score_guess(matcher.match("alpha"), alpha, 1) == ("correct", "one_family")
 
 
 def test_no_guess_without_a_share_and_none_on_a_packet_or_unknown_place(tmp_path: Path) -> None:
@@ -109,7 +157,7 @@ def test_no_guess_without_a_share_and_none_on_a_packet_or_unknown_place(tmp_path
         source.submit(key, _complete(source.item(key)))
         assert source.guess_question(key) is None
         with pytest.raises(JudgingError, match="no guess"):
-            source.save_guess(key, "Candidate A")
+            source.save_guess(key, "Alpha")
         assert source.guess_question("999999") is None
 
 
@@ -145,18 +193,22 @@ async def test_the_html_seat_asks_the_guess_after_a_judgment_and_stores_it_apart
             "/api/judging/submit", {"place": data["place"], "base": data["base"], "draft": complete_page(data)}
         )
         assert status == 200 and body["guess"]["option"] == 1
-        labels = body["guess"]["labels"]
-        assert labels[-1] == DONT_KNOW and all(LABEL.fullmatch(x) for x in labels[:-1])
+        assert body["guess"] == {"option": 1, "question": QUESTION, "answered": ""}  # no list, no name
         page = await served.page("/judge")
-        assert 'id="guess"' in page
+        assert 'id="guess-text"' in page and "Candidate A" not in page
         before = _judgments(served.study.database)
-        for hostile in ("GPT", "", "x" * 101, 7, None):
-            status, answer = await served.post("/api/judging/guess", {"place": data["place"], "label": hostile})
-            assert status in (400, 409), (hostile, status, answer)
-        status, answer = await served.post("/api/judging/guess", {"place": data["place"], "label": labels[0]})
-        assert status == 200 and answer == {"stored": True}
+        for hostile in ("x" * 20_001, 7, None, ["Alpha"]):
+            status, answer = await served.post("/api/judging/guess", {"place": data["place"], "text": hostile})
+            assert status == 400, (hostile, status, answer)
+        status, answer = await served.post("/api/judging/guess", {"place": data["place"], "label": "Alpha"})
+        assert status == 400  # the old field: refused, nothing stored
+        assert guess_records(store) == []
+        status, answer = await served.post(
+            "/api/judging/guess", {"place": data["place"], "text": "\u202eAlpha\x1b[2J" + "y" * 10_000}
+        )
+        assert status == 200 and answer == {"stored": True}  # says nothing of what the text matched
         (record,) = guess_records(store)
-        assert record.label == labels[0] and record.expert == "ann"
+        assert record.label.startswith("Alpha [2J") and len(record.label) == MAX_GUESS_CHARS and record.expert == "ann"
         assert _judgments(served.study.database) == before  # the guess never touches the judgment
     finally:
         await served.client.close()
@@ -180,19 +232,21 @@ async def test_the_terminal_seat_asks_the_guess_after_a_judgment_and_stores_it_a
         await wait_until(pilot, lambda: isinstance(app.screen, GuessDialog), "the guess dialog")
         dialog = app.screen
         assert isinstance(dialog, GuessDialog)
-        shown = [str(o.prompt) for o in dialog.query_one("#guess-options", OptionList).options]
-        assert shown[-1] == DONT_KNOW and all(LABEL.fullmatch(x) for x in shown[:-1])
+        assert not dialog.query(OptionList)  # no candidate list
         text = " ".join(str(w.render()) for w in dialog.query("Static"))
-        for name in ("Alpha", "Beta", "Gamma", "Delta", "North", "South", "East", "West"):
-            assert name.lower() not in (text + " ".join(shown)).lower()
-        await pilot.press("down", "enter")  # the second label
+        assert QUESTION in text
+        for name in NAMES:
+            assert name.lower() not in text.lower()
+        await pilot.press(*"gamma?")
+        await pilot.press("enter")
         await wait_until(pilot, lambda: not isinstance(app.screen, GuessDialog), "the dialog closed")
         await settle(pilot)
         study = load_session(path)
         with Store(study.database, readonly=True) as store:
             await wait_until(pilot, lambda: len(guess_records(store)) == 1, "the guess stored")
             (record,) = guess_records(store)
-    assert record.label == shown[1] and record.expert == "ann"
+    assert record.label == "gamma?" and record.expert == "ann"
+    assert record.outcome == ("correct" if record.truth == "Gamma" else "incorrect")
 
 
 def test_the_report_prints_blinding_in_text_markdown_and_json(guessing) -> None:
@@ -203,9 +257,8 @@ def test_the_report_prints_blinding_in_text_markdown_and_json(guessing) -> None:
     source = open_judging(study, store, "ann")
     key = source.queue()[0].key
     source.submit(key, _complete(source.item(key)))
-    question = source.guess_question(key)
-    assert question is not None
-    source.save_guess(key, question.labels[0])
+    assert source.guess_question(key) is not None
+    source.save_guess(key, "Alpha")
     document = session_report(study, store, bootstrap=0).document
     part = document.blinding
     assert part is not None and {r.presentation for r in part.identifiability} == {"as written", "normalised"}
@@ -213,6 +266,6 @@ def test_the_report_prints_blinding_in_text_markdown_and_json(guessing) -> None:
     text, markdown = to_text(document), to_markdown(document)
     for rendered in (text, markdown):
         assert "Blinding: can a classifier name the candidate" in rendered
-        assert "Bang's blinding index" in rendered and "ann" in rendered
+        assert "Bang's blinding index" in rendered and "ann" in rendered and "family only" in rendered
     again = ReportDocument.from_json(to_json(document))
     assert again.blinding == part

@@ -61,28 +61,49 @@ def test_identical_writing_is_not_a_threat() -> None:
 def test_blinding_index_worked_by_hand() -> None:
     # e1, K = 2: 6 right, 2 wrong, 2 don't know. BI = (6 - 2)/10 = 0.4;
     # Var = [0.6·0.4 + 0.2·0.8 + 2·0.6·0.2]/10 = 0.064 (Bang 2004), SE 0.252982, half 0.495835.
-    e1 = [Guess("e1", "X", "X", 2)] * 6 + [Guess("e1", "X", "Y", 2)] * 2 + [Guess("e1", "X", None, 2)] * 2
-    bi, low, high = blinding_index(e1) or (0, 0, 0)
+    e1 = [Guess("e1", "X", "correct", 2)] * 6 + [Guess("e1", "X", "incorrect", 2)] * 2
+    e1 += [Guess("e1", "X", "dont_know", 2)] * 2
+    bi, low, high = blinding_index([(g.outcome, g.candidates) for g in e1]) or (0, 0, 0)
     assert bi == pytest.approx(0.4)
     assert low == pytest.approx(0.4 - 0.495835, abs=1e-5) and high == pytest.approx(0.4 + 0.495835, abs=1e-5)
-    # e2, K = 5: 3 right, 4 wrong (each -1/4), 1 don't know: BI = (3 - 1)/8 = 0.25.
-    e2 = [Guess("e2", "Y", "Y", 5)] * 3 + [Guess("e2", "Y", "Z", 5)] * 4 + [Guess("e2", "Y", None, 5)]
+    # e2, K = 5: 3 right, 3 wrong and 1 named something else (each -1/4), 1 don't know: BI = (3 - 1)/8 = 0.25.
+    e2 = [Guess("e2", "Y", "correct", 5)] * 3 + [Guess("e2", "Y", "incorrect", 5)] * 3
+    e2 += [Guess("e2", "Y", "unmatched", 5), Guess("e2", "Y", "dont_know", 5)]
     # e3, K = 5, guessing at random's expectation: 1 right, 4 wrong: BI = (1 - 1)/5 = 0.
-    e3 = [Guess("e3", "X", "X", 5)] + [Guess("e3", "X", "Z", 5)] * 4
-    rows = {(r.group, r.name): r for r in guess_rows(e1 + e2 + e3, threshold=0.2)}
-    assert rows[("expert", "e2")].index == pytest.approx(0.25) and rows[("expert", "e2")].flagged
-    assert rows[("expert", "e3")].index == pytest.approx(0.0) and not rows[("expert", "e3")].flagged
-    e1row = rows[("expert", "e1")]
+    e3 = [Guess("e3", "X", "correct", 5)] + [Guess("e3", "X", "incorrect", 5)] * 4
+    rows = {(r.level, r.group, r.name): r for r in guess_rows(e1 + e2 + e3, threshold=0.2)}
+    e2row = rows[("candidate", "expert", "e2")]
+    assert e2row.index == pytest.approx(0.25) and e2row.flagged
+    assert (e2row.incorrect, e2row.unmatched, e2row.dont_know, e2row.scored) == (4, 1, 1, 8)
+    assert rows[("candidate", "expert", "e3")].index == pytest.approx(0.0)
+    assert not rows[("candidate", "expert", "e3")].flagged
+    e1row = rows[("candidate", "expert", "e1")]
     assert (e1row.guesses, e1row.correct, e1row.incorrect, e1row.dont_know, e1row.flagged) == (10, 6, 2, 2, True)
     # Per arm: truth X holds e1's ten and e3's five: scores 6·1 + 2·(-1) + 1·1 + 4·(-1/4) = 4, n = 15.
-    assert rows[("candidate", "X")].index == pytest.approx(4 / 15)
-    assert rows[("candidate", "X")].guesses == 15
+    assert rows[("candidate", "candidate", "X")].index == pytest.approx(4 / 15)
+    assert rows[("candidate", "candidate", "X")].guesses == 15
+    # Family level, F = 3: e4 names the right family 3 times (2 of them "family only" at the candidate level,
+    # scored 0 there), a wrong family once, nothing known once; one guess where every candidate shares a
+    # family is not scored. Candidate level (K = 4): (1 - 1/3)/6 = 1/9; family level: (3 - 1/2)/5 = 0.5.
+    e4 = [Guess("e4", "Z", "correct", 4, "correct", 3)] + [Guess("e4", "Z", "family_only", 4, "correct", 3)] * 2
+    e4 += [Guess("e4", "Z", "incorrect", 4, "incorrect", 3), Guess("e4", "Z", "dont_know", 4, "dont_know", 3)]
+    e4 += [Guess("e4", "Z", "dont_know", 4, "one_family", 1)]
+    rows = {(r.level, r.group, r.name): r for r in guess_rows(e4)}
+    cand, fam = rows[("candidate", "expert", "e4")], rows[("family", "expert", "e4")]
+    assert cand.index == pytest.approx(1 / 9) and (cand.scored, cand.family_only, cand.dont_know) == (6, 2, 2)
+    assert fam.index == pytest.approx(0.5) and (fam.guesses, fam.scored, fam.correct, fam.dont_know) == (6, 5, 3, 1)
+    assert fam.flagged and not cand.flagged
 
 
 def test_blinding_index_refuses_a_single_candidate_and_handles_nothing() -> None:
     assert blinding_index([]) is None
     with pytest.raises(ValueError, match="at least two"):
-        guess_rows([Guess("e", "X", "X", 1)])
+        guess_rows([Guess("e", "X", "correct", 1)])
+    with pytest.raises(ValueError, match="unknown guess outcome"):
+        guess_rows([Guess("e", "X", "maybe", 2)])
+    # Every guess in a one-family comparison: the family row keeps its guesses, with no index.
+    (_, _, fam, _) = guess_rows([Guess("e", "X", "correct", 2, "one_family", 1)])
+    assert fam.level == "family" and fam.guesses == 1 and fam.scored == 0 and fam.index is None and not fam.flagged
 
 
 def test_random_guessers_cover_zero() -> None:
@@ -95,7 +116,8 @@ def test_random_guessers_cover_zero() -> None:
         for _ in range(60):
             truth = rng.choice("ABCD")
             answer = None if rng.random() < 0.2 else rng.choice("ABCD")
-            guesses.append(Guess("e", truth, answer, 4))
-        _, low, high = blinding_index(guesses) or (0, 0, 0)
+            outcome = "dont_know" if answer is None else ("correct" if answer == truth else "incorrect")
+            guesses.append(Guess("e", truth, outcome, 4))
+        _, low, high = blinding_index([(g.outcome, g.candidates) for g in guesses]) or (0, 0, 0)
         covered += low <= 0.0 <= high
     assert covered / studies >= 0.88, covered

@@ -1429,14 +1429,24 @@ class IdentifiabilityRow(_Model):
 
 
 class GuessRow(_Model):
-    """Bang's blinding index of the experts' guesses of who wrote option 1, for one expert or one true candidate."""
+    """Bang's blinding index of the experts' free-text guesses of who wrote option 1, for one expert or one arm."""
 
+    level: str
+    """"candidate" (the guess names the candidate) or "family" (it names the candidate's family)."""
     group: str
     """"expert" or "candidate" (the arm: the candidate that truly wrote option 1)."""
     name: str
     guesses: int
+    """Every guess of the group."""
+    scored: int
+    """The n of the index: the guesses less those not scored (family level: one family in the comparison)."""
     correct: int
     incorrect: int
+    """Wrong guesses, the unmatched ones included."""
+    unmatched: int
+    """Texts that named none of the session's candidates or families ("named something else")."""
+    family_only: int
+    """Candidate level: texts naming only the right family, scored 0 (always 0 at the family level)."""
     dont_know: int
     index: float | None
     low: float | None
@@ -1449,9 +1459,10 @@ class BlindingSection(_Model):
 
     Identifiability: character n-grams (TF-IDF) and layout counts, a linear SVM,
     stratified k-fold held-out top-1 accuracy with a Wilson interval against chance 1/K; a threat
-    when the interval's lower bound exceeds chance by `margin`. Guesses: Bang's blinding index
-    generalised to K candidates, BI = (correct - incorrect/(K-1)) / n (don't-know answers in n),
-    with a Wald interval; flagged when |BI| exceeds `threshold`.
+    when the interval's lower bound exceeds chance by `margin`. Guesses (free text matched against the
+    candidates, domain.guessing): Bang's blinding index generalised to K choices, BI = (correct -
+    incorrect/(K-1)) / n (don't-know answers in n), at the candidate and the family level, with a
+    Wald interval; flagged when |BI| exceeds `threshold`.
     """
 
     identifiability: list[IdentifiabilityRow]

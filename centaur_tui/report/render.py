@@ -453,24 +453,33 @@ def blinding_sections(document: Doc) -> list[Section]:
     )
     guess = Section(_title(doc, "Blinding: the experts' guesses of who wrote option 1 (Bang's blinding index)"))
     guess.notes.append(
+        "The expert types who they think wrote option 1 (no list is shown); the text is matched against the "
+        "session's candidate names, model strings and families in any spelling, as masking matches them. "
         "BI = (correct - incorrect/(K-1)) / n, don't-know answers in n (Bang et al. 2004, generalised to K "
-        f"candidates: 0 is guessing at random, 1 every guess right); {part.confidence:.0%} Wald interval; flagged "
-        f"beyond +-{part.threshold:g} ([blinding] index_threshold). Per expert, then per arm (the candidate that "
-        "wrote option 1). The guesses never change a judgment."
+        f"choices: 0 is guessing at random, 1 every guess right); {part.confidence:.0%} Wald interval; flagged "
+        f"beyond +-{part.threshold:g} ([blinding] index_threshold). Level 'candidate': K candidates, a guess "
+        "naming only the right family scores 0 ('family only'); level 'family': K families, a comparison whose "
+        "candidates share one family not scored (guesses - n). 'else': named something else (in incorrect). "
+        "Per expert, then per arm (the candidate that wrote option 1). The guesses never change a judgment."
     )
     if part.note:
         guess.notes.append(part.note + ".")
-    guess.headers = ["by", "name", "guesses", "correct", "incorrect", "don't know", "BI", "flag"]
+    guess.headers = ["level", "by", "name", "guesses", "n", "correct", "incorrect", "else", "family only"]
+    guess.headers += ["don't know", "BI", "flag"]
     for g in part.guesses:
         guess.rows.append(
             [
+                g.level,
                 g.group,
                 g.name,
                 num(g.guesses),
+                num(g.scored),
                 num(g.correct),
                 num(g.incorrect),
+                num(g.unmatched),
+                num(g.family_only),
                 num(g.dont_know),
-                _ci(g.index, g.low, g.high),
+                _ci(g.index, g.low, g.high) if g.index is not None else "-",
                 "FLAG" if g.flagged else "",
             ]
         )

@@ -72,6 +72,8 @@ COOKIE_DAYS = 14
 """How long the browser keeps the cookie; the link itself lasts until renewed or revoked."""
 MAX_BODY = 256 * 1024
 """Largest request body: a 10,000-word deliverable is about 70 KB."""
+MAX_GUESS_BODY = 20_000
+"""Longest guess the seat accepts (then cleaned and cut to `domain.guessing.MAX_GUESS_CHARS`); longer: 400."""
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; "
@@ -772,7 +774,7 @@ class ExpertServer:
                 except CentaurError as exc:
                     raise Refused(exc, version) from None
             reference = source.reference(place.key) if place.practice and hasattr(source, "reference") else None
-            # Issue 26: on the share of places the session draws, the optional blind guess follows.
+            # Issue 26: on the share of places the session draws, the optional free-text guess follows.
             question = None if revising else source.guess_question(place.key)
             return reference, self._next_url(source, expert_id, place), question
 
@@ -782,19 +784,27 @@ class ExpertServer:
             return _stale()
         except Refused as exc:
             return exc.response()
-        guess = None if question is None else {"option": question.option, "labels": list(question.labels)}
+        guess = (
+            None
+            if question is None
+            else {"option": question.option, "question": question.text, "answered": question.answered or ""}
+        )
         return _json(
             {"next": next_url, "reference": str(markdown_html(reference, 1)) if reference else None, "guess": guess},
         )
 
     async def _judging_guess(self, request: web.Request) -> web.StreamResponse:
-        """Issue 26: store the expert's blind guess of who wrote option 1, apart from the judgment (409: refused)."""
+        """Issue 26: store the expert's free-text guess of who wrote option 1, apart from the judgment (409: refused).
+
+        `text` is what the expert typed ('': don't know); it is cleaned and cut to `MAX_GUESS_CHARS`
+        before it is stored, and the answer says only whether it was stored (never what it matched).
+        """
         body, source, place = await self._judging_place(request)
-        label = body.get("label")
-        if not isinstance(label, str) or len(label) > 100:
-            raise BadInput("label must be one of the labels offered")
+        text = body.get("text")
+        if not isinstance(text, str) or len(text) > MAX_GUESS_BODY:
+            raise BadInput(f"text must be the guess as text, at most {MAX_GUESS_BODY} characters (empty: don't know)")
         try:
-            await asyncio.to_thread(source.save_guess, place.key, label)
+            await asyncio.to_thread(source.save_guess, place.key, text)
         except CentaurError as exc:
             return _json({"error": str(exc), "title": exc.title}, status=409)
         return _json({"stored": True})

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from centaur_tui.domain.blinding import Blinding, Draft, JudgingItem, QueueItem, clean_text, missing
-from centaur_tui.domain.guessing import DONT_KNOW, GuessQuestion
+from centaur_tui.domain.guessing import GuessQuestion
 from centaur_tui.domain.records import JudgmentRecord
 from centaur_tui.domain.seat import MAX_FLAG_NOTE, JudgingError, check_state, expert_record, queue_item
 from centaur_tui.domain.session import ExpertSpec
@@ -27,6 +27,7 @@ from centaur_tui.services.session import expert
 if TYPE_CHECKING:
     from centaur_tui.store import Store
     from centaur_tui.store.checks import CheckRow, ExpertChecks
+    from centaur_tui.store.guesses import GuessPlace
     from centaur_tui.store.judging import AssignedComparison, JudgingRows, StoredExpertJudgment
     from centaur_tui.store.packets import PacketExport, PacketRows
 
@@ -111,11 +112,11 @@ class JudgingSource(Protocol):
         ...
 
     def guess_question(self, key: str) -> GuessQuestion | None:
-        """Issue 26: the optional blind guess of who wrote option 1, once the place is judged (None: not asked here)."""
+        """Issue 26: the optional free-text guess of who wrote option 1, once the place is judged (None: not asked)."""
         ...
 
     def save_guess(self, key: str, label: str) -> None:
-        """Store the expert's guess (a blind label or `DONT_KNOW`) apart from the judgment, which it never changes."""
+        """Store the expert's free-text guess ('': don't know) apart from the judgment, which it never changes."""
         ...
 
     def close(self) -> None:
@@ -388,9 +389,9 @@ class SessionJudging:
             return False
         return draw_next(self.study, self.store, self.expert.id) is not None
 
-    def _guess_labels(self, key: str) -> tuple[AssignedComparison, dict[str, str], str] | None:
-        """The place, its blind labels and who wrote option 1, when this place is drawn for the guess (else None)."""
-        from centaur_tui.domain.guessing import asks_guess, blind_labels
+    def _guess_place(self, key: str) -> tuple[AssignedComparison, GuessPlace] | None:
+        """The place and its task, mode and candidates, when this place is drawn for the guess (else None)."""
+        from centaur_tui.domain.guessing import asks_guess
         from centaur_tui.store.guesses import guess_place
         from centaur_tui.store.packets import session_secret
 
@@ -405,45 +406,57 @@ class SessionJudging:
         place = guess_place(self.store, a.id, a.presented_candidates)
         if place is None or len(place.candidates) < 2:
             return None
-        labels = blind_labels(secret, self.expert.id, place.task, place.mode, place.candidates)
-        return a, labels, a.presented_candidates[0]
+        return a, place
 
     def guess_question(self, key: str) -> GuessQuestion | None:
-        """The blind guess after a judgment, on the places drawn by `[blinding] guess_share` (None: not asked).
+        """The free-text guess after a judgment, on the places drawn by `[blinding] guess_share` (None: not asked).
 
-        Asked only once the place is judged; the labels are blind ("Candidate A", ...) and stable
-        across reloads; `answered` is the label the expert gave last, if any.
+        Asked only once the place is judged; `answered` is the expert's own last text, if any (the
+        only thing echoed back: never a candidate, a label or what the text matched).
         """
         from centaur_tui.store.guesses import guess_records
 
-        drawn = self._guess_labels(key)
+        drawn = self._guess_place(key)
         if drawn is None or self.rows.latest_judgment(drawn[0]) is None:
             return None
-        a, labels, _ = drawn
+        a = drawn[0]
         given = [
             g.label for g in guess_records(self.store, self.expert.id) if g.assignment_id == a.id and g.option == 1
         ]
-        return GuessQuestion(1, (*labels, DONT_KNOW), given[-1] if given else None)
+        return GuessQuestion(1, given[-1] if given else None)
 
     def save_guess(self, key: str, label: str) -> None:
-        """Store a guess apart from the judgment (a second answer is a new row; the newest counts).
+        """Store a free-text guess apart from the judgment (a second answer is a new row; the newest counts).
+
+        The text is cleaned (control characters out, cut to `MAX_GUESS_CHARS`) and matched against
+        the comparison's candidates with the masking's matcher (domain.guessing).
 
         Raises:
-            JudgingError: the place is not drawn for a guess, not judged yet, or the label is not one offered.
+            JudgingError: the place is not drawn for a guess, not judged yet, or the guess is not text.
         """
+        from centaur_tui.domain.guessing import GuessMatcher, clean_guess, score_guess, suspects
         from centaur_tui.store.guesses import GuessRecord
         from centaur_tui.store.guesses import save_guess as store_guess
 
-        drawn = self._guess_labels(key)
+        drawn = self._guess_place(key)
         if drawn is None:
             raise JudgingError("no guess is asked on this place")
-        a, labels, truth = drawn
+        a, place = drawn
         if self.rows.latest_judgment(a) is None:
             raise JudgingError("the guess comes after the judgment: judge this comparison first")
-        if not isinstance(label, str) or (label not in labels and label != DONT_KNOW):
-            raise JudgingError('the guess must be one of the labels offered, or "Don\'t know"')
-        guessed = labels.get(label)
-        store_guess(self.store, GuessRecord(a.id, self.expert.id, 1, label, guessed, truth, len(labels)))
+        if not isinstance(label, str):
+            raise JudgingError("the guess must be text (empty: don't know)")
+        text = clean_guess(label)
+        pool = suspects(self.study.session, place.mode, place.candidates)
+        truth = next(s for s in pool if s.name == place.presented[0])
+        families = len({s.family or s.name for s in pool})
+        found = GuessMatcher(pool).match(text)
+        outcome, family_outcome = score_guess(found, truth, families)
+        guessed = next(iter(found.candidates)) if len(found.candidates) == 1 else None
+        record = GuessRecord(
+            a.id, self.expert.id, 1, text, guessed, truth.name, len(pool), families, outcome, family_outcome
+        )
+        store_guess(self.store, record)
 
     def set_state(self, key: str, state: str, note: str = "") -> None:
         """Mark a place pending, skipped or flagged (JudgingError: an unknown state or place).
@@ -616,7 +629,7 @@ class PacketJudging:
         raise JudgingError("a judging packet cannot revise a submitted judgment; revise it in the session's app")
 
     def guess_question(self, key: str) -> GuessQuestion | None:
-        """No guess from a packet: the blind labels come from the session secret, which a packet never holds."""
+        """No guess from a packet: the draw comes from the session secret, which a packet never holds."""
         return None
 
     def save_guess(self, key: str, label: str) -> None:

@@ -451,11 +451,13 @@ def blinding_section(study: Study, store: Store, seed: int = 0, confidence: floa
 
 
 def _stored_guesses(store: Store) -> list[Any]:
-    """The experts' guesses as the statistic takes them (table `expert_guesses`, migration 26)."""
+    """The experts' guesses as the statistic takes them (table `expert_guesses`, migration 27)."""
     from centaur_tui.stats.blinding import Guess
     from centaur_tui.store.guesses import guess_records
 
-    return [Guess(g.expert, g.truth, g.guessed, g.candidates) for g in guess_records(store)]
+    return [
+        Guess(g.expert, g.truth, g.outcome, g.candidates, g.family_outcome, g.families) for g in guess_records(store)
+    ]
 
 
 def _session_report(

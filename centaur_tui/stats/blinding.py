@@ -10,15 +10,20 @@ interval over those n predictions, against chance 1/K. A threat to blindness whe
 lower bound exceeds chance by a margin the session sets. A task and mode where some candidate
 has fewer than `min_per_candidate` deliverables is reported "too few", with its counts.
 
-Guessing. After some judgments an expert may say which (blind-labelled) candidate they think
-wrote option 1, or "don't know". Bang et al. (2004) define, per arm, BI = (2 c/(c + i) - 1) (c + i)/n
-= (c - i)/n for two arms (c correct, i incorrect, n guesses with don't-know answers): 0 under
-random guessing, 1 when everyone is unblinded, -1 when every guess is the opposite. With K
-candidates a random guess is right with probability 1/K; the chance-corrected generalisation used
-here scores a guess 1 if right, -1/(K - 1) if wrong, 0 for don't know, and BI is their mean:
-BI = (c - i/(K-1))/n, which is Bang's for K = 2 and 0 in expectation for random guessing. Its
-variance is the multinomial one, Var(s)/n (for K = 2 Bang's [p1(1-p1) + p2(1-p2) + 2 p1 p2]/n);
-the interval is BI ± z SE. A group is flagged when |BI| exceeds the session's threshold.
+Guessing. After some judgments an expert may type who they think wrote option 1 (a model or a
+company, in their own words; empty: don't know). domain.guessing matches the text against the
+comparison's candidates with the masking's matcher and scores it at two levels: the candidate
+(K candidates of the task and mode) and its family (F families). Bang et al. (2004) define, per
+arm, BI = (2 c/(c + i) - 1) (c + i)/n = (c - i)/n for two arms (c correct, i incorrect, n guesses
+with don't-know answers): 0 under random guessing, 1 when everyone is unblinded, -1 when every
+guess is the opposite. With K candidates a random guess is right with probability 1/K; the
+chance-corrected generalisation used here scores a guess 1 if right, -1/(K - 1) if wrong (a text
+naming something else is wrong), 0 for don't know (and, at the candidate level, for a guess naming
+only the right family), and BI is their mean: BI = (c - i/(K-1))/n, which is Bang's for K = 2 and
+0 in expectation for random guessing. Its variance is the multinomial one, Var(s)/n (for K = 2
+Bang's [p1(1-p1) + p2(1-p2) + 2 p1 p2]/n); the interval is BI ± z SE. A group is flagged when |BI|
+exceeds the session's threshold. At the family level a guess about a comparison whose candidates
+share one family is not scored (counted as such).
 """
 
 from __future__ import annotations
@@ -51,14 +56,17 @@ class Deliverable:
 
 @dataclass(frozen=True)
 class Guess:
-    """One expert's guess of who wrote option 1: right, wrong or don't know, among `candidates` K."""
+    """One expert's guess of who wrote option 1, scored at the candidate and family levels (domain.guessing)."""
 
     expert: str
     truth: str
     """The candidate that wrote option 1 (the arm)."""
-    guessed: str | None
-    """The candidate the expert named (None: don't know)."""
+    outcome: str
+    """correct, incorrect, unmatched (named something else), family_only or dont_know."""
     candidates: int
+    family_outcome: str = "one_family"
+    """correct, incorrect, unmatched, dont_know or one_family (not scored)."""
+    families: int = 1
 
 
 def wilson(correct: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -193,57 +201,78 @@ def _empty(base: dict[str, Any], status: str, reason: str) -> IdentifiabilityRow
     )
 
 
-def blinding_index(guesses: Sequence[Guess], confidence: float = 0.95) -> tuple[float, float, float] | None:
-    """Bang's blinding index of some guesses, generalised to K candidates, with its Wald interval (None: no guess).
+_RIGHT = "correct"
+_WRONG = frozenset({"incorrect", "unmatched"})
+_NEUTRAL = frozenset({"dont_know", "family_only"})
+
+
+def _score(outcome: str, k: int) -> float:
+    if outcome == _RIGHT:
+        return 1.0
+    if outcome in _WRONG:
+        return -1.0 / (k - 1)
+    if outcome in _NEUTRAL:
+        return 0.0
+    raise ValueError(f"unknown guess outcome {outcome!r}")
+
+
+def blinding_index(scored: Sequence[tuple[str, int]], confidence: float = 0.95) -> tuple[float, float, float] | None:
+    """Bang's blinding index of some (outcome, K) guesses, generalised to K choices, with its Wald interval.
 
     Returns:
-        (BI, low, high), the interval clipped to BI's range [-1/(K-1), 1] (K: the fewest candidates).
+        (BI, low, high), the interval clipped to BI's range [-1/(K-1), 1] (K: the fewest); None: no guess.
     """
-    if not guesses:
+    if not scored:
         return None
-    scores = [
-        (1.0 if g.guessed == g.truth else -1.0 / (g.candidates - 1)) if g.guessed is not None else 0.0 for g in guesses
-    ]
+    scores = [_score(outcome, k) for outcome, k in scored]
     n = len(scores)
     bi = sum(scores) / n
     var = sum((s - bi) ** 2 for s in scores) / n / n
     half = _z(confidence) * math.sqrt(var)
-    floor = -1.0 / (min(g.candidates for g in guesses) - 1)
+    floor = -1.0 / (min(k for _, k in scored) - 1)
     return bi, max(floor, bi - half), min(1.0, bi + half)
 
 
 def guess_rows(guesses: Sequence[Guess], threshold: float = 0.2, confidence: float = 0.95) -> list[GuessRow]:
-    """Bang's blinding index per expert, then per true candidate (the arm), each flagged when |BI| > `threshold`.
+    """Bang's blinding index per expert, then per arm, at the candidate then the family level; flagged beyond threshold.
 
     Raises:
-        ValueError: a guess among fewer than two candidates.
+        ValueError: a guess among fewer than two candidates, or an unknown outcome.
     """
     bad = [g for g in guesses if g.candidates < 2]
     if bad:
         raise ValueError(f"a guess among {bad[0].candidates} candidate(s): a blinding index needs at least two")
     out = []
-    for group, key in (("expert", lambda g: g.expert), ("candidate", lambda g: g.truth)):
-        split: dict[str, list[Guess]] = {}
-        for g in guesses:
-            split.setdefault(key(g), []).append(g)
-        for name, mine in sorted(split.items()):
-            found = blinding_index(mine, confidence)
-            assert found is not None
-            bi, low, high = found
-            correct = sum(g.guessed == g.truth for g in mine)
-            dont_know = sum(g.guessed is None for g in mine)
-            out.append(
-                GuessRow(
-                    group=group,
-                    name=name,
-                    guesses=len(mine),
-                    correct=correct,
-                    incorrect=len(mine) - correct - dont_know,
-                    dont_know=dont_know,
-                    index=bi,
-                    low=low,
-                    high=high,
-                    flagged=abs(bi) > threshold,
+    for level in ("candidate", "family"):
+        for group, key in (("expert", lambda g: g.expert), ("candidate", lambda g: g.truth)):
+            split: dict[str, list[Guess]] = {}
+            for g in guesses:
+                split.setdefault(key(g), []).append(g)
+            for name, mine in sorted(split.items()):
+                outcomes = (
+                    [(g.outcome, g.candidates) for g in mine]
+                    if level == "candidate"
+                    else [(g.family_outcome, g.families) for g in mine if g.family_outcome != "one_family"]
                 )
-            )
+                found = blinding_index(outcomes, confidence)
+                bi, low, high = found if found is not None else (None, None, None)
+                told = [o for o, _ in outcomes]
+                out.append(
+                    GuessRow(
+                        level=level,
+                        group=group,
+                        name=name,
+                        guesses=len(mine),
+                        scored=len(outcomes),
+                        correct=told.count("correct"),
+                        incorrect=sum(o in _WRONG for o in told),
+                        unmatched=told.count("unmatched"),
+                        family_only=told.count("family_only"),
+                        dont_know=told.count("dont_know"),
+                        index=bi,
+                        low=low,
+                        high=high,
+                        flagged=bi is not None and abs(bi) > threshold,
+                    )
+                )
     return out

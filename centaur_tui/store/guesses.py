@@ -1,4 +1,4 @@
-"""Provides the experts' guesses of who wrote option 1 (`expert_guesses`, migration 26): facts, writes, reads."""
+"""Provides the experts' guesses of who wrote option 1 (`expert_guesses`, migration 27): facts, writes, reads."""
 
 from __future__ import annotations
 
@@ -26,9 +26,16 @@ class GuessRecord:
     expert: str
     option: int
     label: str
+    """The expert's own text, cleaned and cut ('': don't know)."""
     guessed: str | None
+    """The one candidate the text names (None: none, or several)."""
     truth: str
     candidates: int
+    families: int
+    outcome: str
+    """Candidate level: correct, incorrect, unmatched, family_only or dont_know (domain.guessing.score_guess)."""
+    family_outcome: str
+    """Family level: correct, incorrect, unmatched, dont_know or one_family."""
 
 
 def guess_place(store: Store, assignment_id: int, presented: tuple[str, str]) -> GuessPlace | None:
@@ -48,8 +55,8 @@ def save_guess(store: Store, record: GuessRecord) -> None:
     """Store a guess (a new row; the newest of a place and option counts)."""
     with store.write() as c:
         c.execute(
-            "INSERT INTO expert_guesses (assignment_id, expert, option, label, guessed, truth, candidates, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO expert_guesses (assignment_id, expert, option, label, guessed, truth, candidates, families,"
+            " outcome, family_outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.assignment_id,
                 record.expert,
@@ -58,6 +65,9 @@ def save_guess(store: Store, record: GuessRecord) -> None:
                 record.guessed,
                 record.truth,
                 record.candidates,
+                record.families,
+                record.outcome,
+                record.family_outcome,
                 utc_now(),
             ),
         )
@@ -73,6 +83,17 @@ def guess_records(store: Store, expert: str | None = None) -> list[GuessRecord]:
         (expert,) if expert is not None else (),
     )
     return [
-        GuessRecord(r["assignment_id"], r["expert"], r["option"], r["label"], r["guessed"], r["truth"], r["candidates"])
+        GuessRecord(
+            r["assignment_id"],
+            r["expert"],
+            r["option"],
+            r["label"],
+            r["guessed"],
+            r["truth"],
+            r["candidates"],
+            r["families"],
+            r["outcome"],
+            r["family_outcome"],
+        )
         for r in rows
     ]

@@ -539,10 +539,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     # Issue 26: an expert's optional guess of who wrote option 1 of a comparison, asked after the
     # judgment on a share of places (`[blinding] guess_share`) and stored apart from it, so it can
-    # never change a verdict. `label` is the blind label the expert picked ("Candidate C", or
-    # "don't know"); `guessed` the candidate it stood for (NULL: don't know); `truth` who wrote
-    # option 1; `candidates` how many labels were offered. A second answer is a new row; the
-    # newest counts.
+    # never change a verdict. `label` is the expert's free text, cleaned and cut ('': don't know);
+    # `guessed` the one candidate it names (NULL: none, or several); `truth` who wrote option 1;
+    # `candidates` and `families` how many the comparison's task and mode had; `outcome` and
+    # `family_outcome` what the text counts as (domain.guessing.score_guess). A second answer is a
+    # new row; the newest counts.
     Migration(
         27,
         "experts' guesses of who wrote option 1 (expert_guesses), apart from their judgments",
@@ -552,7 +553,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         assignment_id INTEGER NOT NULL REFERENCES expert_assignments (id),
         expert TEXT NOT NULL, option INTEGER NOT NULL CHECK (option IN (1, 2)),
         label TEXT NOT NULL, guessed TEXT, truth TEXT NOT NULL,
-        candidates INTEGER NOT NULL CHECK (candidates >= 2), created_at TEXT NOT NULL
+        candidates INTEGER NOT NULL CHECK (candidates >= 2), families INTEGER NOT NULL CHECK (families >= 1),
+        outcome TEXT NOT NULL CHECK (outcome IN ('correct', 'incorrect', 'unmatched', 'family_only', 'dont_know')),
+        family_outcome TEXT NOT NULL
+            CHECK (family_outcome IN ('correct', 'incorrect', 'unmatched', 'dont_know', 'one_family')),
+        created_at TEXT NOT NULL
     )""",
             "CREATE INDEX IF NOT EXISTS expert_guesses_place ON expert_guesses (assignment_id)",
         ),

@@ -368,27 +368,23 @@
   };
   form.addEventListener("submit", (event) => { event.preventDefault(); submit(); });
 
-  /* Issue 26: the optional blind guess after a judgment (labels as text, never markup). */
+  /* Issue 26: the optional free-text guess after a judgment (the question and the expert's own
+     last answer as text, never markup; no candidate list). */
   const askGuess = (guess, next) => {
     const dialog = document.getElementById("guess");
-    const holder = document.getElementById("guess-labels");
-    document.getElementById("guess-option").textContent = String(guess.option);
-    holder.replaceChildren();
-    guess.labels.forEach((label) => {
-      const button = document.createElement("button");
-      button.type = "button";
-      button.textContent = label;
-      button.addEventListener("click", async () => {
-        const stored = await Seat.post("/api/judging/guess", { place: data.place, label: label });
-        if (stored.status !== 200) Seat.noticeAfterReload((stored.body && stored.body.error) || "The guess was not stored.");
-        dialog.close();
-      });
-      holder.appendChild(button);
-    });
+    const field = document.getElementById("guess-text");
+    document.getElementById("guess-question").textContent = String(guess.question);
+    field.value = String(guess.answered || "");
+    document.getElementById("guess-form").onsubmit = async (event) => {
+      event.preventDefault();
+      const stored = await Seat.post("/api/judging/guess", { place: data.place, text: field.value });
+      if (stored.status !== 200) Seat.noticeAfterReload((stored.body && stored.body.error) || "The guess was not stored.");
+      dialog.close();
+    };
     document.getElementById("guess-skip").onclick = () => dialog.close();
     dialog.addEventListener("close", () => go(next), { once: true });
     dialog.showModal();
-    holder.firstChild && holder.firstChild.focus();
+    field.focus();
   };
 
   const setState = async (state, note) => {

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.validation import Number, Regex
-from textual.widgets import Button, Input, Label, OptionList, Select, Static
+from textual.widgets import Button, Input, Label, Select, Static
 
 from centaur_tui.domain.assignment import STRATEGIES
 from centaur_tui.domain.blinding import JudgingItem
@@ -232,11 +232,11 @@ class FlagDialog(CentaurModal):
 
 
 class GuessDialog(CentaurModal):
-    """Issue 26: the optional guess after a judgment: which blind-labelled candidate wrote option 1.
+    """Issue 26: the optional guess after a judgment: who the expert thinks wrote option 1, in their own words.
 
-    Offers only the blind labels of `GuessQuestion` ("Candidate A", ...) and "Don't know": never
-    a model's name or family. Dismissed with the label chosen, or None on escape (no answer is
-    stored). The judgment is stored already; the answer never changes it.
+    A free-text field and no list: the seat names no model, family or label. Enter stores the text
+    (empty: don't know); escape stores nothing. The only text ever shown back is the expert's own
+    last answer. The judgment is stored already; the answer never changes it.
     """
 
     EXPERT_SAFE = True
@@ -248,25 +248,30 @@ class GuessDialog(CentaurModal):
         self.question = question
 
     def compose(self) -> ComposeResult:
+        from centaur_tui.domain.guessing import MAX_GUESS_CHARS
+
         with Vertical(classes="dialog confirm-dialog"):
             yield Static(
-                f"Your judgment is stored. Optional: which candidate do you think wrote option {self.question.option}? "
-                "The labels are blind; your answer never changes the judgment.",
+                f"Your judgment is stored. Optional: {self.question.text} Your answer never changes the judgment.",
                 markup=False,
             )
-            yield OptionList(*self.question.labels, id="guess-options")
+            yield Input(
+                value=self.question.answered or "",
+                placeholder="e.g. a model or a company; empty: don't know",
+                max_length=MAX_GUESS_CHARS,
+                id="guess-text",
+            )
             with Horizontal(classes="dialog-buttons"):
+                yield Button("Save (enter)", id="guess-save", variant="primary")
                 yield Button("Skip (escape)", id="guess-skip")
 
     def on_mount(self) -> None:
-        options = self.query_one("#guess-options", OptionList)
-        if self.question.answered in self.question.labels:
-            options.highlighted = self.question.labels.index(self.question.answered)
-        options.focus()
+        self.query_one("#guess-text", Input).focus()
 
-    @on(OptionList.OptionSelected, "#guess-options")
-    def chosen(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.question.labels[event.option_index])
+    @on(Input.Submitted, "#guess-text")
+    @on(Button.Pressed, "#guess-save")
+    def chosen(self) -> None:
+        self.dismiss(self.query_one("#guess-text", Input).value)
 
     @on(Button.Pressed, "#guess-skip")
     def action_cancel(self) -> None:

@@ -814,7 +814,7 @@ a table wider than the pane).
             self.app.call_from_thread(self._ask_guess, current.key, question)
 
     def _ask_guess(self, key: str, question: GuessQuestion) -> None:
-        """Issue 26: the optional blind guess after a judgment; an answer is stored apart, escape stores nothing."""
+        """Issue 26: the optional free-text guess after a judgment; an answer is stored apart, escape stores nothing."""
         from centaur_tui.ui.screens.dialogs import GuessDialog
 
         def answered(label: str | None) -> None:
