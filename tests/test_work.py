@@ -93,7 +93,7 @@ def test_assign_submit_judge_end_to_end(write_session):
         assert len(outputs) == 6 and {o.mode for o in outputs} == {"augmentation"}
         assert all((o.assistance_id is None) == (o.candidate == PLAIN) for o in outputs)
         prod = work.productivity_rows()
-        assert len(prod) == 6 and all(r["words"] >= 5 and r["edits"] == 5 and r["pastes"] == 1 for r in prod)
+        assert len(prod) == 6 and all(r.words >= 5 and r.edits == 5 and r.pastes == 1 for r in prod)
 
         outcome = judge_human_arm(study, store)
         comps = [c for c in store.comparisons().values() if c.mode == HUMAN_MODE]
