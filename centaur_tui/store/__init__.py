@@ -43,7 +43,9 @@ if TYPE_CHECKING:
         left_out,
     )
     from centaur_tui.store.batches import (
+        BatchRequest,
         BatchRequestRow,
+        BatchRow,
         batch_counts,
         batch_overhead,
         batch_rows,
@@ -301,6 +303,8 @@ _MODULE_OF = {
     "update_batch": "batches",
     "work_masking_log": "masking",
     # issue 21: typed records instead of row dicts
+    "BatchRequest": "batches",
+    "BatchRow": "batches",
     "FinalError": "outcomes",
     "Masking": "masking",
     "WorkMasking": "masking",
@@ -469,6 +473,8 @@ __all__ += [
 ]
 # issue 21: typed records instead of row dicts
 __all__ += [
+    "BatchRequest",
+    "BatchRow",
     "FinalError",
     "Masking",
     "WorkMasking",
