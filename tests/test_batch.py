@@ -415,7 +415,7 @@ def test_a_run_that_does_not_wait_exits_not_finished_and_the_next_run_collects(t
         assert server.count("create") == creates and len(server.all_sent()) == 8  # collected, nothing sent again
     assert len(judgments(path)) == 8
     with Store(load_session(path).database) as store:
-        assert {b["state"] for b in batch_rows(store)} == {"collected"}
+        assert {b.state for b in batch_rows(store)} == {"collected"}
 
 
 # -- the app ----------------------------------------------------------------------------------------

@@ -324,8 +324,8 @@ def test_masked_phrases_are_logged_and_never_shown(session_path: Path) -> None:
         assert "North" not in shown and "Alpha" not in shown and "language model" not in shown
         judging.item(key)  # opening again logs nothing new
         log = ExpertStore(store).maskings()
-    assert {m["term"] for m in log} == {"as an AI language model", "North", "Alpha"}
-    assert all(m["expert"] == "ann" and m["output_id"] == a["output_a"] for m in log)
+    assert {m.term for m in log} == {"as an AI language model", "North", "Alpha"}
+    assert all(m.expert == "ann" and m.output_id == a["output_a"] for m in log)
 
 
 # -- packets and the CLI ----------------------------------------------------------------------

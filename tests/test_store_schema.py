@@ -167,7 +167,7 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     assert len(judgments) == 32 and {"ann"} <= {r[judgments.columns.index("judge")] for r in judgments.rows}
     assert len(existing) == len(before["expert_assignments"]) == 8
     assert workload == {"ann": (4, 2), "bob": (4, 0)}
-    assert maskings == [] and len(productivity) == 1 and productivity[0]["expert"] == "ann"
+    assert maskings == [] and len(productivity) == 1 and productivity[0].expert == "ann"
     assert len(scores["rows"]) == len({(r[0], r[1]) for r in before["scores"]})
     assert audit.comparisons and audit.calls
     assert all(c.served_model is None and c.finish_reason is None for c in audit.calls.values())

@@ -79,7 +79,7 @@ async def test_expert_writes_two_deliverables_by_keyboard(tmp_path: Path) -> Non
         rows = WorkStore(store).productivity_rows()
     assert len(outputs) == 2 and {o.worker for o in outputs} == {"ann"}
     assert all(o.text.endswith("Step two follows and a pasted line.") for o in outputs)
-    assert len(rows) == 2 and all(r["pastes"] == 1 and r["edits"] >= 30 and r["words"] == 14 for r in rows)
+    assert len(rows) == 2 and all(r.pastes == 1 and r.edits >= 30 and r.words == 14 for r in rows)
 
 
 @pytest.mark.slow

@@ -93,7 +93,7 @@ def test_assign_submit_judge_end_to_end(write_session):
         assert len(outputs) == 6 and {o.mode for o in outputs} == {"augmentation"}
         assert all((o.assistance_id is None) == (o.candidate == PLAIN) for o in outputs)
         prod = work.productivity_rows()
-        assert len(prod) == 6 and all(r["words"] >= 5 and r["edits"] == 5 and r["pastes"] == 1 for r in prod)
+        assert len(prod) == 6 and all(r.words >= 5 and r.edits == 5 and r.pastes == 1 for r in prod)
 
         outcome = judge_human_arm(study, store)
         comps = [c for c in store.comparisons().values() if c.mode == HUMAN_MODE]
@@ -189,8 +189,8 @@ def test_the_work_screen_logs_and_counts_every_mask_it_inserts(write_session):
         for spelling in HOSTILE_SPELLINGS:
             assert spelling not in blob, spelling
         assert source.masked == blob.count(MASK) >= len(HOSTILE_SPELLINGS) * len(assisted)
-        log = [r for r in work_masking_log(store) if r["expert"] == "ann"]
-        assert sum(r["occurrences"] for r in log) == source.masked  # one row per phrase, with its count
-        assert len({(r["task"], r["term"]) for r in log}) == len(log)
+        log = [r for r in work_masking_log(store) if r.expert == "ann"]
+        assert sum(r.occurrences for r in log) == source.masked  # one row per phrase, with its count
+        assert len({(r.task, r.term) for r in log}) == len(log)
         source.item(assisted[0])  # shown again: counted again, logged once
-        assert len([r for r in work_masking_log(store) if r["expert"] == "ann"]) == len(log)
+        assert len([r for r in work_masking_log(store) if r.expert == "ann"]) == len(log)

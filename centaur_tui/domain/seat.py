@@ -184,6 +184,20 @@ class HumanOutput:
 
 
 @dataclass(frozen=True)
+class ProductivityRecord:
+    """One submitted deliverable's effort (`WorkStore.productivity_rows`): the human arm's productivity input."""
+
+    expert: str
+    task: str
+    condition: str
+    seconds: float
+    edits: int
+    pastes: int
+    words: int
+    characters: int
+
+
+@dataclass(frozen=True)
 class WorkItem:
     """What the work screen shows: the task and the masked assistance text, never who wrote it."""
 

@@ -61,7 +61,9 @@ from centaur_tui.llm.batch import (
 )
 from centaur_tui.pipeline.progress import BatchProgress, Progress
 from centaur_tui.store import (
+    BatchRequest,
     BatchRequestRow,
+    BatchRow,
     Store,
     collect_batch,
     open_batch,
@@ -187,16 +189,16 @@ class Batcher:
         self._pending.update(await self._db(pending_keys, self.store))
         for row in rows:
             endpoint = self._endpoint_of(row)
-            self._view(row["id"], row["stage"], endpoint.model, row["requests"], row["state"], row["status"])
-            self._spawn(self._drive(row["id"], row["stage"], endpoint, dict(row)))
+            self._view(row.id, row.stage, endpoint.model, row.requests, row.state, row.status)
+            self._spawn(self._drive(row.id, row.stage, endpoint, row))
         log.info("%d batch(es) left by a previous run are collected", len(rows))
         return len(rows)
 
-    def _endpoint_of(self, row: dict[str, Any]) -> Endpoint:
+    def _endpoint_of(self, row: BatchRow) -> Endpoint:
         try:
-            ident = json.loads(row["endpoint"])
+            ident = json.loads(row.endpoint)
         except (TypeError, ValueError):
-            ident = {"model": row["model"]}
+            ident = {"model": row.model}
         worker = [] if self.session.worker is None else [self.session.worker]
         entries: list[Endpoint] = [*self.session.judges, *self.session.models, *worker]
         for entry in entries:
@@ -282,21 +284,23 @@ class Batcher:
             raise
         self._view(batch_id, stage, endpoint.model, len(rows), "preparing", None)
         content = b"".join(q.line for q in queued)
-        await self._drive(batch_id, stage, endpoint, {"state": "preparing"}, content)
+        await self._drive(batch_id, stage, endpoint, None, content)
 
     # -- driving one batch ----------------------------------------------------------------------
 
     async def _drive(
-        self, batch_id: str, stage: str, endpoint: Endpoint, row: dict[str, Any], content: bytes | None = None
+        self, batch_id: str, stage: str, endpoint: Endpoint, row: BatchRow | None, content: bytes | None = None
     ) -> None:
+        """Drive one batch to its end from where it stands (`row`: as stored; None: a new batch, preparing)."""
         view = self.progress.batches[batch_id]
         requests = await self._db(requests_of, self.store, batch_id)
-        pending = {r["custom_id"]: r for r in requests if r["state"] == "pending"}
-        keys = [r["key"] for r in pending.values()]
+        pending = {r.custom_id: r for r in requests if r.state == "pending"}
+        keys = [r.key for r in pending.values()]
         started = time.monotonic()
         try:
-            state = row["state"]
-            provider_batch = row.get("provider_batch_id")
+            state = row.state if row is not None else "preparing"
+            provider_batch = row.provider_batch_id if row is not None else None
+            input_file_id = row.input_file_id if row is not None else None
             if state == "creating":
                 found = await self.client.find(endpoint, batch_id)
                 if found is not None:  # created before the previous run died: adopted, not sent again
@@ -308,21 +312,23 @@ class Batcher:
             if state == "preparing":
                 if content is None:
                     content = b"".join(
-                        request_line(r["custom_id"], endpoint, json.loads(r["messages"]), json.loads(r["params"]))
+                        request_line(r.custom_id, endpoint, json.loads(r.messages or ""), json.loads(r.params or ""))
                         for r in pending.values()
                     )
                 file_id = await self.client.upload(endpoint, f"centaur-{batch_id}.jsonl", content)
                 await self._set(batch_id, state="uploaded", input_file_id=file_id)
-                row["input_file_id"] = file_id
+                input_file_id = file_id
                 state = "uploaded"
             if state == "uploaded":
                 await self._set(batch_id, state="creating")  # committed before the batch can exist
-                created = await self.client.create(endpoint, row["input_file_id"], batch_id)
+                created = await self.client.create(endpoint, input_file_id or "", batch_id)
                 provider_batch = created.batch_id
                 await self._set(batch_id, state="submitted", provider_batch_id=created.batch_id, status=created.status)
                 state = "submitted"
             try:
-                status = await self._poll(batch_id, endpoint, provider_batch, int(row.get("unreadable_polls") or 0))
+                status = await self._poll(
+                    batch_id, endpoint, provider_batch, row.unreadable_polls if row is not None else 0
+                )
             except _StatusUnreadable as exc:
                 await self._end_all(
                     batch_id,
@@ -438,7 +444,7 @@ class Batcher:
         stage: str,
         endpoint: Endpoint,
         status: BatchStatus,
-        pending: dict[str, dict[str, Any]],
+        pending: dict[str, BatchRequest],
         latency_s: float,
     ) -> None:
         parsed = ParsedResults()
@@ -472,12 +478,12 @@ class Batcher:
                 a = result.answer
                 cost = batch_cost(prices, a.prompt_tokens, a.completion_tokens)
                 record = CallRecord(
-                    key=req["key"],
-                    stage=req["stage"],
-                    model=req["model"],
-                    sample=req["sample"],
-                    messages_json=req["messages"],
-                    params_json=req["params"],
+                    key=req.key,
+                    stage=req.stage,
+                    model=req.model,
+                    sample=req.sample,
+                    messages_json=req.messages or "",
+                    params_json=req.params or "",
                     response=a.text,
                     prompt_tokens=a.prompt_tokens,
                     completion_tokens=a.completion_tokens,
@@ -489,7 +495,7 @@ class Batcher:
                     served_model=a.served_model,
                 )
                 answered.append((custom_id, record))
-                results[req["key"]] = CallResult(
+                results[req.key] = CallResult(
                     a.text, a.prompt_tokens, a.completion_tokens, cost, latency_s, 1, a.finish_reason, a.served_model
                 )
                 continue
@@ -509,9 +515,9 @@ class Batcher:
                 else:  # expired, cancelled or failed: what it did answer could not be read either
                     message = f"{message}; {'; '.join(unreadable)}"
             message = f"batch {batch_id[:8]}: {message}"
-            failure = CallFailure(req["key"], req["stage"], req["model"], 1, error_type, message, True)
+            failure = CallFailure(req.key, req.stage, req.model, 1, error_type, message, True)
             ended.append((custom_id, end, failure))
-            results[req["key"]] = CallFailed(message, error_type, 1)
+            results[req.key] = CallFailed(message, error_type, 1)
         summary = f"{len(answered):,} answered, {len(ended):,} not" + (f"; {problems}" if problems else "")
         await self._db(
             functools.partial(
@@ -542,7 +548,7 @@ class Batcher:
     async def _end_all(
         self,
         batch_id: str,
-        pending: dict[str, dict[str, Any]],
+        pending: dict[str, BatchRequest],
         message: str,
         end: str = "failed",
         error_type: str = "BatchNotSent",
@@ -552,8 +558,7 @@ class Batcher:
         if end != "failed":
             message = f"batch {batch_id[:8]}: {message}"
         ended = [
-            (cid, end, CallFailure(r["key"], r["stage"], r["model"], 1, error_type, message, True))
-            for cid, r in pending.items()
+            (cid, end, CallFailure(r.key, r.stage, r.model, 1, error_type, message, True)) for cid, r in pending.items()
         ]
         await self._db(
             functools.partial(
@@ -563,8 +568,8 @@ class Batcher:
         view = self.progress.batches[batch_id]
         view.state, view.status, view.message = "collected", status or end, message
         for r in pending.values():
-            self._pending.pop(r["key"], None)
-            self._resolve(r["key"], CallFailed(message, error_type, 1))
+            self._pending.pop(r.key, None)
+            self._resolve(r.key, CallFailed(message, error_type, 1))
 
     # -- callers --------------------------------------------------------------------------------
 

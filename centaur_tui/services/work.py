@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from centaur_tui.domain.errors import CentaurError
-from centaur_tui.domain.seat import WorkDraft, word_count
+from centaur_tui.domain.seat import ProductivityRecord, WorkDraft, word_count
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.work_design import WorkAssignment
 from centaur_tui.services.judging import JudgingSource, SessionJudging, open_judging
@@ -118,7 +118,7 @@ def judge_work(study: Study, store: Store) -> HumanArmOutcome:
         return judge_human_arm(study, store)
 
 
-def productivity_rows(store: Store) -> list[dict[str, object]]:
+def productivity_rows(store: Store) -> list[ProductivityRecord]:
     """Per submitted deliverable: expert, task, condition, seconds, words, edits, pastes (the work report's input)."""
     from centaur_tui.store import WorkStore
 

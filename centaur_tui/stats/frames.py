@@ -332,7 +332,7 @@ def build_frames(
     judge_kinds: Iterable[str] = ("llm",),
     option_score_rows: Any = None,
     comparison_lengths: Any = None,
-    assignment_rows: Iterable[Mapping[str, Any]] | None = None,
+    assignment_rows: RowTable | Iterable[Mapping[str, Any]] | None = None,
     retired_judges: Iterable[str] = (),
     judgment_status: Mapping[int, str] | None = None,
 ) -> Frames:
@@ -359,8 +359,8 @@ def build_frames(
         comparison_lengths: Output lengths per comparison, for the length bias of judges:
             rows with keys comparison_id, length_a, length_b (`centaur_tui.store.
             comparison_lengths`), or None (length statistics are then NaN with a reason).
-        assignment_rows: Which strategy drew each expert's comparison: rows with keys expert,
-            comparison_id, strategy (`centaur_tui.store.assignment_strategies`); None: unknown
+        assignment_rows: Which strategy drew each expert's comparison: a RowTable or rows with columns
+            expert, comparison_id, strategy (`centaur_tui.store.assignment_strategies`); None: unknown
             (prediction-powered rankings then treat no expert subset as random).
         retired_judges: LLM judges retired from the session (`centaur migrate --retire`): their
             judgments get status `retired`, as do those of comparisons holding a candidate that
@@ -440,7 +440,9 @@ def build_frames(
         option = option_scores_from(s, design.general_dimensions)
 
     j = _attach_averages(j, option, design)
-    assignments = _records(list(assignment_rows or []), ASSIGNMENT_COLUMNS + ACTIVE_COLUMNS)
+    if not isinstance(assignment_rows, RowTable):
+        assignment_rows = list(assignment_rows or [])
+    assignments = _records(assignment_rows, ASSIGNMENT_COLUMNS + ACTIVE_COLUMNS)
     for col in ASSIGNMENT_COLUMNS:
         assignments[col] = assignments[col].astype(str)
     for col in ACTIVE_COLUMNS:  # an active draw's probability and its queue position (stats/active.py)

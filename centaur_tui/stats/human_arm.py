@@ -8,11 +8,13 @@ productivity rows of the submitted deliverables (`WorkStore.productivity_rows()`
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 from scipy.stats import spearmanr
 
+from centaur_tui.domain.seat import ProductivityRecord
 from centaur_tui.report.document import (
     HumanAssistantRow,
     HumanAssistants,
@@ -78,12 +80,12 @@ def _finite(value: Any) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
-def productivity(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def productivity(records: Sequence[ProductivityRecord]) -> pd.DataFrame:
     """Per condition: deliverables, and mean and median of time on task, edits, pastes, words, characters."""
     columns = ["condition", "n"] + [f"{s}_{m}" for m in MEASURES for s in ("mean", "median")]
-    if not rows:
+    if not records:
         return pd.DataFrame(columns=columns)
-    frame = pd.DataFrame(rows)
+    frame = pd.DataFrame({c: [getattr(r, c) for r in records] for c in ("condition", *MEASURES)})
     grouped = frame.groupby("condition", sort=True)
     out = grouped.size().rename("n").to_frame()
     for m in MEASURES:
@@ -92,7 +94,7 @@ def productivity(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return out.reset_index()[columns]
 
 
-def human_arm_section(document: ReportDocument, productivity_rows: list[dict[str, Any]]) -> HumanWorkersSection:
+def human_arm_section(document: ReportDocument, productivity_rows: Sequence[ProductivityRecord]) -> HumanWorkersSection:
     """The human-worker section: rankings, their correlation, productivity."""
     table = productivity(productivity_rows)
     return HumanWorkersSection(

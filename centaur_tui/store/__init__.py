@@ -43,7 +43,9 @@ if TYPE_CHECKING:
         left_out,
     )
     from centaur_tui.store.batches import (
+        BatchRequest,
         BatchRequestRow,
+        BatchRow,
         batch_counts,
         batch_overhead,
         batch_rows,
@@ -115,8 +117,16 @@ if TYPE_CHECKING:
     )
     from centaur_tui.store.links import LinkState, LinkStore, OrganiserLinkStore
     from centaur_tui.store.lock import SessionLock, lock_holder, lock_path
-    from centaur_tui.store.masking import masking_log, read_blinding_file, session_blinding, work_masking_log
+    from centaur_tui.store.masking import (
+        Masking,
+        WorkMasking,
+        masking_log,
+        read_blinding_file,
+        session_blinding,
+        work_masking_log,
+    )
     from centaur_tui.store.outcomes import (
+        FinalError,
         billed_twice_pending,
         clear_billed_twice,
         clear_in_flight,
@@ -292,6 +302,12 @@ _MODULE_OF = {
     "unfinished_batches": "batches",
     "update_batch": "batches",
     "work_masking_log": "masking",
+    # issue 21: typed records instead of row dicts
+    "BatchRequest": "batches",
+    "BatchRow": "batches",
+    "FinalError": "outcomes",
+    "Masking": "masking",
+    "WorkMasking": "masking",
     # issue 26: the judges' admission exam
     "ExamVerdictRow": "exam",
     "exam_done": "exam",
@@ -454,4 +470,12 @@ __all__ += [
     "exam_verdicts",
     "save_exam_pairs",
     "save_exam_verdict",
+]
+# issue 21: typed records instead of row dicts
+__all__ += [
+    "BatchRequest",
+    "BatchRow",
+    "FinalError",
+    "Masking",
+    "WorkMasking",
 ]

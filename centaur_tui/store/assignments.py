@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from centaur_tui.domain.assignment import ExistingAssignment, PlannedAssignment, PoolComparison
 from centaur_tui.domain.blinding import Blinding
@@ -20,7 +19,7 @@ from centaur_tui.domain.session import ExpertSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.store.connection import utc_now
 from centaur_tui.store.db import Store
-from centaur_tui.store.masking import masking_log
+from centaur_tui.store.masking import Masking, masking_log
 
 
 @dataclass(frozen=True)
@@ -231,7 +230,7 @@ class ExpertStore:
         )
         return {r["expert"]: (r["assigned"], r["judged"] or 0) for r in rows}
 
-    def maskings(self) -> list[dict[str, Any]]:
+    def maskings(self) -> list[Masking]:
         """The masking log, oldest first (for audits; never shown to experts)."""
         return masking_log(self.store)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from centaur_tui.domain.errors import StoreError
@@ -127,19 +127,72 @@ def update_batch(store: Store, batch_id: str, **fields: Any) -> None:
         )
 
 
-def unfinished_batches(store: Store) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class BatchRow:
+    """One stored batch (a row of `batches`): where it went, its state here and its status at the provider."""
+
+    id: str
+    stage: str
+    model: str
+    provider: str
+    endpoint: str
+    """JSON of the endpoint's identity (model, api_base, api_key_env), never a key."""
+    state: str
+    status: str | None
+    input_file_id: str | None
+    provider_batch_id: str | None
+    output_file_id: str | None
+    error_file_id: str | None
+    requests: int
+    completed: int
+    failed: int
+    message: str | None
+    pid: int
+    created_at: str
+    updated_at: str
+    ended_at: str | None
+    unreadable_polls: int
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    """One stored request of a batch (a row of `batch_requests`); messages and params are NULL once answered."""
+
+    batch_id: str
+    custom_id: str
+    key: str
+    stage: str
+    model: str
+    sample: str
+    messages: str | None
+    params: str | None
+    state: str
+    message: str | None
+    updated_at: str
+
+
+_BATCH_SELECT = ", ".join(f.name for f in fields(BatchRow))
+_REQUEST_SELECT = ", ".join(f.name for f in fields(BatchRequest))
+
+
+def unfinished_batches(store: Store) -> list[BatchRow]:
     """Every batch not collected yet, oldest first: what a run resumes before it sends anything new."""
-    return store.read("SELECT * FROM batches WHERE state != 'collected' ORDER BY created_at, id")
+    table = store.read_table(f"SELECT {_BATCH_SELECT} FROM batches WHERE state != 'collected' ORDER BY created_at, id")
+    return [BatchRow(*row) for row in table.rows]
 
 
-def batch_rows(store: Store) -> list[dict[str, Any]]:
+def batch_rows(store: Store) -> list[BatchRow]:
     """Every batch, oldest first (progress and overview)."""
-    return store.read("SELECT * FROM batches ORDER BY created_at, id")
+    table = store.read_table(f"SELECT {_BATCH_SELECT} FROM batches ORDER BY created_at, id")
+    return [BatchRow(*row) for row in table.rows]
 
 
-def requests_of(store: Store, batch_id: str) -> list[dict[str, Any]]:
+def requests_of(store: Store, batch_id: str) -> list[BatchRequest]:
     """The requests of one batch, with their stored messages and params while pending."""
-    return store.read("SELECT * FROM batch_requests WHERE batch_id = ? ORDER BY rowid", (batch_id,))
+    table = store.read_table(
+        f"SELECT {_REQUEST_SELECT} FROM batch_requests WHERE batch_id = ? ORDER BY rowid", (batch_id,)
+    )
+    return [BatchRequest(*row) for row in table.rows]
 
 
 def pending_keys(store: Store) -> dict[str, str]:

@@ -8,7 +8,7 @@ hidden from whom; the log is never shown to experts.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
 
 from centaur_tui.domain.blinding import Blinding, blinding_for
 from centaur_tui.domain.errors import StoreError
@@ -66,17 +66,46 @@ def log_work_maskings(store: Store, entries: Iterable[tuple[int, str, str, int]]
                 chain.append(c, "work_maskings", cur.lastrowid)
 
 
-def work_masking_log(store: Store) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class WorkMasking:
+    """One entry of the work screen's masking log (`work_masking_log`): a term masked in an assistance text."""
+
+    id: int
+    expert: str
+    task: str
+    assistance_id: str
+    term: str
+    occurrences: int
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Masking:
+    """One entry of the judging masking log (`masking_log`): a term masked in one option of a comparison."""
+
+    id: int
+    expert: str
+    comparison_id: str
+    option: int
+    output_id: str
+    term: str
+    occurrences: int
+    created_at: str
+
+
+def work_masking_log(store: Store) -> list[WorkMasking]:
     """The work screen's masking log, oldest first, with the expert and task of each entry (for audits)."""
-    return store.read(
+    table = store.read_table(
         "SELECT m.id, a.expert, a.task, m.assistance_id, m.term, m.occurrences, m.created_at"
         " FROM work_maskings m JOIN work_assignments a ON a.id = m.assignment_id ORDER BY m.id"
     )
+    return [WorkMasking(*row) for row in table.rows]
 
 
-def masking_log(store: Store) -> list[dict[str, Any]]:
+def masking_log(store: Store) -> list[Masking]:
     """The masking log, oldest first, with the expert and comparison of each entry (for audits)."""
-    return store.read(
+    table = store.read_table(
         "SELECT m.id, a.expert, a.comparison_id, m.option, m.output_id, m.term, m.occurrences, m.created_at"
         " FROM expert_maskings m JOIN expert_assignments a ON a.id = m.assignment_id ORDER BY m.id"
     )
+    return [Masking(*row) for row in table.rows]

@@ -14,6 +14,7 @@ records each in `unanswered_spend` (migration 14) at its reservation, like a tim
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from centaur_tui.domain.outcomes import StoredFacts
@@ -46,14 +47,27 @@ def stored_facts(store: Store) -> StoredFacts:
     )
 
 
-def final_errors(store: Store) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class FinalError:
+    """The last error of a call that failed for good and has no answer stored (`final_errors`)."""
+
+    key: str
+    stage: str
+    model: str
+    error_type: str
+    message: str
+    created_at: str
+
+
+def final_errors(store: Store) -> list[FinalError]:
     """The last error of every call that failed for good and has no answer stored, by stage and model."""
-    return store.read(
+    table = store.read_table(
         "SELECT e.key, e.stage, e.model, e.error_type, e.message, e.created_at FROM call_errors e"
         " WHERE e.final = 1 AND e.key NOT IN (SELECT key FROM calls)"
         " AND e.id = (SELECT max(id) FROM call_errors f WHERE f.key = e.key AND f.final = 1)"
         " ORDER BY e.stage, e.model, e.key"
     )
+    return [FinalError(*row) for row in table.rows]
 
 
 def judgment_item(comparison_id: str, judge: str, presentation: int) -> str:

@@ -50,9 +50,12 @@ def report_inputs(
     return meta, rows
 
 
-def assignment_strategies(store: Store) -> list[dict[str, Any]]:
-    """The strategy that put each comparison in each expert's queue (first showing, presentation 0)."""
-    return store.read(
+def assignment_strategies(store: Store) -> RowTable:
+    """The strategy that put each comparison in each expert's queue (first showing, presentation 0).
+
+    Columns: expert, comparison_id, strategy, probability, position (`build_frames`' `assignment_rows`).
+    """
+    return store.read_table(
         "SELECT expert, comparison_id, strategy, probability, position FROM expert_assignments"
         " WHERE presentation = 0 ORDER BY expert, position"
     )

@@ -17,10 +17,9 @@ model-written output.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from centaur_tui.domain.plan import assistance_id, output_id
-from centaur_tui.domain.seat import HumanOutput, WorkDraft, WorkError, word_count
+from centaur_tui.domain.seat import HumanOutput, ProductivityRecord, WorkDraft, WorkError, word_count
 from centaur_tui.domain.session import PLAIN
 from centaur_tui.domain.study import Study
 from centaur_tui.domain.work_design import ASSISTANCE_RUN, WorkAssignment, design_work
@@ -211,17 +210,16 @@ class WorkStore:
             )
         return oid
 
-    def productivity_rows(self) -> list[dict[str, Any]]:
-        """One row per submitted deliverable: expert, task, condition, seconds, edits, pastes, words, characters."""
-        rows = self.store.read(
+    def productivity_rows(self) -> list[ProductivityRecord]:
+        """One record per submitted deliverable: expert, task, condition, seconds, edits, pastes, words, characters."""
+        rows = self.store.read_table(
             "SELECT a.expert, a.task, a.condition, d.seconds, d.edits, d.pastes, d.text FROM work_assignments a"
             " JOIN work_drafts d ON d.assignment_id = a.id WHERE d.locked = 1 ORDER BY a.expert, a.position"
-        )
-        for r in rows:
-            text = r.pop("text")
-            r["words"] = word_count(text)
-            r["characters"] = len(text)
-        return rows
+        ).rows
+        return [
+            ProductivityRecord(expert, task, condition, seconds, edits, pastes, word_count(text), len(text))
+            for expert, task, condition, seconds, edits, pastes, text in rows
+        ]
 
     def expert_outputs(self) -> list[HumanOutput]:
         """Submitted expert deliverables: output id, run, task, condition (candidate), expert (worker), text."""
