@@ -349,8 +349,10 @@ def test_no_expert_judgment_gives_one_line() -> None:
     text = to_text(doc)
     section = text[text.index("Experts vs LLM judges") : text.index("Prediction-powered rankings")]
     assert section.count("\n") <= 5 and "No expert judgments in this session" in section
-    ppr = text[text.index("Prediction-powered rankings") :]
+    ppr = text[text.index("Prediction-powered rankings") : text.index("Judge calibration")]
     assert ppr.count("\n") <= 5 and "No expert judgments" in ppr
+    calibration = text[text.index("Judge calibration") :]
+    assert calibration.count("\n") <= 5 and "no expert judgment" in calibration
 
 
 def test_experts_without_llm_overlap_and_single_experts_give_nan_with_reasons() -> None:
