@@ -304,3 +304,38 @@ def test_sigkill_mid_dialogue_then_resume_equals_an_uninterrupted_run(tmp_path: 
     a, b = snapshot(db), snapshot(tmp_path / "reference.db")
     for table in a:
         assert a[table] == b[table], table
+
+
+def test_a_dialogue_with_a_worker_panel_runs_per_worker_and_every_call_is_counted_once(tmp_path: Path) -> None:
+    # Two workers of a [[workers]] panel: each holds its own dialogue with each assistant; the
+    # assistance text that opens a dialogue is one call for every worker and both turn counts.
+    text = dialogue_session_toml(runs=1, tasks=("counseling",)).replace("[worker]\n", "[[workers]]\n")
+    text = text.replace(
+        "[[judges]]",
+        '[[workers]]\nname = "Strong"\nmodel = "simulated/strong"\nfamily = "East"\n'
+        "simulation.skill = { default = 0.8 }\n\n[[judges]]",
+        1,
+    )
+    assert "[[workers]]" in text
+    path = tmp_path / "panel.toml"
+    path.write_text(text, encoding="utf-8")
+    study = load_session(path)
+    plan = summarize(study.session)
+    # 1 run x 1 task x 2 assistants x 2 rounds x (question + answer) x 2 workers
+    assert plan.calls[DIALOGUE_STAGE] == 16
+    assert plan.calls["assistance"] == 2  # shared by both workers and both turn counts
+    assert plan.calls["worker"] == (2 + 2 + 1) * 2  # 1-turn, dialogue and plain outputs per worker
+    rows = [r for r in estimate(study).rows if r.stage == DIALOGUE_STAGE]
+    assert sum(r.remaining for r in rows) == 16
+    assert {n for r in rows for n in r.names} == {"Worker", "Strong", *ASSISTANTS}
+    pipe, store = _run(path)
+    with store:
+        assert store.read_value("SELECT count(*) FROM calls WHERE stage = ?", (DIALOGUE_STAGE,)) == 16
+        assert store.counts()["calls"] == plan.total_calls
+        assert len(all_dialogue_turns(store)) == 2 * 2 * 2  # dialogues x turns after the first, per worker
+    assert pipe.progress.outcomes is not None and pipe.progress.outcomes.complete
+    again, store = _run(path)
+    assert sum(s.sent for s in again.progress.stages.values()) == 0
+    assert again.progress.stages[DIALOGUE_STAGE].done == 16
+    assert again.progress.stages["assistance"].done == 2
+    store.close()

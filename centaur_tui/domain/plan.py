@@ -242,8 +242,11 @@ def candidates_for(session: Session, mode: str) -> tuple[str, ...]:
         return session.automation_candidates
     if mode == "augmentation":
         return session.augmentation_candidates
-    # A further worker of a panel: the assistants and plain (imported outputs belong to no worker of it).
-    return (*session.assistants, PLAIN) if is_augmentation(mode) and session.assistants else ()
+    # A further worker of a panel: the assistants, their dialogues and plain (imported outputs belong to no
+    # worker of it).
+    if is_augmentation(mode) and session.assistants:
+        return (*session.assistants, *session.dialogue_candidates, PLAIN)
+    return ()
 
 
 def comparisons(session: Session, run: int, task: str, mode: str) -> list[Comparison]:
