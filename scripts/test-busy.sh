@@ -40,7 +40,9 @@ started=$(date +%s)
 [ "$#" -gt 0 ] || set -- make test
 # In the background and waited for: a signal to this script is handled at once (bash runs a trap
 # only after a foreground command ends), in a process group of its own that is stopped as one.
-setsid "$@" &
+# A background job of a non-interactive shell ignores SIGINT, and bash cannot undo that: the
+# exec wrapper sets SIGINT back to its default, so the suite runs as from a terminal.
+setsid python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' "$@" &
 suite=$!
 wait "$suite"
 status=$?

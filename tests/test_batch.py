@@ -30,7 +30,7 @@ from centaur_tui.domain.errors import ConfigError
 from centaur_tui.pipeline import Pipeline
 from centaur_tui.store import Store, batch_rows, check_no_double_send
 from tests.support.batch_server import BatchServer
-from tests.support.stopping import child_env, interrupt
+from tests.support.stopping import child_env, interrupt, interruptible
 
 TASKS = Path(__file__).resolve().parent.parent / "tasks"
 ROOT = Path(__file__).resolve().parent.parent
@@ -540,7 +540,10 @@ def test_ctrl_c_says_which_batches_stay_in_flight(tmp_path: Path) -> None:
         path = write(tmp_path, session_text(server.api_base))
         server.hold.set()
         proc = subprocess.Popen(
-            [*CENTAUR, "run", str(path), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env()
+            interruptible([*CENTAUR, "run", str(path), "--quiet"]),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=child_env(),
         )
         try:
             _wait_for(lambda: _submitted(path) == 8, proc, "every judge call in a submitted batch")

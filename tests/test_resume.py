@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.sessions import small_session_toml
-from tests.support.stopping import child_env, interrupt
+from tests.support.stopping import child_env, interrupt, interruptible
 
 CENTAUR = [sys.executable, "-m", "centaur_tui.cli"]
 
@@ -132,7 +132,10 @@ def test_sigint_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
         )
     )
     proc = subprocess.Popen(
-        [*CENTAUR, "run", str(path), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env()
+        interruptible([*CENTAUR, "run", str(path), "--quiet"]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
     )
     db = tmp_path / "stopped.db"
     deadline = time.monotonic() + 60

@@ -1,6 +1,12 @@
-"""Provides `interrupt`: SIGINT to a `centaur` child and its output, or its threads' stacks if it does not stop.
+"""Provides `interruptible` and `interrupt`: a `centaur` child that SIGINT stops, as Ctrl-C on a terminal would.
 
-A child that outlives the ceiling is a hang worth seeing, not a timeout to raise: the helper
+A suite started in the background by a non-interactive shell (`make test-busy`'s `setsid make
+test &`, a CI script's `&`) runs with SIGINT ignored, and every child inherits that: Python
+then installs no KeyboardInterrupt handler, and the SIGINT a test sends is dropped (two busy
+runs failed so, the child still running 120 s later). `interruptible` starts the child through
+a one-line exec wrapper that sets SIGINT back to its default first.
+
+A child that outlives the ceiling is a hang worth seeing, not a timeout to raise: `interrupt`
 sends SIGABRT, which `PYTHONFAULTHANDLER` (set by `child_env`) turns into a dump of every
 thread's stack on stderr, and fails with that dump.
 """
@@ -10,8 +16,18 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 
 import pytest
+
+_DEFAULT_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def interruptible(command: list[str]) -> list[str]:
+    """`command` (a program and its arguments) run with SIGINT at its default, whatever this process inherited."""
+    return [sys.executable, "-c", _DEFAULT_SIGINT, *command]
 
 
 def child_env() -> dict[str, str]:
