@@ -30,6 +30,7 @@ from centaur_tui.domain.errors import ConfigError
 from centaur_tui.pipeline import Pipeline
 from centaur_tui.store import Store, batch_rows, check_no_double_send
 from tests.support.batch_server import BatchServer
+from tests.support.cli import centaur_here
 from tests.support.stopping import child_env, interrupt, interruptible
 
 TASKS = Path(__file__).resolve().parent.parent / "tasks"
@@ -253,7 +254,7 @@ def test_killed_mid_batch_and_resumed_sends_nothing_twice(tmp_path: Path, window
         assert before and len(before) == len(set(before))
         server.hold.clear()
         server.create_delay_s = 0.0
-        resumed = subprocess.run([*CENTAUR, "run", str(path), "--quiet"], capture_output=True, text=True, timeout=300)
+        resumed = centaur_here("run", str(path), "--quiet")
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         after = server.all_sent()
     assert len(after) == len(set(after)), "a request was sent in two batches"

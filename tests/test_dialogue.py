@@ -20,6 +20,7 @@ from centaur_tui.pipeline.calls import Calls
 from centaur_tui.pipeline.estimate import estimate
 from centaur_tui.services.report import session_report
 from centaur_tui.store import Store, all_dialogue_turns, calls_of
+from tests.support.cli import centaur_here
 from tests.support.dialogue import dialogue_session_toml
 from tests.support.sessions import small_session_toml
 
@@ -280,11 +281,11 @@ def test_sigkill_mid_dialogue_then_resume_equals_an_uninterrupted_run(tmp_path: 
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     before = dict(query("SELECT key, created_at FROM calls WHERE stage = 'dialogue'"))  # type: ignore[arg-type]
-    resumed = subprocess.run([*centaur, str(killed), "--quiet"], env=env, capture_output=True, text=True, timeout=300)
+    resumed = centaur_here("run", str(killed), "--quiet")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     after = dict(query("SELECT key, created_at FROM calls WHERE stage = 'dialogue'"))  # type: ignore[arg-type]
     assert all(after[k] == v for k, v in before.items())  # an answered call is read back, never sent again
-    full = subprocess.run([*centaur, str(reference), "--quiet"], env=env, capture_output=True, text=True, timeout=300)
+    full = centaur_here("run", str(reference), "--quiet")
     assert full.returncode == 0, full.stderr
 
     def snapshot(path: Path) -> dict[str, list[tuple[object, ...]]]:

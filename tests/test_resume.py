@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import centaur_here
 from tests.support.sessions import small_session_toml
 from tests.support.stopping import child_env, interrupt, interruptible
 
@@ -91,9 +92,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path)
     assert 1 <= in_flight <= 8
 
     # The whole test (three runs) takes about 14 s in a full run on 2 cores: the limits only end a hang.
-    resumed = subprocess.run(
-        [*CENTAUR, "run", str(killed), "--quiet"], env=env, capture_output=True, text=True, timeout=300
-    )
+    resumed = centaur_here("run", str(killed), "--quiet")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     plural = "calls" if in_flight != 1 else "call"
     verb = "were" if in_flight != 1 else "was"
@@ -107,9 +106,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path: Path)
         killed_rows = conn.execute("SELECT cause, usd FROM unanswered_spend").fetchall()
     assert killed_rows == [("killed", None)] * in_flight
     assert "were out when a run was killed): not estimated (sent without a budget)" in resumed.stdout
-    full = subprocess.run(
-        [*CENTAUR, "run", str(reference), "--quiet"], env=env, capture_output=True, text=True, timeout=300
-    )
+    full = centaur_here("run", str(reference), "--quiet")
     assert full.returncode == 0, full.stderr
 
     a, b = _snapshot(db), _snapshot(tmp_path / "reference.db")

@@ -16,23 +16,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from centaur_tui.catalog import load_session
-from centaur_tui.cli.main import cli
 from centaur_tui.services.run import PipelineRun
 from centaur_tui.store import Store
+from tests.support.cli import centaur_here
 from tests.support.sessions import small_session_toml
 
 
 def centaur(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`centaur ARGS` in this process (click's runner: about 0.4 s of CPU less than a process each).
-
-    Every path passed is absolute; what a separate process adds (the entry point's logging, the
-    exit status through the OS) is tested in tests/test_settings_logs.py and tests/test_cli_terminal.py.
-    """
-    result = CliRunner().invoke(cli, list(args), env={"NO_COLOR": "1", "COLUMNS": "200"}, catch_exceptions=False)
-    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
+    return centaur_here(*args)  # every path passed is absolute
 
 
 def snapshot(db: Path) -> tuple[list[tuple[object, ...]], ...]:

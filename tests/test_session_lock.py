@@ -22,6 +22,7 @@ from centaur_tui.catalog import load_session
 from centaur_tui.domain.errors import SessionBusyError
 from centaur_tui.services.run import PipelineRun
 from centaur_tui.store import SessionLock, Store, lock_holder, lock_path
+from tests.support.cli import centaur_here
 from tests.support.sessions import small_session_toml
 
 CENTAUR = [sys.executable, "-m", "centaur_tui.cli"]
@@ -106,7 +107,7 @@ def test_a_second_centaur_run_exits_2_naming_the_first_and_a_killed_first_blocks
             first.kill()
             first.wait(timeout=30)
     assert lock_holder(db) is not None  # the dead holder's details are still in the file...
-    third = subprocess.run([*CENTAUR, "run", str(session), "--quiet"], capture_output=True, text=True, timeout=300)
+    third = centaur_here("run", str(session), "--quiet")
     assert third.returncode == 0, third.stdout + third.stderr  # ...but the OS released its lock
     with Store(db) as store:
         judgments = store.counts()["judgments"]

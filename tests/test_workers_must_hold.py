@@ -31,6 +31,7 @@ from centaur_tui.report.render import to_json, to_text
 from centaur_tui.services.report import session_report
 from centaur_tui.services.run import BUDGET_EXIT, exit_status, run_study
 from centaur_tui.store import Store
+from tests.support.cli import centaur_here
 from tests.support.provider_server import ProviderServer, http_session, provider_server
 from tests.support.sessions import small_session_toml
 
@@ -119,9 +120,7 @@ def test_a_panel_killed_mid_run_resumes_sending_only_what_was_not_answered(tmp_p
     in_flight = _in_flight(db)
     assert answered and 1 <= in_flight <= 8
 
-    resumed = subprocess.run(
-        [*CENTAUR, "run", str(killed), "--quiet"], env=env, capture_output=True, text=True, timeout=300
-    )
+    resumed = centaur_here("run", str(killed), "--quiet")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     # Only the calls in flight at the kill may have been billed twice; nothing answered was sent again.
     plural, verb = ("calls", "were") if in_flight != 1 else ("call", "was")
