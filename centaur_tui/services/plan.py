@@ -13,26 +13,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from centaur_tui.domain.records import ComparisonRecord, JudgmentRow
 from centaur_tui.domain.study import Study
 
 EMPTY_SCORES = {"columns": ["judgment_id", "candidate", "dims", "mean"], "rows": [], "packed": []}
 """The plan needs verdicts only: no rubric scores are read."""
 
 
-def _read(database: Path) -> tuple[dict[str, Any], dict[str, tuple[str, str]], list[dict[str, Any]]]:
+def _read(database: Path) -> tuple[dict[str, ComparisonRecord], dict[str, tuple[str, str]], list[JudgmentRow]]:
     from centaur_tui.store import Store, comparison_texts
 
     with Store(database, readonly=True) as store:
         comps = store.comparisons()
         if not comps:
             return {}, {}, []
-        rows = [r for r in store.judgment_rows() if r["judge_kind"] == "llm"]
+        rows = [r for r in store.judgment_rows() if r.judge_kind == "llm"]
         return comps, comparison_texts(store), rows
 
 
 def load_plan_source(
     study: Study, needed: int, folder: Path
-) -> tuple[Study, dict[str, Any], dict[str, tuple[str, str]], list[dict[str, Any]], str]:
+) -> tuple[Study, dict[str, ComparisonRecord], dict[str, tuple[str, str]], list[JudgmentRow], str]:
     """Comparisons, texts and LLM judgment rows to plan on: the session's own, or a simulated stand-in run.
 
     Args:
@@ -73,9 +74,9 @@ def load_plan_source(
 
 def simulate_design(
     study: Study,
-    comps: dict[str, Any],
+    comps: dict[str, ComparisonRecord],
     texts: dict[str, tuple[str, str]],
-    llm_rows: list[dict[str, Any]],
+    llm_rows: list[JudgmentRow],
     n: int,
     m: int,
     k: int,
@@ -107,10 +108,10 @@ def simulate_design(
     from centaur_tui.stats.planning import summarise_plan
 
     design = design_from_session(study.session, simulated=True)
-    first_id = max((r["judgment_id"] for r in llm_rows), default=0) + 1
-    by_comparison: dict[str, list[dict[str, Any]]] = {}
+    first_id = max((r.judgment_id for r in llm_rows), default=0) + 1
+    by_comparison: dict[str, list[JudgmentRow]] = {}
     for r in llm_rows:
-        by_comparison.setdefault(r["comparison_id"], []).append(r)
+        by_comparison.setdefault(r.comparison_id, []).append(r)
     docs, judged, compared = [], [], []
     for rep in range(reps):
         rep_seed = seed * 100_003 + rep
@@ -140,9 +141,9 @@ def simulate_design(
 
 def _ppr_arrays(
     study: Study,
-    comps: dict[str, Any],
+    comps: dict[str, ComparisonRecord],
     texts: dict[str, tuple[str, str]],
-    llm_rows: list[dict[str, Any]],
+    llm_rows: list[JudgmentRow],
     knobs: Any,
     reps: int,
     seed: int,
@@ -160,9 +161,9 @@ def _ppr_arrays(
 
     llm: dict[str, list[float]] = {}
     for r in llm_rows:
-        c = comps.get(r["comparison_id"])
-        if c is not None and r["valid"] and r["winner"] is not None:
-            llm.setdefault(c.id, []).append(points(r["winner"], c.candidate_a, c.candidate_b))
+        c = comps.get(r.comparison_id)
+        if c is not None and r.valid and r.winner is not None:
+            llm.setdefault(c.id, []).append(points(r.winner, c.candidate_a, c.candidate_b))
     out = []
     for mode in sorted({c.mode for c in comps.values()}):
         mine = sorted((c for c in comps.values() if c.mode == mode), key=lambda c: c.id)
@@ -205,8 +206,8 @@ class Costs:
 
 def plan_costs(
     study: Study,
-    llm_rows: list[dict[str, Any]],
-    comps: dict[str, Any],
+    llm_rows: list[JudgmentRow],
+    comps: dict[str, ComparisonRecord],
     *,
     expert_cost: float | None,
     hourly_rate: float | None,
@@ -281,17 +282,17 @@ def _expert_seconds(study: Study) -> list[float]:
         return []
     with Store(study.database, readonly=True) as store:
         return [
-            float(r["seconds"])
+            float(r.seconds)
             for r in store.judgment_rows()
-            if r["judge_kind"] == "expert" and r["valid"] and r["seconds"] and r["seconds"] > 0
+            if r.judge_kind == "expert" and r.valid and r.seconds and r.seconds > 0
         ]
 
 
 def simulate_ppr_designs(
     study: Study,
-    comps: dict[str, Any],
+    comps: dict[str, ComparisonRecord],
     texts: dict[str, tuple[str, str]],
-    llm_rows: list[dict[str, Any]],
+    llm_rows: list[JudgmentRow],
     knobs: Any,
     reps: int,
     sizes: list[int],

@@ -18,15 +18,19 @@ from typing import Any
 
 from centaur_tui.domain.errors import StoreError
 from centaur_tui.domain.records import (
+    CALL_ERROR_ROW_FIELDS,
     TIMEOUT_ERRORS,
     AssistanceRecord,
+    CallErrorRow,
     CallFailure,
     CallRecord,
     ComparisonRecord,
     JudgmentRecord,
+    JudgmentRow,
     OutputRecord,
+    OutputRow,
     RowTable,
-    ScoreRecord,
+    ScoreRow,
 )
 from centaur_tui.store import chain
 from centaur_tui.store.connection import BUSY_TIMEOUT_MS, connect, immediate_transaction, utc_now
@@ -39,6 +43,11 @@ _JUDGMENT_ROWS_SQL = (
     " FROM judgments j JOIN comparisons c ON c.id = j.comparison_id ORDER BY j.id"
 )
 """One tidy row per judgment, in the export's column order (`judgment_rows`, `judgment_table`)."""
+
+
+def _flag(row: tuple[Any, ...], index: int) -> tuple[Any, ...]:
+    """`row` with its SQLite 0/1 at `index` as a bool."""
+    return (*row[:index], bool(row[index]), *row[index + 1 :])
 
 
 class JudgeNameClashError(StoreError):
@@ -428,9 +437,9 @@ class Store:
                 "invalid_judgments": invalid,
             }
 
-    def judgment_rows(self) -> list[dict[str, Any]]:
+    def judgment_rows(self) -> list[JudgmentRow]:
         """One tidy row per judgment (valid or not), in the export's column order."""
-        return self.read(_JUDGMENT_ROWS_SQL)
+        return [JudgmentRow(*_flag(r, 12)) for r in self.read_table(_JUDGMENT_ROWS_SQL).rows]
 
     def judgment_table(self) -> RowTable:
         """`judgment_rows()` as a RowTable (the report's read)."""
@@ -442,25 +451,27 @@ class Store:
             "SELECT id, run, task, mode, candidate_a, candidate_b, output_a, output_b FROM comparisons"
         )
 
-    def score_rows(self) -> list[dict[str, Any]]:
-        return self.read(
+    def score_rows(self) -> list[ScoreRow]:
+        """Every rubric score with its judgment's comparison and judge, in the store's order."""
+        table = self.read_table(
             "SELECT j.comparison_id, j.judge, s.candidate, s.dimension, s.dimension_kind, s.score,"
             " s.judgment_id FROM scores s JOIN judgments j ON j.id = s.judgment_id ORDER BY s.judgment_id, s.rowid"
         )
+        return [ScoreRow(*r) for r in table.rows]
 
-    def output_rows(self) -> list[dict[str, Any]]:
-        return self.read(
+    def output_rows(self) -> list[OutputRow]:
+        """Every output with its assistance text, in (run, task, mode, candidate) order."""
+        table = self.read_table(
             "SELECT o.run, o.task, o.mode, o.candidate, o.worker, o.text, a.text AS assistance_text, o.id AS output_id,"
             " o.cut_off FROM outputs o LEFT JOIN assistance_texts a ON a.id = o.assistance_id"
             " ORDER BY o.run, o.task, o.mode, o.candidate"
         )
+        return [OutputRow(*_flag(r, 8)) for r in table.rows]
 
-    def error_rows(self) -> list[dict[str, Any]]:
-        return self.read("SELECT * FROM call_errors ORDER BY id")
-
-    @staticmethod
-    def scores_of(rows: list[dict[str, Any]]) -> tuple[ScoreRecord, ...]:
-        return tuple(ScoreRecord(r["candidate"], r["dimension"], r["dimension_kind"], r["score"]) for r in rows)
+    def error_rows(self) -> list[CallErrorRow]:
+        """Every failed attempt of a provider call (`call_errors`), oldest first."""
+        table = self.read_table(f"SELECT {', '.join(CALL_ERROR_ROW_FIELDS)} FROM call_errors ORDER BY id")
+        return [CallErrorRow(*_flag(r, 7)) for r in table.rows]
 
 
 def insert_judgment_row(c: sqlite3.Connection, record: JudgmentRecord, *, or_ignore: bool = False) -> sqlite3.Cursor:
