@@ -115,7 +115,7 @@ def test_hourly_rate_uses_the_median_stored_expert_time(tmp_path: Path) -> None:
         records = simulate_expert_judgments(study, comps, comparison_texts(store), places, JudgeSimulation())
         timed = [dataclasses.replace(r, seconds=s) for r, s in zip(records, (60, 120, 180, 240, 9000), strict=True)]
         store_judgments(store, timed)
-        rows = [r for r in store.judgment_rows() if r["judge_kind"] == "llm"]
+        rows = [r for r in store.judgment_rows() if r.judge_kind == "llm"]
     costs = plan_costs(study, rows, comps, expert_cost=None, hourly_rate=30.0, stored=True)
     assert costs.expert == pytest.approx(30.0 * 180 / 3600)  # the median, not the mean the 9,000 s outlier drags
     assert "median 180 s per judgment (n = 5 stored)" in costs.expert_basis

@@ -323,7 +323,7 @@ def test_ids_are_kept_when_free_and_reassigned_when_taken(session: Path, tmp_pat
         assert (summary.inserted, summary.unchanged) == (len(records), 0)
         again = store_judgments(store, [moved])
         assert again.inserted == 1
-        ids = [r["judgment_id"] for r in store.judgment_rows()]
+        ids = [r.judgment_id for r in store.judgment_rows()]
         assert ids[: len(records)] == [r.id for r in records] and ids[-1] == max(ids) > max(r.id for r in records)
         agg = option_score_rows(store, ["instruction_following"])
         assert agg["columns"] == ["judgment_id", "candidate", "dims", "mean", "general"]

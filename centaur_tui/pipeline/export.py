@@ -62,8 +62,10 @@ _MODE_ORDER = {mode: i for i, mode in enumerate(MODES)}  # automation first, as 
 
 
 def _key(row: JudgmentRow | OutputRow, columns: tuple[str, ...]) -> tuple[Any, ...]:
-    values = [getattr(row, c) for c in columns]
-    return tuple((_MODE_ORDER.get(v, len(_MODE_ORDER)), v) if c == "mode" else v for c, v in zip(columns, values))
+    values = (getattr(row, c) for c in columns)
+    return tuple(
+        (_MODE_ORDER.get(v, len(_MODE_ORDER)), v) if c == "mode" else v for c, v in zip(columns, values, strict=True)
+    )
 
 
 def stable_rows(judgments: list[JudgmentRow], scores: list[ScoreRow]) -> tuple[list[JudgmentRow], list[ScoreRow]]:

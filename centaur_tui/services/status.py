@@ -105,15 +105,7 @@ def study_status(study: Study, *, alpha: float | None = None, margin: float | No
             reason = "retired candidate"
         else:
             first, second = sorted((c.candidate_a, c.candidate_b))
-            z = (
-                1.0
-                if r.winner == first
-                else -1.0
-                if r.winner == second
-                else 0.0
-                if r.winner == "tie"
-                else None
-            )
+            z = 1.0 if r.winner == first else -1.0 if r.winner == second else 0.0 if r.winner == "tie" else None
             if z is None:
                 reason = "invalid"
             else:
