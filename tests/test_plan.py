@@ -136,9 +136,9 @@ def test_more_judgments_give_narrower_intervals(run_session: Path) -> None:
     for m in (15, 90):
         summary, judged, compared = simulate_design(study, comps, texts, rows, 3, m, 3, knobs, 3, 100, 0)
         assert judged == [3 * m] * 3 and compared == [m] * 3
-        by = {r["key"]: r for r in summary}
-        assert by["expert_llm_agreement"]["defined"] == 3 and 0.5 < by["expert_llm_agreement"]["value"] < 1
-        width[m] = by["expert_llm_agreement"]["width"], by["spearman_pooled"]["width"]
+        by = {r.key: r for r in summary}
+        assert by["expert_llm_agreement"].defined == 3 and 0.5 < by["expert_llm_agreement"].value < 1
+        width[m] = by["expert_llm_agreement"].width, by["spearman_pooled"].width
     assert width[90][0] < width[15][0] and width[90][1] < width[15][1], width
 
 

@@ -12,12 +12,15 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.services.session import open_session
+
+if TYPE_CHECKING:
+    from centaur_tui.stats.planning import PlanStatistic
 
 WIDTH = 100
 
@@ -26,10 +29,10 @@ def _say(text: str, **style: Any) -> None:
     click.secho(textwrap.fill(text, width=WIDTH, subsequent_indent="  "), **style)
 
 
-def _width(r: dict[str, Any]) -> str:
-    if math.isnan(r["width"]):
+def _width(r: PlanStatistic) -> str:
+    if math.isnan(r.width):
         return "-"
-    return f"{r['width']:.3f} [{r['width_p10']:.3f}, {r['width_p90']:.3f}]"
+    return f"{r.width:.3f} [{r.width_p10:.3f}, {r.width_p90:.3f}]"
 
 
 def power_text(row: dict[str, Any]) -> str:
@@ -299,8 +302,8 @@ def plan(
                 )
             click.echo(f"  {'statistic':<42} {'expected':>9}  {'interval width: mean [p10, p90]':<33} {'defined':>9}")
             for r in summary:
-                value = "NaN" if math.isnan(r["value"]) else f"{r['value']:.3f}"
-                click.echo(f"  {r['label']:<42} {value:>9}  {_width(r):<33} {r['defined']:>4}/{r['cases']}".rstrip())
+                value = "NaN" if math.isnan(r.value) else f"{r.value:.3f}"
+                click.echo(f"  {r.label:<42} {value:>9}  {_width(r):<33} {r.defined:>4}/{r.cases}".rstrip())
         if len(designs) > 1:
             click.echo("")
             click.secho("Designs side by side (mean interval width; smaller is better)", bold=True)
@@ -310,8 +313,8 @@ def plan(
                 f"{'Spearman pooled':>15}  {'Spearman/task':>13}"
             )
             for (n, m, k), judgments, summary in summary_rows:
-                by = {r["key"]: r for r in summary}
-                cells = ["-" if math.isnan(by[key]["width"]) else f"{by[key]['width']:.3f}" for key in keys]
+                by = {r.key: r for r in summary}
+                cells = ["-" if math.isnan(by[key].width) else f"{by[key].width:.3f}" for key in keys]
                 click.echo(
                     f"  {n:>3} {m:>5} {k:>3} {judgments:>10,.0f}  {cells[0]:>15}  {cells[1]:>13}  {cells[2]:>15}  "
                     f"{cells[3]:>13}"

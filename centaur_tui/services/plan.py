@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from centaur_tui.domain.records import ComparisonRecord, JudgmentRow
 from centaur_tui.domain.study import Study
+
+if TYPE_CHECKING:
+    from centaur_tui.stats.planning import PlanStatistic
 
 EMPTY_SCORES = {"columns": ["judgment_id", "candidate", "dims", "mean"], "rows": [], "packed": []}
 """The plan needs verdicts only: no rubric scores are read."""
@@ -84,7 +87,7 @@ def simulate_design(
     reps: int,
     bootstrap: int,
     seed: int,
-) -> tuple[list[dict[str, Any]], list[int], list[int]]:
+) -> tuple[list[PlanStatistic], list[int], list[int]]:
     """Simulate one design (N experts x M judgments, overlap K) `reps` times and summarise the statistics.
 
     Args:

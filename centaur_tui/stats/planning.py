@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 import numpy as np
@@ -88,17 +89,36 @@ def _finite(x: object) -> TypeGuard[float]:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
 
 
-def summarise_plan(docs: Sequence[ExpertsSection]) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class PlanStatistic:
+    """One statistic of a simulated expert study, over its replicates (`summarise_plan`)."""
+
+    key: str
+    label: str
+    replicates: int
+    cases: int
+    """Replicates x groups (a per-task statistic has one case per task and replicate)."""
+    defined: int
+    """Cases with a value."""
+    value: float
+    """Mean of the defined values (NaN: none)."""
+    with_interval: int
+    """Cases with an interval."""
+    width: float
+    """Mean interval width (NaN: no case has an interval)."""
+    width_p10: float
+    width_p90: float
+    """10th and 90th percentiles of the widths (NaN: no case has an interval)."""
+
+
+def summarise_plan(docs: Sequence[ExpertsSection]) -> list[PlanStatistic]:
     """Expected value and interval width of each statistic over simulated replicates.
 
     Args:
         docs: The experts-vs-LLM sections of the replicates (`ExpertResult.section`).
 
     Returns:
-        One dict per statistic: key, label, replicates, cases (replicates x groups),
-        defined (cases with a value), value (mean of the defined values), with_interval
-        (cases with an interval), width (mean interval width), width_p10, width_p90 (10th and
-        90th percentiles of the widths); NaN where no case has one.
+        One `PlanStatistic` per statistic of `PLAN_STATISTICS`, in its order.
     """
     out = []
     for key, label, extract in PLAN_STATISTICS:
@@ -106,23 +126,34 @@ def summarise_plan(docs: Sequence[ExpertsSection]) -> list[dict[str, Any]]:
         values = np.array([c[0] for c in cases if _finite(c[0])], dtype=float)
         widths = np.array([c[2] - c[1] for c in cases if _finite(c[1]) and _finite(c[2])], dtype=float)
         out.append(
-            {
-                "key": key,
-                "label": label,
-                "replicates": len(docs),
-                "cases": len(cases),
-                "defined": len(values),
-                "value": float(values.mean()) if len(values) else math.nan,
-                "with_interval": len(widths),
-                "width": float(widths.mean()) if len(widths) else math.nan,
-                "width_p10": float(np.quantile(widths, 0.1)) if len(widths) else math.nan,
-                "width_p90": float(np.quantile(widths, 0.9)) if len(widths) else math.nan,
-            }
+            PlanStatistic(
+                key=key,
+                label=label,
+                replicates=len(docs),
+                cases=len(cases),
+                defined=len(values),
+                value=float(values.mean()) if len(values) else math.nan,
+                with_interval=len(widths),
+                width=float(widths.mean()) if len(widths) else math.nan,
+                width_p10=float(np.quantile(widths, 0.1)) if len(widths) else math.nan,
+                width_p90=float(np.quantile(widths, 0.9)) if len(widths) else math.nan,
+            )
         )
     return out
 
 
 # -- prediction-powered rankings: expert comparisons for a target rank-set size ---------------
+
+
+@dataclass(frozen=True, slots=True)
+class SizePoint:
+    """The prediction-powered rank-set size with n random expert comparisons, over replicates (`ppr_size_curve`)."""
+
+    n: int
+    mean_size: float
+    size_p10: float
+    size_p90: float
+    replicates: int
 
 
 def ppr_size_curve(
@@ -136,7 +167,7 @@ def ppr_size_curve(
     alpha: float = 0.1,
     method: str = "chatzi",
     seed: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[SizePoint]:
     """Mean prediction-powered rank-set size for each number n of uniformly random expert comparisons.
 
     Args:
@@ -148,7 +179,7 @@ def ppr_size_curve(
         seed: Seed of the random subsets (one per replicate and n).
 
     Returns:
-        One row per n: n, mean_size, size_p10, size_p90 (over replicates), replicates.
+        One `SizePoint` per n, n ascending.
     """
     from centaur_tui.stats import ppr
 
@@ -165,20 +196,20 @@ def ppr_size_curve(
         low, high = ppr.rank_sets(est.theta, est.sigma, alpha, method)  # type: ignore[arg-type]
         size = ppr.set_sizes(low, high)
         out.append(
-            {
-                "n": n,
-                "mean_size": float(size.mean()),
-                "size_p10": float(np.percentile(size, 10)),
-                "size_p90": float(np.percentile(size, 90)),
-                "replicates": reps,
-            }
+            SizePoint(
+                n=n,
+                mean_size=float(size.mean()),
+                size_p10=float(np.percentile(size, 10)),
+                size_p90=float(np.percentile(size, 90)),
+                replicates=reps,
+            )
         )
     return out
 
 
-def comparisons_for_target(curve: list[dict[str, Any]], target: float) -> int | None:
+def comparisons_for_target(curve: Sequence[SizePoint], target: float) -> int | None:
     """The fewest n of the curve whose mean rank-set size is at most `target` (None: not reached)."""
-    return next((r["n"] for r in curve if r["mean_size"] <= target), None)
+    return next((r.n for r in curve if r.mean_size <= target), None)
 
 
 # -- cost-aware sizing: expert comparisons and runs (LLM-judged comparisons) for a target ------
