@@ -41,17 +41,17 @@ def _planted(units_per_run: int = 60, runs: int = 2, reps: int = 12, seed: int =
 def test_design_grid_power_grows_with_runs_and_experts_and_the_cheapest_is_priced() -> None:
     a, b, k, yhat, y, run = _planted()
     grid = ppr_design_grid(a, b, k, yhat, y, run, [2, 8], [40, 120, 480], target=2.5, alpha=0.1, seed=1)
-    by = {(r["runs"], r["n"]): r for r in grid}
+    by = {(r.runs, r.n): r for r in grid}
     assert set(by) == {(2, 40), (2, 120), (8, 40), (8, 120), (8, 480)}  # 480 > 120 comparisons: cut to 120
-    assert by[(2, 40)]["mean_size"] >= by[(2, 120)]["mean_size"] >= by[(8, 480)]["mean_size"]
-    assert by[(8, 480)]["power"] >= by[(2, 40)]["power"]
-    assert all(r["replicates"] == 12 and 0 <= r["power"] <= 1 for r in grid)
+    assert by[(2, 40)].mean_size >= by[(2, 120)].mean_size >= by[(8, 480)].mean_size
+    assert by[(8, 480)].power >= by[(2, 40)].power
+    assert all(r.replicates == 12 and 0 <= r.power <= 1 for r in grid)
     best, priced = cheapest_design(grid, expert_cost=2.0, run_cost=10.0, stored_runs=2, power=0.5)
-    assert [r["llm_cost"] for r in priced if r["runs"] == 2] == [0.0, 0.0]  # stored runs are paid for
-    assert all(r["cost"] == r["n"] * 2.0 + max(0, r["runs"] - 2) * 10.0 for r in priced)
+    assert [r.llm_cost for r in priced if r.runs == 2] == [0.0, 0.0]  # stored runs are paid for
+    assert all(r.cost == r.n * 2.0 + max(0, r.runs - 2) * 10.0 for r in priced)
     if best is not None:
-        assert best["power"] >= 0.5
-        assert best["cost"] == min(r["cost"] for r in priced if r["power"] >= 0.5)
+        assert best.power >= 0.5
+        assert best.cost == min(r.cost for r in priced if r.power >= 0.5)
     none, _ = cheapest_design(grid, expert_cost=1.0, run_cost=None, stored_runs=0, power=1.01)
     assert none is None
 

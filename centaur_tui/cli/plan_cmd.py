@@ -20,7 +20,11 @@ from centaur_tui.domain.errors import CentaurError
 from centaur_tui.services.session import open_session
 
 if TYPE_CHECKING:
-    from centaur_tui.stats.planning import PlanStatistic
+    from centaur_tui.domain.records import ComparisonRecord, JudgmentRow
+    from centaur_tui.domain.session import JudgeSimulation
+    from centaur_tui.domain.study import Study
+    from centaur_tui.services.plan import Costs
+    from centaur_tui.stats.planning import DesignPoint, PlanStatistic
 
 WIDTH = 100
 
@@ -35,23 +39,23 @@ def _width(r: PlanStatistic) -> str:
     return f"{r.width:.3f} [{r.width_p10:.3f}, {r.width_p90:.3f}]"
 
 
-def power_text(row: dict[str, Any]) -> str:
+def power_text(row: DesignPoint) -> str:
     """A design's power with its n of replicates."""
-    return f"{row['power']:.2f} (n={row['replicates']})"
+    return f"{row.power:.2f} (n={row.replicates})"
 
 
 def _plan_ppr(
-    study: Any,
-    comps: Any,
-    texts: Any,
-    llm_rows: Any,
-    knobs: Any,
+    study: Study,
+    comps: dict[str, ComparisonRecord],
+    texts: dict[str, tuple[str, str]],
+    llm_rows: list[JudgmentRow],
+    knobs: JudgeSimulation,
     reps: int,
     sizes: list[int],
     target: float,
     alpha: float | None,
     seed: int,
-    costs: Any,
+    costs: Costs | None,
     run_factors: list[int],
     power: float,
 ) -> None:
@@ -91,7 +95,7 @@ def _plan_ppr(
         target=target, alpha=alpha, method=stats.ppr_method, seed=seed,
     ):  # fmt: skip
         best, priced = cheapest_design(
-            m["grid"],
+            m.grid,
             expert_cost=costs.expert if costs is not None else 0.0,
             run_cost=costs.run if costs is not None else None,
             stored_runs=costs.stored_runs if costs is not None else base,
@@ -99,38 +103,38 @@ def _plan_ppr(
         )
         per_call = costs.judge_calls_per_comparison if costs is not None else 0.0
         click.echo("")
-        click.secho(f"  {m['mode']}: {m['candidates']} candidates", bold=True)
+        click.secho(f"  {m.mode}: {m.candidates} candidates", bold=True)
         click.echo(
             f"    {'runs':>5} {'comparisons':>11} {'judge calls':>11} {'n experts':>9}  "
             f"{'mean size [p10, p90]':<22} {'power':<14} {'cost':>12}"
         )
         for r in priced:
-            cost = f"{r['cost']:,.2f}" if costs is not None else "-"
+            cost = f"{r.cost:,.2f}" if costs is not None else "-"
             click.echo(
-                f"    {r['runs']:>5} {r['comparisons']:>11,} {r['comparisons'] * per_call:>11,.0f} {r['n']:>9,}  "
-                f"{r['mean_size']:>5.2f} [{r['size_p10']:.2f}, {r['size_p90']:.2f}]{'':<6} "
+                f"    {r.runs:>5} {r.comparisons:>11,} {r.comparisons * per_call:>11,.0f} {r.n:>9,}  "
+                f"{r.mean_size:>5.2f} [{r.size_p10:.2f}, {r.size_p90:.2f}]{'':<6} "
                 f"{power_text(r):<14} {cost:>12}"
             )
         if best is not None:
             money = (
-                f" for {best['cost']:,.2f} ({best['expert_cost']:,.2f} experts, {best['llm_cost']:,.2f} LLM runs)"
+                f" for {best.cost:,.2f} ({best.expert_cost:,.2f} experts, {best.llm_cost:,.2f} LLM runs)"
                 if costs is not None
                 else " (fewest expert comparisons; give --expert-cost or --hourly-rate to weigh them against runs)"
             )
             _say(
-                f"    Recommended: {best['runs']} run(s) ({best['comparisons']:,} LLM-judged comparisons, about "
-                f"{best['comparisons'] * per_call:,.0f} judge calls) and {best['n']:,} uniformly random expert "
-                f"comparisons{money}: mean rank-set size {best['mean_size']:.2f}, power {best['power']:.2f} "
-                f"(n = {best['replicates']} replicates).",
+                f"    Recommended: {best.runs} run(s) ({best.comparisons:,} LLM-judged comparisons, about "
+                f"{best.comparisons * per_call:,.0f} judge calls) and {best.n:,} uniformly random expert "
+                f"comparisons{money}: mean rank-set size {best.mean_size:.2f}, power {best.power:.2f} "
+                f"(n = {best.replicates} replicates).",
                 fg="green",
             )
         else:
-            near = min(priced, key=lambda r: (r["mean_size"], r["cost"]))
+            near = min(priced, key=lambda r: (r.mean_size, r.cost))
             _say(
                 f"    Not reached with power >= {power:g} by any design tried (up to {max(run_counts)} runs and "
-                f"{max(r['n'] for r in priced):,} expert comparisons). Nearest: {near['runs']} run(s), "
-                f"{near['n']:,} expert comparisons, mean size {near['mean_size']:.2f}, power {near['power']:.2f} "
-                f"(n = {near['replicates']} replicates). Try a larger --ppr-runs factor, more --ppr-sizes, a larger "
+                f"{max(r.n for r in priced):,} expert comparisons). Nearest: {near.runs} run(s), "
+                f"{near.n:,} expert comparisons, mean size {near.mean_size:.2f}, power {near.power:.2f} "
+                f"(n = {near.replicates} replicates). Try a larger --ppr-runs factor, more --ppr-sizes, a larger "
                 "target or alpha.",
                 fg="yellow",
             )

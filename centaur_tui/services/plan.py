@@ -17,7 +17,7 @@ from centaur_tui.domain.records import ComparisonRecord, JudgmentRow
 from centaur_tui.domain.study import Study
 
 if TYPE_CHECKING:
-    from centaur_tui.stats.planning import PlanStatistic
+    from centaur_tui.stats.planning import DesignPoint, PlanStatistic
 
 EMPTY_SCORES = {"columns": ["judgment_id", "candidate", "dims", "mean"], "rows": [], "packed": []}
 """The plan needs verdicts only: no rubric scores are read."""
@@ -291,6 +291,15 @@ def _expert_seconds(study: Study) -> list[float]:
         ]
 
 
+@dataclass(frozen=True, slots=True)
+class ModeDesigns:
+    """The designs `simulate_ppr_designs` tried on one mode's comparisons."""
+
+    mode: str
+    candidates: int
+    grid: list[DesignPoint]
+
+
 def simulate_ppr_designs(
     study: Study,
     comps: dict[str, ComparisonRecord],
@@ -305,7 +314,7 @@ def simulate_ppr_designs(
     alpha: float,
     method: str,
     seed: int,
-) -> list[dict[str, Any]]:
+) -> list[ModeDesigns]:
     """Per mode: the rank-set size and power of every (runs, n expert comparisons) design (`ppr_design_grid`)."""
     from centaur_tui.stats.planning import ppr_design_grid
 
@@ -314,5 +323,5 @@ def simulate_ppr_designs(
         grid = ppr_design_grid(
             a, b, len(names), yhat, y, run, run_counts, sizes, target=target, alpha=alpha, method=method, seed=seed
         )
-        out.append({"mode": mode, "candidates": len(names), "grid": grid})
+        out.append(ModeDesigns(mode, len(names), grid))
     return out

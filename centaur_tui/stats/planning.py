@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeGuard
+from dataclasses import dataclass, fields
+from typing import TypeGuard
 
 import numpy as np
 
@@ -246,6 +246,31 @@ def emulated_runs(run: np.ndarray, runs: int, reps: int) -> tuple[np.ndarray, np
     return np.concatenate(units), np.concatenate(copies)
 
 
+@dataclass(frozen=True, slots=True)
+class DesignPoint:
+    """One design (runs of the pipeline, n expert comparisons) of `ppr_design_grid`, over its replicates."""
+
+    runs: int
+    comparisons: int
+    """Comparisons with LLM verdicts in the design's runs."""
+    n: int
+    mean_size: float
+    size_p10: float
+    size_p90: float
+    power: float
+    """Share of the replicates whose mean rank-set size is <= the target."""
+    replicates: int
+
+
+@dataclass(frozen=True, slots=True)
+class PricedDesign(DesignPoint):
+    """A `DesignPoint` with its price (`cheapest_design`)."""
+
+    expert_cost: float
+    llm_cost: float
+    cost: float
+
+
 def ppr_design_grid(
     a: np.ndarray,
     b: np.ndarray,
@@ -260,7 +285,7 @@ def ppr_design_grid(
     alpha: float = 0.1,
     method: str = "chatzi",
     seed: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[DesignPoint]:
     """Mean rank-set size and power for each design (runs, n expert comparisons).
 
     Args:
@@ -270,8 +295,7 @@ def ppr_design_grid(
         target: Mean rank-set size to reach.
 
     Returns:
-        One row per design: runs, comparisons (with LLM verdicts), n, mean_size, size_p10, size_p90,
-        power (share of the R replicates whose mean rank-set size is <= target), replicates.
+        One `DesignPoint` per design, by runs then n.
     """
     from centaur_tui.stats import ppr
 
@@ -295,28 +319,28 @@ def ppr_design_grid(
             low, high = ppr.rank_sets(est.theta, est.sigma, alpha, method)  # type: ignore[arg-type]
             size = ppr.set_sizes(low, high)
             out.append(
-                {
-                    "runs": runs,
-                    "comparisons": len(usable),
-                    "n": n,
-                    "mean_size": float(size.mean()),
-                    "size_p10": float(np.percentile(size, 10)),
-                    "size_p90": float(np.percentile(size, 90)),
-                    "power": float(np.mean(size <= target)),
-                    "replicates": reps,
-                }
+                DesignPoint(
+                    runs=runs,
+                    comparisons=len(usable),
+                    n=n,
+                    mean_size=float(size.mean()),
+                    size_p10=float(np.percentile(size, 10)),
+                    size_p90=float(np.percentile(size, 90)),
+                    power=float(np.mean(size <= target)),
+                    replicates=reps,
+                )
             )
     return out
 
 
 def cheapest_design(
-    grid: list[dict[str, Any]],
+    grid: Sequence[DesignPoint],
     *,
     expert_cost: float,
     run_cost: float | None,
     stored_runs: int,
     power: float,
-) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+) -> tuple[PricedDesign | None, list[PricedDesign]]:
     """Price every design and pick the least costly one whose power reaches `power`.
 
     Args:
@@ -327,13 +351,14 @@ def cheapest_design(
         power: Required probability of reaching the target.
 
     Returns:
-        (the cheapest design reaching `power`, or None; every row with `cost`, `expert_cost`, `llm_cost` added).
+        (the cheapest design reaching `power`, or None; every design priced).
     """
     priced = []
     for row in grid:
-        llm = max(0, row["runs"] - stored_runs) * (run_cost or 0.0)
-        expert = row["n"] * expert_cost
-        priced.append({**row, "expert_cost": expert, "llm_cost": llm, "cost": expert + llm})
-    ok = [r for r in priced if r["power"] >= power]
-    best = min(ok, key=lambda r: (r["cost"], r["n"], r["runs"])) if ok else None
+        llm = max(0, row.runs - stored_runs) * (run_cost or 0.0)
+        expert = row.n * expert_cost
+        point = {f.name: getattr(row, f.name) for f in fields(DesignPoint)}
+        priced.append(PricedDesign(**point, expert_cost=expert, llm_cost=llm, cost=expert + llm))
+    ok = [r for r in priced if r.power >= power]
+    best = min(ok, key=lambda r: (r.cost, r.n, r.runs)) if ok else None
     return best, priced
