@@ -45,6 +45,13 @@ _JUDGMENT_ROWS_SQL = (
 """One tidy row per judgment, in the export's column order (`judgment_rows`, `judgment_table`)."""
 
 
+_CALL_COLUMNS = (
+    "key, stage, model, sample, messages, params, response, prompt_tokens, completion_tokens, cost, latency_s,"
+    " attempts, simulated, finish_reason, served_model, cached_tokens, deployment"
+)
+"""The columns of `calls` in the order of CallRecord's fields (`Store.call`)."""
+
+
 def _flag(row: tuple[Any, ...], index: int) -> tuple[Any, ...]:
     """`row` with its SQLite 0/1 at `index` as a bool."""
     return (*row[:index], bool(row[index]), *row[index + 1 :])
@@ -222,9 +229,10 @@ class Store:
             row = self._conn.execute("SELECT response, finish_reason FROM calls WHERE key = ?", (key,)).fetchone()
         return (row[0], row[1]) if row else None
 
-    def call(self, key: str) -> dict[str, Any] | None:
-        rows = self.read("SELECT * FROM calls WHERE key = ?", (key,))
-        return rows[0] if rows else None
+    def call(self, key: str) -> CallRecord | None:
+        """The stored call with this key (its messages and params as JSON, the raw reply), or None."""
+        table = self.read_table(f"SELECT {_CALL_COLUMNS} FROM calls WHERE key = ?", (key,))
+        return CallRecord(*_flag(table.rows[0], 12)) if table.rows else None
 
     @staticmethod
     def _insert_call(c: sqlite3.Connection, r: CallRecord) -> None:
