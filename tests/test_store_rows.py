@@ -63,8 +63,8 @@ def test_judgment_rows_are_typed_and_in_the_export_column_order(store: Store) ->
     assert first.rationale == HOSTILE and first.seconds == 1.5 and second.seconds is None
     assert (first.run, first.task, first.mode, first.judgment_id) == (1, "t", "automation", 1)
     # The fields are the export's columns (less `batch`, which the export adds), in its order.
-    assert JUDGMENT_ROW_FIELDS == (*REQUIRED_JUDGMENT_COLUMNS, *OPTIONAL_JUDGMENT_COLUMNS[:-1])
-    assert JUDGMENT_COLUMNS == (*JUDGMENT_ROW_FIELDS, "batch")
+    assert (*REQUIRED_JUDGMENT_COLUMNS, *OPTIONAL_JUDGMENT_COLUMNS[:-1]) == JUDGMENT_ROW_FIELDS
+    assert (*JUDGMENT_ROW_FIELDS, "batch") == JUDGMENT_COLUMNS
     assert list(first.as_row()) == list(JUDGMENT_ROW_FIELDS)
     with pytest.raises(dataclasses.FrozenInstanceError):
         first.winner = "B"  # type: ignore[misc]
