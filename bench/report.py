@@ -87,9 +87,9 @@ def build_store(study: Study, path: Path) -> dict[str, int]:
         store.set_meta({"session": s.name, "simulated": "true"})
         counts = store.counts()
     return {
-        "comparisons": counts["comparisons"],
-        "judgments": counts["judgments"],
-        "invalid": counts["invalid_judgments"],
+        "comparisons": counts.comparisons,
+        "judgments": counts.judgments,
+        "invalid": counts.invalid_judgments,
         "scores": len(rows.score_rows),
     }
 

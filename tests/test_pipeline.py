@@ -34,12 +34,12 @@ def test_full_run_matches_the_plan_and_a_second_run_sends_nothing(write_session)
     pipe, store = run(path)
     plan = summarize(pipe.session)
     counts = store.counts()
-    assert counts["outputs"] == plan.calls["automation"] + plan.calls["worker"]
-    assert counts["assistance_texts"] == plan.calls["assistance"]
-    assert counts["comparisons"] == plan.total_comparisons
-    assert counts["judgments"] == plan.total_judgments
-    assert counts["invalid_judgments"] == 0
-    assert counts["calls"] == sent(pipe) == plan.total_calls
+    assert counts.outputs == plan.calls["automation"] + plan.calls["worker"]
+    assert counts.assistance_texts == plan.calls["assistance"]
+    assert counts.comparisons == plan.total_comparisons
+    assert counts.judgments == plan.total_judgments
+    assert counts.invalid_judgments == 0
+    assert counts.calls == sent(pipe) == plan.total_calls
     assert store.meta()["simulated"] == "true"
     store.close()
 
@@ -93,7 +93,7 @@ def test_invalid_replies_are_reasked_then_stored_as_invalid_with_a_reason(write_
         r.invalid_reason.startswith("invalid after 3 attempt(s) (re-ask 1: temperature 0.2, seed ") for r in rows
     )
     assert all(r.attempts == 3 for r in rows)
-    assert store.counts()["calls_by_stage"]["judging"] == 3 * plan.total_judgments
+    assert store.counts().calls_by_stage["judging"] == 3 * plan.total_judgments
     store.close()
 
 
@@ -110,8 +110,8 @@ def test_transient_errors_are_retried_and_logged(write_session) -> None:
     pipe, store = run(write_session(faults="error_rate = 0.2", tasks=("counseling",)))
     counts = store.counts()
     plan = summarize(pipe.session)
-    assert counts["judgments"] == plan.total_judgments
-    assert counts["call_errors"] > 0 and pipe.progress.retries == counts["call_errors"]
+    assert counts.judgments == plan.total_judgments
+    assert counts.call_errors > 0 and pipe.progress.retries == counts.call_errors
     errors = store.error_rows()
     assert {e.error_type for e in errors} <= {"RateLimitError", "InternalServerError"}
     store.close()
@@ -126,17 +126,17 @@ def test_retries_exhausted_leave_work_for_the_next_run(write_session) -> None:
     pipe, store = run(path)
     plan = summarize(pipe.session)
     first = store.counts()
-    assert first["judgments"] < plan.total_judgments
+    assert first.judgments < plan.total_judgments
     store.close()
     for _ in range(30):
         pipe, store = run(path)
-        done = store.counts()["judgments"] == plan.total_judgments
+        done = store.counts().judgments == plan.total_judgments
         store.close()
         if done:
             break
     assert done
     store = Store(pipe.study.database)
-    assert store.counts()["comparisons"] == plan.total_comparisons
+    assert store.counts().comparisons == plan.total_comparisons
     store.close()
 
 
@@ -213,10 +213,10 @@ def test_a_fatal_provider_error_stops_the_run_and_keeps_answers(write_session, m
     store = Store(study.database)
     with pytest.raises(ProviderError, match="AuthenticationError"):
         asyncio.run(Pipeline(study, store).run())
-    kept = store.counts()["calls"]
+    kept = store.counts().calls
     store.close()
     monkeypatch.setattr(Gateway, "complete", original)
     pipe, store = run(path)
-    assert store.counts()["calls"] == summarize(pipe.session).total_calls
+    assert store.counts().calls == summarize(pipe.session).total_calls
     assert sent(pipe) == summarize(pipe.session).total_calls - kept
     store.close()

@@ -319,6 +319,28 @@ class CallErrorRow:
     finish_reason: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class StoreCounts:
+    """Totals of one session's database for progress displays (`Store.counts`)."""
+
+    calls: int
+    calls_by_stage: dict[str, int]
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    """Summed over the calls with a known cost (None: no call has one)."""
+    call_errors: int
+    """Failed attempts logged."""
+    timeouts: int
+    """Failed attempts that timed out (`TIMEOUT_ERRORS`): the provider may have billed them."""
+    assistance_texts: int
+    outputs: int
+    comparisons: int
+    judgments: int
+    valid_judgments: int
+    invalid_judgments: int
+
+
 JUDGMENT_ROW_FIELDS = tuple(f.name for f in fields(JudgmentRow))
 """The columns of `JudgmentRow`, in order: REQUIRED_JUDGMENT_COLUMNS, then judgment_id .. seconds."""
 OUTPUT_ROW_FIELDS = tuple(f.name for f in fields(OutputRow))

@@ -31,6 +31,7 @@ from centaur_tui.domain.records import (
     OutputRow,
     RowTable,
     ScoreRow,
+    StoreCounts,
 )
 from centaur_tui.store import chain
 from centaur_tui.store.connection import BUSY_TIMEOUT_MS, connect, immediate_transaction, utc_now
@@ -416,7 +417,7 @@ class Store:
 
     # -- counts and exports -------------------------------------------------------------------
 
-    def counts(self) -> dict[str, Any]:
+    def counts(self) -> StoreCounts:
         """Totals for progress displays: rows per table, judgments by validity, tokens and cost."""
         with self._lock:
             q = lambda sql, args=(): self._conn.execute(sql, args).fetchone()  # noqa: E731
@@ -426,24 +427,24 @@ class Store:
             )
             by_stage = dict(self._conn.execute("SELECT stage, count(*) FROM calls GROUP BY stage").fetchall())
             valid, invalid = q("SELECT coalesce(sum(valid), 0), coalesce(sum(1 - valid), 0) FROM judgments")
-            return {
-                "calls": calls,
-                "calls_by_stage": by_stage,
-                "prompt_tokens": p_tok,
-                "completion_tokens": c_tok,
-                "cost": cost,
-                "call_errors": q("SELECT count(*) FROM call_errors")[0],
-                "timeouts": q(
+            return StoreCounts(
+                calls=calls,
+                calls_by_stage=by_stage,
+                prompt_tokens=p_tok,
+                completion_tokens=c_tok,
+                cost=cost,
+                call_errors=q("SELECT count(*) FROM call_errors")[0],
+                timeouts=q(
                     f"SELECT count(*) FROM call_errors WHERE error_type IN ({', '.join('?' * len(TIMEOUT_ERRORS))})",
                     TIMEOUT_ERRORS,
                 )[0],
-                "assistance_texts": q("SELECT count(*) FROM assistance_texts")[0],
-                "outputs": q("SELECT count(*) FROM outputs")[0],
-                "comparisons": q("SELECT count(*) FROM comparisons")[0],
-                "judgments": valid + invalid,
-                "valid_judgments": valid,
-                "invalid_judgments": invalid,
-            }
+                assistance_texts=q("SELECT count(*) FROM assistance_texts")[0],
+                outputs=q("SELECT count(*) FROM outputs")[0],
+                comparisons=q("SELECT count(*) FROM comparisons")[0],
+                judgments=valid + invalid,
+                valid_judgments=valid,
+                invalid_judgments=invalid,
+            )
 
     def judgment_rows(self) -> list[JudgmentRow]:
         """One tidy row per judgment (valid or not), in the export's column order."""
