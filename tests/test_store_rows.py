@@ -18,6 +18,7 @@ from centaur_tui.domain.records import (
     CallFailure,
     CallRecord,
     ComparisonRecord,
+    InvalidJudgmentRow,
     JudgmentRecord,
     JudgmentRow,
     OutputRecord,
@@ -26,7 +27,7 @@ from centaur_tui.domain.records import (
     ScoreRow,
 )
 from centaur_tui.pipeline.export import JUDGMENT_COLUMNS, OUTPUT_COLUMNS
-from centaur_tui.store import Store
+from centaur_tui.store import Store, left_out
 
 HOSTILE = 'naïve "quoted", comma\nnewline \x00 nul; DROP TABLE judgments; -- 🙂'
 
@@ -86,6 +87,13 @@ def test_score_output_and_error_rows_are_typed(store: Store) -> None:
     assert type(error) is CallErrorRow and error.final is True and error.message == HOSTILE
     assert (error.key, error.error_type, error.finish_reason, error.attempt) == ("k2", "Timeout", None, 1)
     assert tuple(f.name for f in dataclasses.fields(CallErrorRow)) == CALL_ERROR_ROW_FIELDS
+
+
+def test_left_out_lists_invalid_judgments_as_records(store: Store) -> None:
+    left = left_out(store)
+    assert left.invalid == [InvalidJudgmentRow(2, 1, "t", "automation", "A", "B", "j", "llm", 3, "no JSON")]
+    assert left.invalid_total == 1 and left.errors_total == 1 and left.errors[0].message == HOSTILE
+    assert left_out(store, limit=0).invalid == [] and left_out(store, limit=0).invalid_total == 1
 
 
 def test_a_stored_call_reads_back_as_its_record(store: Store) -> None:

@@ -320,6 +320,22 @@ class CallErrorRow:
 
 
 @dataclass(frozen=True, slots=True)
+class InvalidJudgmentRow:
+    """One invalid judgment with where it belongs, for the list of what the statistics left out."""
+
+    id: int
+    run: int
+    task: str
+    mode: str
+    candidate_a: str
+    candidate_b: str
+    judge: str
+    judge_kind: JudgeKind
+    attempts: int
+    invalid_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class StoreCounts:
     """Totals of one session's database for progress displays (`Store.counts`)."""
 
