@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from centaur_tui.domain.records import ComparisonRecord, JudgmentRow
+from centaur_tui.domain.session import JudgeSimulation
 from centaur_tui.domain.study import Study
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def simulate_design(
     n: int,
     m: int,
     k: int,
-    knobs: Any,
+    knobs: JudgeSimulation,
     reps: int,
     bootstrap: int,
     seed: int,
@@ -147,7 +148,7 @@ def _ppr_arrays(
     comps: dict[str, ComparisonRecord],
     texts: dict[str, tuple[str, str]],
     llm_rows: list[JudgmentRow],
-    knobs: Any,
+    knobs: JudgeSimulation,
     reps: int,
     seed: int,
 ) -> list[tuple[str, list[str], Any, Any, Any, Any, Any]]:
@@ -305,7 +306,7 @@ def simulate_ppr_designs(
     comps: dict[str, ComparisonRecord],
     texts: dict[str, tuple[str, str]],
     llm_rows: list[JudgmentRow],
-    knobs: Any,
+    knobs: JudgeSimulation,
     reps: int,
     sizes: list[int],
     run_counts: list[int],
