@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from centaur_tui.catalog import load_session  # noqa: E402
-from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRecord  # noqa: E402
+from centaur_tui.domain.records import JudgmentRecord, ScoreRecord  # noqa: E402
 from centaur_tui.domain.study import Study  # noqa: E402
 from centaur_tui.report import to_json, to_markdown, to_text  # noqa: E402
 from centaur_tui.services.report import load_report_inputs  # noqa: E402
@@ -52,28 +52,26 @@ def build_store(study: Study, path: Path) -> dict[str, int]:
     rows = synthetic_rows(s, rubric, seed=1, noise=1.2, invalid_rate=0.02)
     by_id: dict[int, list[ScoreRecord]] = {}
     for r in rows.score_rows:
-        by_id.setdefault(r["judgment_id"], []).append(
-            ScoreRecord(r["candidate"], r["dimension"], r["dimension_kind"], r["score"])
-        )
+        by_id.setdefault(r.judgment_id, []).append(ScoreRecord(r.candidate, r.dimension, r.dimension_kind, r.score))
     records = [
         JudgmentRecord(
-            comparison_id=r["comparison_id"],
-            judge=r["judge"],
+            comparison_id=r.comparison_id,
+            judge=r.judge,
             judge_kind="llm",
-            judge_family=r["judge_family"],
-            presentation=r["presentation"],
-            option1=r["option1"],
-            option2=r["option2"],
-            winner=r["winner"],
-            option1_mean=r["option1_mean"],
-            option2_mean=r["option2_mean"],
-            valid=bool(r["valid"]),
-            invalid_reason=r["invalid_reason"],
-            rationale=r["rationale"],
+            judge_family=r.judge_family,
+            presentation=r.presentation,
+            option1=r.option1,
+            option2=r.option2,
+            winner=r.winner,
+            option1_mean=r.option1_mean,
+            option2_mean=r.option2_mean,
+            valid=r.valid,
+            invalid_reason=r.invalid_reason,
+            rationale=r.rationale,
             call_key=None,
-            attempts=r["attempts"],
-            scores=tuple(by_id.get(r["judgment_id"], ())),
-            id=r["judgment_id"],
+            attempts=r.attempts,
+            scores=tuple(by_id.get(r.judgment_id, ())),
+            id=r.judgment_id,
         )
         for r in rows.judgment_rows
     ]
@@ -82,19 +80,16 @@ def build_store(study: Study, path: Path) -> dict[str, int]:
             c.executemany(
                 "INSERT INTO outputs (id, run, task, mode, candidate, worker, worker_kind, text, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, 'model', '', '2026-01-01')",
-                [
-                    (o["output_id"], o["run"], o["task"], o["mode"], o["candidate"], o["worker"])
-                    for o in rows.output_rows
-                ],
+                [(o.output_id, o.run, o.task, o.mode, o.candidate, o.worker) for o in rows.output_rows],
             )
-        store.save_comparisons([ComparisonRecord(**c) for c in rows.comparisons])
+        store.save_comparisons(rows.comparisons)
         store_judgments(store, records)
         store.set_meta({"session": s.name, "simulated": "true"})
         counts = store.counts()
     return {
-        "comparisons": counts["comparisons"],
-        "judgments": counts["judgments"],
-        "invalid": counts["invalid_judgments"],
+        "comparisons": counts.comparisons,
+        "judgments": counts.judgments,
+        "invalid": counts.invalid_judgments,
         "scores": len(rows.score_rows),
     }
 

@@ -93,7 +93,7 @@ def prepare_judging_session(folder: Path) -> Path:
         source = "demo session run here (sessions/demo.db missing)"
     study = open_session(target)
     with open_store(study, must_exist=False) as store:
-        if not store.counts()["comparisons"]:
+        if not store.counts().comparisons:
             run_study(study, store)
         result = assign_comparisons(study, store, "expert_a", 60)
     print(f"judging session: {source}, {result.added} comparisons assigned")

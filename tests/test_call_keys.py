@@ -181,7 +181,7 @@ def test_old_replies_of_a_shared_model_string_are_reused_for_no_entry(tmp_path, 
     others = set(answers) - west
     assert all(answers[k][0] == k for k in others)  # the unambiguous ones still come from the store
     with Store(path) as store:
-        assert store.counts()["calls"] == 42 + 16  # the old rows are kept, the new ones added beside them
+        assert store.counts().calls == 42 + 16  # the old rows are kept, the new ones added beside them
 
 
 def test_two_judges_on_one_model_string_never_share_a_reply(write_session) -> None:

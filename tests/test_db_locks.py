@@ -116,7 +116,7 @@ def test_a_run_waits_for_another_program_s_lock_without_false_timeouts(write_ses
     assert outcome.complete
     assert all(s.failed == 0 for s in outcome.progress.stages.values())
     assert outcome.progress.retries == 0
-    assert store.counts()["call_errors"] == 0
+    assert store.counts().call_errors == 0
     assert sum(waiting == DB_WAITING for waiting, _ in recorder.updates) >= 20
     assert recorder.updates[-1][0] is None
     store.close()
@@ -164,7 +164,7 @@ def test_a_read_only_store_reads_refuses_writes_and_needs_an_existing_file(tmp_p
     assert not (tmp_path / "missing.db").exists()
     Store(tmp_path / "s.db").close()
     with Store(tmp_path / "s.db", readonly=True) as store:
-        assert store.counts()["calls"] == 0
+        assert store.counts().calls == 0
         with pytest.raises(StoreError, match="read-only"):
             store.set_meta({"a": "b"})
     (tmp_path / "junk.db").write_bytes(b"not a database at all" * 100)
@@ -176,7 +176,7 @@ def test_a_read_only_open_of_an_old_database_upgrades_it_once_then_reads(tmp_pat
     path = tmp_path / "old.db"
     shutil.copy(V1, path)
     with Store(path, readonly=True) as store:
-        assert store.counts()["judgments"] == 32
+        assert store.counts().judgments == 32
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 

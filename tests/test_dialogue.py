@@ -95,7 +95,7 @@ def test_every_dialogue_call_is_planned_priced_stored_once_and_not_sent_again(di
     with Store(study.database) as store:
         stored = store.read_value("SELECT count(*) FROM calls WHERE stage = ?", (DIALOGUE_STAGE,))
         assert stored == plan.calls[DIALOGUE_STAGE]
-        assert store.counts()["calls"] == plan.total_calls
+        assert store.counts().calls == plan.total_calls
     est = estimate(study)
     rows = [r for r in est.rows if r.stage == DIALOGUE_STAGE]
     assert sum(r.planned for r in rows) == 16 and sum(r.remaining for r in rows) == 0
@@ -332,7 +332,7 @@ def test_a_dialogue_with_a_worker_panel_runs_per_worker_and_every_call_is_counte
     pipe, store = _run(path)
     with store:
         assert store.read_value("SELECT count(*) FROM calls WHERE stage = ?", (DIALOGUE_STAGE,)) == 16
-        assert store.counts()["calls"] == plan.total_calls
+        assert store.counts().calls == plan.total_calls
         assert len(all_dialogue_turns(store)) == 2 * 2 * 2  # dialogues x turns after the first, per worker
     assert pipe.progress.outcomes is not None and pipe.progress.outcomes.complete
     again, store = _run(path)

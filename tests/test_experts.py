@@ -266,17 +266,17 @@ def test_expert_judgments_land_in_the_judgments_table_and_the_export(session_pat
             judging.submit(queue[0].key, complete_draft(item.rubric))
         with pytest.raises(JudgingError, match="still missing"):
             judging.submit(queue[1].key, Draft())
-        rows = [r for r in store.judgment_rows() if r["judge_kind"] == "expert"]
+        rows = [r for r in store.judgment_rows() if r.judge_kind == "expert"]
         assert len(rows) == 1
         row = rows[0]
-        assert row["judge"] == "ann" and row["judge_family"] is None and row["seconds"] == 12.5
+        assert row.judge == "ann" and row.judge_family is None and row.seconds == 12.5
         a = store.read("SELECT * FROM expert_assignments WHERE id = ?", (int(queue[0].key),))[0]
         comparison = store.comparisons()[a["comparison_id"]]
         first = comparison.candidate_b if a["flipped"] else comparison.candidate_a
-        assert row["option1"] == first and row["winner"] == first and row["option1_mean"] == 7.0
-        scores = [s for s in store.score_rows() if s["judge"] == "ann"]
+        assert row.option1 == first and row.winner == first and row.option1_mean == 7.0
+        scores = [s for s in store.score_rows() if s.judge == "ann"]
         assert len(scores) == 2 * len(item.rubric.all)
-        assert {s["score"] for s in scores if s["candidate"] == first} == {7}
+        assert {s.score for s in scores if s.candidate == first} == {7}
         assert judging.queue()[0].state == "done"
         assert ExpertStore(store).workload()["ann"] == (3, 1)
     out = CliRunner().invoke(cli, ["export", str(session_path), "--out", str(tmp_path / "csv")])

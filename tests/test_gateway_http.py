@@ -501,7 +501,7 @@ def test_a_store_made_before_finish_reasons_gains_the_columns(tmp_path: Path) ->
     with Store(path) as store:
         assert store.call_reply("k") == ("old reply", None)
         store.record_failure(CallFailure("k2", "judging", "m", 1, MALFORMED_REPLY, "no text", True, "content_filter"))
-        assert store.error_rows()[0]["finish_reason"] == "content_filter"
+        assert store.error_rows()[0].finish_reason == "content_filter"
 
 
 # -- timeouts: a timed-out request may have been billed, so it is sent again a bounded number of times -----

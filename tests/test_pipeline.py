@@ -34,12 +34,12 @@ def test_full_run_matches_the_plan_and_a_second_run_sends_nothing(write_session)
     pipe, store = run(path)
     plan = summarize(pipe.session)
     counts = store.counts()
-    assert counts["outputs"] == plan.calls["automation"] + plan.calls["worker"]
-    assert counts["assistance_texts"] == plan.calls["assistance"]
-    assert counts["comparisons"] == plan.total_comparisons
-    assert counts["judgments"] == plan.total_judgments
-    assert counts["invalid_judgments"] == 0
-    assert counts["calls"] == sent(pipe) == plan.total_calls
+    assert counts.outputs == plan.calls["automation"] + plan.calls["worker"]
+    assert counts.assistance_texts == plan.calls["assistance"]
+    assert counts.comparisons == plan.total_comparisons
+    assert counts.judgments == plan.total_judgments
+    assert counts.invalid_judgments == 0
+    assert counts.calls == sent(pipe) == plan.total_calls
     assert store.meta()["simulated"] == "true"
     store.close()
 
@@ -55,10 +55,10 @@ def test_leave_family_out_and_recorded_order(write_session) -> None:
     family = {"Alpha": "North", "Beta": "North", "Gamma": "South", "Delta": "East", "plain": None}
     rows = store.judgment_rows()
     for row in rows:
-        assert row["judge_family"] not in {family[row["option1"]], family[row["option2"]]}
+        assert row.judge_family not in {family[row.option1], family[row.option2]}
     # The presented order is seeded: both orders occur, in roughly equal shares.
     comps = store.comparisons()
-    flipped = sum(r["option1"] != comps[r["comparison_id"]].candidate_a for r in rows)
+    flipped = sum(r.option1 != comps[r.comparison_id].candidate_a for r in rows)
     assert 0.3 < flipped / len(rows) < 0.7
     store.close()
 
@@ -77,7 +77,7 @@ def test_orders_both_judges_each_pair_twice(write_session) -> None:
     )
     by_slot: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for r in rows:
-        by_slot.setdefault((r["comparison_id"], r["judge"]), set()).add((r["option1"], r["option2"]))
+        by_slot.setdefault((r.comparison_id, r.judge), set()).add((r.option1, r.option2))
     assert all(len(orders) == 2 for orders in by_slot.values())
     store.close()
 
@@ -87,22 +87,22 @@ def test_invalid_replies_are_reasked_then_stored_as_invalid_with_a_reason(write_
     rows = store.judgment_rows()
     plan = summarize(pipe.session)
     assert len(rows) == plan.total_judgments  # nothing dropped
-    assert all(not r["valid"] and r["winner"] is None for r in rows)
+    assert all(not r.valid and r.winner is None for r in rows)
     # Each re-ask raises the temperature by reask_temperature_step (0.2) and sends a new seed; the reason says so.
     assert all(
-        r["invalid_reason"].startswith("invalid after 3 attempt(s) (re-ask 1: temperature 0.2, seed ") for r in rows
+        r.invalid_reason.startswith("invalid after 3 attempt(s) (re-ask 1: temperature 0.2, seed ") for r in rows
     )
-    assert all(r["attempts"] == 3 for r in rows)
-    assert store.counts()["calls_by_stage"]["judging"] == 3 * plan.total_judgments
+    assert all(r.attempts == 3 for r in rows)
+    assert store.counts().calls_by_stage["judging"] == 3 * plan.total_judgments
     store.close()
 
 
 def test_some_invalid_replies_recover_on_reask(write_session) -> None:
     _pipe, store = run(write_session(faults="invalid_reply_rate = 0.3", tasks=("counseling",)))
     rows = store.judgment_rows()
-    recovered = [r for r in rows if r["valid"] and r["attempts"] > 1]
+    recovered = [r for r in rows if r.valid and r.attempts > 1]
     assert recovered, "some judgments should be valid after a re-ask"
-    assert all(r["winner"] in {r["option1"], r["option2"], "tie"} for r in rows if r["valid"])
+    assert all(r.winner in {r.option1, r.option2, "tie"} for r in rows if r.valid)
     store.close()
 
 
@@ -110,10 +110,10 @@ def test_transient_errors_are_retried_and_logged(write_session) -> None:
     pipe, store = run(write_session(faults="error_rate = 0.2", tasks=("counseling",)))
     counts = store.counts()
     plan = summarize(pipe.session)
-    assert counts["judgments"] == plan.total_judgments
-    assert counts["call_errors"] > 0 and pipe.progress.retries == counts["call_errors"]
+    assert counts.judgments == plan.total_judgments
+    assert counts.call_errors > 0 and pipe.progress.retries == counts.call_errors
     errors = store.error_rows()
-    assert {e["error_type"] for e in errors} <= {"RateLimitError", "InternalServerError"}
+    assert {e.error_type for e in errors} <= {"RateLimitError", "InternalServerError"}
     store.close()
 
 
@@ -126,17 +126,17 @@ def test_retries_exhausted_leave_work_for_the_next_run(write_session) -> None:
     pipe, store = run(path)
     plan = summarize(pipe.session)
     first = store.counts()
-    assert first["judgments"] < plan.total_judgments
+    assert first.judgments < plan.total_judgments
     store.close()
     for _ in range(30):
         pipe, store = run(path)
-        done = store.counts()["judgments"] == plan.total_judgments
+        done = store.counts().judgments == plan.total_judgments
         store.close()
         if done:
             break
     assert done
     store = Store(pipe.study.database)
-    assert store.counts()["comparisons"] == plan.total_comparisons
+    assert store.counts().comparisons == plan.total_comparisons
     store.close()
 
 
@@ -177,11 +177,11 @@ def test_planted_automation_skills_are_recovered_from_win_rates(write_session) -
     games: dict[str, int] = {}
     comps = store.comparisons()
     for r in store.judgment_rows():
-        if comps[r["comparison_id"]].mode != "automation" or not r["valid"]:
+        if comps[r.comparison_id].mode != "automation" or not r.valid:
             continue
-        for cand in (r["option1"], r["option2"]):
+        for cand in (r.option1, r.option2):
             games[cand] = games.get(cand, 0) + 1
-            wins[cand] = wins.get(cand, 0) + (1.0 if r["winner"] == cand else 0.5 if r["winner"] == "tie" else 0.0)
+            wins[cand] = wins.get(cand, 0) + (1.0 if r.winner == cand else 0.5 if r.winner == "tie" else 0.0)
     rate = {c: wins[c] / games[c] for c in games}
     assert sorted(rate, key=rate.get, reverse=True) == ["Alpha", "Beta", "Gamma", "Delta"]
     store.close()
@@ -213,10 +213,10 @@ def test_a_fatal_provider_error_stops_the_run_and_keeps_answers(write_session, m
     store = Store(study.database)
     with pytest.raises(ProviderError, match="AuthenticationError"):
         asyncio.run(Pipeline(study, store).run())
-    kept = store.counts()["calls"]
+    kept = store.counts().calls
     store.close()
     monkeypatch.setattr(Gateway, "complete", original)
     pipe, store = run(path)
-    assert store.counts()["calls"] == summarize(pipe.session).total_calls
+    assert store.counts().calls == summarize(pipe.session).total_calls
     assert sent(pipe) == summarize(pipe.session).total_calls - kept
     store.close()

@@ -69,9 +69,7 @@ def test_simulated_experts_give_agreement_intervals_covering_the_simulation_and_
         records = simulate_expert_judgments(study, comps, texts, assignments, JudgeSimulation(noise=EXPERT_NOISE), 4)
         for record in records:
             assert store.save_judgment(record) is not None
-        llm_counts = Counter(
-            r["comparison_id"] for r in store.judgment_rows() if r["judge_kind"] == "llm" and r["valid"]
-        )
+        llm_counts = Counter(r.comparison_id for r in store.judgment_rows() if r.judge_kind == "llm" and r.valid)
         assert len(comparison_lengths(store)) == len(comps)
     chosen = sorted({a.comparison_id for _, a in assignments})
     assert len(chosen) == 60 and len(records) == 180  # K = 3: all three experts on the same 60 comparisons
@@ -132,15 +130,15 @@ def test_more_judgments_give_narrower_intervals(run_session: Path) -> None:
     study = load_session(run_session)
     with Store(study.database) as store:
         comps, texts = store.comparisons(), comparison_texts(store)
-        rows = [r for r in store.judgment_rows() if r["judge_kind"] == "llm"]
+        rows = [r for r in store.judgment_rows() if r.judge_kind == "llm"]
     knobs = JudgeSimulation(noise=EXPERT_NOISE)
     width = {}
     for m in (15, 90):
         summary, judged, compared = simulate_design(study, comps, texts, rows, 3, m, 3, knobs, 3, 100, 0)
         assert judged == [3 * m] * 3 and compared == [m] * 3
-        by = {r["key"]: r for r in summary}
-        assert by["expert_llm_agreement"]["defined"] == 3 and 0.5 < by["expert_llm_agreement"]["value"] < 1
-        width[m] = by["expert_llm_agreement"]["width"], by["spearman_pooled"]["width"]
+        by = {r.key: r for r in summary}
+        assert by["expert_llm_agreement"].defined == 3 and 0.5 < by["expert_llm_agreement"].value < 1
+        width[m] = by["expert_llm_agreement"].width, by["spearman_pooled"].width
     assert width[90][0] < width[15][0] and width[90][1] < width[15][1], width
 
 

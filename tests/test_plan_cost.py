@@ -41,17 +41,17 @@ def _planted(units_per_run: int = 60, runs: int = 2, reps: int = 12, seed: int =
 def test_design_grid_power_grows_with_runs_and_experts_and_the_cheapest_is_priced() -> None:
     a, b, k, yhat, y, run = _planted()
     grid = ppr_design_grid(a, b, k, yhat, y, run, [2, 8], [40, 120, 480], target=2.5, alpha=0.1, seed=1)
-    by = {(r["runs"], r["n"]): r for r in grid}
+    by = {(r.runs, r.n): r for r in grid}
     assert set(by) == {(2, 40), (2, 120), (8, 40), (8, 120), (8, 480)}  # 480 > 120 comparisons: cut to 120
-    assert by[(2, 40)]["mean_size"] >= by[(2, 120)]["mean_size"] >= by[(8, 480)]["mean_size"]
-    assert by[(8, 480)]["power"] >= by[(2, 40)]["power"]
-    assert all(r["replicates"] == 12 and 0 <= r["power"] <= 1 for r in grid)
+    assert by[(2, 40)].mean_size >= by[(2, 120)].mean_size >= by[(8, 480)].mean_size
+    assert by[(8, 480)].power >= by[(2, 40)].power
+    assert all(r.replicates == 12 and 0 <= r.power <= 1 for r in grid)
     best, priced = cheapest_design(grid, expert_cost=2.0, run_cost=10.0, stored_runs=2, power=0.5)
-    assert [r["llm_cost"] for r in priced if r["runs"] == 2] == [0.0, 0.0]  # stored runs are paid for
-    assert all(r["cost"] == r["n"] * 2.0 + max(0, r["runs"] - 2) * 10.0 for r in priced)
+    assert [r.llm_cost for r in priced if r.runs == 2] == [0.0, 0.0]  # stored runs are paid for
+    assert all(r.cost == r.n * 2.0 + max(0, r.runs - 2) * 10.0 for r in priced)
     if best is not None:
-        assert best["power"] >= 0.5
-        assert best["cost"] == min(r["cost"] for r in priced if r["power"] >= 0.5)
+        assert best.power >= 0.5
+        assert best.cost == min(r.cost for r in priced if r.power >= 0.5)
     none, _ = cheapest_design(grid, expert_cost=1.0, run_cost=None, stored_runs=0, power=1.01)
     assert none is None
 
@@ -115,7 +115,7 @@ def test_hourly_rate_uses_the_median_stored_expert_time(tmp_path: Path) -> None:
         records = simulate_expert_judgments(study, comps, comparison_texts(store), places, JudgeSimulation())
         timed = [dataclasses.replace(r, seconds=s) for r, s in zip(records, (60, 120, 180, 240, 9000), strict=True)]
         store_judgments(store, timed)
-        rows = [r for r in store.judgment_rows() if r["judge_kind"] == "llm"]
+        rows = [r for r in store.judgment_rows() if r.judge_kind == "llm"]
     costs = plan_costs(study, rows, comps, expert_cost=None, hourly_rate=30.0, stored=True)
     assert costs.expert == pytest.approx(30.0 * 180 / 3600)  # the median, not the mean the 9,000 s outlier drags
     assert "median 180 s per judgment (n = 5 stored)" in costs.expert_basis

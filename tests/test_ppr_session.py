@@ -112,8 +112,8 @@ def test_size_curve_shrinks_on_planted_studies() -> None:
     st = ppr_studies(1, 0, seed=2)
     # One study's comparisons; the replicates differ only in which random subset the experts judge.
     curve = ppr_size_curve(st.a, st.b, st.k, st.yhat[0], np.repeat(st.y, 20, axis=0), [50, 200, 600], seed=1)
-    sizes = [r["mean_size"] for r in curve]
-    assert sizes[0] > sizes[1] > sizes[2] and [r["n"] for r in curve] == [50, 200, 600]
+    sizes = [r.mean_size for r in curve]
+    assert sizes[0] > sizes[1] > sizes[2] and [r.n for r in curve] == [50, 200, 600]
     assert comparisons_for_target(curve, sizes[1]) == 200
     assert comparisons_for_target(curve, 0.5) is None
     assert np.isfinite(sizes).all()

@@ -39,7 +39,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     study = load_session(path)
     with Store(study.database) as store:
         asyncio.run(Pipeline(study, store).run())
-        assert store.counts()["invalid_judgments"] > 0
+        assert store.counts().invalid_judgments > 0
     return path
 
 
@@ -170,7 +170,7 @@ def _export(session: Path, out: Path) -> Path:
 
 def _judgment_count(session: Path) -> int:
     with Store(load_session(session).database) as store:
-        return store.counts()["judgments"]
+        return store.counts().judgments
 
 
 def test_export_then_import_into_a_fresh_copy_round_trips_exactly(session: Path, tmp_path: Path) -> None:
@@ -323,7 +323,7 @@ def test_ids_are_kept_when_free_and_reassigned_when_taken(session: Path, tmp_pat
         assert (summary.inserted, summary.unchanged) == (len(records), 0)
         again = store_judgments(store, [moved])
         assert again.inserted == 1
-        ids = [r["judgment_id"] for r in store.judgment_rows()]
+        ids = [r.judgment_id for r in store.judgment_rows()]
         assert ids[: len(records)] == [r.id for r in records] and ids[-1] == max(ids) > max(r.id for r in records)
         agg = option_score_rows(store, ["instruction_following"])
         assert agg["columns"] == ["judgment_id", "candidate", "dims", "mean", "general"]

@@ -58,7 +58,7 @@ def test_a_pipeline_run_refuses_while_another_holds_the_session_and_sends_nothin
     store = Store(study.database)
     with SessionLock(study.database), pytest.raises(SessionBusyError):
         PipelineRun(study, lambda: store).run()
-    assert store.counts()["calls"] == 0
+    assert store.counts().calls == 0
     outcome = PipelineRun(study, lambda: store).run()
     assert outcome is not None and outcome.complete
     store.close()
@@ -110,5 +110,5 @@ def test_a_second_centaur_run_exits_2_naming_the_first_and_a_killed_first_blocks
     third = centaur_here("run", str(session), "--quiet")
     assert third.returncode == 0, third.stdout + third.stderr  # ...but the OS released its lock
     with Store(db) as store:
-        judgments = store.counts()["judgments"]
+        judgments = store.counts().judgments
     assert judgments == 29

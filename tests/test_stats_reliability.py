@@ -163,7 +163,7 @@ def test_paper_design_count_reconciliation() -> None:
     frames = build_frames(rows.judgment_rows, rows.score_rows, rows.output_rows, rows.comparisons, design)
     overall = reliability_table(frames).iloc[0]
     invalid = overall["excluded"]["invalid"]
-    assert invalid == sum(1 for r in rows.judgment_rows if not r["valid"]) > 0
+    assert invalid == sum(1 for r in rows.judgment_rows if not r.valid) > 0
     assert overall["units"] + overall["excluded_units"] == 6300 and overall["excluded_units"] > 0
     assert overall["ratings"] + invalid <= 15120 and overall["pairs"] < 11340
 

@@ -162,7 +162,7 @@ def test_an_unversioned_database_is_upgraded_and_every_row_still_reads(tmp_path:
     assert after == before  # every other row of every table, unchanged
     assert sum(len(rows) for rows in before.values()) == 826  # the fixture as committed
 
-    assert counts["calls"] == len(before["calls"]) == 42 and counts["judgments"] == len(before["judgments"])
+    assert counts.calls == len(before["calls"]) == 42 and counts.judgments == len(before["judgments"])
     assert len(outputs) == len(before["outputs"]) and len(comparisons) == len(before["comparisons"]) == 16
     assert len(judgments) == 32 and {"ann"} <= {r[judgments.columns.index("judge")] for r in judgments.rows}
     assert len(existing) == len(before["expert_assignments"]) == 8

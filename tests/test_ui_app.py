@@ -148,9 +148,9 @@ async def test_pipeline_runs_pauses_resumes_while_an_expert_judges_and_both_are_
     with Store(study.database) as store:
         counts = store.counts()
         rows = store.judgment_rows()
-        assert counts["outputs"] == plan.calls["automation"] + plan.calls["worker"]
-        assert sum(r["judge_kind"] == "llm" for r in rows) == plan.total_judgments
-        assert sum(r["judge_kind"] == "expert" for r in rows) == 2
+        assert counts.outputs == plan.calls["automation"] + plan.calls["worker"]
+        assert sum(r.judge_kind == "llm" for r in rows) == plan.total_judgments
+        assert sum(r.judge_kind == "expert" for r in rows) == 2
         assert ExpertStore(store).workload()["ann"] == (4, 2)
 
 

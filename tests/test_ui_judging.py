@@ -9,6 +9,7 @@ import pytest
 from textual import events
 
 from centaur_tui.catalog import load_session
+from centaur_tui.domain.records import JudgmentRow
 from centaur_tui.services.judging import PacketJudging, export_packet
 from centaur_tui.store import ExpertStore, Store
 from centaur_tui.ui.app import CentaurApp, create_app
@@ -70,16 +71,16 @@ async def test_keyboard_judging_of_several_comparisons_is_stored(tmp_path: Path)
         assert "4 of 4" in str(screen.query_one("#judge-bar").render())
     study = load_session(path)
     with Store(study.database) as store:
-        rows = [r for r in store.judgment_rows() if r["judge_kind"] == "expert"]
-        scores = [s for s in store.score_rows() if s["judge"] == "ann"]
-    assert [r["seconds"] for r in rows] == [30.0, 31.0, 32.0]
-    assert [r["rationale"] for r in rows] == [RATIONALE] * 3
-    assert all(r["judge"] == "ann" and r["valid"] and r["rationale"] == RATIONALE for r in rows)
+        rows = [r for r in store.judgment_rows() if r.judge_kind == "expert"]
+        scores = [s for s in store.score_rows() if s.judge == "ann"]
+    assert [r.seconds for r in rows] == [30.0, 31.0, 32.0]
+    assert [r.rationale for r in rows] == [RATIONALE] * 3
+    assert all(r.judge == "ann" and r.valid and r.rationale == RATIONALE for r in rows)
     for row, (first, second) in zip(rows, [(8, 3), (2, 9), (10, 1)], strict=True):
-        assert row["winner"] == (row["option1"] if first > second else row["option2"])
-        mine = [s for s in scores if s["judgment_id"] == row["judgment_id"]]
-        assert {s["score"] for s in mine if s["candidate"] == row["option1"]} == {first}
-        assert {s["score"] for s in mine if s["candidate"] == row["option2"]} == {second}
+        assert row.winner == (row.option1 if first > second else row.option2)
+        mine = [s for s in scores if s.judgment_id == row.judgment_id]
+        assert {s.score for s in mine if s.candidate == row.option1} == {first}
+        assert {s.score for s in mine if s.candidate == row.option2} == {second}
 
 
 @pytest.mark.slow
@@ -409,13 +410,13 @@ async def test_a_submitted_judgment_is_revised_as_a_new_revision_and_the_expert_
         assert isinstance(app.screen, JudgingScreen)
     study = load_session(path)
     with Store(study.database) as store:
-        rows = [r for r in store.judgment_rows() if r["judge_kind"] == "expert"]
-    by_comparison: dict[str, list[dict]] = {}
+        rows = [r for r in store.judgment_rows() if r.judge_kind == "expert"]
+    by_comparison: dict[str, list[JudgmentRow]] = {}
     for r in rows:
-        by_comparison.setdefault(r["comparison_id"], []).append(r)
+        by_comparison.setdefault(r.comparison_id, []).append(r)
     revised = next(v for v in by_comparison.values() if len(v) == 2)
-    assert [r["revision"] for r in revised] == [0, 1]
-    assert revised[0]["winner"] == revised[0]["option1"] and revised[1]["winner"] == revised[1]["option2"]
+    assert [r.revision for r in revised] == [0, 1]
+    assert revised[0].winner == revised[0].option1 and revised[1].winner == revised[1].option2
     assert len(rows) == 3  # the other submission was opened and left unchanged
     from centaur_tui.stats.frames import build_frames
 
@@ -435,10 +436,10 @@ def keys(text: str) -> list[str]:
     return ["space" if c == " " else c for c in text]
 
 
-def stored_expert_judgments(path: Path) -> list[dict]:
+def stored_expert_judgments(path: Path) -> list[JudgmentRow]:
     study = load_session(path)
     with Store(study.database) as store:
-        return [r for r in store.judgment_rows() if r["judge_kind"] == "expert"]
+        return [r for r in store.judgment_rows() if r.judge_kind == "expert"]
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
@@ -611,7 +612,7 @@ async def test_a_complete_judgment_takes_at_most_25_keys_plus_the_rationale(tmp_
         assert len(pressed) == 2 * n + 2  # a key a slider, enter, ctrl+s: 24 here
         assert len(pressed) - 2 * (n - 9) <= 25  # 20 keys for the 9 dimensions
     [row] = stored_expert_judgments(path)
-    assert row["winner"] == row["option1"] and row["rationale"] == rationale
+    assert row.winner == row.option1 and row.rationale == rationale
 
 
 async def test_a_winner_with_the_lower_average_is_confirmed_and_stays_the_experts_choice(tmp_path: Path) -> None:
@@ -636,4 +637,4 @@ async def test_a_winner_with_the_lower_average_is_confirmed_and_stays_the_expert
         await pilot.press("ctrl+s", "y")
         await settle(pilot)
     [row] = stored_expert_judgments(path)
-    assert row["winner"] == row["option2"]
+    assert row.winner == row.option2

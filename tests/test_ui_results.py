@@ -150,10 +150,10 @@ def test_cell_audit_reads_every_judgment_output_and_call(tmp_path: Path) -> None
     with Store(study.database) as store:
         audit = cell_audit(store, "counseling", "augmentation", "Alpha")
         totals = left_out(store)
-        judgments = [j for j in store.judgment_rows() if j["task"] == "counseling" and j["mode"] == "augmentation"]
+        judgments = [j for j in store.judgment_rows() if j.task == "counseling" and j.mode == "augmentation"]
     mine = [c for c in audit.comparisons]
     assert len(mine) == 4  # Alpha against Beta, Gamma, Delta and plain, one run
-    assert sum(len(c.judgments) for c in mine) == sum(1 for j in judgments if "Alpha" in (j["option1"], j["option2"]))
+    assert sum(len(c.judgments) for c in mine) == sum(1 for j in judgments if "Alpha" in (j.option1, j.option2))
     for c in mine:
         assert set(c.outputs) == {c.comparison.candidate_a, c.comparison.candidate_b}
         assert "Alpha" in c.assistance  # augmentation: the assistance text of the assisted candidate

@@ -100,15 +100,15 @@ def test_assign_submit_judge_end_to_end(write_session):
         assert outcome.comparisons == len(comps) > 0
         assert all(c.candidate_a != c.candidate_b for c in comps)  # never two outputs of the same condition
         assert len({c.id for c in comps}) == len(comps)
-        judged = [r for r in store.judgment_rows() if r["mode"] == HUMAN_MODE]
+        judged = [r for r in store.judgment_rows() if r.mode == HUMAN_MODE]
         assert judged and outcome.judgments_done == len(judged)
         families = {"Alpha": "North", "Gamma": "South"}
         by_id = {c.id: c for c in comps}
         for r in judged:  # leave-family-out by the assistant's family
-            c = by_id[r["comparison_id"]]
-            assert r["judge_family"] not in {families.get(c.candidate_a), families.get(c.candidate_b)}
+            c = by_id[r.comparison_id]
+            assert r.judge_family not in {families.get(c.candidate_a), families.get(c.candidate_b)}
         again = judge_human_arm(study, store)  # resumes: nothing new
-        assert len([r for r in store.judgment_rows() if r["mode"] == HUMAN_MODE]) == len(judged)
+        assert len([r for r in store.judgment_rows() if r.mode == HUMAN_MODE]) == len(judged)
         assert again.judgments_planned == outcome.judgments_planned
 
 

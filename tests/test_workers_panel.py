@@ -112,11 +112,11 @@ def test_a_panel_runs_sends_each_call_once_resumes_and_reports_per_worker(tmp_pa
     asyncio.run(pipe.run())
     counts = store.counts()
     # The professional's outputs are not imported: the automation tournament is blocked, the rest complete.
-    assert counts["assistance_texts"] == plan.calls["assistance"]
-    assert counts["outputs"] == plan.calls["worker"]
-    assert sum(s.sent for s in pipe.progress.stages.values()) == counts["calls"]
+    assert counts.assistance_texts == plan.calls["assistance"]
+    assert counts.outputs == plan.calls["worker"]
+    assert sum(s.sent for s in pipe.progress.stages.values()) == counts.calls
     assert pipe.progress.stages["assistance"].done == plan.calls["assistance"]  # one count per text, not per worker
-    workers = {r["worker"] for r in store.output_rows()}
+    workers = {r.worker for r in store.output_rows()}
     assert workers == {"Weak", "Strong"}
     store.close()
     again = Pipeline(load_session(path), Store(study.database))

@@ -12,12 +12,19 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.services.session import open_session
+
+if TYPE_CHECKING:
+    from centaur_tui.domain.records import ComparisonRecord, JudgmentRow
+    from centaur_tui.domain.session import JudgeSimulation
+    from centaur_tui.domain.study import Study
+    from centaur_tui.services.plan import Costs
+    from centaur_tui.stats.planning import DesignPoint, PlanStatistic
 
 WIDTH = 100
 
@@ -26,29 +33,29 @@ def _say(text: str, **style: Any) -> None:
     click.secho(textwrap.fill(text, width=WIDTH, subsequent_indent="  "), **style)
 
 
-def _width(r: dict[str, Any]) -> str:
-    if math.isnan(r["width"]):
+def _width(r: PlanStatistic) -> str:
+    if math.isnan(r.width):
         return "-"
-    return f"{r['width']:.3f} [{r['width_p10']:.3f}, {r['width_p90']:.3f}]"
+    return f"{r.width:.3f} [{r.width_p10:.3f}, {r.width_p90:.3f}]"
 
 
-def power_text(row: dict[str, Any]) -> str:
+def power_text(row: DesignPoint) -> str:
     """A design's power with its n of replicates."""
-    return f"{row['power']:.2f} (n={row['replicates']})"
+    return f"{row.power:.2f} (n={row.replicates})"
 
 
 def _plan_ppr(
-    study: Any,
-    comps: Any,
-    texts: Any,
-    llm_rows: Any,
-    knobs: Any,
+    study: Study,
+    comps: dict[str, ComparisonRecord],
+    texts: dict[str, tuple[str, str]],
+    llm_rows: list[JudgmentRow],
+    knobs: JudgeSimulation,
     reps: int,
     sizes: list[int],
     target: float,
     alpha: float | None,
     seed: int,
-    costs: Any,
+    costs: Costs | None,
     run_factors: list[int],
     power: float,
 ) -> None:
@@ -88,7 +95,7 @@ def _plan_ppr(
         target=target, alpha=alpha, method=stats.ppr_method, seed=seed,
     ):  # fmt: skip
         best, priced = cheapest_design(
-            m["grid"],
+            m.grid,
             expert_cost=costs.expert if costs is not None else 0.0,
             run_cost=costs.run if costs is not None else None,
             stored_runs=costs.stored_runs if costs is not None else base,
@@ -96,38 +103,38 @@ def _plan_ppr(
         )
         per_call = costs.judge_calls_per_comparison if costs is not None else 0.0
         click.echo("")
-        click.secho(f"  {m['mode']}: {m['candidates']} candidates", bold=True)
+        click.secho(f"  {m.mode}: {m.candidates} candidates", bold=True)
         click.echo(
             f"    {'runs':>5} {'comparisons':>11} {'judge calls':>11} {'n experts':>9}  "
             f"{'mean size [p10, p90]':<22} {'power':<14} {'cost':>12}"
         )
         for r in priced:
-            cost = f"{r['cost']:,.2f}" if costs is not None else "-"
+            cost = f"{r.cost:,.2f}" if costs is not None else "-"
             click.echo(
-                f"    {r['runs']:>5} {r['comparisons']:>11,} {r['comparisons'] * per_call:>11,.0f} {r['n']:>9,}  "
-                f"{r['mean_size']:>5.2f} [{r['size_p10']:.2f}, {r['size_p90']:.2f}]{'':<6} "
+                f"    {r.runs:>5} {r.comparisons:>11,} {r.comparisons * per_call:>11,.0f} {r.n:>9,}  "
+                f"{r.mean_size:>5.2f} [{r.size_p10:.2f}, {r.size_p90:.2f}]{'':<6} "
                 f"{power_text(r):<14} {cost:>12}"
             )
         if best is not None:
             money = (
-                f" for {best['cost']:,.2f} ({best['expert_cost']:,.2f} experts, {best['llm_cost']:,.2f} LLM runs)"
+                f" for {best.cost:,.2f} ({best.expert_cost:,.2f} experts, {best.llm_cost:,.2f} LLM runs)"
                 if costs is not None
                 else " (fewest expert comparisons; give --expert-cost or --hourly-rate to weigh them against runs)"
             )
             _say(
-                f"    Recommended: {best['runs']} run(s) ({best['comparisons']:,} LLM-judged comparisons, about "
-                f"{best['comparisons'] * per_call:,.0f} judge calls) and {best['n']:,} uniformly random expert "
-                f"comparisons{money}: mean rank-set size {best['mean_size']:.2f}, power {best['power']:.2f} "
-                f"(n = {best['replicates']} replicates).",
+                f"    Recommended: {best.runs} run(s) ({best.comparisons:,} LLM-judged comparisons, about "
+                f"{best.comparisons * per_call:,.0f} judge calls) and {best.n:,} uniformly random expert "
+                f"comparisons{money}: mean rank-set size {best.mean_size:.2f}, power {best.power:.2f} "
+                f"(n = {best.replicates} replicates).",
                 fg="green",
             )
         else:
-            near = min(priced, key=lambda r: (r["mean_size"], r["cost"]))
+            near = min(priced, key=lambda r: (r.mean_size, r.cost))
             _say(
                 f"    Not reached with power >= {power:g} by any design tried (up to {max(run_counts)} runs and "
-                f"{max(r['n'] for r in priced):,} expert comparisons). Nearest: {near['runs']} run(s), "
-                f"{near['n']:,} expert comparisons, mean size {near['mean_size']:.2f}, power {near['power']:.2f} "
-                f"(n = {near['replicates']} replicates). Try a larger --ppr-runs factor, more --ppr-sizes, a larger "
+                f"{max(r.n for r in priced):,} expert comparisons). Nearest: {near.runs} run(s), "
+                f"{near.n:,} expert comparisons, mean size {near.mean_size:.2f}, power {near.power:.2f} "
+                f"(n = {near.replicates} replicates). Try a larger --ppr-runs factor, more --ppr-sizes, a larger "
                 "target or alpha.",
                 fg="yellow",
             )
@@ -299,8 +306,8 @@ def plan(
                 )
             click.echo(f"  {'statistic':<42} {'expected':>9}  {'interval width: mean [p10, p90]':<33} {'defined':>9}")
             for r in summary:
-                value = "NaN" if math.isnan(r["value"]) else f"{r['value']:.3f}"
-                click.echo(f"  {r['label']:<42} {value:>9}  {_width(r):<33} {r['defined']:>4}/{r['cases']}".rstrip())
+                value = "NaN" if math.isnan(r.value) else f"{r.value:.3f}"
+                click.echo(f"  {r.label:<42} {value:>9}  {_width(r):<33} {r.defined:>4}/{r.cases}".rstrip())
         if len(designs) > 1:
             click.echo("")
             click.secho("Designs side by side (mean interval width; smaller is better)", bold=True)
@@ -310,8 +317,8 @@ def plan(
                 f"{'Spearman pooled':>15}  {'Spearman/task':>13}"
             )
             for (n, m, k), judgments, summary in summary_rows:
-                by = {r["key"]: r for r in summary}
-                cells = ["-" if math.isnan(by[key]["width"]) else f"{by[key]['width']:.3f}" for key in keys]
+                by = {r.key: r for r in summary}
+                cells = ["-" if math.isnan(by[key].width) else f"{by[key].width:.3f}" for key in keys]
                 click.echo(
                     f"  {n:>3} {m:>5} {k:>3} {judgments:>10,.0f}  {cells[0]:>15}  {cells[1]:>13}  {cells[2]:>15}  "
                     f"{cells[3]:>13}"

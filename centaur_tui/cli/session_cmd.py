@@ -248,7 +248,7 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
             if stores:
                 counts = stores[0].counts()
                 click.secho(
-                    f"\nStopped. {counts['calls']:,} answered calls and {counts['judgments']:,} judgments are stored"
+                    f"\nStopped. {counts.calls:,} answered calls and {counts.judgments:,} judgments are stored"
                     f" in {study.database}; run the same command again to resume.",
                     fg="yellow",
                     err=True,
@@ -271,10 +271,10 @@ def run_in_terminal(study: Study, quiet: bool = False) -> Any:
         f"{'Done' if outcome.complete else 'Not finished' if outcome.batches_pending else 'Finished, incomplete,'}"
         f" in {p.elapsed:.1f}s: "
         f"{sum(s.sent for s in p.stages.values()):,} calls sent, "
-        f"{sum(s.cached for s in p.stages.values()):,} items already stored. Store: {counts['outputs']:,} outputs, "
-        f"{counts['comparisons']:,} comparisons, {counts['judgments']:,} judgments "
-        f"({counts['invalid_judgments']:,} invalid), {counts['call_errors']:,} failed attempts logged"
-        + (f" ({counts['timeouts']:,} timed out)." if counts["timeouts"] else ".")
+        f"{sum(s.cached for s in p.stages.values()):,} items already stored. Store: {counts.outputs:,} outputs, "
+        f"{counts.comparisons:,} comparisons, {counts.judgments:,} judgments "
+        f"({counts.invalid_judgments:,} invalid), {counts.call_errors:,} failed attempts logged"
+        + (f" ({counts.timeouts:,} timed out)." if counts.timeouts else ".")
     )
     resent = billed_twice_line(outcome)
     if resent:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from centaur_tui.domain.blinding import Draft
@@ -230,3 +230,136 @@ class PacketResult:
     """The item as messages name it: "item 3 (token p...) result"."""
     draft: Draft
     version: int = 0
+
+
+# The typed rows of the store's tidy reads (`Store.judgment_rows`, `score_rows`, `output_rows`,
+# `error_rows`). Their fields are the reads' columns in the export's column order: `as_row()`
+# gives them as a dict in that order, for the writers of CSV and JSON.
+
+
+@dataclass(frozen=True, slots=True)
+class JudgmentRow:
+    """One tidy judgment (valid or not) with its tournament: a row of judgments.csv (less `batch`)."""
+
+    run: int
+    task: str
+    mode: str
+    comparison_id: str
+    judge: str
+    judge_kind: JudgeKind
+    judge_family: str | None
+    option1: str
+    option2: str
+    winner: str | None
+    option1_mean: float | None
+    option2_mean: float | None
+    valid: bool
+    invalid_reason: str | None
+    rationale: str | None
+    judgment_id: int
+    presentation: int
+    revision: int
+    attempts: int
+    seconds: float | None
+
+    def as_row(self) -> dict[str, object]:
+        """The fields as a dict, in `JUDGMENT_ROW_FIELDS` order."""
+        return {name: getattr(self, name) for name in JUDGMENT_ROW_FIELDS}
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRow:
+    """One rubric score of one option in one judgment: a row of scores.csv (`SCORE_COLUMNS`)."""
+
+    comparison_id: str
+    judge: str
+    candidate: str
+    dimension: str
+    dimension_kind: Literal["task", "general"]
+    score: int
+    judgment_id: int
+
+    def as_row(self) -> dict[str, object]:
+        """The fields as a dict, in `SCORE_COLUMNS` order."""
+        return {name: getattr(self, name) for name in SCORE_COLUMNS}
+
+
+@dataclass(frozen=True, slots=True)
+class OutputRow:
+    """One stored output with its assistance text: a row of outputs.csv."""
+
+    run: int
+    task: str
+    mode: str
+    candidate: str
+    worker: str
+    text: str
+    assistance_text: str | None
+    output_id: str
+    cut_off: bool
+
+    def as_row(self) -> dict[str, object]:
+        """The fields as a dict, in `OUTPUT_ROW_FIELDS` order."""
+        return {name: getattr(self, name) for name in OUTPUT_ROW_FIELDS}
+
+
+@dataclass(frozen=True, slots=True)
+class CallErrorRow:
+    """One failed attempt of a provider call, as stored in `call_errors`."""
+
+    id: int
+    key: str
+    stage: str
+    model: str
+    attempt: int
+    error_type: str
+    message: str
+    final: bool
+    created_at: str
+    finish_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidJudgmentRow:
+    """One invalid judgment with where it belongs, for the list of what the statistics left out."""
+
+    id: int
+    run: int
+    task: str
+    mode: str
+    candidate_a: str
+    candidate_b: str
+    judge: str
+    judge_kind: JudgeKind
+    attempts: int
+    invalid_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCounts:
+    """Totals of one session's database for progress displays (`Store.counts`)."""
+
+    calls: int
+    calls_by_stage: dict[str, int]
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    """Summed over the calls with a known cost (None: no call has one)."""
+    call_errors: int
+    """Failed attempts logged."""
+    timeouts: int
+    """Failed attempts that timed out (`TIMEOUT_ERRORS`): the provider may have billed them."""
+    assistance_texts: int
+    outputs: int
+    comparisons: int
+    judgments: int
+    valid_judgments: int
+    invalid_judgments: int
+
+
+JUDGMENT_ROW_FIELDS = tuple(f.name for f in fields(JudgmentRow))
+"""The columns of `JudgmentRow`, in order: REQUIRED_JUDGMENT_COLUMNS, then judgment_id .. seconds."""
+OUTPUT_ROW_FIELDS = tuple(f.name for f in fields(OutputRow))
+"""The columns of `OutputRow` and of outputs.csv, in order."""
+CALL_ERROR_ROW_FIELDS = tuple(f.name for f in fields(CallErrorRow))
+"""The columns of `CallErrorRow` (those of `call_errors`), in order."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from centaur_tui.domain.assignment import ExistingAssignment, PlannedAssignment, PoolComparison, plan_assignments
 from centaur_tui.domain.plan import summarize
-from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, ScoreRecord
+from centaur_tui.domain.records import ComparisonRecord, JudgmentRecord, JudgmentRow, ScoreRecord
 from centaur_tui.domain.session import ExpertSpec, Faults, JudgeSimulation, ModelSpec, WorkerSpec
 from centaur_tui.domain.study import Study
 from centaur_tui.llm.simulation import judge_reply
@@ -133,34 +133,34 @@ def simulate_expert_judgments(
 
 def judgment_rows(
     records: Iterable[JudgmentRecord], comparisons: Mapping[str, ComparisonRecord], first_id: int
-) -> list[dict[str, Any]]:
-    """Records as rows shaped like `Store.judgment_rows()`, with judgment ids from `first_id` on."""
+) -> list[JudgmentRow]:
+    """Records as rows like those of `Store.judgment_rows()`, with judgment ids from `first_id` on."""
     rows = []
     for i, r in enumerate(records, start=first_id):
         c = comparisons[r.comparison_id]
         rows.append(
-            {
-                "run": c.run,
-                "task": c.task,
-                "mode": c.mode,
-                "comparison_id": r.comparison_id,
-                "judge": r.judge,
-                "judge_kind": r.judge_kind,
-                "judge_family": r.judge_family,
-                "option1": r.option1,
-                "option2": r.option2,
-                "winner": r.winner,
-                "option1_mean": r.option1_mean,
-                "option2_mean": r.option2_mean,
-                "valid": int(r.valid),
-                "invalid_reason": r.invalid_reason,
-                "rationale": r.rationale,
-                "judgment_id": i,
-                "presentation": r.presentation,
-                "revision": r.revision,
-                "attempts": r.attempts,
-                "seconds": r.seconds,
-            }
+            JudgmentRow(
+                run=c.run,
+                task=c.task,
+                mode=c.mode,
+                comparison_id=r.comparison_id,
+                judge=r.judge,
+                judge_kind=r.judge_kind,
+                judge_family=r.judge_family,
+                option1=r.option1,
+                option2=r.option2,
+                winner=r.winner,
+                option1_mean=r.option1_mean,
+                option2_mean=r.option2_mean,
+                valid=r.valid,
+                invalid_reason=r.invalid_reason,
+                rationale=r.rationale,
+                judgment_id=i,
+                presentation=r.presentation,
+                revision=r.revision,
+                attempts=r.attempts,
+                seconds=r.seconds,
+            )
         )
     return rows
 

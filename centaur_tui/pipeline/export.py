@@ -8,12 +8,22 @@ refuses the files of another session, and a session.json copied beside other fil
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from centaur_tui.domain.plan import MODES
-from centaur_tui.domain.records import OPTIONAL_JUDGMENT_COLUMNS, REQUIRED_JUDGMENT_COLUMNS, SCORE_COLUMNS
+from centaur_tui.domain.records import (
+    OPTIONAL_JUDGMENT_COLUMNS,
+    OUTPUT_ROW_FIELDS,
+    REQUIRED_JUDGMENT_COLUMNS,
+    SCORE_COLUMNS,
+    JudgmentRow,
+    OutputRow,
+    ScoreRow,
+)
 from centaur_tui.formats.export import file_digests
 from centaur_tui.store import MANIFEST, Store, batched_judgment_ids, export_manifest
 
@@ -21,17 +31,19 @@ from centaur_tui.store import MANIFEST, Store, batched_judgment_ids, export_mani
 # export re-import exactly (judgment_id, presentation, revision, attempts, seconds; batch: the
 # judge call was answered in a provider batch). One list, so export and import cannot drift.
 JUDGMENT_COLUMNS = (*REQUIRED_JUDGMENT_COLUMNS, *OPTIONAL_JUDGMENT_COLUMNS)
-OUTPUT_COLUMNS = ("run", "task", "mode", "candidate", "worker", "text", "assistance_text", "output_id", "cut_off")
+OUTPUT_COLUMNS = OUTPUT_ROW_FIELDS
 """cut_off: the provider cut the text off at max_tokens (true/false; `generation.on_truncated`)."""
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: object) -> object:
     if value is None:
         return ""
     return value
 
 
-def _write(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]], bools: tuple[str, ...] = ()) -> int:
+def _write(
+    path: Path, columns: tuple[str, ...], rows: Sequence[Mapping[str, object]], bools: tuple[str, ...] = ()
+) -> int:
     tmp = path.with_suffix(path.suffix + ".tmp")
     with tmp.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
@@ -49,13 +61,14 @@ OUTPUT_KEY = ("run", "task", "mode", "candidate", "worker", "output_id")
 _MODE_ORDER = {mode: i for i, mode in enumerate(MODES)}  # automation first, as everywhere else
 
 
-def _key(row: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...]:
-    return tuple((_MODE_ORDER.get(row[c], len(_MODE_ORDER)), row[c]) if c == "mode" else row[c] for c in columns)
+def _key(row: JudgmentRow | OutputRow, columns: tuple[str, ...]) -> tuple[Any, ...]:
+    values = (getattr(row, c) for c in columns)
+    return tuple(
+        (_MODE_ORDER.get(v, len(_MODE_ORDER)), v) if c == "mode" else v for c, v in zip(columns, values, strict=True)
+    )
 
 
-def stable_rows(
-    judgments: list[dict[str, Any]], scores: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def stable_rows(judgments: list[JudgmentRow], scores: list[ScoreRow]) -> tuple[list[JudgmentRow], list[ScoreRow]]:
     """Judgments in `JUDGMENT_KEY` order, numbered 1..n as `judgment_id`, and their scores in that order.
 
     The store's row ids follow the order in which judge calls completed, which changes from run
@@ -64,13 +77,18 @@ def stable_rows(
     (the rubric order it was stored in; `scores` come in the store's row order).
     """
     ordered = sorted(judgments, key=lambda r: _key(r, JUDGMENT_KEY))
-    number = {r["judgment_id"]: i for i, r in enumerate(ordered, start=1)}
-    out_judgments = [{**r, "judgment_id": number[r["judgment_id"]]} for r in ordered]
+    number = {r.judgment_id: i for i, r in enumerate(ordered, start=1)}
+    out_judgments = [dataclasses.replace(r, judgment_id=number[r.judgment_id]) for r in ordered]
     # sorted() is stable: within one judgment, the scores keep their stored order.
     out_scores = sorted(
-        ({**r, "judgment_id": number[r["judgment_id"]]} for r in scores), key=lambda r: r["judgment_id"]
+        (dataclasses.replace(r, judgment_id=number[r.judgment_id]) for r in scores), key=lambda r: r.judgment_id
     )
     return out_judgments, out_scores
+
+
+def _identity(row: JudgmentRow) -> tuple[str, str, int, int]:
+    """The store's unique key of a judgment (it survives `stable_rows`' renumbering)."""
+    return (row.comparison_id, row.judge, row.presentation, row.revision)
 
 
 def export_session(
@@ -87,12 +105,14 @@ def export_session(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     batched = batched_judgment_ids(store)
-    rows = [{**r, "batch": r["judgment_id"] in batched} for r in store.judgment_rows()]
-    judgments, scores = stable_rows(rows, store.score_rows())
-    outputs = sorted(store.output_rows(), key=lambda r: _key(r, OUTPUT_KEY))
+    stored = store.judgment_rows()
+    batched_keys = {_identity(r) for r in stored if r.judgment_id in batched}
+    judgments, scores = stable_rows(stored, store.score_rows())
+    judgment_cells = [{**r.as_row(), "batch": _identity(r) in batched_keys} for r in judgments]
+    outputs = [r.as_row() for r in sorted(store.output_rows(), key=lambda r: _key(r, OUTPUT_KEY))]
     written = {
-        "judgments.csv": _write(out_dir / "judgments.csv", JUDGMENT_COLUMNS, judgments, bools=("valid", "batch")),
-        "scores.csv": _write(out_dir / "scores.csv", SCORE_COLUMNS, scores),
+        "judgments.csv": _write(out_dir / "judgments.csv", JUDGMENT_COLUMNS, judgment_cells, bools=("valid", "batch")),
+        "scores.csv": _write(out_dir / "scores.csv", SCORE_COLUMNS, [r.as_row() for r in scores]),
         "outputs.csv": _write(out_dir / "outputs.csv", OUTPUT_COLUMNS, outputs, bools=("cut_off",)),
     }
     if session_name is not None:

@@ -81,11 +81,9 @@ def browser_data(store: Store) -> dict[str, Any]:
     from centaur_tui.pipeline.export import stable_rows
 
     judgments, scores = stable_rows(store.judgment_rows(), store.score_rows())
-    by_judgment: dict[int, list[list[Any]]] = {}
+    by_judgment: dict[int, list[list[str | int]]] = {}
     for s in scores:
-        by_judgment.setdefault(s["judgment_id"], []).append(
-            [s["candidate"], s["dimension"], s["dimension_kind"], s["score"]]
-        )
+        by_judgment.setdefault(s.judgment_id, []).append([s.candidate, s.dimension, s.dimension_kind, s.score])
     keep = (
         "judgment_id",
         "judge",
@@ -103,20 +101,14 @@ def browser_data(store: Store) -> dict[str, Any]:
         "option2_mean",
         "seconds",
     )
-    by_comparison: dict[str, list[dict[str, Any]]] = {}
+    by_comparison: dict[str, list[dict[str, object]]] = {}
     for j in judgments:
-        row = {k: j[k] for k in keep}
-        row["valid"] = bool(row["valid"])
-        row["scores"] = by_judgment.get(j["judgment_id"], [])
-        by_comparison.setdefault(j["comparison_id"], []).append(row)
+        row: dict[str, object] = {k: getattr(j, k) for k in keep}
+        row["scores"] = by_judgment.get(j.judgment_id, [])
+        by_comparison.setdefault(j.comparison_id, []).append(row)
     comparisons = sorted(store.comparisons().values(), key=lambda c: (c.run, c.task, c.mode, c.id))
     outputs = {
-        o["output_id"]: {
-            "candidate": o["candidate"],
-            "worker": o["worker"],
-            "text": o["text"],
-            "assistance": o["assistance_text"],
-        }
+        o.output_id: {"candidate": o.candidate, "worker": o.worker, "text": o.text, "assistance": o.assistance_text}
         for o in store.output_rows()
     }
     return {

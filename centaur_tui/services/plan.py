@@ -11,28 +11,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from centaur_tui.domain.records import ComparisonRecord, JudgmentRow
+from centaur_tui.domain.session import JudgeSimulation
 from centaur_tui.domain.study import Study
+
+if TYPE_CHECKING:
+    from centaur_tui.stats.planning import DesignPoint, PlanStatistic
 
 EMPTY_SCORES = {"columns": ["judgment_id", "candidate", "dims", "mean"], "rows": [], "packed": []}
 """The plan needs verdicts only: no rubric scores are read."""
 
 
-def _read(database: Path) -> tuple[dict[str, Any], dict[str, tuple[str, str]], list[dict[str, Any]]]:
+def _read(database: Path) -> tuple[dict[str, ComparisonRecord], dict[str, tuple[str, str]], list[JudgmentRow]]:
     from centaur_tui.store import Store, comparison_texts
 
     with Store(database, readonly=True) as store:
         comps = store.comparisons()
         if not comps:
             return {}, {}, []
-        rows = [r for r in store.judgment_rows() if r["judge_kind"] == "llm"]
+        rows = [r for r in store.judgment_rows() if r.judge_kind == "llm"]
         return comps, comparison_texts(store), rows
 
 
 def load_plan_source(
     study: Study, needed: int, folder: Path
-) -> tuple[Study, dict[str, Any], dict[str, tuple[str, str]], list[dict[str, Any]], str]:
+) -> tuple[Study, dict[str, ComparisonRecord], dict[str, tuple[str, str]], list[JudgmentRow], str]:
     """Comparisons, texts and LLM judgment rows to plan on: the session's own, or a simulated stand-in run.
 
     Args:
@@ -73,17 +78,17 @@ def load_plan_source(
 
 def simulate_design(
     study: Study,
-    comps: dict[str, Any],
+    comps: dict[str, ComparisonRecord],
     texts: dict[str, tuple[str, str]],
-    llm_rows: list[dict[str, Any]],
+    llm_rows: list[JudgmentRow],
     n: int,
     m: int,
     k: int,
-    knobs: Any,
+    knobs: JudgeSimulation,
     reps: int,
     bootstrap: int,
     seed: int,
-) -> tuple[list[dict[str, Any]], list[int], list[int]]:
+) -> tuple[list[PlanStatistic], list[int], list[int]]:
     """Simulate one design (N experts x M judgments, overlap K) `reps` times and summarise the statistics.
 
     Args:
@@ -107,10 +112,10 @@ def simulate_design(
     from centaur_tui.stats.planning import summarise_plan
 
     design = design_from_session(study.session, simulated=True)
-    first_id = max((r["judgment_id"] for r in llm_rows), default=0) + 1
-    by_comparison: dict[str, list[dict[str, Any]]] = {}
+    first_id = max((r.judgment_id for r in llm_rows), default=0) + 1
+    by_comparison: dict[str, list[JudgmentRow]] = {}
     for r in llm_rows:
-        by_comparison.setdefault(r["comparison_id"], []).append(r)
+        by_comparison.setdefault(r.comparison_id, []).append(r)
     docs, judged, compared = [], [], []
     for rep in range(reps):
         rep_seed = seed * 100_003 + rep
@@ -140,10 +145,10 @@ def simulate_design(
 
 def _ppr_arrays(
     study: Study,
-    comps: dict[str, Any],
+    comps: dict[str, ComparisonRecord],
     texts: dict[str, tuple[str, str]],
-    llm_rows: list[dict[str, Any]],
-    knobs: Any,
+    llm_rows: list[JudgmentRow],
+    knobs: JudgeSimulation,
     reps: int,
     seed: int,
 ) -> list[tuple[str, list[str], Any, Any, Any, Any, Any]]:
@@ -160,9 +165,9 @@ def _ppr_arrays(
 
     llm: dict[str, list[float]] = {}
     for r in llm_rows:
-        c = comps.get(r["comparison_id"])
-        if c is not None and r["valid"] and r["winner"] is not None:
-            llm.setdefault(c.id, []).append(points(r["winner"], c.candidate_a, c.candidate_b))
+        c = comps.get(r.comparison_id)
+        if c is not None and r.valid and r.winner is not None:
+            llm.setdefault(c.id, []).append(points(r.winner, c.candidate_a, c.candidate_b))
     out = []
     for mode in sorted({c.mode for c in comps.values()}):
         mine = sorted((c for c in comps.values() if c.mode == mode), key=lambda c: c.id)
@@ -205,8 +210,8 @@ class Costs:
 
 def plan_costs(
     study: Study,
-    llm_rows: list[dict[str, Any]],
-    comps: dict[str, Any],
+    llm_rows: list[JudgmentRow],
+    comps: dict[str, ComparisonRecord],
     *,
     expert_cost: float | None,
     hourly_rate: float | None,
@@ -281,18 +286,27 @@ def _expert_seconds(study: Study) -> list[float]:
         return []
     with Store(study.database, readonly=True) as store:
         return [
-            float(r["seconds"])
+            float(r.seconds)
             for r in store.judgment_rows()
-            if r["judge_kind"] == "expert" and r["valid"] and r["seconds"] and r["seconds"] > 0
+            if r.judge_kind == "expert" and r.valid and r.seconds and r.seconds > 0
         ]
+
+
+@dataclass(frozen=True, slots=True)
+class ModeDesigns:
+    """The designs `simulate_ppr_designs` tried on one mode's comparisons."""
+
+    mode: str
+    candidates: int
+    grid: list[DesignPoint]
 
 
 def simulate_ppr_designs(
     study: Study,
-    comps: dict[str, Any],
+    comps: dict[str, ComparisonRecord],
     texts: dict[str, tuple[str, str]],
-    llm_rows: list[dict[str, Any]],
-    knobs: Any,
+    llm_rows: list[JudgmentRow],
+    knobs: JudgeSimulation,
     reps: int,
     sizes: list[int],
     run_counts: list[int],
@@ -301,7 +315,7 @@ def simulate_ppr_designs(
     alpha: float,
     method: str,
     seed: int,
-) -> list[dict[str, Any]]:
+) -> list[ModeDesigns]:
     """Per mode: the rank-set size and power of every (runs, n expert comparisons) design (`ppr_design_grid`)."""
     from centaur_tui.stats.planning import ppr_design_grid
 
@@ -310,5 +324,5 @@ def simulate_ppr_designs(
         grid = ppr_design_grid(
             a, b, len(names), yhat, y, run, run_counts, sizes, target=target, alpha=alpha, method=method, seed=seed
         )
-        out.append({"mode": mode, "candidates": len(names), "grid": grid})
+        out.append(ModeDesigns(mode, len(names), grid))
     return out

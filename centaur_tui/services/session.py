@@ -185,13 +185,13 @@ def overview(study: Study, store: Store | None) -> SessionOverview:
     counts = store.counts()
     summary = experts.state(study)
     return SessionOverview(
-        calls_by_stage=counts["calls_by_stage"],
+        calls_by_stage=counts.calls_by_stage,
         llm_judgments=summary.llm_judgments,
         calls_left=summary.calls_left,
-        tokens=counts["prompt_tokens"] + counts["completion_tokens"],
-        cost=counts["cost"],
-        errors=counts["call_errors"],
-        comparisons=counts["comparisons"],
+        tokens=counts.prompt_tokens + counts.completion_tokens,
+        cost=counts.cost,
+        errors=counts.call_errors,
+        comparisons=counts.comparisons,
         experts=experts.experts(study),
         workload=experts.workload(),
         simulated=summary.simulated,

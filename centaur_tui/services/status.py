@@ -87,33 +87,25 @@ def study_status(study: Study, *, alpha: float | None = None, margin: float | No
         raise CentaurError(f"{study.database} does not exist yet: run the session first", title="Nothing to judge")
     with Store(study.database, readonly=True) as store:
         comps = store.comparisons()
-        rows = [r for r in store.judgment_rows() if r["judge_kind"] == "expert"]
+        rows = [r for r in store.judgment_rows() if r.judge_kind == "expert"]
     names = {m.name for m in study.session.models} | {c.name for c in study.session.candidates} | {PLAIN}
     latest: dict[tuple[str, str, int], int] = {}
     for r in rows:
-        key = (r["comparison_id"], r["judge"], r["presentation"])
-        latest[key] = max(latest.get(key, -1), r["revision"])
+        key = (r.comparison_id, r.judge, r.presentation)
+        latest[key] = max(latest.get(key, -1), r.revision)
     left_out: dict[str, int] = {}
     per_comparison: dict[str, list[float]] = {}
     for r in rows:
-        c = comps.get(r["comparison_id"])
-        if r["revision"] < latest[(r["comparison_id"], r["judge"], r["presentation"])]:
+        c = comps.get(r.comparison_id)
+        if r.revision < latest[(r.comparison_id, r.judge, r.presentation)]:
             reason = "superseded"
-        elif not r["valid"] or c is None or r["winner"] is None:
+        elif not r.valid or c is None or r.winner is None:
             reason = "invalid"
         elif c.candidate_a not in names or c.candidate_b not in names:
             reason = "retired candidate"
         else:
             first, second = sorted((c.candidate_a, c.candidate_b))
-            z = (
-                1.0
-                if r["winner"] == first
-                else -1.0
-                if r["winner"] == second
-                else 0.0
-                if r["winner"] == "tie"
-                else None
-            )
+            z = 1.0 if r.winner == first else -1.0 if r.winner == second else 0.0 if r.winner == "tie" else None
             if z is None:
                 reason = "invalid"
             else:

@@ -1,7 +1,8 @@
 """Provides the tidy frames every statistic reads, built from the lists of rows the store returns.
 
-The store hands out plain lists of dicts (`Store.judgment_rows()`, `score_rows()`,
-`output_rows()`) and comparison records (`Store.comparisons()`); this module turns them into
+The store hands out lists of typed rows (`Store.judgment_rows()`, `score_rows()`,
+`output_rows()`; a RowTable for the report) and comparison records (`Store.comparisons()`); rows
+read from a file come as dicts with the same keys. This module turns them into
 pandas frames and marks every judgment with a `status`, so each statistic can say how many
 judgments it left out and why:
 
@@ -33,7 +34,10 @@ from centaur_tui.domain.records import (
     OPTIONAL_JUDGMENT_COLUMNS,
     REQUIRED_JUDGMENT_COLUMNS,
     SCORE_COLUMNS,
+    JudgmentRow,
+    OutputRow,
     RowTable,
+    ScoreRow,
 )
 from centaur_tui.domain.session import PLAIN, Session
 
@@ -323,9 +327,9 @@ def _categorical(values: pd.Series, dtype: pd.CategoricalDtype | None = None) ->
 
 
 def build_frames(
-    judgment_rows: Iterable[Mapping[str, Any]],
-    score_rows: Iterable[Mapping[str, Any]] | None,
-    output_rows: Iterable[Mapping[str, Any]] | None,
+    judgment_rows: Iterable[Mapping[str, Any]] | Iterable[JudgmentRow] | RowTable,
+    score_rows: Iterable[Mapping[str, Any]] | Iterable[ScoreRow] | None,
+    output_rows: Iterable[Mapping[str, Any]] | Iterable[OutputRow] | None,
     comparisons: Any,
     design: Design | None = None,
     *,

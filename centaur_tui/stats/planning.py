@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, TypeGuard
+from dataclasses import dataclass, fields
+from typing import TypeGuard
 
 import numpy as np
 
@@ -88,17 +89,36 @@ def _finite(x: object) -> TypeGuard[float]:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
 
 
-def summarise_plan(docs: Sequence[ExpertsSection]) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class PlanStatistic:
+    """One statistic of a simulated expert study, over its replicates (`summarise_plan`)."""
+
+    key: str
+    label: str
+    replicates: int
+    cases: int
+    """Replicates x groups (a per-task statistic has one case per task and replicate)."""
+    defined: int
+    """Cases with a value."""
+    value: float
+    """Mean of the defined values (NaN: none)."""
+    with_interval: int
+    """Cases with an interval."""
+    width: float
+    """Mean interval width (NaN: no case has an interval)."""
+    width_p10: float
+    width_p90: float
+    """10th and 90th percentiles of the widths (NaN: no case has an interval)."""
+
+
+def summarise_plan(docs: Sequence[ExpertsSection]) -> list[PlanStatistic]:
     """Expected value and interval width of each statistic over simulated replicates.
 
     Args:
         docs: The experts-vs-LLM sections of the replicates (`ExpertResult.section`).
 
     Returns:
-        One dict per statistic: key, label, replicates, cases (replicates x groups),
-        defined (cases with a value), value (mean of the defined values), with_interval
-        (cases with an interval), width (mean interval width), width_p10, width_p90 (10th and
-        90th percentiles of the widths); NaN where no case has one.
+        One `PlanStatistic` per statistic of `PLAN_STATISTICS`, in its order.
     """
     out = []
     for key, label, extract in PLAN_STATISTICS:
@@ -106,23 +126,34 @@ def summarise_plan(docs: Sequence[ExpertsSection]) -> list[dict[str, Any]]:
         values = np.array([c[0] for c in cases if _finite(c[0])], dtype=float)
         widths = np.array([c[2] - c[1] for c in cases if _finite(c[1]) and _finite(c[2])], dtype=float)
         out.append(
-            {
-                "key": key,
-                "label": label,
-                "replicates": len(docs),
-                "cases": len(cases),
-                "defined": len(values),
-                "value": float(values.mean()) if len(values) else math.nan,
-                "with_interval": len(widths),
-                "width": float(widths.mean()) if len(widths) else math.nan,
-                "width_p10": float(np.quantile(widths, 0.1)) if len(widths) else math.nan,
-                "width_p90": float(np.quantile(widths, 0.9)) if len(widths) else math.nan,
-            }
+            PlanStatistic(
+                key=key,
+                label=label,
+                replicates=len(docs),
+                cases=len(cases),
+                defined=len(values),
+                value=float(values.mean()) if len(values) else math.nan,
+                with_interval=len(widths),
+                width=float(widths.mean()) if len(widths) else math.nan,
+                width_p10=float(np.quantile(widths, 0.1)) if len(widths) else math.nan,
+                width_p90=float(np.quantile(widths, 0.9)) if len(widths) else math.nan,
+            )
         )
     return out
 
 
 # -- prediction-powered rankings: expert comparisons for a target rank-set size ---------------
+
+
+@dataclass(frozen=True, slots=True)
+class SizePoint:
+    """The prediction-powered rank-set size with n random expert comparisons, over replicates (`ppr_size_curve`)."""
+
+    n: int
+    mean_size: float
+    size_p10: float
+    size_p90: float
+    replicates: int
 
 
 def ppr_size_curve(
@@ -136,7 +167,7 @@ def ppr_size_curve(
     alpha: float = 0.1,
     method: str = "chatzi",
     seed: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[SizePoint]:
     """Mean prediction-powered rank-set size for each number n of uniformly random expert comparisons.
 
     Args:
@@ -148,7 +179,7 @@ def ppr_size_curve(
         seed: Seed of the random subsets (one per replicate and n).
 
     Returns:
-        One row per n: n, mean_size, size_p10, size_p90 (over replicates), replicates.
+        One `SizePoint` per n, n ascending.
     """
     from centaur_tui.stats import ppr
 
@@ -165,20 +196,20 @@ def ppr_size_curve(
         low, high = ppr.rank_sets(est.theta, est.sigma, alpha, method)  # type: ignore[arg-type]
         size = ppr.set_sizes(low, high)
         out.append(
-            {
-                "n": n,
-                "mean_size": float(size.mean()),
-                "size_p10": float(np.percentile(size, 10)),
-                "size_p90": float(np.percentile(size, 90)),
-                "replicates": reps,
-            }
+            SizePoint(
+                n=n,
+                mean_size=float(size.mean()),
+                size_p10=float(np.percentile(size, 10)),
+                size_p90=float(np.percentile(size, 90)),
+                replicates=reps,
+            )
         )
     return out
 
 
-def comparisons_for_target(curve: list[dict[str, Any]], target: float) -> int | None:
+def comparisons_for_target(curve: Sequence[SizePoint], target: float) -> int | None:
     """The fewest n of the curve whose mean rank-set size is at most `target` (None: not reached)."""
-    return next((r["n"] for r in curve if r["mean_size"] <= target), None)
+    return next((r.n for r in curve if r.mean_size <= target), None)
 
 
 # -- cost-aware sizing: expert comparisons and runs (LLM-judged comparisons) for a target ------
@@ -215,6 +246,31 @@ def emulated_runs(run: np.ndarray, runs: int, reps: int) -> tuple[np.ndarray, np
     return np.concatenate(units), np.concatenate(copies)
 
 
+@dataclass(frozen=True, slots=True)
+class DesignPoint:
+    """One design (runs of the pipeline, n expert comparisons) of `ppr_design_grid`, over its replicates."""
+
+    runs: int
+    comparisons: int
+    """Comparisons with LLM verdicts in the design's runs."""
+    n: int
+    mean_size: float
+    size_p10: float
+    size_p90: float
+    power: float
+    """Share of the replicates whose mean rank-set size is <= the target."""
+    replicates: int
+
+
+@dataclass(frozen=True, slots=True)
+class PricedDesign(DesignPoint):
+    """A `DesignPoint` with its price (`cheapest_design`)."""
+
+    expert_cost: float
+    llm_cost: float
+    cost: float
+
+
 def ppr_design_grid(
     a: np.ndarray,
     b: np.ndarray,
@@ -229,7 +285,7 @@ def ppr_design_grid(
     alpha: float = 0.1,
     method: str = "chatzi",
     seed: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[DesignPoint]:
     """Mean rank-set size and power for each design (runs, n expert comparisons).
 
     Args:
@@ -239,8 +295,7 @@ def ppr_design_grid(
         target: Mean rank-set size to reach.
 
     Returns:
-        One row per design: runs, comparisons (with LLM verdicts), n, mean_size, size_p10, size_p90,
-        power (share of the R replicates whose mean rank-set size is <= target), replicates.
+        One `DesignPoint` per design, by runs then n.
     """
     from centaur_tui.stats import ppr
 
@@ -264,28 +319,28 @@ def ppr_design_grid(
             low, high = ppr.rank_sets(est.theta, est.sigma, alpha, method)  # type: ignore[arg-type]
             size = ppr.set_sizes(low, high)
             out.append(
-                {
-                    "runs": runs,
-                    "comparisons": len(usable),
-                    "n": n,
-                    "mean_size": float(size.mean()),
-                    "size_p10": float(np.percentile(size, 10)),
-                    "size_p90": float(np.percentile(size, 90)),
-                    "power": float(np.mean(size <= target)),
-                    "replicates": reps,
-                }
+                DesignPoint(
+                    runs=runs,
+                    comparisons=len(usable),
+                    n=n,
+                    mean_size=float(size.mean()),
+                    size_p10=float(np.percentile(size, 10)),
+                    size_p90=float(np.percentile(size, 90)),
+                    power=float(np.mean(size <= target)),
+                    replicates=reps,
+                )
             )
     return out
 
 
 def cheapest_design(
-    grid: list[dict[str, Any]],
+    grid: Sequence[DesignPoint],
     *,
     expert_cost: float,
     run_cost: float | None,
     stored_runs: int,
     power: float,
-) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+) -> tuple[PricedDesign | None, list[PricedDesign]]:
     """Price every design and pick the least costly one whose power reaches `power`.
 
     Args:
@@ -296,13 +351,14 @@ def cheapest_design(
         power: Required probability of reaching the target.
 
     Returns:
-        (the cheapest design reaching `power`, or None; every row with `cost`, `expert_cost`, `llm_cost` added).
+        (the cheapest design reaching `power`, or None; every design priced).
     """
     priced = []
     for row in grid:
-        llm = max(0, row["runs"] - stored_runs) * (run_cost or 0.0)
-        expert = row["n"] * expert_cost
-        priced.append({**row, "expert_cost": expert, "llm_cost": llm, "cost": expert + llm})
-    ok = [r for r in priced if r["power"] >= power]
-    best = min(ok, key=lambda r: (r["cost"], r["n"], r["runs"])) if ok else None
+        llm = max(0, row.runs - stored_runs) * (run_cost or 0.0)
+        expert = row.n * expert_cost
+        point = {f.name: getattr(row, f.name) for f in fields(DesignPoint)}
+        priced.append(PricedDesign(**point, expert_cost=expert, llm_cost=llm, cost=expert + llm))
+    ok = [r for r in priced if r.power >= power]
+    best = min(ok, key=lambda r: (r.cost, r.n, r.runs)) if ok else None
     return best, priced

@@ -11,29 +11,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import numpy as np
 
 from centaur_tui.domain.plan import all_comparisons, eligible_judges, output_id, presented_orders
+from centaur_tui.domain.records import ComparisonRecord, JudgmentRow, OutputRow, ScoreRow
 from centaur_tui.domain.session import Session
 
 
 @dataclass
 class SyntheticRows:
-    """Rows shaped like `Store.judgment_rows()`, `score_rows()`, `output_rows()` and comparisons."""
+    """Rows of the types `Store.judgment_rows()`, `score_rows()`, `output_rows()` and `comparisons()` hand out."""
 
-    judgment_rows: list[dict[str, Any]]
-    score_rows: list[dict[str, Any]]
-    output_rows: list[dict[str, Any]]
-    comparisons: list[dict[str, Any]]
+    judgment_rows: list[JudgmentRow]
+    score_rows: list[ScoreRow]
+    output_rows: list[OutputRow]
+    comparisons: list[ComparisonRecord]
     skills: dict[tuple[str, str, str], float] = field(default_factory=dict)
 
 
 def synthetic_rows(
     session: Session,
-    rubric: Mapping[str, Sequence[tuple[str, str]]],
+    rubric: Mapping[str, Sequence[tuple[str, Literal["task", "general"]]]],
     *,
     seed: int = 0,
     noise: float = 1.0,
@@ -70,29 +71,30 @@ def synthetic_rows(
             if key not in outputs:
                 outputs[key] = output_id(c.run, c.task, c.mode, cand, cand if c.mode == "automation" else worker)
     output_rows = [
-        {
-            "run": k[0],
-            "task": k[1],
-            "mode": k[2],
-            "candidate": k[3],
-            "worker": k[3] if k[2] == "automation" else worker,
-            "text": "",
-            "assistance_text": None,
-            "output_id": oid,
-        }
+        OutputRow(
+            run=k[0],
+            task=k[1],
+            mode=k[2],
+            candidate=k[3],
+            worker=k[3] if k[2] == "automation" else worker,
+            text="",
+            assistance_text=None,
+            output_id=oid,
+            cut_off=False,
+        )
         for k, oid in sorted(outputs.items())
     ]
     comparison_rows = [
-        {
-            "id": c.id,
-            "run": c.run,
-            "task": c.task,
-            "mode": c.mode,
-            "candidate_a": c.candidate_a,
-            "candidate_b": c.candidate_b,
-            "output_a": outputs[(c.run, c.task, c.mode, c.candidate_a)],
-            "output_b": outputs[(c.run, c.task, c.mode, c.candidate_b)],
-        }
+        ComparisonRecord(
+            id=c.id,
+            run=c.run,
+            task=c.task,
+            mode=c.mode,
+            candidate_a=c.candidate_a,
+            candidate_b=c.candidate_b,
+            output_a=outputs[(c.run, c.task, c.mode, c.candidate_a)],
+            output_b=outputs[(c.run, c.task, c.mode, c.candidate_b)],
+        )
         for c in comps
     ]
     slots = [
@@ -103,35 +105,35 @@ def synthetic_rows(
     ]
     n = len(slots)
     invalid = rng.random(n) < invalid_rate
-    judgment_rows: list[dict[str, Any]] = []
-    score_rows: list[dict[str, Any]] = []
+    judgment_rows: list[JudgmentRow] = []
+    score_rows: list[ScoreRow] = []
     for i, (c, judge, presentation, (first, second)) in enumerate(slots, start=1):
-        row = {
-            "run": c.run,
-            "task": c.task,
-            "mode": c.mode,
-            "comparison_id": c.id,
-            "judge": judge.name,
-            "judge_kind": "llm",
-            "judge_family": judge.family,
-            "option1": first,
-            "option2": second,
-            "winner": None,
-            "option1_mean": None,
-            "option2_mean": None,
-            "valid": 0,
-            "invalid_reason": None,
-            "rationale": None,
-            "judgment_id": i,
-            "presentation": presentation,
-            "revision": 0,
-            "attempts": 1,
-            "seconds": None,
-        }
+        row = JudgmentRow(
+            run=c.run,
+            task=c.task,
+            mode=c.mode,
+            comparison_id=c.id,
+            judge=judge.name,
+            judge_kind="llm",
+            judge_family=judge.family,
+            option1=first,
+            option2=second,
+            winner=None,
+            option1_mean=None,
+            option2_mean=None,
+            valid=False,
+            invalid_reason=None,
+            rationale=None,
+            judgment_id=i,
+            presentation=presentation,
+            revision=0,
+            attempts=1,
+            seconds=None,
+        )
         if invalid[i - 1]:
-            row["invalid_reason"] = "invalid after 3 attempt(s): reply holds no JSON object"
-            row["attempts"] = 3
-            judgment_rows.append(row)
+            judgment_rows.append(
+                replace(row, invalid_reason="invalid after 3 attempt(s): reply holds no JSON object", attempts=3)
+            )
             continue
         dims = rubric[c.task]
         averages = []
@@ -140,27 +142,29 @@ def synthetic_rows(
             scores = np.clip(np.rint(base + rng.normal(0.0, noise, len(dims))), 1, 10).astype(int)
             averages.append(float(scores.mean()))
             score_rows += [
-                {
-                    "comparison_id": c.id,
-                    "judge": judge.name,
-                    "candidate": cand,
-                    "dimension": d,
-                    "dimension_kind": kind,
-                    "score": int(s),
-                    "judgment_id": i,
-                }
+                ScoreRow(
+                    comparison_id=c.id,
+                    judge=judge.name,
+                    candidate=cand,
+                    dimension=d,
+                    dimension_kind=kind,
+                    score=int(s),
+                    judgment_id=i,
+                )
                 for (d, kind), s in zip(dims, scores, strict=True)
             ]
         gap = averages[0] - averages[1]
         winner = "tie" if abs(gap) < tie_margin else (first if gap > 0 else second)
-        row.update(
-            valid=1,
-            winner=winner,
-            option1_mean=round(averages[0], 2),
-            option2_mean=round(averages[1], 2),
-            rationale="Synthetic judgment.",
+        judgment_rows.append(
+            replace(
+                row,
+                valid=True,
+                winner=winner,
+                option1_mean=round(averages[0], 2),
+                option2_mean=round(averages[1], 2),
+                rationale="Synthetic judgment.",
+            )
         )
-        judgment_rows.append(row)
     return SyntheticRows(judgment_rows, score_rows, output_rows, comparison_rows, planted)
 
 

@@ -14,6 +14,7 @@ from centaur_tui.domain.records import (
     CallFailure,
     CallRecord,
     ComparisonRecord,
+    InvalidJudgmentRow,
     JudgmentRecord,
     OutputRecord,
     ScoreRecord,
@@ -241,7 +242,7 @@ def errors_of(store: Store, keys: Iterable[str]) -> dict[str, list[CallFailure]]
 class LeftOut:
     """What the statistics could not use, session-wide: invalid judgments and provider errors."""
 
-    invalid: list[dict[str, Any]]
+    invalid: list[InvalidJudgmentRow]
     invalid_total: int
     errors: list[CallFailure]
     errors_total: int
@@ -258,12 +259,15 @@ def left_out(store: Store, limit: int = 500) -> LeftOut:
         store: The session database.
         limit: Rows returned per list; the totals count them all.
     """
-    invalid = store.read(
-        "SELECT j.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b, j.judge, j.judge_kind, j.attempts,"
-        " j.invalid_reason FROM judgments j JOIN comparisons c ON c.id = j.comparison_id"
-        " WHERE j.valid = 0 ORDER BY j.id DESC LIMIT ?",
-        (limit,),
-    )
+    invalid = [
+        InvalidJudgmentRow(*r)
+        for r in store.read_table(
+            "SELECT j.id, c.run, c.task, c.mode, c.candidate_a, c.candidate_b, j.judge, j.judge_kind, j.attempts,"
+            " j.invalid_reason FROM judgments j JOIN comparisons c ON c.id = j.comparison_id"
+            " WHERE j.valid = 0 ORDER BY j.id DESC LIMIT ?",
+            (limit,),
+        ).rows
+    ]
     errors = [_failure(r) for r in store.read("SELECT * FROM call_errors ORDER BY id DESC LIMIT ?", (limit,))]
     n_invalid = store.read_value("SELECT count(*) FROM judgments WHERE valid = 0")
     n_errors = store.read_value("SELECT count(*) FROM call_errors")

@@ -18,15 +18,20 @@ from typing import Any
 
 from centaur_tui.domain.errors import StoreError
 from centaur_tui.domain.records import (
+    CALL_ERROR_ROW_FIELDS,
     TIMEOUT_ERRORS,
     AssistanceRecord,
+    CallErrorRow,
     CallFailure,
     CallRecord,
     ComparisonRecord,
     JudgmentRecord,
+    JudgmentRow,
     OutputRecord,
+    OutputRow,
     RowTable,
-    ScoreRecord,
+    ScoreRow,
+    StoreCounts,
 )
 from centaur_tui.store import chain
 from centaur_tui.store.connection import BUSY_TIMEOUT_MS, connect, immediate_transaction, utc_now
@@ -39,6 +44,18 @@ _JUDGMENT_ROWS_SQL = (
     " FROM judgments j JOIN comparisons c ON c.id = j.comparison_id ORDER BY j.id"
 )
 """One tidy row per judgment, in the export's column order (`judgment_rows`, `judgment_table`)."""
+
+
+_CALL_COLUMNS = (
+    "key, stage, model, sample, messages, params, response, prompt_tokens, completion_tokens, cost, latency_s,"
+    " attempts, simulated, finish_reason, served_model, cached_tokens, deployment"
+)
+"""The columns of `calls` in the order of CallRecord's fields (`Store.call`)."""
+
+
+def _flag(row: tuple[Any, ...], index: int) -> tuple[Any, ...]:
+    """`row` with its SQLite 0/1 at `index` as a bool."""
+    return (*row[:index], bool(row[index]), *row[index + 1 :])
 
 
 class JudgeNameClashError(StoreError):
@@ -213,9 +230,10 @@ class Store:
             row = self._conn.execute("SELECT response, finish_reason FROM calls WHERE key = ?", (key,)).fetchone()
         return (row[0], row[1]) if row else None
 
-    def call(self, key: str) -> dict[str, Any] | None:
-        rows = self.read("SELECT * FROM calls WHERE key = ?", (key,))
-        return rows[0] if rows else None
+    def call(self, key: str) -> CallRecord | None:
+        """The stored call with this key (its messages and params as JSON, the raw reply), or None."""
+        table = self.read_table(f"SELECT {_CALL_COLUMNS} FROM calls WHERE key = ?", (key,))
+        return CallRecord(*_flag(table.rows[0], 12)) if table.rows else None
 
     @staticmethod
     def _insert_call(c: sqlite3.Connection, r: CallRecord) -> None:
@@ -399,7 +417,7 @@ class Store:
 
     # -- counts and exports -------------------------------------------------------------------
 
-    def counts(self) -> dict[str, Any]:
+    def counts(self) -> StoreCounts:
         """Totals for progress displays: rows per table, judgments by validity, tokens and cost."""
         with self._lock:
             q = lambda sql, args=(): self._conn.execute(sql, args).fetchone()  # noqa: E731
@@ -409,28 +427,28 @@ class Store:
             )
             by_stage = dict(self._conn.execute("SELECT stage, count(*) FROM calls GROUP BY stage").fetchall())
             valid, invalid = q("SELECT coalesce(sum(valid), 0), coalesce(sum(1 - valid), 0) FROM judgments")
-            return {
-                "calls": calls,
-                "calls_by_stage": by_stage,
-                "prompt_tokens": p_tok,
-                "completion_tokens": c_tok,
-                "cost": cost,
-                "call_errors": q("SELECT count(*) FROM call_errors")[0],
-                "timeouts": q(
+            return StoreCounts(
+                calls=calls,
+                calls_by_stage=by_stage,
+                prompt_tokens=p_tok,
+                completion_tokens=c_tok,
+                cost=cost,
+                call_errors=q("SELECT count(*) FROM call_errors")[0],
+                timeouts=q(
                     f"SELECT count(*) FROM call_errors WHERE error_type IN ({', '.join('?' * len(TIMEOUT_ERRORS))})",
                     TIMEOUT_ERRORS,
                 )[0],
-                "assistance_texts": q("SELECT count(*) FROM assistance_texts")[0],
-                "outputs": q("SELECT count(*) FROM outputs")[0],
-                "comparisons": q("SELECT count(*) FROM comparisons")[0],
-                "judgments": valid + invalid,
-                "valid_judgments": valid,
-                "invalid_judgments": invalid,
-            }
+                assistance_texts=q("SELECT count(*) FROM assistance_texts")[0],
+                outputs=q("SELECT count(*) FROM outputs")[0],
+                comparisons=q("SELECT count(*) FROM comparisons")[0],
+                judgments=valid + invalid,
+                valid_judgments=valid,
+                invalid_judgments=invalid,
+            )
 
-    def judgment_rows(self) -> list[dict[str, Any]]:
+    def judgment_rows(self) -> list[JudgmentRow]:
         """One tidy row per judgment (valid or not), in the export's column order."""
-        return self.read(_JUDGMENT_ROWS_SQL)
+        return [JudgmentRow(*_flag(r, 12)) for r in self.read_table(_JUDGMENT_ROWS_SQL).rows]
 
     def judgment_table(self) -> RowTable:
         """`judgment_rows()` as a RowTable (the report's read)."""
@@ -442,25 +460,27 @@ class Store:
             "SELECT id, run, task, mode, candidate_a, candidate_b, output_a, output_b FROM comparisons"
         )
 
-    def score_rows(self) -> list[dict[str, Any]]:
-        return self.read(
+    def score_rows(self) -> list[ScoreRow]:
+        """Every rubric score with its judgment's comparison and judge, in the store's order."""
+        table = self.read_table(
             "SELECT j.comparison_id, j.judge, s.candidate, s.dimension, s.dimension_kind, s.score,"
             " s.judgment_id FROM scores s JOIN judgments j ON j.id = s.judgment_id ORDER BY s.judgment_id, s.rowid"
         )
+        return [ScoreRow(*r) for r in table.rows]
 
-    def output_rows(self) -> list[dict[str, Any]]:
-        return self.read(
+    def output_rows(self) -> list[OutputRow]:
+        """Every output with its assistance text, in (run, task, mode, candidate) order."""
+        table = self.read_table(
             "SELECT o.run, o.task, o.mode, o.candidate, o.worker, o.text, a.text AS assistance_text, o.id AS output_id,"
             " o.cut_off FROM outputs o LEFT JOIN assistance_texts a ON a.id = o.assistance_id"
             " ORDER BY o.run, o.task, o.mode, o.candidate"
         )
+        return [OutputRow(*_flag(r, 8)) for r in table.rows]
 
-    def error_rows(self) -> list[dict[str, Any]]:
-        return self.read("SELECT * FROM call_errors ORDER BY id")
-
-    @staticmethod
-    def scores_of(rows: list[dict[str, Any]]) -> tuple[ScoreRecord, ...]:
-        return tuple(ScoreRecord(r["candidate"], r["dimension"], r["dimension_kind"], r["score"]) for r in rows)
+    def error_rows(self) -> list[CallErrorRow]:
+        """Every failed attempt of a provider call (`call_errors`), oldest first."""
+        table = self.read_table(f"SELECT {', '.join(CALL_ERROR_ROW_FIELDS)} FROM call_errors ORDER BY id")
+        return [CallErrorRow(*_flag(r, 7)) for r in table.rows]
 
 
 def insert_judgment_row(c: sqlite3.Connection, record: JudgmentRecord, *, or_ignore: bool = False) -> sqlite3.Cursor:

@@ -24,6 +24,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane, Tabs
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from centaur_tui.domain.records import CallFailure, InvalidJudgmentRow
 from centaur_tui.domain.study import Study
 from centaur_tui.report import (
     ModeReport,
@@ -183,7 +184,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         self.results: Results | None = None
         self.computing = False
         self._stages_seen: frozenset[str] = frozenset()
-        self._left_rows: tuple[list[Any], list[Any]] = ([], [])
+        self._left_rows: tuple[list[InvalidJudgmentRow], list[CallFailure]] = ([], [])
         self._pending: dict[str, Callable[[], list[Any]]] = {}
 
     def compose(self) -> ComposeResult:
@@ -461,17 +462,9 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
             invalid.add_row(
                 *[
                     Text(str(x))
-                    for x in (
-                        r["id"],
-                        r["run"],
-                        r["task"],
-                        r["mode"],
-                        f"{r['candidate_a']} vs {r['candidate_b']}",
-                        r["judge"],
-                        r["attempts"],
-                    )
+                    for x in (r.id, r.run, r.task, r.mode, f"{r.candidate_a} vs {r.candidate_b}", r.judge, r.attempts)
                 ],
-                Text(clean_text(r["invalid_reason"] or "").replace("\n", " ")[:200]),
+                Text(clean_text(r.invalid_reason or "").replace("\n", " ")[:200]),
             )
         errors = self.query_one("#provider-errors", DataTable)
         errors.add_columns("stage", "model", "attempt", "final", "error", "message")
