@@ -48,3 +48,11 @@ def test_the_ids_collected_here_come_again_under_another_clock_and_seed(request:
         f"{len(differ)} test id(s) change with the clock, randomness or the environment (make them from "
         f"constants, and compute the value inside the test): {differ[:10]}"
     )
+
+
+def test_every_file_named_costliest_first_exists() -> None:
+    """A renamed test file would silently drop out of the order `make test` starts files in."""
+    from tests.conftest import COSTLIEST_FIRST
+
+    folder = Path(__file__).parent
+    assert [name for name in COSTLIEST_FIRST if not (folder / name).is_file()] == []
