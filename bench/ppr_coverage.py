@@ -23,6 +23,7 @@ coverage (mean rank-set size) and the size ratios panel/half : today and : exper
     PYTHONPATH=$PWD .venv/bin/python bench/ppr_coverage.py           # 15 cells x 500 studies
     PYTHONPATH=$PWD .venv/bin/python bench/ppr_coverage.py --full    # 48 cells (the factorial)
     PYTHONPATH=$PWD .venv/bin/python bench/ppr_coverage.py --quick   # 4 cells x 200 studies
+    ... --full --shard 0/2 & ... --full --shard 1/2                   # one process a core
 
 Measured (default grid, 500 studies per cell, 1,481 s at load 11-15 on 2 cores; every row in
 docs/statistics.md): worst coverage minus (1 - alpha) +0.004 panel/half, +0.004 panel/drop,
@@ -125,7 +126,19 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="4 cells, 200 studies each")
     parser.add_argument("--full", action="store_true", help="the full factorial (48 cells)")
     parser.add_argument("--studies", type=int, default=None)
+    parser.add_argument(
+        "--shard",
+        default="0/1",
+        help="K/N: only the cells whose index is K modulo N (each cell keeps its seed, so N shards run in "
+        "N processes print the rows one process would)",
+    )
     args = parser.parse_args()
+    try:
+        shard, shards = (int(x) for x in args.shard.split("/"))
+        if not 0 <= shard < shards:
+            raise ValueError
+    except ValueError:
+        parser.error(f"--shard {args.shard!r}: expected K/N with 0 <= K < N, e.g. 0/2")
     studies = args.studies or (200 if args.quick else 500)
     started = time.perf_counter()
     floor = ppr.MIN_LABELED_FLOOR
@@ -135,6 +148,8 @@ def main() -> None:
     print(head + f" {'half/today':>10} {'half/exp':>9}")
     grid = "quick" if args.quick else "full" if args.full else "default"
     for i, (n, e, ties, judges) in enumerate(cells(grid)):
+        if i % shards != shard:
+            continue
         res = cell(studies, n, e, ties, judges, seed=i + 1, min_labeled=floor)
         for alpha in ALPHAS:
             row = [res[(m, alpha)] for m in METHODS]

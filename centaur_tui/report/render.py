@@ -3,7 +3,7 @@
 Every rendering is built from the same list of sections (title, notes, table), so the
 terminal report, the Markdown report and the app's results screen always hold the same
 numbers. Text tables wider than the page are split into column blocks that repeat the first
-column. Every public function takes a `ReportDocument` (a JSON-ready dict, as
+column (or the first `key_columns`). Every public function takes a `ReportDocument` (a JSON-ready dict, as
 `ReportDocument.to_dict` gives, is validated into one first); the section builders read it by
 attribute, so the type checker checks them against `report.document`.
 
@@ -89,6 +89,9 @@ class Section:
         rows: The table's cells, formatted.
         level: Heading level (1: the report's title, 2: a section, 3: a sub-section).
         align: One character per column, "l" or "r"; empty: first left, the rest right.
+        key_columns: How many leading columns name a row (judge, then flaw kind, say): a text
+            table wider than the page repeats them in every column block, so no block's row
+            loses what it is about.
     """
 
     title: str
@@ -97,6 +100,7 @@ class Section:
     rows: list[list[str]] = field(default_factory=list)
     level: int = 2
     align: str = ""
+    key_columns: int = 1
 
     @property
     def alignment(self) -> str:
@@ -683,7 +687,8 @@ def _sim(simulated: bool, text: str) -> str:
 
 
 def _exam_sections(simulated: bool, part: ExamSection) -> list[Section]:
-    s = Section(_sim(simulated, f"Admission exam of the LLM judges (seed {part.seed})"))
+    s = Section(_sim(simulated, f"Admission exam of the LLM judges (seed {part.seed})"), key_columns=2)
+    s.align = "ll" + "r" * 8
     s.notes.append(part.note)
     s.headers = [
         "judge",
@@ -1972,20 +1977,23 @@ def _text_table(s: Section, width: int = WIDTH) -> list[str]:
         max(max(len(x) for x in head[i]), *(len(r[i]) for r in s.rows)) if s.rows else max(len(x) for x in head[i])
         for i in range(n)
     ]
-    # Split into column blocks that fit, each repeating the first column.
+    # Split into column blocks that fit, each repeating the key columns (the first, unless the
+    # section names more).
+    keys = list(range(max(1, min(s.key_columns, n - 1))))
+    key_width = sum(widths[i] for i in keys) + 2 * (len(keys) - 1)
     blocks: list[list[int]] = []
     current: list[int] = []
-    used = widths[0]
-    for i in range(1, n):
+    used = key_width
+    for i in range(len(keys), n):
         if current and used + 2 + widths[i] > width:
             blocks.append(current)
-            current, used = [], widths[0]
+            current, used = [], key_width
         current.append(i)
         used += 2 + widths[i]
     blocks.append(current)
     lines: list[str] = []
     for b, cols in enumerate(blocks):
-        idx = [0, *cols]
+        idx = [*keys, *cols]
 
         def fmt(cells: list[str], idx: list[int] = idx) -> str:  # this block's columns, bound now
             return "  ".join(
