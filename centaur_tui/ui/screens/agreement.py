@@ -14,12 +14,13 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
 from centaur_tui.domain.study import Study
 from centaur_tui.report.document import AgreementCell, AgreementMatrixSection
 from centaur_tui.ui.screens.base import CentaurScreen
+from centaur_tui.ui.widgets.footer import SteadyFooter
 
 
 class AgreementScreen(CentaurScreen):
@@ -57,7 +58,7 @@ they labelled alike, the share, and Cohen's kappa.
         yield DataTable(id="agreement-cells", cursor_type="row", zebra_stripes=True)
         yield Static("enter: the comparisons where the two disagreed", id="agreement-status", markup=False)
         yield DataTable(id="agreement-disagreements", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         cells = self.query_one("#agreement-cells", DataTable)

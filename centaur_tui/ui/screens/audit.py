@@ -17,12 +17,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+from textual.widgets import DataTable, Header, Input, Select, Static
 from textual.worker import get_current_worker
 
 from centaur_tui.domain.blinding import clean_text
 from centaur_tui.domain.study import Study
 from centaur_tui.ui.screens.base import CentaurScreen
+from centaur_tui.ui.widgets.footer import SteadyFooter
 
 ALL = "*"
 
@@ -181,7 +182,7 @@ and the provider errors logged for those calls.
             with VerticalScroll(id="audit-detail-pane", can_focus=True):
                 yield Static("Reading the judgments…", id="audit-detail")
         yield Static("", id="audit-status", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         simulated = self.study.session.simulated

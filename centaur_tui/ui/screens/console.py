@@ -12,9 +12,10 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from centaur_tui.ui.screens.base import CentaurScreen
+from centaur_tui.ui.widgets.footer import SteadyFooter
 
 if TYPE_CHECKING:
     from centaur_tui.domain.study import Study
@@ -79,7 +80,7 @@ places left at the study's pace (judgments per calendar hour, first to latest).
             yield Static("", id="console-notes", markup=False)
             yield Static("Burn-down", classes="panel-title")
             yield DataTable(id="console-burn", cursor_type="row")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         experts = self.query_one("#console-experts", DataTable)

@@ -15,10 +15,11 @@ from typing import Any
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from centaur_tui.ui.screens.base import CentaurScreen
+from centaur_tui.ui.widgets.footer import SteadyFooter
 
 
 class ExpertHomeScreen(CentaurScreen):
@@ -59,7 +60,7 @@ you come back to where you were.
     def compose(self) -> ComposeResult:
         yield Static("", id="expert-title", classes="screen-title", markup=False)
         yield Static("Reading your queues…", id="expert-queues", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.load()

@@ -5,11 +5,12 @@ from __future__ import annotations
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
 from centaur_tui.services.session import SessionRow
 from centaur_tui.ui.screens.base import CentaurScreen
+from centaur_tui.ui.widgets.footer import SteadyFooter
 
 
 class SessionTable(DataTable):
@@ -53,7 +54,7 @@ simulated provider, not to language models.
         yield Static("Sessions", id="home-title", classes="screen-title")
         yield SessionTable(id="sessions", cursor_type="row", zebra_stripes=True)
         yield Static("Reading sessions…", id="home-detail", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#sessions", DataTable)

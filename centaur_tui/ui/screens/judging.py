@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.strip import Strip
-from textual.widgets import Button, Footer, Label, Static, TextArea
+from textual.widgets import Button, Label, Static, TextArea
 from textual.worker import get_current_worker
 
 from centaur_tui.domain.blinding import Draft, JudgingItem, QueueItem, missing, next_open
@@ -29,6 +29,7 @@ from centaur_tui.ui.screens.dialogs import ConfirmDialog, FlagDialog, PromptDial
 from centaur_tui.ui.screens.drafts import DraftAutosave
 from centaur_tui.ui.screens.reading import READ, ReadingScreen
 from centaur_tui.ui.widgets.document import DocumentView, render_markdown
+from centaur_tui.ui.widgets.footer import SteadyFooter
 from centaur_tui.ui.widgets.rubric import RubricPanel, WinnerPicker
 
 log = logging.getLogger(__name__)
@@ -234,7 +235,7 @@ a table wider than the pane).
                     yield Button("Flag", id="flag-button")
         yield Static("", id="judge-done", markup=False)
         yield Static("Loading…", id="missing", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.app.freeze_long_lived()

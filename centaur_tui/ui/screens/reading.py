@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.widgets.document import DiffView, DocumentView
+from centaur_tui.ui.widgets.footer import SteadyFooter
 
 READ = Binding.Group("Read 1/2/diff", compact=False)
 """The footer shows the three reading keys as one item."""
@@ -71,7 +72,7 @@ class ReadingScreen(CentaurScreen):
         yield Static("", id="reading-title", markup=False)
         yield DocumentView(id="reading-text")
         yield DiffView(*self.texts, id="reading-diff")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.action_show(self.showing)

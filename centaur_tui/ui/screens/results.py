@@ -21,7 +21,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane, Tabs
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane, Tabs
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from centaur_tui.domain.records import CallFailure, InvalidJudgmentRow
@@ -48,6 +48,7 @@ from centaur_tui.report import (
 from centaur_tui.report.render import excluded_text, num, scatter_points
 from centaur_tui.services.report_process import shared_report_process
 from centaur_tui.ui.screens.base import CentaurScreen
+from centaur_tui.ui.widgets.footer import SteadyFooter
 from centaur_tui.ui.widgets.rank_matrix import RankMatrix, mean_se_text, rank_text
 from centaur_tui.ui.widgets.scatter import scatter_lines
 from centaur_tui.ui.widgets.section_view import SectionView
@@ -194,7 +195,7 @@ The same numbers as `centaur report SESSION` (default options). Ranks: 1 = best.
         yield Static("", id="results-banner", classes="simulated-banner", markup=False)
         yield Static("Computing the report…", id="results-status", markup=False)
         yield Vertical(id="results-body")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#results-banner").display = False

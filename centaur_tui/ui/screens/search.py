@@ -12,12 +12,13 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 from textual.worker import get_current_worker
 
 from centaur_tui.domain.blinding import clean_text
 from centaur_tui.domain.study import Study
 from centaur_tui.ui.screens.base import CentaurScreen
+from centaur_tui.ui.widgets.footer import SteadyFooter
 
 
 class SearchScreen(CentaurScreen):
@@ -51,7 +52,7 @@ best first (the index follows judgments stored since the last search).
         yield Input(placeholder="words to find", id="search-input")
         yield DataTable(id="search-hits", cursor_type="row", zebra_stripes=True)
         yield Static("", id="search-status", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#search-hits", DataTable).add_columns("kind", "task", "text", "comparisons")

@@ -9,7 +9,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from centaur_tui.domain.plan import STAGES, summarize
@@ -19,6 +19,7 @@ from centaur_tui.domain.untrusted import clean_untrusted
 from centaur_tui.services.session import SIMULATED_BANNER, SessionOverview
 from centaur_tui.ui.screens.base import CentaurScreen
 from centaur_tui.ui.screens.dialogs import AddExpertDialog, AssignDialog, AssignRequest, NewExpert
+from centaur_tui.ui.widgets.footer import SteadyFooter
 
 STAGE_COLUMNS = ("planned", "done", "cached", "sent", "failed", "invalid", "missing")
 """`missing`: planned items with nothing stored once a run has finished (failed for good or blocked)."""
@@ -111,7 +112,7 @@ asked). `centaur report` gives the same per expert, with median times.
                 yield Static("Experts", classes="panel-title")
                 yield ExpertTable(id="experts", cursor_type="row")
                 yield Static("", id="experts-hint", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         stages = self.query_one("#stages", DataTable)

@@ -18,13 +18,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Button, Footer, Input, Label, OptionList, Static, TextArea
+from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from centaur_tui.ui.screens.base import CentaurModal, CentaurScreen
 from centaur_tui.ui.screens.drafts import DraftAutosave
 from centaur_tui.ui.widgets.document import DocumentView
+from centaur_tui.ui.widgets.footer import SteadyFooter
 
 if TYPE_CHECKING:
     from centaur_tui.services.live_assistant import LiveAssistant, LiveState
@@ -127,7 +128,7 @@ can change them.
                 id="submitted-list",
             )
             yield DocumentView(id="submitted-text", classes="work-pane")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#submitted-text").border_title = "Submitted deliverable (read only)"
@@ -203,7 +204,7 @@ class AskAssistant(CentaurModal):
                 yield Static("", id="ask-turns", markup=False)
             yield Static("", id="ask-left", markup=False)
             yield Input(placeholder="Your question (enter sends it)", id="ask-question", max_length=MAX_QUESTION)
-            yield Footer()
+            yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.load()
@@ -348,7 +349,7 @@ Your work is saved as you type; leaving or quitting loses nothing.
                 placeholder="Write the deliverable here (Markdown).",
             )
         yield Static("", id="work-done", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#work-prompt").border_title = "Task"
