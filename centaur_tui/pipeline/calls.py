@@ -67,6 +67,13 @@ def _log_failed_write(done: Future[Any]) -> None:
         log.error("a failed attempt could not be logged in call_errors: %s", exc)
 
 
+def _log_unstored_answer(done: asyncio.Future[Any]) -> None:
+    # The answered call's write, retrieved here too: a run stopped while it waited no longer
+    # awaits it, and a failure must still reach the log.
+    if not done.cancelled() and done.exception() is not None:
+        log.error("an answered call could not be stored: %s", done.exception())
+
+
 class Calls:
     """Sends a session's calls once: a call answered before is read from the store, never sent again.
 
@@ -509,7 +516,12 @@ class Calls:
             cached_tokens=result.cached_tokens,
             deployment=result.deployment,
         )
-        await self.db(self._answered_call, record)
+        # Shielded: a run stopped while this write waits its turn must not drop it. A cancelled
+        # executor future that had not started never runs: the answer was lost and its row stayed
+        # in `calls_in_flight` (a busy `make test` caught 1-3 rows left after Ctrl-C, 2 runs in 12).
+        write = asyncio.get_running_loop().run_in_executor(self._pool(), self._db_call, self._answered_call, (record,))
+        write.add_done_callback(_log_unstored_answer)
+        await asyncio.shield(write)
         self._answered.add(key)
         return result.text, result.finish_reason
 
