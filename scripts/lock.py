@@ -16,7 +16,10 @@ import urllib.request
 from pathlib import Path
 
 LOCK = Path(__file__).resolve().parent.parent / "requirements.lock"
-PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s\\;]+)")
+# A pin may carry extras (`httpx[http2]==0.28.1`): a locked package that asks for another with
+# extras (litellm for httpx[http2]) is otherwise resolved by pip 23's hash mode as a second,
+# unpinned requirement, and refused the day the other publishes a newer release.
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[A-Za-z0-9._,-]+\])?==([^\s\\;]+)")
 HEADER = """\
 # Hash-locked: `pip install --require-hashes -r requirements.lock` (the Makefile does).
 # Written by scripts/lock.py from PyPI's digests; edit a pin, then run `python scripts/lock.py`.
@@ -24,13 +27,14 @@ HEADER = """\
 """
 
 
-def pins(text: str) -> list[tuple[str, str]]:
-    """The `(name, version)` pins of a lock file, in order, ignoring hashes, comments and continuations."""
+def pins(text: str) -> list[tuple[str, str, str]]:
+    """The `(name, extras, version)` pins of a lock file, in order, ignoring hashes, comments and
+    continuations; `extras` is the bracketed text as written (`"[http2]"`) or empty."""
     found = []
     for line in text.splitlines():
         match = PIN.match(line.strip())
         if match:
-            found.append((match.group(1), match.group(2)))
+            found.append((match.group(1), match.group(2) or "", match.group(3)))
     return found
 
 
@@ -49,15 +53,15 @@ def main() -> int:
     entries = pins(LOCK.read_text(encoding="utf-8"))
     bad = [
         f"{n}=={v}"
-        for n, v in entries
+        for n, _, v in entries
         if n.lower() == "litellm" and (v in {"1.82.7", "1.82.8"} or v.startswith("1.107"))
     ]
     if bad:
         raise SystemExit(f"refusing a compromised release: {', '.join(bad)}")
     lines = [HEADER]
-    for name, version in sorted(entries, key=lambda e: e[0].lower()):
+    for name, extras, version in sorted(entries, key=lambda e: e[0].lower()):
         hashes = digests(name, version)
-        lines.append(f"{name}=={version} \\\n" + " \\\n".join(f"    --hash=sha256:{h}" for h in hashes) + "\n")
+        lines.append(f"{name}{extras}=={version} \\\n" + " \\\n".join(f"    --hash=sha256:{h}" for h in hashes) + "\n")
     LOCK.write_text("".join(lines), encoding="utf-8")
     print(f"{LOCK.name}: {len(entries)} pins hashed", file=sys.stderr)
     return 0

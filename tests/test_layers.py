@@ -63,13 +63,41 @@ def test_a_pth_file_that_imports_is_reported_and_a_path_line_is_not(tmp_path: Pa
 def test_the_lock_pins_every_package_with_hashes_and_pins_pip_and_setuptools() -> None:
     """`pip install --require-hashes -r requirements.lock` (the Makefile) needs a hash on every pin."""
     text = (ROOT / "requirements.lock").read_text(encoding="utf-8")
-    pins = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)", text, flags=re.M)
+    pins = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]+\])?==(\S+)", text, flags=re.M)
     names = {n.lower() for n, _ in pins}
     assert {"pip", "setuptools", "litellm", "textual"} <= names
     blocks = re.split(r"^(?=[A-Za-z0-9])", text, flags=re.M)
     unhashed = [b.split()[0] for b in blocks if "==" in b.split("\n")[0] and "--hash=sha256:" not in b]
     assert unhashed == []
     assert "--require-hashes" in (ROOT / "Makefile").read_text(encoding="utf-8")
+
+
+def test_the_lock_pins_with_their_extras_the_packages_others_ask_for_with_extras() -> None:
+    """litellm asks for `httpx[http2]`: pip 23's hash mode resolved that as a second, unpinned
+    requirement and refused the lock the day httpx 0.29.0 was published (CI, 2026-12-02), though
+    httpx==0.28.1 was pinned. A pin written `httpx[http2]==0.28.1` is the one requirement both ask for."""
+    from importlib.metadata import distributions
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    text = (ROOT / "requirements.lock").read_text(encoding="utf-8")
+    locked = {
+        canonicalize_name(name): set(filter(None, (extras or "").split(",")))
+        for name, extras in re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[([^\]]+)\])?==", text, flags=re.M)
+    }
+    missing = []
+    for dist in distributions():
+        if canonicalize_name(dist.metadata["Name"]) not in locked:
+            continue
+        for line in dist.requires or []:
+            req = Requirement(line)
+            if not req.extras or (req.marker is not None and not req.marker.evaluate({"extra": ""})):
+                continue
+            name = canonicalize_name(req.name)
+            if name in locked and not req.extras <= locked[name]:
+                missing.append(f"{dist.metadata['Name']} asks for {req.name}[{','.join(sorted(req.extras))}]")
+    assert missing == [], missing
 
 
 def test_litellm_pin_is_a_checked_release() -> None:
