@@ -15,7 +15,10 @@ same studies, at alpha 0.05 and 0.1:
 - paper code: the PPR paper's released arithmetic (`ppr_panel.paper_code_estimate`: one judge,
   the length-biased one; ties a loss; covariances over N^2) with its chatzi rank-sets (truth:
   the share of wins);
-- LLM only: the panel's own ranking (chatzi).
+- LLM only: the panel's own ranking (chatzi);
+- oracle: the panel estimator with the expert's expected points on each comparison as its one
+  prediction (`expected_points`), max-t: the best any judge could give, an upper bound on
+  what better predictions could buy (not an estimator a study can run).
 
 Every estimator runs with the report's guard (`--ppr-min-labeled`, `MIN_LABELED`). Prints
 coverage (mean rank-set size) and the size ratios panel/half : today and : experts/chatzi.
@@ -46,7 +49,8 @@ from centaur_tui.stats import ppr_panel as pp
 from centaur_tui.stats.ppr_sim import panel_studies
 
 ALPHAS = (0.05, 0.1)
-METHODS = ("panel/half", "panel/drop", "today", "experts/chatzi", "experts/maxt", "paper code", "LLM only")
+METHODS = ("panel/half", "panel/drop", "today", "experts/chatzi", "experts/maxt", "paper code", "LLM only", "oracle")
+MAXT = ("panel/half", "panel/drop", "experts", "oracle")  # the estimators whose rank-sets are step-down max-t
 
 
 def cell(
@@ -80,19 +84,26 @@ def cell(
             "experts": (pp.experts_only(a, b, k, st.experts, min_labeled=min_labeled), "half"),
             "paper code": (pp.paper_code_estimate(a, b, k, st.judges[:, 0], y_mean, st.labeled), "win"),
             "LLM only": (ppr.mean_estimate(a, b, k, st.judges.mean(1), np.ones_like(st.labeled)), "half"),
-        }
+            "oracle": (
+                pp.panel_estimate(
+                    a, b, k, st.expected_points[:, None], st.experts, st.labeled, min_labeled=min_labeled,
+                    continuous=True,
+                ),
+                "half",
+            ),
+        }  # fmt: skip
         truths["win"] = ppr.ranks_of(st.truth_win)
         for alpha in ALPHAS:
             for name, (est, truth) in ests.items():
                 runs = []
-                if name in ("panel/half", "panel/drop", "experts"):
+                if name in MAXT:
                     runs.append(
                         (
                             name if name != "experts" else "experts/maxt",
                             pp.rank_sets_maxt(est.theta, est.sigma, alpha, draws=draws),
                         )
                     )
-                if name not in ("panel/half", "panel/drop"):
+                if name not in MAXT or name == "experts":
                     runs.append(
                         (name if name != "experts" else "experts/chatzi", ppr.rank_sets(est.theta, est.sigma, alpha))
                     )
@@ -145,7 +156,7 @@ def main() -> None:
     print(f"{studies} studies per cell; min_labeled {floor}; coverage (mean rank-set size of 12)")
     worst: dict[str, float] = {}
     head = f"{'judges':>6} {'n':>4} {'e':>2} {'ties':>5} {'alpha':>5} " + " ".join(f"{m:>15}" for m in METHODS)
-    print(head + f" {'half/today':>10} {'half/exp':>9}")
+    print(head + f" {'half/today':>10} {'half/exp':>9} {'oracle/exp':>10}")
     grid = "quick" if args.quick else "full" if args.full else "default"
     for i, (n, e, ties, judges) in enumerate(cells(grid)):
         if i % shards != shard:
@@ -159,7 +170,8 @@ def main() -> None:
             print(
                 f"{judges:>6} {n:>4} {e:>2} {ties:>5.2f} {alpha:>5.2f} "
                 + " ".join(f"{c:>7.3f} ({s:>5.2f})" for c, s in row)
-                + f" {half / res[('today', alpha)][1]:>10.2f} {half / res[('experts/chatzi', alpha)][1]:>9.2f}",
+                + f" {half / res[('today', alpha)][1]:>10.2f} {half / res[('experts/chatzi', alpha)][1]:>9.2f}"
+                + f" {res[('oracle', alpha)][1] / res[('experts/chatzi', alpha)][1]:>10.2f}",
                 flush=True,
             )
     print("worst coverage - (1 - alpha) per method: " + ", ".join(f"{m} {v:+.3f}" for m, v in worst.items()))

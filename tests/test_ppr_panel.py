@@ -57,12 +57,32 @@ def test_several_experts_are_one_label_and_ties_can_be_dropped() -> None:
         ([[1, 1, 0, 1]], [[1, 0, np.nan, np.nan]], None, {"ties": "loss"}, "ties"),
         ([[1, 1, 0, 1]], [[1, 0, np.nan, np.nan]], None, {"target": "all"}, "target"),
         ([[1, 1, 0, 1]], [[1, 0, np.nan, np.nan]], None, {"lam": "one"}, "lambda"),
+        ([[1.2, 1, 0, 1]], [[1, 0, np.nan, np.nan]], None, {"continuous": True}, r"\[0, 1\]"),
+        ([[-0.1, 1, 0, 1]], [[1, 0, np.nan, np.nan]], None, {"continuous": True}, r"\[0, 1\]"),
+        ([[0.7, 1, 0, 1]], [[1, 0, np.nan, np.nan]], None, {"continuous": True, "ties": "drop"}, "ties 'half'"),
+        ([[0.7, 1, 0, 1]], [[0.7, 0, np.nan, np.nan]], None, {"continuous": True}, "1, 0.5 or 0"),
     ],
 )
 def test_hostile_inputs_refused(judges: list, experts: list, labeled: list | None, kwargs: dict, match: str) -> None:
     lab = None if labeled is None else np.array(labeled)
     with pytest.raises(ValueError, match=match):
         pp.panel_estimate(A, B, 2, np.array(judges, float), np.array(experts, float), lab, **kwargs)
+
+
+def test_continuous_predictions_are_taken_as_given() -> None:
+    """A probability as the prediction (the simulation's oracle): the same arithmetic as points."""
+    judges = np.array([[0.9, 0.7, 0.2, 0.4]])
+    experts = np.array([[1.0, 0.0, np.nan, np.nan]])
+    est = pp.panel_estimate(A, B, 2, judges, experts, lam=np.array([1.0]), continuous=True)
+    # mean_L(y) + mean_all(h) - mean_L(h) = 0.5 + 0.55 - 0.8 = 0.25
+    assert est.theta[0] == pytest.approx([0.25, 0.75])
+
+
+def test_the_simulators_expected_points_average_to_its_truth() -> None:
+    st = panel_studies(3, 50, seed=2)
+    ma, mb = ppr.incidence(st.a, st.b, st.k)
+    mean = (st.expected_points @ ma.T + (1.0 - st.expected_points) @ mb.T) / (ma + mb).sum(1)
+    assert mean == pytest.approx(st.truth_half)
 
 
 def test_a_missing_judge_verdict_is_filled_from_the_panel_and_an_unjudged_comparison_left_out() -> None:

@@ -176,6 +176,7 @@ def panel_estimate(
     ties: Ties = "half",
     target: Target = "study",
     min_labeled: int = 1,
+    continuous: bool = False,
 ) -> Estimate:
     """Every candidate's expert win probability from the whole LLM panel and the expert labels.
 
@@ -194,6 +195,8 @@ def panel_estimate(
         target: "study" (the experts' ranking on these comparisons) or "superpopulation" (PPI's:
             on new comparisons drawn like these).
         min_labeled: Fewest labelled comparisons of a candidate; below it its theta is NaN.
+        continuous: Take `judges` as predictions anywhere in [0, 1] (a judge's probability, or
+            the simulation's oracle `expected_points`), not verdicts; ties "half" only.
 
     Returns:
         The estimate; `lam` holds the pooled lambda's sum over judges, per candidate.
@@ -210,7 +213,12 @@ def panel_estimate(
         experts = experts[None]
     if judges.ndim != 3 or experts.ndim != 3 or judges.shape[-1] != experts.shape[-1]:
         raise ValueError("judges and experts must be (S, J, U) and (S, E, U) with the same comparisons")
-    if any((np.isfinite(x) & ~np.isin(x, (0.0, 0.5, 1.0))).any() for x in (judges, experts)):
+    if continuous and ties != "half":
+        raise ValueError("continuous predictions need ties 'half'")
+    if continuous and (np.isfinite(judges) & ((judges < 0.0) | (judges > 1.0))).any():
+        raise ValueError("a prediction must lie in [0, 1] (or be NaN: none)")
+    checked = (experts,) if continuous else (judges, experts)
+    if any((np.isfinite(x) & ~np.isin(x, (0.0, 0.5, 1.0))).any() for x in checked):
         raise ValueError("a verdict's points must be 1, 0.5 or 0 (or NaN: no verdict)")
     ma, mb = incidence(a, b, k)
     h = fill_panel(judges)

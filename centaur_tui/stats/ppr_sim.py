@@ -40,6 +40,12 @@ class PanelStudies:
         truth_win: (S, k) their expected share of wins (a tie a loss for both: the PPR paper's code).
         tie_share: The experts' expected share of ties.
         judge_names: The panel's judges.
+        judge_gaps: (S, J, U) each judge's rubric-average gap (candidate_a minus candidate_b)
+            behind its verdict: the rubric scores a real judge writes beside its choice.
+        length_gap: (S, U) candidate_a's deliverable length minus candidate_b's (in the
+            simulation's length units), seen by everyone: the texts are stored.
+        expected_points: (S, U) an expert's expected points for candidate_a on each comparison
+            (win + half a tie): the best prediction any judge could make, for oracle bounds only.
     """
 
     a: np.ndarray
@@ -53,6 +59,9 @@ class PanelStudies:
     truth_win: np.ndarray
     tie_share: float
     judge_names: tuple[str, ...]
+    judge_gaps: np.ndarray
+    length_gap: np.ndarray
+    expected_points: np.ndarray
 
     def expert_mean(self) -> np.ndarray:
         """(S, U) the experts' mean points per comparison (NaN where none judged): one label per comparison."""
@@ -142,9 +151,12 @@ def panel_studies(
         experts[:, e] = np.where(lab, verdict(gap), np.nan)
     fam = np.asarray(family)
     panel = []
+    gaps = []
     for name in JUDGES:
         if judges == "noise":
-            panel.append(verdict(rng.normal(0.0, 3.0, base.shape)))
+            gap = rng.normal(0.0, 3.0, base.shape)
+            panel.append(verdict(gap))
+            gaps.append(gap)
             continue
         if name == "length":
             gap = base + length_bias * (ln[:, tour, a] - ln[:, tour, b]) + rng.normal(0.0, expert_sd, base.shape)
@@ -155,6 +167,7 @@ def panel_studies(
             first_a = rng.random(base.shape) < 0.5
             gap = base + np.where(first_a, position_bias, -position_bias) + rng.normal(0.0, 2 * expert_sd, base.shape)
         panel.append(verdict(gap))
+        gaps.append(gap)
     p_win = stats.norm.sf((margin - base) / expert_sd)
     p_loss = stats.norm.cdf((-margin - base) / expert_sd)
     p_tie = 1.0 - p_win - p_loss
@@ -166,5 +179,18 @@ def panel_studies(
     truth_win = (p_win @ ma.T + p_loss @ mb.T) / count
     share = float(np.mean(p_tie)) if tie_share > 0 else 0.0
     return PanelStudies(
-        a, b, k, np.stack(panel, axis=1), experts, lab, truth_half, truth_drop, truth_win, share, tuple(JUDGES)
+        a,
+        b,
+        k,
+        np.stack(panel, axis=1),
+        experts,
+        lab,
+        truth_half,
+        truth_drop,
+        truth_win,
+        share,
+        tuple(JUDGES),
+        np.stack(gaps, axis=1),
+        ln[:, tour, a] - ln[:, tour, b],
+        p_win + 0.5 * p_tie,
     )
