@@ -17,6 +17,11 @@ Also the share of the expert verdict's variance each set explains (R^2 of a leas
 on 20 fully labelled studies). Prints coverage (mean rank-set size of 12) per n and alpha, and
 each set's size over the experts alone (chatzi, the report's expert-only column).
 
+Then the same judges with their planted biases scaled (1: the bench's world; 0.5; 0: they
+differ from the experts by noise alone): how often each judge agrees with the expert, and the
+panel's sizes over the experts alone and over today's PPR (the panel's mean, chatzi), at n
+50 and 100: how much the judges must know for a quarter off the rank-sets.
+
     PYTHONPATH=$PWD .venv/bin/python bench/ppr_predictions.py            # 300 studies per cell
     PYTHONPATH=$PWD .venv/bin/python bench/ppr_predictions.py --studies 100
 
@@ -89,6 +94,36 @@ def main() -> None:
                 size = ppr.set_sizes(low, high).mean()
                 cells.append(f"{name}: {ppr.covers(low, high, truth).mean():.3f} ({size:.2f}, {size / base:.2f}x)")
             print(f"n {n:>3} alpha {alpha:.2f} experts alone {base:5.2f} | " + " | ".join(cells), flush=True)
+    print("judges' planted biases scaled: agreement with the expert per judge; panel size / experts alone, / today")
+    for scale in (1.0, 0.5, 0.0):
+        for n in (50, 100):
+            st = panel_studies(
+                args.studies,
+                n,
+                length_bias=3.0 * scale,
+                family_bias=3.0 * scale,
+                position_bias=0.8 * scale,
+                seed=n + 7,
+            )
+            lab = st.labeled
+            y = st.expert_mean()
+            agree = [float(np.mean(st.judges[:, j][lab] == y[lab])) for j in range(st.judges.shape[1])]
+            alone = pp.experts_only(st.a, st.b, st.k, st.experts, min_labeled=5)
+            est = pp.panel_estimate(st.a, st.b, st.k, st.judges, st.experts, st.labeled, min_labeled=5)
+            today = ppr.ppr_estimate(st.a, st.b, st.k, st.judges.mean(1), y, st.labeled, min_labeled=5)
+            truth = ppr.ranks_of(st.truth_half)
+            cells = []
+            for alpha in (0.05, 0.1):
+                low, high = pp.rank_sets_maxt(est.theta, est.sigma, alpha, draws=args.draws)
+                size = ppr.set_sizes(low, high).mean()
+                base = ppr.set_sizes(*ppr.rank_sets(alone.theta, alone.sigma, alpha)).mean()
+                old = ppr.set_sizes(*ppr.rank_sets(today.theta, today.sigma, alpha)).mean()
+                cov = ppr.covers(low, high, truth).mean()
+                cells.append(f"alpha {alpha:.2f}: {cov:.3f} ({size:.2f}) {size / base:.2f}x, {size / old:.2f}x")
+            print(
+                f"bias x{scale:.1f} n {n:>3} agreement {', '.join(f'{x:.2f}' for x in agree)} | " + " | ".join(cells),
+                flush=True,
+            )
     print(f"{time.perf_counter() - started:.0f} s")
 
 
