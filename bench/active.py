@@ -1,10 +1,11 @@
 """Active allocation against uniform allocation on planted truth: expert comparisons for the same rank-set size.
 
-Vectorised studies (`stats.active.active_studies`): 8 candidates, 40 round-robin tournaments
-(1,120 comparisons), an LLM panel of three judges in both presented orders. Per cell, the
-uniform design draws n_u expert comparisons at random (without replacement) and the active
-design draws f x n_u in 10 batches, each weighted by the residual model fitted on the verdicts
-drawn before it and steered towards candidates whose rank-sets overlap
+Vectorised studies (`stats.active.active_studies`): 8 candidates (evenly spaced over 3 logits,
+or three close leaders and the rest 0.4 logits apart), 40 round-robin tournaments (1,120
+comparisons), an LLM panel of three judges in both presented orders. Per cell, the uniform
+design draws n_u expert comparisons at random (without replacement) and the active design
+draws f x n_u in 10 batches, each weighted by the residual model fitted on the verdicts drawn
+before it and steered towards candidates whose rank-sets overlap
 (`stats.active.staged_draws`, 15% uniform floor); both are estimated by the
 same estimator (`stats.active.active_estimate`, Des Raj + control variate). `f*` is the
 share of n_u at which active allocation reaches uniform allocation's mean rank-set size
@@ -28,11 +29,25 @@ import numpy as np
 
 from centaur_tui.stats import active, ppr
 
-WORLDS = {
+LEADERS = (1.5, 1.4, 1.3, -0.2, -0.6, -1.0, -1.4, -1.8)
+"""Three close leaders, the rest 0.4 logits apart: where overlap steering has somewhere to steer."""
+WORLDS: dict[str, dict[str, object]] = {
     "noisy experts, temperature-0 judges": {"expert_scale": 1.0},
     "noisy experts, sampling judges": {"expert_scale": 1.0, "deterministic": False},
     "consistent experts, temperature-0 judges": {"expert_scale": 3.0},
     "consistent experts, sampling judges": {"expert_scale": 3.0, "deterministic": False},
+    "close leaders, noisy experts, temperature-0 judges": {"expert_scale": 1.0, "qualities": LEADERS},
+    "close leaders, noisy experts, sampling judges": {
+        "expert_scale": 1.0,
+        "deterministic": False,
+        "qualities": LEADERS,
+    },
+    "close leaders, consistent experts, temperature-0 judges": {"expert_scale": 3.0, "qualities": LEADERS},
+    "close leaders, consistent experts, sampling judges": {
+        "expert_scale": 3.0,
+        "deterministic": False,
+        "qualities": LEADERS,
+    },
 }
 FRACTIONS = (0.7, 0.8, 0.9, 1.0)
 

@@ -453,3 +453,13 @@ def test_the_report_estimator_agrees_with_the_vectorised_one(studies: active.Act
     assert (
         np.allclose(got[0], want.theta[0]) and np.allclose(got[1], want.sigma[0]) and np.allclose(got[2], want.lam[0])
     )
+
+
+def test_the_simulator_takes_a_leaderboard_of_its_own() -> None:
+    """Close leaders (bench/active.py's world): the truth orders as the qualities given; a wrong count is refused."""
+    st = active.active_studies(40, k=4, tasks=30, qualities=(1.0, 0.9, -0.5, -1.5), expert_scale=3.0, seed=2)
+    assert (ppr.ranks_of(st.theta.mean(0, keepdims=True))[0] == [1, 2, 3, 4]).all()
+    gap = st.theta[:, 0] - st.theta[:, 1]
+    assert 0 < gap.mean() < (st.theta[:, 1] - st.theta[:, 2]).mean()
+    with pytest.raises(ValueError, match="k = 4"):
+        active.active_studies(2, k=4, qualities=(1.0, 0.0))

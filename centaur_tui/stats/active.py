@@ -324,6 +324,7 @@ def active_studies(
     missing: float = 0.02,
     deterministic: bool = True,
     expert_scale: float = 1.0,
+    qualities: tuple[float, ...] | None = None,
     seed: int = 0,
 ) -> ActiveStudies:
     """Simulate studies in which the LLM judges see what the experts see, with noise.
@@ -338,14 +339,17 @@ def active_studies(
     is above 0 (`deterministic`, a judge at temperature 0) or with probability sigmoid of it.
     So the panel is informative (it follows d) but imperfect (noise, position bias), and its
     split tracks how close the comparison is; `missing` is the share of comparisons with no
-    valid LLM verdict.
+    valid LLM verdict. `qualities` (k values, in logits) replaces the even spacing, e.g. a
+    leaderboard whose top candidates are close and the rest far apart.
     """
+    if qualities is not None and len(qualities) != k:
+        raise ValueError(f"qualities must hold k = {k} values, got {len(qualities)}")
     rng = np.random.default_rng(seed)
     a, b = np.triu_indices(k, 1)
     a = np.tile(a, tasks)
     b = np.tile(b, tasks)
     u = a.size
-    q = np.linspace(spread / 2, -spread / 2, k)
+    q = np.linspace(spread / 2, -spread / 2, k) if qualities is None else np.asarray(qualities, dtype=float)
     d = q[a] - q[b] + rng.normal(0.0, output_sd, (studies, u))
     p_true = 1.0 / (1.0 + np.exp(-expert_scale * d))
     tie = rng.random((studies, u)) < ties
