@@ -28,10 +28,11 @@ coverage (mean rank-set size) and the size ratios panel/half : today and : exper
     PYTHONPATH=$PWD .venv/bin/python bench/ppr_coverage.py --quick   # 4 cells x 200 studies
     ... --full --shard 0/2 & ... --full --shard 1/2                   # one process a core
 
-Measured (default grid, 500 studies per cell, 1,481 s at load 11-15 on 2 cores; every row in
-docs/statistics.md): worst coverage minus (1 - alpha) +0.004 panel/half, +0.004 panel/drop,
-+0.000 today, +0.008 experts/maxt, -0.928 paper code, -0.948 LLM only; panel/half sets
-0.56-0.75 of today's and 0.47-0.67 of experts/chatzi from n = 200, 0.86-0.92 / 0.80-0.89 at n = 50.
+Measured (--full, 48 cells x 500 studies, two shards of 1,220 s each; every row in
+docs/statistics.md): worst coverage minus (1 - alpha) +0.010 panel/half, +0.006 panel/drop,
+-0.004 today, +0.004 experts/maxt, -0.926 paper code, -0.946 LLM only; panel/half sets at most
+0.75 x both today's and experts/chatzi in 55 of 90 biased-judge cells (every cell from n = 400,
+16 of 18 at 200, 3 of 18 at 100, none at 50: 0.83-0.93 / 0.76-0.89 there).
 """
 
 from __future__ import annotations
