@@ -106,3 +106,22 @@ def test_litellm_pin_is_a_checked_release() -> None:
     v = version("litellm")
     assert v not in {"1.82.7", "1.82.8"} and not v.startswith("1.107."), v
     assert v == "1.110.2"
+
+
+def test_the_lock_writer_keeps_a_pins_extras() -> None:
+    """scripts/lock.py rewrites the lock from its pins: an extra dropped there would bring the CI failure back."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lock_script", ROOT / "scripts" / "lock.py")
+    assert spec is not None and spec.loader is not None
+    lock = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lock)
+    text = "# c\nhttpx[http2]==0.28.1 \\\n    --hash=sha256:ab\npip==26.3\nmarkdown-it-py[linkify,plugins]==4.3.0\n"
+    assert lock.pins(text) == [
+        ("httpx", "[http2]", "0.28.1"),
+        ("pip", "", "26.3"),
+        ("markdown-it-py", "[linkify,plugins]", "4.3.0"),
+    ]
+    real = (ROOT / "requirements.lock").read_text(encoding="utf-8")
+    starts = [line for line in real.splitlines() if line[:1].isalpha()]
+    assert len(lock.pins(real)) == len(starts)  # every pin of the real lock parses, extras and all
