@@ -12,10 +12,12 @@ share of n_u at which active allocation reaches uniform allocation's mean rank-s
 (linear interpolation between the f measured; "> 1" when it never does). Today's PPR
 (`stats.ppr.ppr_estimate` on the uniform draws) is shown for reference.
 
-    .venv/bin/python bench/active.py [studies] [--quick] [--held-out]
+    .venv/bin/python bench/active.py [studies] [--quick] [--held-out] [--chatzi]
 
 --quick: 60 studies, alpha 0.1 only (about a minute). --held-out: the worlds on seeds 900+
 instead of 100+ (the floor and the steering were tuned there, never on the reported seeds).
+Rank-sets: step-down max-t (2,000 draws), as the report's `active` section gives them by
+default; --chatzi: the chi-square ellipsoid (the table before max-t was the report's default).
 
 The numbers measured are in docs/statistics.md ("Active allocation").
 """
@@ -27,7 +29,7 @@ import time
 
 import numpy as np
 
-from centaur_tui.stats import active, ppr
+from centaur_tui.stats import active, ppr, ppr_panel
 
 LEADERS = (1.5, 1.4, 1.3, -0.2, -0.6, -1.0, -1.4, -1.8)
 """Three close leaders, the rest 0.4 logits apart: where overlap steering has somewhere to steer."""
@@ -52,6 +54,16 @@ WORLDS: dict[str, dict[str, object]] = {
 FRACTIONS = (0.7, 0.8, 0.9, 1.0)
 
 
+METHOD = "maxt"
+"""The rank-sets the report's `active` section gives by default (`--ppr-method`); `--chatzi` for the ellipsoid."""
+
+
+def sets(theta: np.ndarray, sigma: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    if METHOD == "maxt":
+        return ppr_panel.rank_sets_maxt(theta, sigma, alpha, draws=2000)
+    return ppr.rank_sets(theta, sigma, alpha)
+
+
 def cell(st: active.ActiveStudies, n: int, draw: str, alpha: float, seed: int) -> tuple[float, float]:
     """(coverage, mean rank-set size) of one design at n expert comparisons."""
     rng = np.random.default_rng(seed)
@@ -60,7 +72,7 @@ def cell(st: active.ActiveStudies, n: int, draw: str, alpha: float, seed: int) -
     else:
         idx, p = active.staged_draws(st.yhat, st.y, n, 10, rng, pairs=(st.a, st.b, st.k))
     est = active.active_estimate(st.a, st.b, st.k, st.yhat, idx, p, np.take_along_axis(st.y, idx, -1))
-    low, high = ppr.rank_sets(est.theta, est.sigma, alpha)
+    low, high = sets(est.theta, est.sigma, alpha)
     truth = ppr.ranks_of(st.theta)
     return float(ppr.covers(low, high, truth).mean()), float(ppr.set_sizes(low, high).mean())
 
@@ -71,7 +83,7 @@ def today(st: active.ActiveStudies, n: int, alpha: float, seed: int) -> tuple[fl
     labeled = np.zeros(st.yhat.shape, dtype=bool)
     np.put_along_axis(labeled, idx, True, -1)
     est = ppr.ppr_estimate(st.a, st.b, st.k, st.yhat, st.y, labeled)
-    low, high = ppr.rank_sets(est.theta, est.sigma, alpha)
+    low, high = sets(est.theta, est.sigma, alpha)
     return float(ppr.covers(low, high, ppr.ranks_of(st.theta)).mean()), float(ppr.set_sizes(low, high).mean())
 
 
@@ -87,7 +99,7 @@ def f_star(target: float, sizes: list[float]) -> str:
 
 def main(studies: int = 500, quick: bool = False, held_out: bool = False) -> None:
     started = time.perf_counter()
-    print(f"{studies} studies per cell; coverage (mean rank-set size of 8)")
+    print(f"{studies} studies per cell; {METHOD} rank-sets; coverage (mean rank-set size of 8)")
     head = ["world", "alpha", "n_u", "uniform", "PPR today"] + [f"active {f:.1f}n" for f in FRACTIONS] + ["f*"]
     print(" | ".join(head))
     for w, (name, params) in enumerate(WORLDS.items()):
@@ -116,6 +128,8 @@ def main(studies: int = 500, quick: bool = False, held_out: bool = False) -> Non
 
 
 if __name__ == "__main__":
+    if "--chatzi" in sys.argv:
+        METHOD = "chatzi"
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     quick = "--quick" in sys.argv
     main(int(args[0]) if args else 60 if quick else 500, quick, "--held-out" in sys.argv)
