@@ -73,3 +73,22 @@ async def test_new_keys_rebuild_the_footer_and_a_disabled_key_counts_as_a_change
         assert footer._showing() == footer._shown
         app.can_save = False  # a key shown disabled is a change: the next bindings signal rebuilds
         assert footer._showing() != footer._shown
+
+
+async def test_a_burst_of_focus_moves_leaves_the_footer_showing_the_last_widgets_keys() -> None:
+    """Tab pressed faster than the footer refreshes (as people type), the save key disabled in the
+    middle: once the queue is drained the footer shows what the last focused widget offers, not a
+    state from the middle of the burst."""
+    app = Demo()
+    async with app.run_test() as pilot:
+        app.query_one("#one").focus()
+        await wait_until(pilot, lambda: "x" in _keys(app), "the focused button's key in the footer")
+        footer = app.query_one(SteadyFooter)
+        for presses in (1, 2, 3, 5, 7):
+            await pilot.press(*["tab"] * presses)
+            app.can_save = presses % 2 == 0
+            app.screen.refresh_bindings()
+            await wait_until(pilot, lambda: footer._showing() == footer._shown, "the footer to settle")
+            focused = app.focused
+            assert ("x" in _keys(app)) == isinstance(focused, Keyed), (presses, focused)
+            assert _keys(app)["ctrl+s"].has_class("-disabled") == (not app.can_save), presses
