@@ -78,7 +78,7 @@ def test_plan_recommends_the_cheapest_design_with_its_power_and_cost(tmp_path: P
     [
         (["--expert-cost", "-1"], "--expert-cost must be a number >= 0"),
         (["--hourly-rate", "-5"], "--hourly-rate must be a number >= 0"),
-        (["--expert-cost", "nan"], "--expert-cost must be a number >= 0"),
+        (["--expert-cost", "nan"], "nan is not a finite number"),
         (["--expert-cost", "1", "--hourly-rate", "2"], "not both"),
         (["--ppr-power", "0"], "--ppr-power must be in (0, 1]"),
         (["--ppr-power", "1.5"], "--ppr-power must be in (0, 1]"),

@@ -155,7 +155,7 @@ def test_status_command_on_a_judged_session(tmp_path: Path) -> None:
         (["--margin", "-0.1"], "equivalence margin must be between 0 and 1"),
         (["--margin", "1.5"], "equivalence margin must be between 0 and 1"),
         (["--alpha", "1"], "alpha must be between 0 and 1"),
-        (["--margin", "nan"], "equivalence margin must be between 0 and 1"),
+        (["--margin", "nan"], "nan is not a finite number"),
     ],
 )
 def test_status_refuses_bad_input(tmp_path: Path, args: list[str], message: str) -> None:

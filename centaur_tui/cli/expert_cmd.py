@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from centaur_tui.cli.app import require_terminal
+from centaur_tui.cli.params import FiniteRange
 from centaur_tui.domain.assignment import STRATEGIES
 from centaur_tui.services.session import open_session, open_store
 
@@ -35,7 +36,7 @@ from centaur_tui.services.session import open_session, open_store
 )
 @click.option(
     "--repeat-share",
-    type=click.FloatRange(0.0, 1.0, max_open=True),
+    type=FiniteRange(0.0, 1.0, max_open=True),
     default=0.0,
     show_default=True,
     help="Share of the places given to swapped repeats (test-retest).",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from centaur_tui.cli.params import FINITE, FiniteRange
 from centaur_tui.domain.errors import CentaurError
 from centaur_tui.services.session import open_session
 
@@ -167,7 +168,7 @@ def _plan_ppr(
 )
 @click.option(
     "--expert-noise",
-    type=click.FloatRange(0.0, 10.0),
+    type=FiniteRange(0.0, 10.0),
     default=0.8,
     show_default=True,
     help="SD of the simulated experts' rubric-score noise in points (LLM judges: set in the session).",
@@ -188,7 +189,7 @@ def _plan_ppr(
 )
 @click.option(
     "--ppr-target",
-    type=click.FloatRange(1.0, None),
+    type=FiniteRange(1.0, None),
     default=None,
     help="Prediction-powered rankings: how many uniformly random expert comparisons bring the mean rank-set "
     "size down to this (1 = a certain ranking). Without --experts/--per-expert only this is planned.",
@@ -201,19 +202,19 @@ def _plan_ppr(
 )
 @click.option(
     "--ppr-alpha",
-    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    type=FiniteRange(0.0, 1.0, min_open=True, max_open=True),
     default=None,
     help="Error level of the planned rank-sets (default: the session's [statistics] ppr_alpha, 0.1).",
 )
 @click.option(
     "--expert-cost",
-    type=float,
+    type=FINITE,
     default=None,
     help="Money per expert judgment, for --ppr-target's cost search (or --hourly-rate).",
 )
 @click.option(
     "--hourly-rate",
-    type=float,
+    type=FINITE,
     default=None,
     help="Money per expert hour: x the median stored time per expert judgment (else 300 s, assumed).",
 )
@@ -225,7 +226,7 @@ def _plan_ppr(
 )
 @click.option(
     "--ppr-power",
-    type=float,
+    type=FINITE,
     default=0.8,
     show_default=True,
     help="Probability of reaching --ppr-target that a recommended design must have, in (0, 1].",

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from centaur_tui.cli.params import FiniteRange
 from centaur_tui.domain.report_options import PPR_MIN_LABELED_FLOOR, RANK_METHODS, REPORT_DEFAULTS, REPORT_SECTIONS
 from centaur_tui.services.session import open_session
 
@@ -64,7 +65,7 @@ def _min_labeled_guard(ctx: click.Context, param: click.Parameter, value: int) -
 @click.option("--no-exact-p", is_flag=True, help="Skip the exact permutation p-values of the cross-mode correlations.")
 @click.option(
     "--alt-epsilon",
-    type=click.FloatRange(0.0, 1.0),
+    type=FiniteRange(0.0, 1.0),
     default=D.alt_epsilon,
     show_default=True,
     help="Alternative annotator test: the advantage an expert may keep (0.2 experts, 0.15 skilled, 0.1 crowd); "
@@ -80,7 +81,7 @@ def _min_labeled_guard(ctx: click.Context, param: click.Parameter, value: int) -
 )
 @click.option(
     "--ppr-alpha",
-    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    type=FiniteRange(0.0, 1.0, min_open=True, max_open=True),
     default=D.ppr_alpha,
     show_default=True,
     help="Prediction-powered rank-sets cover the experts' ranking with probability >= 1 - alpha; default: the "
@@ -135,7 +136,7 @@ def _min_labeled_guard(ctx: click.Context, param: click.Parameter, value: int) -
 )
 @click.option(
     "--min-gold-pass",
-    type=click.FloatRange(0.0, 1.0),
+    type=FiniteRange(0.0, 1.0),
     default=None,
     help="Leave out of every statistic the experts whose gold-check pass rate is below this "
     "(default: the session's judging.expert_min_gold_pass; the report says who and why).",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import click
 
+from centaur_tui.cli.params import FINITE
 from centaur_tui.services.session import open_session
 
 
@@ -14,14 +15,14 @@ from centaur_tui.services.session import open_session
 @click.argument("session")
 @click.option(
     "--margin",
-    type=float,
+    type=FINITE,
     default=None,
     help="Equivalence margin on the win-rate difference, in (0, 1) (default: the session's "
     "[study] equivalence_margin, 0.1).",
 )
 @click.option(
     "--alpha",
-    type=float,
+    type=FINITE,
     default=None,
     help="Error level of the confidence sequences per pair, in (0, 1) (default: [study] stop_alpha, 0.05).",
 )
