@@ -40,7 +40,9 @@ def test_the_walk_finds_the_float_options() -> None:
 
 
 @pytest.mark.parametrize(("path", "command", "option"), FLOAT_OPTIONS, ids=IDS)
-def test_every_float_option_is_finite_typed(path: tuple[str, ...], command: click.Command, option: click.Option) -> None:
+def test_every_float_option_is_finite_typed(
+    path: tuple[str, ...], command: click.Command, option: click.Option
+) -> None:
     assert isinstance(option.type, FiniteFloat | FiniteRange), (path, option.opts)
 
 

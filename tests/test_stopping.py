@@ -143,9 +143,58 @@ def test_status_command_on_a_judged_session(tmp_path: Path) -> None:
     assert "alpha = 0.05 per pair" in res.output and "margin +-0.1" in res.output
     assert "(n = " in res.output and "continue: about" in res.output
     # Every pair of the session has a line, judged or not yet: 2 tasks, automation 4 and augmentation 5 candidates.
-    assert "Pairs: 32;" in res.output and "no expert comparison yet (n = 0 of" in res.output
+    assert "Per task: 32 pairs;" in res.output and "no expert comparison yet (n = 0 of" in res.output
+    # ... and once more per mode over both tasks, printed first, counted apart (never twice in "used").
+    assert "Over all tasks of a mode: 16 pairs;" in res.output
+    heads = [line for line in res.output.splitlines() if " / " in line and not line.startswith(" ")]
+    assert heads[:2] == ["all tasks / augmentation", "all tasks / automation"] and len(heads) == 2 + 4
     res = CliRunner().invoke(cli, ["status", str(path), "--margin", "0.3", "--alpha", "0.2"])
     assert res.exit_code == 0 and "margin +-0.3" in res.output and "alpha = 0.2" in res.output
+
+
+def test_pooled_rows_hold_every_task_s_comparisons_once(tmp_path: Path) -> None:
+    from centaur_tui.catalog import load_session
+    from centaur_tui.services.status import ALL_TASKS, study_status
+
+    path = judged_session(tmp_path)
+    _judge_assigned(path, {"ann": ("uniform-random", 24), "bob": ("uniform-random", 10)})
+    status = study_status(load_session(path))
+    assert status.judgments == 34
+    assert len(status.pooled) == 6 + 10 and len(status.rows) == 2 * (6 + 10)
+    assert {r.task for r in status.pooled} == {ALL_TASKS}
+    per_pair: dict[tuple[str, str, str], list[int]] = {}
+    for r in status.rows:
+        per_pair.setdefault((r.mode, r.first, r.second), [0, 0, 0])
+        got = per_pair[(r.mode, r.first, r.second)]
+        got[0] += r.status.n
+        got[1] += r.status.judgments
+        got[2] += r.available
+    for r in status.pooled:
+        assert per_pair[(r.mode, r.first, r.second)] == [r.status.n, r.status.judgments, r.available], r
+    assert sum(r.status.judgments for r in status.pooled) == status.judgments
+    assert sum(status.pooled_counts.values()) == len(status.pooled)
+
+
+def test_planted_truth_pooling_opposite_tasks_with_random_draws_rarely_separates() -> None:
+    # Two tasks where the pair's difference is +0.6 and -0.6, 60 comparisons each: pooled over the
+    # tasks the difference is 0. The expert comparisons are drawn at random without replacement
+    # (as uniform-random assigns them), a look after every 4, all 120 in the end (30 looks). The
+    # sequence must rarely call the pair separated, and must catch a real pooled difference.
+    rng = random.Random(11)
+    false_separated = 0
+    studies = 300
+    for _ in range(studies):
+        pool = [1.0 if rng.random() < (1 + d) / 2 else -1.0 for d in (0.6, -0.6) for _ in range(60)]
+        rng.shuffle(pool)
+        hit = any(pair_status(pool[:n], alpha=0.05, margin=0.1).verdict == "separated" for n in range(4, 121, 4))
+        false_separated += hit
+    assert false_separated / studies <= 0.05
+    found = 0
+    for _ in range(100):
+        pool = [1.0 if rng.random() < (1 + d) / 2 else -1.0 for d in (0.9, 0.1) for _ in range(60)]
+        rng.shuffle(pool)
+        found += pair_status(pool, alpha=0.05, margin=0.1).verdict == "separated"
+    assert found >= 90  # pooled difference 0.5 over 120 comparisons
 
 
 @pytest.mark.parametrize(

@@ -434,6 +434,7 @@ async def test_stopping_tab_says_what_centaur_status_says(tmp_path: Path) -> Non
         await show_tab(pilot, screen, "tab-stopping")
         note = str(screen.query_one("#stopping-note").render())
         pairs = str(screen.query_one("#stopping-pairs").render())
-        assert "20 expert judgment(s) used" in note and f"Pairs: {len(status.rows)}" in note
-        for row in status.rows:
+        assert "20 expert judgment(s) used" in note and f"Per task: {len(status.rows)} pairs" in note
+        assert f"Over all tasks of a mode: {len(status.pooled)} pairs" in note
+        for row in [*status.pooled, *status.rows]:
             assert describe(row, status.margin) in pairs

@@ -1,4 +1,4 @@
-"""Provides `centaur status`: per task, mode and pair of candidates, has the expert study answered its question?
+"""Provides `centaur status`: per mode (all tasks) and per task, for each pair: has the study answered?
 
 A thin front end over `services.status.study_status` (the stopping rule of `stats.stopping`).
 """
@@ -28,7 +28,7 @@ from centaur_tui.services.session import open_session
 )
 def status(session: str, margin: float | None, alpha: float | None) -> None:
     """Say per pair of candidates: separated, equivalent within the margin, or how many more expert comparisons."""
-    from centaur_tui.services.status import describe, study_status
+    from centaur_tui.services.status import describe, study_status, summary
 
     study = open_session(session)
     result = study_status(study, alpha=alpha, margin=margin)
@@ -43,13 +43,9 @@ def status(session: str, margin: float | None, alpha: float | None) -> None:
     if not result.judgments:
         click.echo("No expert comparison yet: nothing to decide (assign comparisons with `centaur assign`).")
         return
-    counts = result.counts
-    click.echo(
-        f"Pairs: {len(result.rows):,}; separated {counts['separated']:,}, equivalent {counts['equivalent']:,}, "
-        f"continue {counts['continue']:,} (of which {result.unjudged:,} without an expert comparison yet)."
-    )
+    click.echo(summary(result))
     last = None
-    for row in result.rows:
+    for row in [*result.pooled, *result.rows]:
         if (row.task, row.mode) != last:
             last = (row.task, row.mode)
             click.echo("")

@@ -1,4 +1,4 @@
-"""Provides the status use case: per task, mode and pair of candidates, has the expert study answered?
+"""Provides the status use case: per mode (all tasks) and per task, for each pair: has the study answered?
 
 Reads the session's expert judgments (valid, latest revision; practice and gold places are
 never judgments) and hands each pair's comparisons to the stopping rule of `stats.stopping`:
@@ -15,6 +15,9 @@ from centaur_tui.domain.errors import CentaurError
 from centaur_tui.domain.session import PLAIN
 from centaur_tui.domain.study import Study
 from centaur_tui.stats.stopping import PairStatus, pair_status
+
+ALL_TASKS = "all tasks"
+"""The task of the pooled rows: every comparison of the pair in the mode, whatever its task."""
 
 ROUGH_BELOW = 10
 """Below this many comparisons of a pair, "about N more" rests on an estimate too noisy to plan on: said so."""
@@ -44,6 +47,14 @@ class StudyStatus:
     """Expert judgments used."""
     left_out: dict[str, int] = field(default_factory=dict)
     """Expert judgments not used, by reason (invalid, superseded, retired candidate)."""
+    pooled: list[PairRow] = field(default_factory=list)
+    """Every pair per mode over all tasks (task `ALL_TASKS`): the same comparisons as `rows`, pooled.
+
+    A pair meets once per task and run, so a task alone holds as many comparisons of it as the
+    session has runs (3 in the paper's design): too few for any pair to be separated there.
+    Pooled over tasks, the difference is the mode's (each task weighted by its comparisons of
+    the pair, as drawn); `judgments`, `counts` and `unjudged` count `rows` only, never twice.
+    """
 
     @property
     def unjudged(self) -> int:
@@ -52,11 +63,20 @@ class StudyStatus:
 
     @property
     def counts(self) -> dict[str, int]:
-        """Pairs per verdict."""
-        out = {"separated": 0, "equivalent": 0, "continue": 0}
-        for r in self.rows:
-            out[r.status.verdict] += 1
-        return out
+        """Pairs per verdict (per task)."""
+        return _counts(self.rows)
+
+    @property
+    def pooled_counts(self) -> dict[str, int]:
+        """Pairs per verdict, pooled over tasks."""
+        return _counts(self.pooled)
+
+
+def _counts(rows: list[PairRow]) -> dict[str, int]:
+    out = {"separated": 0, "equivalent": 0, "continue": 0}
+    for r in rows:
+        out[r.status.verdict] += 1
+    return out
 
 
 def check_level(name: str, value: float | None) -> None:
@@ -119,22 +139,49 @@ def study_status(study: Study, *, alpha: float | None = None, margin: float | No
         first, second = sorted((c.candidate_a, c.candidate_b))
         return (c.task, c.mode, first, second)
 
-    for cid, zs in per_comparison.items():
-        pair = pair_of(comps[cid])
-        obs, judged = pairs.get(pair, ([], 0))
-        obs.append(sum(zs) / len(zs))
-        pairs[pair] = (obs, judged + len(zs))
+    def pooled_of(c: Any) -> tuple[str, str, str, str]:
+        return (ALL_TASKS, *pair_of(c)[1:])
+
+    pooled: dict[tuple[str, str, str, str], tuple[list[float], int]] = {}
+    for cid, zs in sorted(per_comparison.items()):
+        for key_of, into in ((pair_of, pairs), (pooled_of, pooled)):
+            obs, judged = into.get(key_of(comps[cid]), ([], 0))
+            obs.append(sum(zs) / len(zs))
+            into[key_of(comps[cid])] = (obs, judged + len(zs))
     available: dict[tuple[str, str, str, str], int] = {}
     for c in comps.values():
-        available[pair_of(c)] = available.get(pair_of(c), 0) + 1
-        if c.candidate_a in names and c.candidate_b in names:
-            pairs.setdefault(pair_of(c), ([], 0))  # every pair gets a line, judged or not yet
-    out = [
-        PairRow(*pair, pair_status(obs, alpha=alpha, margin=margin, judgments=judged), available[pair])
-        for pair, (obs, judged) in sorted(pairs.items())
-    ]
+        for key_of, into in ((pair_of, pairs), (pooled_of, pooled)):
+            available[key_of(c)] = available.get(key_of(c), 0) + 1
+            if c.candidate_a in names and c.candidate_b in names:
+                into.setdefault(key_of(c), ([], 0))  # every pair gets a line, judged or not yet
+
+    def rows_of(found: dict[tuple[str, str, str, str], tuple[list[float], int]]) -> list[PairRow]:
+        return [
+            PairRow(*pair, pair_status(obs, alpha=alpha, margin=margin, judgments=judged), available[pair])
+            for pair, (obs, judged) in sorted(found.items())
+        ]
+
+    out = rows_of(pairs)
     used = sum(r.status.judgments for r in out)
-    return StudyStatus(alpha, margin, out, used, dict(sorted(left_out.items())))
+    return StudyStatus(alpha, margin, out, used, dict(sorted(left_out.items())), rows_of(pooled))
+
+
+def summary(status: StudyStatus) -> str:
+    """The verdicts counted, pooled over tasks (first) and per task, with what pooling means."""
+
+    def part(counts: dict[str, int], rows: list[PairRow]) -> str:
+        unjudged = sum(1 for r in rows if r.status.n == 0)
+        return (
+            f"{len(rows):,} pairs; separated {counts['separated']:,}, equivalent {counts['equivalent']:,}, "
+            f"continue {counts['continue']:,} (of which {unjudged:,} without an expert comparison yet)"
+        )
+
+    return (
+        f"Over all tasks of a mode: {part(status.pooled_counts, status.pooled)}. "
+        f"Per task: {part(status.counts, status.rows)}. "
+        f"Pooled over tasks, a pair's difference is the mode's, each task weighted by the comparisons drawn "
+        f"(with uniformly random expert comparisons: by the comparisons it holds)."
+    )
 
 
 def describe(row: PairRow, margin: float) -> str:

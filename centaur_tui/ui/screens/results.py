@@ -88,24 +88,22 @@ def stopping_status(study: Study) -> Any:
 
 def stopping_pane(status: Any) -> list[Any]:
     """The stopping panel: per task, mode and pair, separated, equivalent or how many more expert comparisons."""
-    from centaur_tui.services.status import describe
+    from centaur_tui.services.status import describe, summary
 
     if status is None or isinstance(status, str):
         return [Static(Text(status or "The stopping rule could not be computed."), id="stopping-note")]
-    counts = status.counts
     head = (
         "When to stop (`centaur status`): anytime-valid confidence sequences on the expert win-rate difference "
         f"P(first wins) - P(second wins), alpha = {status.alpha:g} per pair over every look, equivalence margin "
         f"+-{status.margin:g}; n = expert comparisons of the pair. {status.judgments:,} expert judgment(s) used"
         + "".join(f", {v:,} {k}" for k, v in status.left_out.items())
-        + f". Pairs: {len(status.rows):,}; separated {counts['separated']:,}, equivalent {counts['equivalent']:,}, "
-        f"continue {counts['continue']:,} (of which {status.unjudged:,} without an expert comparison yet)."
+        + f". {summary(status)}"
     )
     if not status.judgments:
         head += " No expert comparison yet: nothing to decide."
     lines = []
     last = None
-    for row in status.rows:
+    for row in [*status.pooled, *status.rows]:
         if (row.task, row.mode) != last:
             last = (row.task, row.mode)
             lines.append(f"{row.task} / {row.mode}")
