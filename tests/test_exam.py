@@ -344,3 +344,17 @@ def test_the_flaw_check_knob_at_its_default_leaves_call_addresses_as_they_were(t
     # Databases written before issue 26 hold simulated judges' calls addressed without the knob.
     assert judges["JudgeSouth"]["simulation"] == {"noise": 0.3, "position_bias": 5.0, "tie_margin": 0.15}
     assert judges["JudgeNorth"]["simulation"]["flaw_check"] == 3.0
+
+
+def test_one_wilson_interval_for_every_statistic() -> None:
+    # The exam, the worker panel, blinding and calibration share stats.proportions; the values
+    # are the textbook ones (Agresti and Coull 1998, Table 1 style: 5 of 10 -> 0.237-0.763).
+    from centaur_tui.stats import blinding, proportions, workers
+
+    assert wilson is proportions.wilson and workers.wilson is proportions.wilson
+    low, high = proportions.wilson_interval(0.5, 10)
+    assert (round(low, 3), round(high, 3)) == (0.237, 0.763)
+    assert blinding.wilson(5, 10) == pytest.approx((low, high), abs=1e-12)
+    assert proportions.wilson(0, 0) == (None, None)
+    with pytest.raises(ValueError):
+        proportions.wilson_interval(0.5, 0)

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from centaur_tui.cli.main import cli
 from centaur_tui.stats.planning import cheapest_design, emulated_runs, ppr_design_grid
+from centaur_tui.stats.proportions import wilson_interval
 from tests.support.experts import judged_session
 
 
@@ -67,7 +68,12 @@ def test_plan_recommends_the_cheapest_design_with_its_power_and_cost(tmp_path: P
     assert "judge calls per comparison" in res.output
     assert "(n=4" in res.output  # each power says its n of replicates
     flat = " ".join(res.output.split())
-    assert re.search(r"Recommended: .* power \d\.\d\d \(n = 4 replicates\)|Not reached with power", flat)
+    found = re.search(r"Recommended: .* power (\d\.\d\d) \[(\d\.\d\d), (\d\.\d\d)\] \(n=4\)", flat)
+    assert found or "Not reached with power" in flat
+    if found:  # the power's Wilson interval over 4 replicates, and the warning that 4 leave it uncertain
+        power, low, high = (float(x) for x in found.groups())
+        assert low <= power <= high and (low, high) == tuple(round(v, 2) for v in wilson_interval(power, 4))
+        assert "4 replicates leave the power uncertain" in flat
     res = CliRunner().invoke(cli, [*args, "--hourly-rate", "60", "--ppr-runs", "1"])
     assert res.exit_code == 0, res.output
     assert "60/h x 300 s per judgment (assumed: no expert judgment time stored)" in " ".join(res.output.split())

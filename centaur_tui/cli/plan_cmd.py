@@ -40,9 +40,17 @@ def _width(r: PlanStatistic) -> str:
     return f"{r.width:.3f} [{r.width_p10:.3f}, {r.width_p90:.3f}]"
 
 
+def power_interval(row: DesignPoint) -> tuple[float, float]:
+    """Wilson's 95% interval of a design's power (a share of `row.replicates` simulated studies)."""
+    from centaur_tui.stats.proportions import wilson_interval
+
+    return wilson_interval(row.power, row.replicates)
+
+
 def power_text(row: DesignPoint) -> str:
-    """A design's power with its n of replicates."""
-    return f"{row.power:.2f} (n={row.replicates})"
+    """A design's power with its 95% interval and its n of replicates."""
+    low, high = power_interval(row)
+    return f"{row.power:.2f} [{low:.2f}, {high:.2f}] (n={row.replicates})"
 
 
 def _plan_ppr(
@@ -107,14 +115,14 @@ def _plan_ppr(
         click.secho(f"  {m.mode}: {m.candidates} candidates", bold=True)
         click.echo(
             f"    {'runs':>5} {'comparisons':>11} {'judge calls':>11} {'n experts':>9}  "
-            f"{'mean size [p10, p90]':<22} {'power':<14} {'cost':>12}"
+            f"{'mean size [p10, p90]':<22} {'power [95% CI]':<24} {'cost':>12}"
         )
         for r in priced:
             cost = f"{r.cost:,.2f}" if costs is not None else "-"
             click.echo(
                 f"    {r.runs:>5} {r.comparisons:>11,} {r.comparisons * per_call:>11,.0f} {r.n:>9,}  "
                 f"{r.mean_size:>5.2f} [{r.size_p10:.2f}, {r.size_p90:.2f}]{'':<6} "
-                f"{power_text(r):<14} {cost:>12}"
+                f"{power_text(r):<24} {cost:>12}"
             )
         if best is not None:
             money = (
@@ -125,17 +133,22 @@ def _plan_ppr(
             _say(
                 f"    Recommended: {best.runs} run(s) ({best.comparisons:,} LLM-judged comparisons, about "
                 f"{best.comparisons * per_call:,.0f} judge calls) and {best.n:,} uniformly random expert "
-                f"comparisons{money}: mean rank-set size {best.mean_size:.2f}, power {best.power:.2f} "
-                f"(n = {best.replicates} replicates).",
+                f"comparisons{money}: mean rank-set size {best.mean_size:.2f}, power {power_text(best)}.",
                 fg="green",
             )
+            if power_interval(best)[0] < power:
+                _say(
+                    f"    {best.replicates} replicates leave the power uncertain: its 95% interval reaches below "
+                    f"{power:g}. A larger --reps narrows it (a share of n simulated studies: about +-1/sqrt(n)).",
+                    fg="yellow",
+                )
         else:
             near = min(priced, key=lambda r: (r.mean_size, r.cost))
             _say(
                 f"    Not reached with power >= {power:g} by any design tried (up to {max(run_counts)} runs and "
                 f"{max(r.n for r in priced):,} expert comparisons). Nearest: {near.runs} run(s), "
-                f"{near.n:,} expert comparisons, mean size {near.mean_size:.2f}, power {near.power:.2f} "
-                f"(n = {near.replicates} replicates). Try a larger --ppr-runs factor, more --ppr-sizes, a larger "
+                f"{near.n:,} expert comparisons, mean size {near.mean_size:.2f}, power {power_text(near)}. "
+                "Try a larger --ppr-runs factor, more --ppr-sizes, a larger "
                 "target or alpha.",
                 fg="yellow",
             )

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from centaur_tui.report.document import GuessRow, IdentifiabilityRow
+from centaur_tui.stats.proportions import wilson_interval
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s", re.M)
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$", re.M)
@@ -70,12 +71,8 @@ class Guess:
 
 
 def wilson(correct: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion correct/n (n > 0)."""
-    z = _z(confidence)
-    p = correct / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    """The Wilson score interval of a proportion correct/n (n > 0) at a two-sided `confidence`."""
+    return wilson_interval(correct / n, n, _z(confidence))
 
 
 def _z(confidence: float) -> float:

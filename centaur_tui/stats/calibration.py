@@ -38,6 +38,7 @@ from centaur_tui.report.document import (
     JudgeTierRow,
     RubricCalibrationRow,
 )
+from centaur_tui.stats.proportions import wilson_interval
 
 WIN, TIE, LOSE = 0, 1, 2
 POINTS = np.array([1.0, 0.5, 0.0])
@@ -110,10 +111,7 @@ def _wilson(p: float, n: int, level: float) -> tuple[float, float]:
     """Wilson's score interval of a proportion p observed on n items (two-sided, upper tail `level`)."""
     from scipy.stats import norm
 
-    z = float(norm.ppf(level))
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return wilson_interval(p, n, float(norm.ppf(level)))
 
 
 def _youden(m: np.ndarray) -> np.ndarray:

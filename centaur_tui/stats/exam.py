@@ -6,28 +6,14 @@ build the section without loading pandas.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 
 from centaur_tui.domain.exam import FLAW_KINDS, ExamPair
 from centaur_tui.report.document import ExamAdmissionRow, ExamJudgeRow, ExamKindRow, ExamSection
-
-Z95 = 1.959963984540054
-"""The standard normal's 97.5 % quantile (two-sided 95 % intervals)."""
+from centaur_tui.stats.proportions import wilson
 
 PAIR_OUTCOMES = ("answered", "invalid", "failed", "not_asked")
 """What a (pair, judge) ended as, in the order the report names them."""
-
-
-def wilson(k: int, n: int, z: float = Z95) -> tuple[float | None, float | None]:
-    """The Wilson score interval of k successes in n trials; (None, None) for n = 0."""
-    if n <= 0:
-        return None, None
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def pair_outcome(verdicts: Mapping[int, tuple[str, str | None]]) -> tuple[str, bool]:

@@ -33,11 +33,11 @@ from centaur_tui.report.document import (
     WorkerStabilityRow,
 )
 from centaur_tui.stats.frames import Frames
+from centaur_tui.stats.proportions import wilson
 
 HUMAN_MODE = "human_augmentation"
 HUMAN_WORKERS = "human workers (experts)"
 """The worker label of the human-worker arm's tournaments."""
-Z95 = 1.959963984540054
 
 
 def worker_of(mode: str, primary: str | None) -> str | None:
@@ -54,16 +54,6 @@ def worker_of(mode: str, primary: str | None) -> str | None:
 def has_panel(modes: list[str]) -> bool:
     """Whether the session has a worker panel (a further worker's tournament): the section is then present."""
     return any(m.startswith(WORKER_MODE_PREFIX) for m in modes)
-
-
-def wilson(successes: float, n: float, z: float = Z95) -> tuple[float | None, float | None]:
-    """Wilson score interval of a proportion (None, None when n = 0); `successes` may be fractional."""
-    if n <= 0:
-        return None, None
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _mean_ranks(ranks: pd.DataFrame) -> pd.Series:
