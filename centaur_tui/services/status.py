@@ -169,16 +169,16 @@ def study_status(study: Study, *, alpha: float | None = None, margin: float | No
 def summary(status: StudyStatus) -> str:
     """The verdicts counted, pooled over tasks (first) and per task, with what pooling means."""
 
-    def part(counts: dict[str, int], rows: list[PairRow]) -> str:
-        unjudged = sum(1 for r in rows if r.status.n == 0)
+    def part(rows: list[PairRow]) -> str:
+        counts, unjudged = _counts(rows), sum(1 for r in rows if r.status.n == 0)
         return (
             f"{len(rows):,} pairs; separated {counts['separated']:,}, equivalent {counts['equivalent']:,}, "
             f"continue {counts['continue']:,} (of which {unjudged:,} without an expert comparison yet)"
         )
 
     return (
-        f"Over all tasks of a mode: {part(status.pooled_counts, status.pooled)}. "
-        f"Per task: {part(status.counts, status.rows)}. "
+        f"Over all tasks of a mode: {part(status.pooled)}. "
+        f"Per task: {part(status.rows)}. "
         f"Pooled over tasks, a pair's difference is the mode's, each task weighted by the comparisons drawn "
         f"(with uniformly random expert comparisons: by the comparisons it holds)."
     )
